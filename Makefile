@@ -1,0 +1,43 @@
+# Stop & Go. The two commands: `make run` and `make test` (see README.md).
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+export PATH := $(CURDIR)/.tools/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
+CONFIG ?= config/agent.yaml
+
+.PHONY: run test build setup setup-test lint unit e2e bench clean
+
+## run: install what is missing, build, and start the agent with the web UI
+run: build
+	./target/release/agent --config $(CONFIG)
+
+## build: release binaries in target/release/ and the site in target/site/
+build: setup
+	cargo leptos build --release
+	cargo build --release -p server --bins
+
+## test: formatting, clippy, every Rust test, then Playwright against the release build
+test: setup-test lint unit build e2e
+
+setup:
+	scripts/setup.sh build
+
+setup-test:
+	scripts/setup.sh test
+
+lint:
+	cargo fmt --all --check
+	cargo clippy --workspace --exclude frontend --all-targets -- -D warnings
+	cargo clippy -p frontend -p app --target wasm32-unknown-unknown -- -D warnings
+
+unit:
+	cargo test --workspace --exclude frontend
+
+e2e:
+	cd end2end && npx playwright test
+
+bench:
+	@echo "no benchmarks yet: they arrive with the agent core (issue 3)"
+
+clean:
+	cargo clean
+	rm -rf end2end/test-results end2end/playwright-report

@@ -1,0 +1,273 @@
+//! How the UI reads and changes data: one function per REST call.
+//!
+//! In the browser every function is a real HTTP call (gloo-net) to the same
+//! public REST API that other clients use, so the UI never depends on a
+//! private back door. During server-side rendering the same functions call the
+//! server's store in-process through [`UiBackend`], which the server provides
+//! as Leptos context; rendering a page therefore costs no loopback HTTP hop.
+//! The functions return [`ApiError`], which is serialisable so that a failed
+//! load rendered on the server hydrates into the same error in the browser.
+
+use crate::models::{Conversation, ConversationList, ListQuery};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A failed API call: the HTTP status (0 for a network failure) and the
+/// server's own explanation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApiError {
+    pub status: u16,
+    pub message: String,
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.status == 0 {
+            write!(f, "The server could not be reached: {}", self.message)
+        } else {
+            write!(f, "{} (HTTP {})", self.message, self.status)
+        }
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+/// Builds the query string of `GET /conversations`.
+pub fn list_query_string(q: &ListQuery) -> String {
+    let mut parts = Vec::new();
+    if let Some(limit) = q.limit {
+        parts.push(format!("limit={limit}"));
+    }
+    if let Some(cursor) = &q.cursor {
+        parts.push(format!("cursor={}", encode_component(cursor)));
+    }
+    if let Some(status) = &q.status {
+        parts.push(format!("status={}", encode_component(status)));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", parts.join("&"))
+    }
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters.
+fn encode_component(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(feature = "ssr")]
+mod backend {
+    use super::ApiError;
+    use crate::models::{Conversation, ConversationList, ListQuery};
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::Arc;
+
+    /// A boxed, sendable future, as the server's handlers need.
+    pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+    /// What server-side rendering needs from the server. Implemented by the
+    /// server over its store and provided as context for every page render.
+    pub trait UiBackend: Send + Sync + 'static {
+        fn list_conversations(&self, q: ListQuery)
+        -> BoxFuture<Result<ConversationList, ApiError>>;
+        fn get_conversation(&self, id: String) -> BoxFuture<Result<Conversation, ApiError>>;
+    }
+
+    /// The context handle.
+    pub type SharedBackend = Arc<dyn UiBackend>;
+
+    pub(crate) fn backend() -> Result<SharedBackend, ApiError> {
+        leptos::prelude::use_context::<SharedBackend>().ok_or_else(|| ApiError {
+            status: 500,
+            message: "the UI backend is not provided to the renderer".into(),
+        })
+    }
+}
+
+#[cfg(feature = "ssr")]
+pub use backend::{BoxFuture, SharedBackend, UiBackend};
+
+/// `GET /conversations`.
+pub async fn list_conversations(q: ListQuery) -> Result<ConversationList, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend::backend()?.list_conversations(q).await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        client::get_json(&format!("/conversations{}", list_query_string(&q))).await
+    }
+}
+
+/// `GET /conversations/:id`.
+pub async fn get_conversation(id: String) -> Result<Conversation, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend::backend()?.get_conversation(id).await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        let r: crate::models::ConversationResponse =
+            client::get_json(&format!("/conversations/{}", encode_component(&id))).await?;
+        Ok(r.conversation)
+    }
+}
+
+/// `POST /conversations` with no message. Only the browser creates
+/// conversations; the server never does so while rendering.
+pub async fn create_conversation() -> Result<Conversation, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        Err(ApiError {
+            status: 500,
+            message: "conversations are created from the browser, not while rendering".into(),
+        })
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        let body = crate::models::CreateConversation::default();
+        let r: crate::models::ConversationResponse =
+            client::post_json("/conversations", &body).await?;
+        Ok(r.conversation)
+    }
+}
+
+#[cfg(all(not(feature = "ssr"), feature = "hydrate"))]
+mod client {
+    //! Browser HTTP. gloo-net futures are not `Send`; Leptos resources need
+    //! `Send` futures, and the browser is single-threaded, so `SendWrapper`
+    //! is sound here.
+    use super::ApiError;
+    use crate::models::ErrorBody;
+    use gloo_net::http::{Request, Response};
+    use send_wrapper::SendWrapper;
+    use serde::{Serialize, de::DeserializeOwned};
+
+    pub async fn get_json<T: DeserializeOwned>(path: &str) -> Result<T, ApiError> {
+        let path = path.to_string();
+        SendWrapper::new(async move {
+            let resp = Request::get(&path)
+                .header("Accept", "application/json")
+                .send()
+                .await
+                .map_err(network)?;
+            decode(resp).await
+        })
+        .await
+    }
+
+    pub async fn post_json<B: Serialize, T: DeserializeOwned>(
+        path: &str,
+        body: &B,
+    ) -> Result<T, ApiError> {
+        let path = path.to_string();
+        let body = serde_json::to_string(body).map_err(|e| ApiError {
+            status: 0,
+            message: e.to_string(),
+        })?;
+        SendWrapper::new(async move {
+            let resp = Request::post(&path)
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json")
+                .body(body)
+                .map_err(network)?
+                .send()
+                .await
+                .map_err(network)?;
+            decode(resp).await
+        })
+        .await
+    }
+
+    fn network(e: gloo_net::Error) -> ApiError {
+        ApiError {
+            status: 0,
+            message: e.to_string(),
+        }
+    }
+
+    async fn decode<T: DeserializeOwned>(resp: Response) -> Result<T, ApiError> {
+        let status = resp.status();
+        let text = resp.text().await.map_err(network)?;
+        if resp.ok() {
+            serde_json::from_str(&text).map_err(|e| ApiError {
+                status,
+                message: format!("unexpected response from the server: {e}"),
+            })
+        } else {
+            let message = serde_json::from_str::<ErrorBody>(&text)
+                .map(|b| b.error)
+                .unwrap_or_else(|_| format!("the server answered {status}"));
+            Err(ApiError { status, message })
+        }
+    }
+}
+
+#[cfg(all(not(feature = "ssr"), not(feature = "hydrate")))]
+mod client {
+    //! Neither `ssr` nor `hydrate`: a plain `cargo check` of the crate. There
+    //! is no transport, so every call says so.
+    use super::ApiError;
+    use serde::{Serialize, de::DeserializeOwned};
+
+    fn unavailable() -> ApiError {
+        ApiError {
+            status: 0,
+            message: "built without the `ssr` or `hydrate` feature: no transport".into(),
+        }
+    }
+
+    pub async fn get_json<T: DeserializeOwned>(_path: &str) -> Result<T, ApiError> {
+        Err(unavailable())
+    }
+
+    pub async fn post_json<B: Serialize, T: DeserializeOwned>(
+        _path: &str,
+        _body: &B,
+    ) -> Result<T, ApiError> {
+        Err(unavailable())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_query_string_encodes_every_part() {
+        assert_eq!(list_query_string(&ListQuery::default()), "");
+        let q = ListQuery {
+            limit: Some(20),
+            cursor: Some("a b&c".into()),
+            status: Some("waiting_approval".into()),
+        };
+        assert_eq!(
+            list_query_string(&q),
+            "?limit=20&cursor=a%20b%26c&status=waiting_approval"
+        );
+    }
+
+    #[test]
+    fn api_error_reads_as_a_sentence() {
+        let e = ApiError {
+            status: 404,
+            message: "conversation x not found".into(),
+        };
+        assert_eq!(e.to_string(), "conversation x not found (HTTP 404)");
+        let e = ApiError {
+            status: 0,
+            message: "offline".into(),
+        };
+        assert!(e.to_string().starts_with("The server could not be reached"));
+    }
+}

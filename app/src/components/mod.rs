@@ -1,0 +1,3 @@
+//! Small view pieces shared by several pages.
+
+pub mod status_badge;

@@ -1,0 +1,76 @@
+//! Stop & Go's web UI and the API models it shares with the server.
+//!
+//! - [`models`]: the REST contract's types, used by both sides.
+//! - [`api`]: one function per REST call; HTTP in the browser, in-process
+//!   during server rendering.
+//! - [`routes`]: one page per file. The UI owns `/` and `/ui/...`; every other
+//!   path belongs to the JSON API (DESIGN.md), so no page shadows an API route.
+//! - [`components`]: small pieces shared by pages.
+//!
+//! The crate builds twice: with `ssr` inside the server, with `hydrate` as
+//! WebAssembly. Pages render useful HTML on the server first and become
+//! interactive when the WebAssembly hydrates them; the `<body>` then carries
+//! `data-hydrated="true"`, which end-to-end tests wait for before clicking.
+
+pub mod api;
+pub mod components;
+pub mod models;
+pub mod routes;
+
+use leptos::prelude::*;
+use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_router::components::{Route, Router, Routes};
+use leptos_router::path;
+
+/// The HTML document around the app, rendered on the server only.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <link rel="icon" href="data:,"/>
+                <HydrationScripts options/>
+                <MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+/// The application: navigation and the routed pages.
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    // Effects run only in the browser, after hydration: this marks the page
+    // as interactive for users of assistive tech and for tests.
+    let (hydrated, set_hydrated) = signal(false);
+    Effect::new(move |_| set_hydrated.set(true));
+
+    view! {
+        <Stylesheet id="leptos" href="/pkg/stopgo.css"/>
+        <Title text="Stop & Go"/>
+        <Router>
+            <div class="app" data-hydrated=move || if hydrated.get() { "true" } else { "false" }>
+                <header class="topbar">
+                    <a href="/" class="brand">
+                        <span class="brand-mark" aria-hidden="true">"■▶"</span>
+                        " Stop & Go"
+                    </a>
+                    <nav aria-label="Main">
+                        <a href="/">"Conversations"</a>
+                    </nav>
+                </header>
+                <main id="main">
+                    <Routes fallback=routes::not_found::NotFound>
+                        <Route path=path!("/") view=routes::home::HomePage/>
+                        <Route path=path!("/ui/conversations/:id") view=routes::conversation::ConversationPage/>
+                    </Routes>
+                </main>
+            </div>
+        </Router>
+    }
+}

@@ -1,0 +1,271 @@
+//! The typed API models shared by the server and the browser.
+//!
+//! These structs *are* the REST contract of DESIGN.md: the server serialises
+//! them in its JSON responses and the hydrated UI deserialises the very same
+//! types, so the two cannot drift apart. They compile for both the native
+//! server and `wasm32`, which is why they hold only plain data (timestamps
+//! are RFC 3339 strings, not a clock type the browser would have to ship).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Where a conversation stands. Serialised in `snake_case`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConversationStatus {
+    /// Open for the next message.
+    Active,
+    /// Paused until an operator approves or rejects a destructive action.
+    WaitingApproval,
+    /// Finished; no further turns are expected.
+    Completed,
+    /// The last turn failed; the error is recorded as a message.
+    Failed,
+}
+
+impl ConversationStatus {
+    /// Every status, in the order the UI lists them.
+    pub const ALL: [ConversationStatus; 4] = [
+        ConversationStatus::Active,
+        ConversationStatus::WaitingApproval,
+        ConversationStatus::Completed,
+        ConversationStatus::Failed,
+    ];
+
+    /// The wire name, as used in JSON and in `?status=`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConversationStatus::Active => "active",
+            ConversationStatus::WaitingApproval => "waiting_approval",
+            ConversationStatus::Completed => "completed",
+            ConversationStatus::Failed => "failed",
+        }
+    }
+
+    /// A short human label for badges.
+    pub fn label(self) -> &'static str {
+        match self {
+            ConversationStatus::Active => "Active",
+            ConversationStatus::WaitingApproval => "Waiting for approval",
+            ConversationStatus::Completed => "Completed",
+            ConversationStatus::Failed => "Failed",
+        }
+    }
+
+    /// Parses the wire name; `None` for anything else.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+}
+
+/// Who wrote a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+    Tool,
+    System,
+}
+
+impl Role {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+            Role::System => "system",
+        }
+    }
+
+    /// Parses the wire name; `None` for anything else.
+    pub fn parse(s: &str) -> Option<Self> {
+        [Role::User, Role::Assistant, Role::Tool, Role::System]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+    }
+}
+
+/// A tool invocation recorded on a message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub name: String,
+    pub arguments: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+}
+
+/// One entry of a conversation's timeline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub id: String,
+    pub role: Role,
+    pub content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call: Option<ToolCall>,
+    pub created_at: String,
+}
+
+/// A destructive action waiting for an operator's decision.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PendingApproval {
+    pub uuid: String,
+    pub conversation_id: String,
+    pub tool_name: String,
+    pub tool_args: Value,
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_task_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_agent_name: Option<String>,
+    /// The agents the approval came through, nearest first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<Vec<String>>,
+    pub created_at: String,
+}
+
+/// A conversation with its whole timeline (`C` in DESIGN.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Conversation {
+    pub id: String,
+    pub session_id: String,
+    pub status: ConversationStatus,
+    pub messages: Vec<Message>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_approval: Option<PendingApproval>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipeline_state: Option<Value>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// The outcome of one turn (`R` in DESIGN.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProcessResult {
+    pub response: String,
+    pub waiting_approval: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<PendingApproval>,
+}
+
+/// Counts over all stored conversations, independent of paging and filters.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub total: u64,
+    pub active: u64,
+    pub waiting_approval: u64,
+    pub completed: u64,
+    #[serde(default)]
+    pub failed: u64,
+}
+
+/// `GET /conversations`: one page, newest first, plus the summary.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConversationList {
+    pub conversations: Vec<Conversation>,
+    pub summary: Summary,
+    /// Pass as `?cursor=` to fetch the next (older) page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// `{"conversation": C}` and `{"conversation": C, "result": R}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConversationResponse {
+    pub conversation: Conversation,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<ProcessResult>,
+}
+
+/// `POST /conversations` body; the message is optional.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateConversation {
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+/// Query of `GET /conversations`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListQuery {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+}
+
+/// The body of every error response: what is wrong and how to fix it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub error: String,
+}
+
+/// `GET /health`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Health {
+    pub status: String,
+    /// Set when the configured LLM cannot be used (e.g. a missing API key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversation_serialises_in_the_contract_shape() {
+        let c = Conversation {
+            id: "c1".into(),
+            session_id: "abcd1234".into(),
+            status: ConversationStatus::WaitingApproval,
+            messages: vec![Message {
+                id: "m1".into(),
+                role: Role::Tool,
+                content: "ok".into(),
+                tool_call: Some(ToolCall {
+                    name: "resources_add".into(),
+                    arguments: serde_json::json!({"name": "a", "value": 1}),
+                    result: None,
+                    is_error: None,
+                }),
+                created_at: "2026-01-01T00:00:00.000Z".into(),
+            }],
+            pending_approval: None,
+            pipeline_state: None,
+            created_at: "2026-01-01T00:00:00.000Z".into(),
+            updated_at: "2026-01-01T00:00:00.000Z".into(),
+        };
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(v["status"], "waiting_approval");
+        assert_eq!(v["messages"][0]["role"], "tool");
+        assert_eq!(v["messages"][0]["tool_call"]["arguments"]["value"], 1);
+        assert!(v["messages"][0]["tool_call"].get("result").is_none());
+        assert!(v.get("pending_approval").is_none());
+        let back: Conversation = serde_json::from_value(v).unwrap();
+        assert_eq!(back, c);
+    }
+
+    #[test]
+    fn status_wire_names_round_trip() {
+        for st in ConversationStatus::ALL {
+            assert_eq!(ConversationStatus::parse(st.as_str()), Some(st));
+            let json = serde_json::to_string(&st).unwrap();
+            assert_eq!(json, format!("\"{}\"", st.as_str()));
+        }
+        assert_eq!(ConversationStatus::parse("done"), None);
+    }
+
+    #[test]
+    fn create_conversation_rejects_unknown_fields() {
+        let err = serde_json::from_str::<CreateConversation>(r#"{"mesage":"hi"}"#).unwrap_err();
+        assert!(err.to_string().contains("mesage"), "{err}");
+        let ok: CreateConversation = serde_json::from_str("{}").unwrap();
+        assert_eq!(ok.message, None);
+    }
+}

@@ -1,0 +1,205 @@
+//! `/`: the conversation list with the summary counts, a status filter,
+//! paging, and the "New conversation" button.
+
+use crate::api;
+use crate::components::status_badge::StatusBadge;
+use crate::models::{Conversation, ConversationList, ConversationStatus, ListQuery, Role};
+use leptos::prelude::*;
+use leptos_router::hooks::{use_navigate, use_query_map};
+
+/// Conversations per page.
+const PAGE_SIZE: u32 = 25;
+
+/// The home page.
+#[component]
+pub fn HomePage() -> impl IntoView {
+    let query = use_query_map();
+    let list_query = move || {
+        let q = query.read();
+        ListQuery {
+            limit: Some(PAGE_SIZE),
+            cursor: q.get("cursor"),
+            status: q.get("status"),
+        }
+    };
+    let conversations = Resource::new(list_query, api::list_conversations);
+
+    let create = Action::new(|_: &()| api::create_conversation());
+    let navigate = use_navigate();
+    Effect::new(move |_| {
+        if let Some(Ok(c)) = create.value().get() {
+            navigate(&format!("/ui/conversations/{}", c.id), Default::default());
+        }
+    });
+    let creating = create.pending();
+    let create_error = move || create.value().get().and_then(|r| r.err());
+
+    view! {
+        <section class="page-head">
+            <h1>"Conversations"</h1>
+            <button
+                type="button"
+                class="btn btn-primary"
+                id="new-conversation"
+                on:click=move |_| { create.dispatch(()); }
+                disabled=move || creating.get()
+            >
+                {move || if creating.get() { "Creating…" } else { "New conversation" }}
+            </button>
+        </section>
+        {move || create_error().map(|e| view! {
+            <p class="alert alert-error" role="alert">"Could not create a conversation: " {e.to_string()}</p>
+        })}
+        <Transition fallback=|| view! { <p class="muted">"Loading conversations…"</p> }>
+            {move || Suspend::new(async move {
+                match conversations.await {
+                    Ok(list) => view! { <ListView list=list/> }.into_any(),
+                    Err(e) => view! {
+                        <div class="alert alert-error" role="alert">
+                            <p>"Could not load the conversations: " {e.to_string()}</p>
+                            <a href="/" class="btn">"Retry"</a>
+                        </div>
+                    }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+/// The summary, the filter, one page of conversations and the pager.
+#[component]
+fn ListView(list: ConversationList) -> impl IntoView {
+    let query = use_query_map();
+    let current = query.read_untracked().get("status");
+    let s = &list.summary;
+    let counts = [
+        ("Total", s.total, None),
+        ("Active", s.active, Some(ConversationStatus::Active)),
+        (
+            "Waiting for approval",
+            s.waiting_approval,
+            Some(ConversationStatus::WaitingApproval),
+        ),
+        (
+            "Completed",
+            s.completed,
+            Some(ConversationStatus::Completed),
+        ),
+    ];
+    let filter = |status: Option<ConversationStatus>| {
+        let selected = current.as_deref() == status.map(|s| s.as_str());
+        let href = match status {
+            Some(s) => format!("/?status={}", s.as_str()),
+            None => "/".to_string(),
+        };
+        (href, selected)
+    };
+    let next_href = list.next_cursor.as_ref().map(|c| {
+        let q = ListQuery {
+            limit: None,
+            cursor: Some(c.clone()),
+            status: current.clone(),
+        };
+        format!("/{}", api::list_query_string(&q))
+    });
+    let empty = list.conversations.is_empty();
+
+    view! {
+        <nav class="summary" aria-label="Filter by status">
+            {counts.into_iter().map(|(label, n, status)| {
+                let (href, selected) = filter(status);
+                let key = status.map(|s| s.as_str()).unwrap_or("total");
+                view! {
+                    <a href=href class="summary-item" class:selected=selected
+                       aria-current=if selected { Some("page") } else { None }
+                       data-count=key>
+                        <span class="summary-count">{n}</span>
+                        <span class="summary-label">{label}</span>
+                    </a>
+                }
+            }).collect_view()}
+        </nav>
+        {if empty {
+            view! {
+                <p class="panel empty" id="no-conversations">
+                    "No conversations yet. Start one with " <strong>"New conversation"</strong> "."
+                </p>
+            }.into_any()
+        } else {
+            view! {
+                <ul class="conversation-list" id="conversation-list">
+                    {list.conversations.into_iter().map(|c| view! { <ConversationRow c=c/> }).collect_view()}
+                </ul>
+            }.into_any()
+        }}
+        {next_href.map(|href| view! {
+            <p class="pager"><a href=href class="btn" rel="next">"Older conversations →"</a></p>
+        })}
+    }
+}
+
+/// One conversation in the list.
+#[component]
+fn ConversationRow(c: Conversation) -> impl IntoView {
+    let title = c
+        .messages
+        .iter()
+        .find(|m| m.role == Role::User)
+        .map(|m| preview(&m.content, 80))
+        .unwrap_or_else(|| "New conversation".to_string());
+    let count = c.messages.len();
+    let href = format!("/ui/conversations/{}", c.id);
+    view! {
+        <li class="conversation-row" data-id=c.id.clone()>
+            <a href=href class="conversation-link">
+                <span class="conversation-title">{title}</span>
+                <span class="conversation-meta">
+                    <StatusBadge status=c.status/>
+                    <span class="muted">{format!("{count} message{}", if count == 1 { "" } else { "s" })}</span>
+                    <time datetime=c.created_at.clone() class="muted">{short_time(&c.created_at)}</time>
+                </span>
+            </a>
+        </li>
+    }
+}
+
+/// The first `max` characters of `s` on one line, with an ellipsis if cut.
+pub fn preview(s: &str, max: usize) -> String {
+    let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= max {
+        one_line
+    } else {
+        let cut: String = one_line.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}
+
+/// `2026-11-22T03:10:05.123Z` → `2026-11-22 03:10 UTC`. Pure string work, so
+/// the server and the browser render the same text (no hydration mismatch).
+pub fn short_time(rfc3339: &str) -> String {
+    match (rfc3339.get(0..10), rfc3339.get(11..16)) {
+        (Some(d), Some(t)) => format!("{d} {t} UTC"),
+        _ => rfc3339.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preview_folds_whitespace_and_cuts() {
+        assert_eq!(preview("a\n  b", 10), "a b");
+        assert_eq!(preview("abcdef", 3), "abc…");
+        assert_eq!(preview("ééé", 3), "ééé");
+    }
+
+    #[test]
+    fn short_time_is_deterministic() {
+        assert_eq!(
+            short_time("2026-11-22T03:10:05.123Z"),
+            "2026-11-22 03:10 UTC"
+        );
+        assert_eq!(short_time("bad"), "bad");
+    }
+}

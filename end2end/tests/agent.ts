@@ -1,0 +1,109 @@
+// Starts the real release `agent` binary for a test and stops it again.
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { test as base, expect, Page } from '@playwright/test';
+
+const root = path.resolve(__dirname, '..', '..');
+const binary = process.env.AGENT_BIN || path.join(root, 'target', 'release', 'agent');
+const siteRoot = process.env.LEPTOS_SITE_ROOT || path.join(root, 'target', 'site');
+
+export class Agent {
+  baseURL = '';
+  log = '';
+  private child?: ChildProcess;
+
+  constructor(readonly dir: string, readonly configPath: string) {}
+
+  /** Starts the process and waits for its "listening on" line. */
+  async start(): Promise<void> {
+    const child = spawn(binary, ['--config', this.configPath], {
+      env: { ...process.env, LEPTOS_SITE_ROOT: siteRoot, RUST_LOG: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    const from = this.log.length; // a restart must not match the previous run's line
+    this.baseURL = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`agent did not start:\n${this.log}`)), 20_000);
+      const onData = (chunk: Buffer) => {
+        this.log += chunk.toString();
+        const m = this.log.slice(from).match(/listening on (http:\/\/[0-9.:]+)/);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]);
+        }
+      };
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', onData);
+      child.on('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`agent exited with ${code}:\n${this.log}`));
+      });
+    });
+    // Keep collecting the log after startup.
+    child.removeAllListeners('exit');
+  }
+
+  /** kill -9, as a crash would. */
+  async kill9(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+/** A fresh agent with its own data directory, from testdata/e2e-basic.yaml. */
+export async function startAgent(extraYaml = ''): Promise<Agent> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stopgo-e2e-'));
+  const base = fs.readFileSync(path.join(root, 'testdata', 'e2e-basic.yaml'), 'utf8');
+  const config = `${base}\ndata_dir: ${path.join(dir, 'data')}\n${extraYaml}`.replace(/^data_dir: \.\/data-e2e\n/m, '');
+  const configPath = path.join(dir, 'agent.yaml');
+  fs.writeFileSync(configPath, config);
+  const agent = new Agent(dir, configPath);
+  await agent.start();
+  return agent;
+}
+
+/** Fails the test on any browser console error or uncaught exception. */
+export function watchConsole(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' || msg.type() === 'warning') errors.push(`${msg.type()}: ${msg.text()}`);
+  });
+  page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
+  return errors;
+}
+
+/** Waits until the WebAssembly has hydrated the page (clicks work). */
+export async function hydrated(page: Page): Promise<void> {
+  await expect(page.locator('.app[data-hydrated="true"]')).toBeVisible();
+}
+
+type Fixtures = { agent: Agent; consoleErrors: string[] };
+
+export const test = base.extend<Fixtures>({
+  agent: async ({}, use) => {
+    const agent = await startAgent();
+    await use(agent);
+    await agent.stop();
+    fs.rmSync(agent.dir, { recursive: true, force: true });
+  },
+  consoleErrors: async ({ page }, use) => {
+    const errors = watchConsole(page);
+    await use(errors);
+    expect(errors, 'browser console errors').toEqual([]);
+  },
+});
+
+export { expect };

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Installs what `make build` / `make run` / `make test` need, skipping every
+# piece that is already present at the right version, so a warm machine
+# passes through in seconds. Versions and reasons: ../shared/TOOLCHAIN.md
+# (summarised in README.md, "Toolchain").
+#
+#   scripts/setup.sh build   Rust target, cargo-leptos, wasm-bindgen, wasm-opt
+#   scripts/setup.sh test    the above plus Chromium and Playwright
+set -euo pipefail
+
+CARGO_LEPTOS_VERSION=0.3.10
+WASM_BINDGEN_VERSION=0.2.130
+BINARYEN_VERSION=132.0.0
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+TOOLS="$ROOT/.tools"
+export PATH="$TOOLS/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+
+say() { printf '==> %s\n' "$*"; }
+
+need_build_tools() {
+  if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+    say "adding the wasm32-unknown-unknown Rust target"
+    rustup target add wasm32-unknown-unknown
+  fi
+  if [[ "$(cargo leptos --version 2>/dev/null || true)" != *"$CARGO_LEPTOS_VERSION"* ]]; then
+    # 0.3.11 needs a newer rustc; no_downloads makes it fail clearly instead of
+    # fetching tools from GitHub; --debug cuts the install from 35 to 8 minutes.
+    say "installing cargo-leptos $CARGO_LEPTOS_VERSION (about 8 minutes, once)"
+    cargo install cargo-leptos --version "$CARGO_LEPTOS_VERSION" --locked --features no_downloads --debug
+  fi
+  if [[ "$(wasm-bindgen --version 2>/dev/null || true)" != *"$WASM_BINDGEN_VERSION"* ]]; then
+    # Must equal the wasm-bindgen crate pinned in Cargo.toml. Not --locked:
+    # its lockfile pins a crate version the registry no longer serves.
+    say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 11 minutes, once)"
+    cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+  fi
+  if [[ "$(wasm-opt --version 2>/dev/null || true)" != *"version ${BINARYEN_VERSION%%.*}"* ]]; then
+    # Debian's wasm-opt 108 produces wasm that never hydrates; use binaryen
+    # from npm, first on PATH (the Makefile puts .tools/node_modules/.bin there).
+    say "installing wasm-opt (binaryen $BINARYEN_VERSION) into .tools/"
+    mkdir -p "$TOOLS"
+    (cd "$TOOLS" && npm install --no-audit --no-fund --silent "binaryen@$BINARYEN_VERSION")
+  fi
+}
+
+need_test_tools() {
+  if ! command -v chromium >/dev/null 2>&1; then
+    say "installing Debian's chromium"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    # The image deletes downloaded .debs after each dpkg run, so the first
+    # attempt can stop half-way; -f install and a retry finish it.
+    for i in 1 2 3; do
+      apt-get -f install -y -q && apt-get install -y -q --no-install-recommends chromium && break
+      say "chromium install attempt $i failed; retrying"
+    done
+    command -v chromium >/dev/null
+  fi
+  if [[ ! -x "$ROOT/end2end/node_modules/.bin/playwright" ]] ||
+     ! cmp -s "$ROOT/end2end/package-lock.json" "$ROOT/end2end/node_modules/.package-lock.json"; then
+    say "installing Playwright (npm ci in end2end/; the browser is Debian's chromium)"
+    (cd "$ROOT/end2end" && npm ci --no-audit --no-fund)
+  fi
+}
+
+case "${1:-build}" in
+  build) need_build_tools ;;
+  test) need_build_tools; need_test_tools ;;
+  *) echo "usage: $0 build|test" >&2; exit 2 ;;
+esac

@@ -1,0 +1,159 @@
+//! `/conversations`: create, list (paged, filtered, with summary) and read.
+//!
+//! Turns (a message to the agent) arrive with the agent core; until then a
+//! message is refused with 501 before anything is stored, so a client never
+//! gets a half-made conversation from a request that failed.
+
+use super::error::ApiError;
+use super::extract::{ApiJson, ApiQuery};
+use super::session::SessionId;
+use crate::state::AppState;
+use crate::store::{PageRequest, Store};
+use app::models::{
+    ConversationList, ConversationResponse, ConversationStatus, CreateConversation, ListQuery,
+};
+use axum::Json;
+use axum::extract::{Extension, Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+
+/// Default page size of `GET /conversations`.
+pub const DEFAULT_LIMIT: u32 = 50;
+/// Largest page size.
+pub const MAX_LIMIT: u32 = 200;
+
+/// The query string of `GET /conversations`; unknown parameters are refused
+/// so a typo does not silently return the unfiltered list.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListParams {
+    limit: Option<u32>,
+    cursor: Option<String>,
+    status: Option<String>,
+}
+
+impl From<ListParams> for ListQuery {
+    fn from(p: ListParams) -> Self {
+        ListQuery {
+            limit: p.limit,
+            cursor: p.cursor,
+            status: p.status,
+        }
+    }
+}
+
+/// The body of `POST /conversations/:id/messages`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SendMessage {
+    pub message: String,
+}
+
+fn not_yet() -> ApiError {
+    ApiError::NotImplemented(
+        "this agent cannot answer messages yet: the agent core (LLM, tools, approvals) is not built into \
+         this version. Create the conversation without \"message\"."
+            .into(),
+    )
+}
+
+/// `POST /conversations` → 201 `{"conversation": C}`.
+pub async fn create(
+    State(state): State<AppState>,
+    Extension(SessionId(sid)): Extension<SessionId>,
+    ApiJson(body): ApiJson<CreateConversation>,
+) -> Result<(StatusCode, Json<ConversationResponse>), ApiError> {
+    if body.message.is_some() {
+        return Err(not_yet());
+    }
+    let conversation = state.store.create_conversation(sid).await?;
+    tracing::info!(conversation = %conversation.id, "conversation created");
+    Ok((
+        StatusCode::CREATED,
+        Json(ConversationResponse {
+            conversation,
+            result: None,
+        }),
+    ))
+}
+
+/// `GET /conversations?limit=&cursor=&status=`.
+pub async fn list(
+    State(state): State<AppState>,
+    ApiQuery(params): ApiQuery<ListParams>,
+) -> Result<Json<ConversationList>, ApiError> {
+    list_page(&state.store, params.into()).await.map(Json)
+}
+
+/// `GET /conversations/:id` → `{"conversation": C}`.
+pub async fn get(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<ConversationResponse>, ApiError> {
+    let conversation = load(&state.store, id).await?;
+    Ok(Json(ConversationResponse {
+        conversation,
+        result: None,
+    }))
+}
+
+/// `POST /conversations/:id/messages`.
+pub async fn send_message(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<SendMessage>,
+) -> Result<Json<ConversationResponse>, ApiError> {
+    load(&state.store, id).await?;
+    if body.message.trim().is_empty() {
+        return Err(ApiError::BadRequest(
+            "\"message\" is empty: send the text for the agent".into(),
+        ));
+    }
+    Err(not_yet())
+}
+
+/// Reads one conversation or says it does not exist.
+pub async fn load(store: &Store, id: String) -> Result<app::models::Conversation, ApiError> {
+    store
+        .get_conversation(id.clone())
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("conversation {id:?} not found")))
+}
+
+/// Validates a list query and reads the page; shared by the REST handler and
+/// server-side rendering, so both answer the same query the same way.
+pub async fn list_page(store: &Store, q: ListQuery) -> Result<ConversationList, ApiError> {
+    let limit = q.limit.unwrap_or(DEFAULT_LIMIT);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(ApiError::BadRequest(format!(
+            "limit must be between 1 and {MAX_LIMIT}, got {limit}"
+        )));
+    }
+    let before = match q.cursor.as_deref() {
+        None | Some("") => None,
+        Some(c) => Some(c.parse::<i64>().ok().filter(|n| *n > 0).ok_or_else(|| {
+            ApiError::BadRequest(format!(
+                "cursor {c:?} is not one this server issued: pass the next_cursor of the previous page"
+            ))
+        })?),
+    };
+    let status = match q.status.as_deref() {
+        None | Some("") | Some("all") => None,
+        Some(s) => Some(ConversationStatus::parse(s).ok_or_else(|| {
+            let valid = ConversationStatus::ALL.map(|s| s.as_str()).join(", ");
+            ApiError::BadRequest(format!("unknown status {s:?}: use one of {valid}, or all"))
+        })?),
+    };
+    let (page, summary) = store
+        .list_conversations(PageRequest {
+            limit,
+            before,
+            status,
+        })
+        .await?;
+    Ok(ConversationList {
+        conversations: page.conversations,
+        summary,
+        next_cursor: page.next.map(|n| n.to_string()),
+    })
+}

@@ -1,0 +1,50 @@
+//! The HTTP API: REST routes, the session/logging middleware, JSON errors.
+//!
+//! - `conversations`, `health`: the handlers.
+//! - `error`: [`ApiError`], the one error type at the edge.
+//! - `extract`: JSON and query extractors that reject in the API's format.
+//! - `session`: `X-Session-ID` and the per-request log span.
+//!
+//! [`router`] assembles API and UI on one axum router; `main` and every test
+//! use it, so tests exercise exactly what users run.
+
+pub mod conversations;
+pub mod error;
+pub mod extract;
+pub mod health;
+pub mod session;
+
+pub use error::ApiError;
+
+use crate::state::AppState;
+use crate::ui;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{Method, Uri};
+use axum::routing::{get, post};
+
+/// The whole application: REST API, web UI and static assets.
+pub fn router(state: AppState) -> Router {
+    let api = Router::new()
+        .route("/health", get(health::health))
+        .route(
+            "/conversations",
+            post(conversations::create).get(conversations::list),
+        )
+        .route("/conversations/{id}", get(conversations::get))
+        .route(
+            "/conversations/{id}/messages",
+            post(conversations::send_message),
+        )
+        .method_not_allowed_fallback(method_not_allowed);
+    ui::routes(&state)
+        .merge(api)
+        .fallback(ui::fallback)
+        .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(axum::middleware::from_fn(session::layer))
+        .with_state(state)
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::MethodNotAllowed(format!("{method} is not supported on {}", uri.path()))
+}

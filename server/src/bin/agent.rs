@@ -1,0 +1,92 @@
+//! `agent --config PATH`: load the config, open the store, serve REST and
+//! the web UI on `host:port` until SIGINT or SIGTERM.
+
+use anyhow::Context;
+use clap::Parser;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use tracing_subscriber::EnvFilter;
+
+/// Stop & Go agent server.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// The agent.yaml to run.
+    #[arg(long, short, default_value = server::config::DEFAULT_CONFIG_PATH, env = "AGENT_CONFIG")]
+    config: PathBuf,
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_ansi(std::io::stdout().is_terminal())
+        .init();
+    match serve(Args::parse()).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // Startup errors go to stderr once, as one readable message.
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(args: Args) -> anyhow::Result<()> {
+    let config = server::config::load(&args.config)?;
+    let site_root = std::env::var("LEPTOS_SITE_ROOT").unwrap_or_else(|_| "target/site".into());
+    if !std::path::Path::new(&site_root).join("pkg").is_dir() {
+        tracing::warn!(
+            site_root,
+            "the web UI's assets are missing (build them with `make build`, or set LEPTOS_SITE_ROOT); pages will not hydrate"
+        );
+    }
+    let addr = format!("{}:{}", config.host, config.port);
+    let name = config.name.clone();
+    let state = server::build_state(config, &site_root).context("opening the data directory")?;
+    let db = state.store.path().display().to_string();
+    let listener = tokio::net::TcpListener::bind(&addr)
+        .await
+        .with_context(|| {
+            format!(
+                "cannot listen on {addr} (host and port in {})",
+                args.config.display()
+            )
+        })?;
+    let local = listener.local_addr()?;
+    tracing::info!(agent = %name, db = %db, "listening on http://{local}");
+    server::run(listener, state, shutdown_signal()).await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::warn!("cannot listen for Ctrl-C: {e}");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!("cannot listen for SIGTERM: {e}");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}

@@ -1,0 +1,121 @@
+//! agent.yaml: parsing, defaults, `${VAR}` expansion and validation.
+//!
+//! Loading runs in four steps, each with errors that name the file and the
+//! key path: YAML syntax → `${VAR}` expansion on the YAML tree → typed
+//! decoding with unknown keys rejected ("did you mean …?") → the semantic
+//! rules of [`validate`]. A config that loads is one the agent can run; the
+//! server never discovers a config mistake in the middle of a conversation.
+
+mod error;
+mod expand;
+mod model;
+mod schema;
+mod suggest;
+mod validate;
+
+pub use error::{ConfigError, Problem};
+pub use model::{ModelRef, Provider, parse_model};
+pub use schema::{
+    A2aAgentConfig, A2aCardMode, ApprovalsMode, Config, DEFAULT_MAX_ITERATIONS, LegacyMcp,
+    LlmConfig, MAX_ITERATIONS_CAP, McpServerConfig, NodeConfig, NodeKind, OnReject,
+    UnannotatedTools,
+};
+pub use validate::{USER_MESSAGE_KEY, placeholders};
+
+use serde_yaml::Value;
+use std::path::{Path, PathBuf};
+
+/// The default config path of `agent --config`.
+pub const DEFAULT_CONFIG_PATH: &str = "config/agent.yaml";
+
+/// Reads and validates the config file at `path`, expanding `${VAR}` from the
+/// process environment.
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        file: path.to_path_buf(),
+        source,
+    })?;
+    parse(&text, path, &|name| std::env::var(name).ok())
+}
+
+/// Parses and validates config text; `file` names it in errors and anchors
+/// relative `scripted:` paths; `env` looks up `${VAR}`.
+pub fn parse(
+    text: &str,
+    file: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config, ConfigError> {
+    let invalid = |problems: Vec<Problem>| ConfigError::Invalid {
+        file: file.to_path_buf(),
+        problems,
+    };
+    let mut value: Value = if text.trim().is_empty() {
+        Value::Mapping(Default::default())
+    } else {
+        serde_yaml::from_str(text).map_err(|e| ConfigError::Syntax {
+            file: file.to_path_buf(),
+            message: e.to_string(),
+        })?
+    };
+    match value {
+        Value::Null => value = Value::Mapping(Default::default()),
+        Value::Mapping(_) => {}
+        _ => {
+            return Err(invalid(vec![Problem::new(
+                "",
+                "the file must be a YAML mapping of keys such as `name:`, `llm:`, `mcp_servers:`",
+            )]));
+        }
+    }
+    let mut problems = Vec::new();
+    expand::expand_tree(&mut value, env, &mut problems);
+    if !problems.is_empty() {
+        return Err(invalid(problems));
+    }
+    let config: Config = serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." { String::new() } else { path };
+        invalid(vec![Problem::new(
+            path,
+            suggest::explain(&e.inner().to_string()),
+        )])
+    })?;
+    let base_dir = file
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let problems = validate::validate(&config, &base_dir);
+    if problems.is_empty() {
+        Ok(config)
+    } else {
+        Err(invalid(problems))
+    }
+}
+
+impl Config {
+    /// `mcp_servers` plus the legacy `mcp:` entry (named `mcp`), in order.
+    pub fn effective_mcp_servers(&self) -> Vec<McpServerConfig> {
+        let mut all = Vec::with_capacity(self.mcp_servers.len() + 1);
+        if let Some(m) = &self.mcp {
+            all.push(McpServerConfig {
+                name: "mcp".into(),
+                url: None,
+                headers: Default::default(),
+                forward_auth: true,
+                command: Some(m.command.clone()),
+                args: m.args.clone(),
+                env: m.env.clone(),
+            });
+        }
+        all.extend(self.mcp_servers.iter().cloned());
+        all
+    }
+
+    /// The path of the SQLite database.
+    pub fn db_path(&self) -> PathBuf {
+        self.data_dir.join("agent.db")
+    }
+}
+
+#[cfg(test)]
+mod tests;

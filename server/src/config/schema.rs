@@ -1,0 +1,270 @@
+//! The agent.yaml schema (DESIGN.md, "agent.yaml (contract)") with its defaults.
+//!
+//! Every struct denies unknown keys: a misspelt key silently ignored is a
+//! setting the user believes is on. Every field has a default, so an empty
+//! file is a working config. Secrets have no field here at all; they come from
+//! the environment (see `expand`).
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The whole agent.yaml.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The agent's name (agent card, logs, UI).
+    #[serde(default = "default_name")]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// System prompt in simple mode.
+    #[serde(default = "default_prompt")]
+    pub prompt: String,
+    #[serde(default = "default_host")]
+    pub host: String,
+    /// 0 picks a free port (announced in the log).
+    #[serde(default = "default_port")]
+    pub port: u16,
+    /// Where `agent.db` lives; relative paths are relative to the working directory.
+    #[serde(default = "default_data_dir")]
+    pub data_dir: PathBuf,
+    /// The public base URL (agent card); derived from the request's Host when absent.
+    #[serde(default)]
+    pub public_url: Option<String>,
+    #[serde(default)]
+    pub a2a_card: A2aCardMode,
+    #[serde(default = "default_max_body_bytes")]
+    pub max_body_bytes: usize,
+    #[serde(default)]
+    pub llm: LlmConfig,
+    #[serde(default)]
+    pub unannotated_tools: UnannotatedTools,
+    #[serde(default)]
+    pub mcp_servers: Vec<McpServerConfig>,
+    /// The seed's single-server form; becomes an `mcp_servers` entry named `mcp`.
+    #[serde(default)]
+    pub mcp: Option<LegacyMcp>,
+    /// Sub-agents offered to the LLM as `a2a_<name>` tools (simple mode).
+    #[serde(default)]
+    pub a2a: Vec<A2aAgentConfig>,
+    #[serde(default = "default_a2a_max_hops")]
+    pub a2a_max_hops: u32,
+    /// The orchestration tree; absent means simple mode.
+    #[serde(default)]
+    pub agent: Option<NodeConfig>,
+}
+
+/// `llm:`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmConfig {
+    #[serde(default = "default_model")]
+    pub model: String,
+    /// Most LLM calls in one turn before it stops with an error.
+    #[serde(default = "default_max_steps")]
+    pub max_steps: u32,
+    /// `max_tokens` for providers that require it (Anthropic).
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: u32,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            model: default_model(),
+            max_steps: default_max_steps(),
+            max_tokens: default_max_tokens(),
+        }
+    }
+}
+
+/// Which agent card to serve.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum A2aCardMode {
+    /// 1.0 card plus the 0.3 top-level fields.
+    #[default]
+    Dual,
+    /// Pure 1.0 card.
+    V1,
+}
+
+/// What to do with an MCP tool that carries no annotations.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnannotatedTools {
+    /// Treat as destructive (the MCP spec's default for `destructiveHint`).
+    #[default]
+    Approve,
+    /// Run without approval.
+    Allow,
+}
+
+/// One MCP server: either `url` (Streamable HTTP) or `command` (stdio).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    pub name: String,
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Extra HTTP headers (values may use `${VAR}`).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Forward the caller's `Authorization: Bearer` (HTTP servers only).
+    #[serde(default = "default_true")]
+    pub forward_auth: bool,
+    #[serde(default)]
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+/// The seed's `mcp: {command, args}`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LegacyMcp {
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+/// A remote A2A agent used as a tool.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct A2aAgentConfig {
+    pub name: String,
+    pub url: String,
+    #[serde(default)]
+    pub description: String,
+    /// Ask for local approval before delegating to it.
+    #[serde(default, rename = "destructiveHint", alias = "destructive_hint")]
+    pub destructive_hint: bool,
+}
+
+/// The kind of an orchestration node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeKind {
+    Llm,
+    Sequential,
+    Parallel,
+    Loop,
+    A2a,
+}
+
+impl NodeKind {
+    /// Kinds that run child nodes.
+    pub fn has_children(self) -> bool {
+        matches!(
+            self,
+            NodeKind::Sequential | NodeKind::Parallel | NodeKind::Loop
+        )
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeKind::Llm => "llm",
+            NodeKind::Sequential => "sequential",
+            NodeKind::Parallel => "parallel",
+            NodeKind::Loop => "loop",
+            NodeKind::A2a => "a2a",
+        }
+    }
+}
+
+/// `approvals:` on a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalsMode {
+    /// Ask for approval even inside parallel and loop nodes.
+    Enforce,
+}
+
+/// `on_reject:` on a node.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnReject {
+    /// Tell the LLM the user declined and go on.
+    #[default]
+    Continue,
+    /// Stop the pipeline.
+    Stop,
+}
+
+/// A node of the orchestration tree.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeConfig {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: NodeKind,
+    #[serde(default)]
+    pub agents: Vec<NodeConfig>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub prompt: Option<String>,
+    #[serde(default)]
+    pub output_key: Option<String>,
+    #[serde(default)]
+    pub can_exit_loop: bool,
+    #[serde(default)]
+    pub max_iterations: Option<u32>,
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default, rename = "destructiveHint", alias = "destructive_hint")]
+    pub destructive_hint: bool,
+    /// Node-level A2A tools (llm nodes).
+    #[serde(default)]
+    pub a2a: Vec<A2aAgentConfig>,
+    #[serde(default)]
+    pub approvals: Option<ApprovalsMode>,
+    #[serde(default)]
+    pub on_reject: OnReject,
+}
+
+/// Default loop bound when `max_iterations` is absent.
+pub const DEFAULT_MAX_ITERATIONS: u32 = 10;
+/// The hard cap on `max_iterations`.
+pub const MAX_ITERATIONS_CAP: u32 = 1000;
+
+fn default_true() -> bool {
+    true
+}
+fn default_name() -> String {
+    "agent".into()
+}
+fn default_prompt() -> String {
+    "You are a helpful assistant. Use the tools you are given when they help.".into()
+}
+fn default_host() -> String {
+    "0.0.0.0".into()
+}
+fn default_port() -> u16 {
+    8080
+}
+fn default_data_dir() -> PathBuf {
+    PathBuf::from("./data")
+}
+fn default_max_body_bytes() -> usize {
+    1024 * 1024
+}
+fn default_a2a_max_hops() -> u32 {
+    8
+}
+fn default_model() -> String {
+    "gemini-2.5-flash".into()
+}
+fn default_max_steps() -> u32 {
+    10
+}
+fn default_max_tokens() -> u32 {
+    4096
+}

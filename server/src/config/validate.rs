@@ -1,0 +1,384 @@
+//! The rules a parsed agent.yaml must satisfy beyond its types.
+//!
+//! All problems are collected, not just the first, so one edit-and-restart
+//! cycle fixes them all. Each names its key path and the fix.
+
+use super::error::Problem;
+use super::model::{Provider, parse_model};
+use super::schema::{A2aAgentConfig, Config, MAX_ITERATIONS_CAP, NodeConfig, NodeKind};
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+/// The placeholder every prompt may use.
+pub const USER_MESSAGE_KEY: &str = "user_message";
+
+/// Checks `config`; `base_dir` is the config file's folder (for `scripted:` paths).
+pub fn validate(config: &Config, base_dir: &Path) -> Vec<Problem> {
+    let mut p = Vec::new();
+    if config.name.trim().is_empty() {
+        p.push(Problem::new("name", "must not be empty"));
+    }
+    if config.host.trim().is_empty() {
+        p.push(Problem::new(
+            "host",
+            "must not be empty: use 0.0.0.0 for every interface or 127.0.0.1 for this machine only",
+        ));
+    }
+    if config.data_dir.as_os_str().is_empty() {
+        p.push(Problem::new(
+            "data_dir",
+            "must not be empty (default ./data)",
+        ));
+    }
+    if let Some(url) = &config.public_url
+        && let Err(e) = check_http_url(url)
+    {
+        p.push(Problem::new("public_url", e));
+    }
+    if config.max_body_bytes < 1024 {
+        p.push(Problem::new(
+            "max_body_bytes",
+            format!(
+                "{} is too small: use at least 1024 (default 1048576)",
+                config.max_body_bytes
+            ),
+        ));
+    }
+    check_model(&config.llm.model, "llm.model", base_dir, &mut p);
+    if !(1..=100).contains(&config.llm.max_steps) {
+        p.push(Problem::new(
+            "llm.max_steps",
+            format!(
+                "{} is out of range: use 1 to 100 (default 10)",
+                config.llm.max_steps
+            ),
+        ));
+    }
+    if config.llm.max_tokens == 0 {
+        p.push(Problem::new(
+            "llm.max_tokens",
+            "must be at least 1 (default 4096)",
+        ));
+    }
+    if !(1..=64).contains(&config.a2a_max_hops) {
+        p.push(Problem::new(
+            "a2a_max_hops",
+            format!(
+                "{} is out of range: use 1 to 64 (default 8)",
+                config.a2a_max_hops
+            ),
+        ));
+    }
+    check_mcp_servers(config, &mut p);
+    check_a2a_list(&config.a2a, "a2a", &mut p);
+    if let Some(root) = &config.agent {
+        check_tree(root, base_dir, &mut p);
+    }
+    p
+}
+
+fn check_mcp_servers(config: &Config, p: &mut Vec<Problem>) {
+    let mut seen: HashMap<&str, String> = HashMap::new();
+    if config.mcp.is_some() {
+        seen.insert("mcp", "mcp".into());
+    }
+    for (i, s) in config.mcp_servers.iter().enumerate() {
+        let at = format!("mcp_servers[{i}]");
+        check_name(&s.name, &format!("{at}.name"), p);
+        if let Some(first) = seen.insert(s.name.as_str(), at.clone()) {
+            p.push(Problem::new(
+                format!("{at}.name"),
+                format!(
+                    "duplicate MCP server name `{}` (also at {first}): names must be unique",
+                    s.name
+                ),
+            ));
+        }
+        match (&s.url, &s.command) {
+            (Some(_), Some(_)) => p.push(Problem::new(&at, "has both `url` and `command`: use `url` for a Streamable HTTP server or `command` for a stdio server, not both")),
+            (None, None) => p.push(Problem::new(&at, "needs `url` (Streamable HTTP, e.g. http://localhost:9000/mcp) or `command` (stdio, e.g. mcp-resources)")),
+            (Some(url), None) => {
+                if let Err(e) = check_http_url(url) {
+                    p.push(Problem::new(format!("{at}.url"), e));
+                }
+                if !s.args.is_empty() || !s.env.is_empty() {
+                    p.push(Problem::new(&at, "`args` and `env` apply to stdio servers (`command`), not to `url`"));
+                }
+            }
+            (None, Some(cmd)) => {
+                if cmd.trim().is_empty() {
+                    p.push(Problem::new(format!("{at}.command"), "must not be empty"));
+                }
+                if !s.headers.is_empty() {
+                    p.push(Problem::new(format!("{at}.headers"), "headers apply to HTTP servers (`url`), not to `command`"));
+                }
+            }
+        }
+    }
+    if let Some(m) = &config.mcp
+        && m.command.trim().is_empty()
+    {
+        p.push(Problem::new("mcp.command", "must not be empty"));
+    }
+}
+
+fn check_a2a_list(list: &[A2aAgentConfig], at: &str, p: &mut Vec<Problem>) {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, a) in list.iter().enumerate() {
+        let here = format!("{at}[{i}]");
+        if a.name.is_empty()
+            || a.name.len() > 60
+            || !a
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            p.push(Problem::new(format!("{here}.name"), format!("`{}` is not a valid sub-agent name: use 1 to 60 letters, digits, `_` or `-` (it becomes the tool `a2a_<name>`)", a.name)));
+        }
+        if let Some(first) = seen.insert(a.name.as_str(), i) {
+            p.push(Problem::new(
+                format!("{here}.name"),
+                format!(
+                    "duplicate sub-agent name `{}` (also at {at}[{first}])",
+                    a.name
+                ),
+            ));
+        }
+        if let Err(e) = check_http_url(&a.url) {
+            p.push(Problem::new(format!("{here}.url"), e));
+        }
+    }
+}
+
+fn check_tree(root: &NodeConfig, base_dir: &Path, p: &mut Vec<Problem>) {
+    let mut names: HashMap<String, String> = HashMap::new();
+    let mut produced: BTreeSet<String> = BTreeSet::new();
+    produced.insert(USER_MESSAGE_KEY.to_string());
+    collect_outputs(root, &mut produced);
+    check_node(root, "agent", false, base_dir, &produced, &mut names, p);
+}
+
+fn collect_outputs(node: &NodeConfig, out: &mut BTreeSet<String>) {
+    if let Some(k) = &node.output_key {
+        out.insert(k.clone());
+    }
+    for c in &node.agents {
+        collect_outputs(c, out);
+    }
+}
+
+fn check_node(
+    n: &NodeConfig,
+    at: &str,
+    in_loop: bool,
+    base_dir: &Path,
+    produced: &BTreeSet<String>,
+    names: &mut HashMap<String, String>,
+    p: &mut Vec<Problem>,
+) {
+    check_name(&n.name, &format!("{at}.name"), p);
+    if let Some(first) = names.insert(n.name.clone(), at.to_string()) {
+        p.push(Problem::new(
+            format!("{at}.name"),
+            format!(
+                "duplicate node name `{}` (also at {first}): node names must be unique",
+                n.name
+            ),
+        ));
+    }
+    let kind = n.kind.as_str();
+    if n.kind.has_children() && n.agents.is_empty() {
+        p.push(Problem::new(
+            format!("{at}.agents"),
+            format!("a `{kind}` node needs at least one child in `agents`"),
+        ));
+    }
+    if !n.kind.has_children() && !n.agents.is_empty() {
+        p.push(Problem::new(format!("{at}.agents"), format!("a `{kind}` node has no children: move them under a sequential, parallel or loop node")));
+    }
+    match n.kind {
+        NodeKind::A2a => match &n.url {
+            Some(url) => {
+                if let Err(e) = check_http_url(url) {
+                    p.push(Problem::new(format!("{at}.url"), e));
+                }
+            }
+            None => p.push(Problem::new(
+                format!("{at}.url"),
+                "an `a2a` node needs `url`, the remote agent's base URL",
+            )),
+        },
+        _ => {
+            if n.url.is_some() {
+                p.push(Problem::new(
+                    format!("{at}.url"),
+                    format!("`url` applies to `a2a` nodes, not `{kind}`"),
+                ));
+            }
+        }
+    }
+    if let Some(model) = &n.model {
+        if n.kind == NodeKind::Llm {
+            check_model(model, &format!("{at}.model"), base_dir, p);
+        } else {
+            p.push(Problem::new(
+                format!("{at}.model"),
+                format!("`model` applies to `llm` nodes, not `{kind}`"),
+            ));
+        }
+    }
+    if !n.a2a.is_empty() && n.kind != NodeKind::Llm {
+        p.push(Problem::new(
+            format!("{at}.a2a"),
+            format!("node-level `a2a` tools apply to `llm` nodes, not `{kind}`"),
+        ));
+    }
+    check_a2a_list(&n.a2a, &format!("{at}.a2a"), p);
+    match (n.kind, n.max_iterations) {
+        (NodeKind::Loop, Some(m)) if m == 0 || m > MAX_ITERATIONS_CAP => {
+            p.push(Problem::new(
+                format!("{at}.max_iterations"),
+                format!("{m} is out of range: use 1 to {MAX_ITERATIONS_CAP} (default 10)"),
+            ));
+        }
+        (NodeKind::Loop, _) | (_, None) => {}
+        (_, Some(_)) => p.push(Problem::new(
+            format!("{at}.max_iterations"),
+            format!("`max_iterations` applies to `loop` nodes, not `{kind}`"),
+        )),
+    }
+    if n.can_exit_loop && !in_loop {
+        p.push(Problem::new(
+            format!("{at}.can_exit_loop"),
+            "only a node inside a `loop` can exit it: move the node under a loop or remove the key",
+        ));
+    }
+    if let Some(k) = &n.output_key
+        && !is_identifier(k)
+    {
+        p.push(Problem::new(format!("{at}.output_key"), format!("`{k}` is not a valid key: use letters, digits and `_`, starting with a letter or `_`")));
+    }
+    if let Some(prompt) = &n.prompt {
+        for key in placeholders(prompt) {
+            if !produced.contains(&key) {
+                let known = produced
+                    .iter()
+                    .map(|k| format!("{{{k}}}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                p.push(Problem::new(
+                    format!("{at}.prompt"),
+                    format!(
+                        "uses {{{key}}} but no node sets `output_key: {key}` (available: {known})"
+                    ),
+                ));
+            }
+        }
+    }
+    let child_in_loop = in_loop || n.kind == NodeKind::Loop;
+    for (i, c) in n.agents.iter().enumerate() {
+        check_node(
+            c,
+            &format!("{at}.agents[{i}]"),
+            child_in_loop,
+            base_dir,
+            produced,
+            names,
+            p,
+        );
+    }
+}
+
+fn check_model(model: &str, at: &str, base_dir: &Path, p: &mut Vec<Problem>) {
+    match parse_model(model) {
+        Ok(m) if m.provider == Provider::Scripted => {
+            let path = base_dir.join(&m.name);
+            if !path.is_file() {
+                p.push(Problem::new(at, format!("scripted rules file {} does not exist (paths are relative to the config file)", path.display())));
+            }
+        }
+        Ok(_) => {}
+        Err(e) => p.push(Problem::new(at, e)),
+    }
+}
+
+fn check_name(name: &str, at: &str, p: &mut Vec<Problem>) {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    {
+        p.push(Problem::new(
+            at,
+            format!("`{name}` is not a valid name: use letters, digits, `_`, `-` or `.`"),
+        ));
+    }
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The `{key}` placeholders of a prompt. Braces around anything that is not
+/// an identifier (JSON examples, `{ }`) are left alone.
+pub fn placeholders(prompt: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = prompt;
+    while let Some(start) = rest.find('{') {
+        let after = &rest[start + 1..];
+        match after.find(['}', '{']) {
+            Some(end) if after.as_bytes()[end] == b'}' => {
+                let inner = &after[..end];
+                if is_identifier(inner) && !out.iter().any(|k| k == inner) {
+                    out.push(inner.to_string());
+                }
+                rest = &after[end + 1..];
+            }
+            Some(end) => rest = &after[end..],
+            None => break,
+        }
+    }
+    out
+}
+
+/// Accepts `http://host…` and `https://host…`.
+pub fn check_http_url(url: &str) -> Result<(), String> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"));
+    match rest {
+        Some(r) if !r.is_empty() && !r.starts_with('/') && !url.contains(char::is_whitespace) => {
+            Ok(())
+        }
+        _ => Err(format!(
+            "`{url}` is not an http(s) URL: write e.g. http://localhost:9000/mcp"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_identifiers_in_braces() {
+        assert_eq!(
+            placeholders("Use {analysis} and {user_message}, not {\"a\": 1} or { } or {analysis}"),
+            vec!["analysis", "user_message"]
+        );
+        assert_eq!(placeholders("{{nested}}"), vec!["nested"]);
+        assert!(placeholders("no braces").is_empty());
+        assert!(placeholders("unclosed {key").is_empty());
+    }
+
+    #[test]
+    fn urls_must_be_http() {
+        assert!(check_http_url("http://localhost:1/mcp").is_ok());
+        assert!(check_http_url("https://a.example").is_ok());
+        assert!(check_http_url("ftp://a").is_err());
+        assert!(check_http_url("http://").is_err());
+        assert!(check_http_url("http:// a").is_err());
+    }
+}

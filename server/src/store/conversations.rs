@@ -1,0 +1,278 @@
+//! Conversations and messages: the SQL, on a plain `rusqlite::Connection`.
+//!
+//! Functions here are synchronous and take the connection they run on, so
+//! the async facade in `mod.rs` decides threading and transactions, and tests
+//! can call them directly on an in-memory database.
+
+use super::error::StoreError;
+use app::models::{Conversation, ConversationStatus, Message, Role, Summary, ToolCall};
+use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
+use std::collections::HashMap;
+
+/// The current time as stored: RFC 3339, UTC, milliseconds.
+pub fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// A fresh random id.
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// A message to append.
+#[derive(Clone, Debug)]
+pub struct NewMessage {
+    pub role: Role,
+    pub content: String,
+    pub tool_call: Option<ToolCall>,
+}
+
+/// Which page of `list` to read.
+#[derive(Clone, Debug, Default)]
+pub struct PageRequest {
+    /// At most this many (the caller validates the range).
+    pub limit: u32,
+    /// Only conversations older than this cursor (an opaque position).
+    pub before: Option<i64>,
+    pub status: Option<ConversationStatus>,
+}
+
+/// One page, newest first.
+#[derive(Clone, Debug)]
+pub struct Page {
+    pub conversations: Vec<Conversation>,
+    /// The position to pass as `before` for the next page; `None` on the last page.
+    pub next: Option<i64>,
+}
+
+const COLUMNS: &str = "seq, id, session_id, status, pipeline_state, created_at, updated_at";
+
+/// Inserts a new, empty, active conversation.
+pub fn insert(conn: &Connection, session_id: &str) -> Result<Conversation, StoreError> {
+    let id = new_id();
+    let ts = now();
+    conn.execute(
+        "INSERT INTO conversations (id, session_id, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)",
+        params![id, session_id, ConversationStatus::Active.as_str(), ts],
+    )?;
+    Ok(Conversation {
+        id,
+        session_id: session_id.to_string(),
+        status: ConversationStatus::Active,
+        messages: Vec::new(),
+        pending_approval: None,
+        pipeline_state: None,
+        created_at: ts.clone(),
+        updated_at: ts,
+    })
+}
+
+/// Appends a message and touches the conversation; `None` if it does not exist.
+pub fn append_message(
+    conn: &Connection,
+    conversation_id: &str,
+    m: NewMessage,
+) -> Result<Option<Message>, StoreError> {
+    let ts = now();
+    let touched = conn.execute(
+        "UPDATE conversations SET updated_at = ?2 WHERE id = ?1",
+        params![conversation_id, ts],
+    )?;
+    if touched == 0 {
+        return Ok(None);
+    }
+    let id = new_id();
+    let tool_call = m
+        .tool_call
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    conn.execute(
+        "INSERT INTO messages (id, conversation_id, role, content, tool_call, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![id, conversation_id, m.role.as_str(), m.content, tool_call, ts],
+    )?;
+    Ok(Some(Message {
+        id,
+        role: m.role,
+        content: m.content,
+        tool_call: m.tool_call,
+        created_at: ts,
+    }))
+}
+
+/// Sets a conversation's status; false if it does not exist.
+pub fn set_status(
+    conn: &Connection,
+    id: &str,
+    status: ConversationStatus,
+) -> Result<bool, StoreError> {
+    let n = conn.execute(
+        "UPDATE conversations SET status = ?2, updated_at = ?3 WHERE id = ?1",
+        params![id, status.as_str(), now()],
+    )?;
+    Ok(n == 1)
+}
+
+/// One conversation with its messages.
+pub fn get(conn: &Connection, id: &str) -> Result<Option<Conversation>, StoreError> {
+    let row = conn
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM conversations WHERE id = ?1"),
+            [id],
+            head,
+        )
+        .optional()?;
+    let Some((_, decoded)) = row else {
+        return Ok(None);
+    };
+    let mut c = decoded?;
+    c.messages = messages_of(conn, std::slice::from_ref(&c.id))?
+        .remove(&c.id)
+        .unwrap_or_default();
+    Ok(Some(c))
+}
+
+/// One page of conversations, newest first, each with its messages.
+pub fn list(conn: &Connection, req: &PageRequest) -> Result<Page, StoreError> {
+    let fetch = i64::from(req.limit) + 1;
+    let before = req.before.unwrap_or(i64::MAX);
+    let mut rows: Vec<(i64, Result<Conversation, StoreError>)> = match req.status {
+        Some(status) => {
+            let mut stmt = conn.prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM conversations WHERE status = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3"
+            ))?;
+            stmt.query_map(params![status.as_str(), before, fetch], head)?
+                .collect::<Result<_, _>>()?
+        }
+        None => {
+            let mut stmt = conn.prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM conversations WHERE seq < ?1 ORDER BY seq DESC LIMIT ?2"
+            ))?;
+            stmt.query_map(params![before, fetch], head)?
+                .collect::<Result<_, _>>()?
+        }
+    };
+    let has_more = rows.len() as i64 == fetch;
+    if has_more {
+        rows.pop();
+    }
+    let next = if has_more {
+        rows.last().map(|(seq, _)| *seq)
+    } else {
+        None
+    };
+    let mut conversations = rows
+        .into_iter()
+        .map(|(_, c)| c)
+        .collect::<Result<Vec<_>, _>>()?;
+    let ids: Vec<String> = conversations.iter().map(|c| c.id.clone()).collect();
+    let mut by_conv = messages_of(conn, &ids)?;
+    for c in &mut conversations {
+        c.messages = by_conv.remove(&c.id).unwrap_or_default();
+    }
+    Ok(Page {
+        conversations,
+        next,
+    })
+}
+
+/// Counts by status over all conversations.
+pub fn summary(conn: &Connection) -> Result<Summary, StoreError> {
+    let mut stmt =
+        conn.prepare_cached("SELECT status, COUNT(*) FROM conversations GROUP BY status")?;
+    let mut s = Summary::default();
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+    for row in rows {
+        let (status, n) = row?;
+        let n = n.max(0) as u64;
+        s.total += n;
+        match ConversationStatus::parse(&status) {
+            Some(ConversationStatus::Active) => s.active += n,
+            Some(ConversationStatus::WaitingApproval) => s.waiting_approval += n,
+            Some(ConversationStatus::Completed) => s.completed += n,
+            Some(ConversationStatus::Failed) => s.failed += n,
+            None => {
+                return Err(StoreError::Corrupt(format!(
+                    "unknown conversation status {status:?}"
+                )));
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// Messages of the given conversations, oldest first, grouped by conversation.
+fn messages_of(
+    conn: &Connection,
+    ids: &[String],
+) -> Result<HashMap<String, Vec<Message>>, StoreError> {
+    let mut out: HashMap<String, Vec<Message>> = HashMap::new();
+    if ids.is_empty() {
+        return Ok(out);
+    }
+    let marks = vec!["?"; ids.len()].join(",");
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT conversation_id, id, role, content, tool_call, created_at FROM messages \
+         WHERE conversation_id IN ({marks}) ORDER BY seq"
+    ))?;
+    let rows = stmt.query_map(params_from_iter(ids.iter()), |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, String>(3)?,
+            r.get::<_, Option<String>>(4)?,
+            r.get::<_, String>(5)?,
+        ))
+    })?;
+    for row in rows {
+        let (conv, id, role, content, tool_call, created_at) = row?;
+        let role = Role::parse(&role)
+            .ok_or_else(|| StoreError::Corrupt(format!("unknown message role {role:?}")))?;
+        let tool_call = tool_call
+            .map(|t| serde_json::from_str::<ToolCall>(&t))
+            .transpose()
+            .map_err(|e| StoreError::Corrupt(format!("message {id}: tool_call: {e}")))?;
+        out.entry(conv).or_default().push(Message {
+            id,
+            role,
+            content,
+            tool_call,
+            created_at,
+        });
+    }
+    Ok(out)
+}
+
+/// Maps a conversation row (without messages). The inner result carries
+/// decoding errors of our own columns, which rusqlite cannot express.
+fn head(r: &Row<'_>) -> rusqlite::Result<(i64, Result<Conversation, StoreError>)> {
+    let seq: i64 = r.get(0)?;
+    let id: String = r.get(1)?;
+    let status: String = r.get(3)?;
+    let pipeline_state: Option<String> = r.get(4)?;
+    let session_id: String = r.get(2)?;
+    let created_at: String = r.get(5)?;
+    let updated_at: String = r.get(6)?;
+    let decoded = (|| {
+        let status = ConversationStatus::parse(&status).ok_or_else(|| {
+            StoreError::Corrupt(format!("conversation {id}: unknown status {status:?}"))
+        })?;
+        let pipeline_state = pipeline_state
+            .map(|s| serde_json::from_str(&s))
+            .transpose()
+            .map_err(|e| StoreError::Corrupt(format!("conversation {id}: pipeline_state: {e}")))?;
+        Ok(Conversation {
+            id: id.clone(),
+            session_id,
+            status,
+            messages: Vec::new(),
+            pending_approval: None,
+            pipeline_state,
+            created_at,
+            updated_at,
+        })
+    })();
+    Ok((seq, decoded))
+}

@@ -1,0 +1,33 @@
+//! Storage errors.
+
+/// Why a storage operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot create the data directory {path}: {source}")]
+    CreateDir {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot open the database {path}: {source}")]
+    Open {
+        path: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error(
+        "the database {path} has schema version {found}, newer than this agent understands ({known}): \
+         run the newer agent, or restore a backup"
+    )]
+    TooNew {
+        path: String,
+        found: i64,
+        known: i64,
+    },
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+    #[error("the storage worker stopped: {0}")]
+    Worker(String),
+}

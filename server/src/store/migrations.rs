@@ -1,0 +1,84 @@
+//! Versioned schema migrations, tracked in `PRAGMA user_version`.
+//!
+//! Migrations are append-only: each entry upgrades the schema by one
+//! version inside its own transaction, so a crash mid-upgrade leaves the
+//! previous version intact. A database newer than this binary is refused
+//! rather than guessed at.
+
+use super::error::StoreError;
+use rusqlite::Connection;
+
+/// Schema versions, in order; index 0 upgrades version 0 to 1.
+const MIGRATIONS: &[&str] = &[
+    // 1: conversations and their messages.
+    r#"
+    CREATE TABLE conversations (
+        seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+        id             TEXT NOT NULL UNIQUE,
+        session_id     TEXT NOT NULL,
+        status         TEXT NOT NULL,
+        pipeline_state TEXT,
+        created_at     TEXT NOT NULL,
+        updated_at     TEXT NOT NULL
+    );
+    CREATE INDEX conversations_by_status ON conversations(status, seq);
+    CREATE TABLE messages (
+        seq             INTEGER PRIMARY KEY AUTOINCREMENT,
+        id              TEXT NOT NULL UNIQUE,
+        conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        role            TEXT NOT NULL,
+        content         TEXT NOT NULL,
+        tool_call       TEXT,
+        created_at      TEXT NOT NULL
+    );
+    CREATE INDEX messages_by_conversation ON messages(conversation_id, seq);
+    "#,
+];
+
+/// The schema version this binary writes.
+pub const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Brings `conn` up to [`CURRENT_VERSION`].
+pub fn migrate(conn: &mut Connection, path: &str) -> Result<(), StoreError> {
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if found > CURRENT_VERSION {
+        return Err(StoreError::TooNew {
+            path: path.to_string(),
+            found,
+            known: CURRENT_VERSION,
+        });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", i as i64 + 1)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrating_twice_is_a_no_op_and_sets_the_version() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn, ":memory:").unwrap();
+        migrate(&mut conn, ":memory:").unwrap();
+        let v: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, CURRENT_VERSION);
+    }
+
+    #[test]
+    fn a_newer_database_is_refused() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "user_version", CURRENT_VERSION + 1)
+            .unwrap();
+        let e = migrate(&mut conn, "x.db").unwrap_err();
+        assert!(matches!(e, StoreError::TooNew { .. }), "{e}");
+        assert!(e.to_string().contains("newer than this agent"));
+    }
+}

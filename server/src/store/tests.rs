@@ -1,0 +1,185 @@
+//! Store behaviour on a real database file.
+
+use super::*;
+use app::models::{Role, ToolCall};
+
+fn temp_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    (dir, store)
+}
+
+fn text(role: Role, content: &str) -> NewMessage {
+    NewMessage {
+        role,
+        content: content.into(),
+        tool_call: None,
+    }
+}
+
+#[tokio::test]
+async fn a_created_conversation_reads_back_with_its_messages_in_order() {
+    let (_d, s) = temp_store();
+    let c = s.create_conversation("abcd1234".into()).await.unwrap();
+    assert_eq!(c.status, ConversationStatus::Active);
+    s.append_message(c.id.clone(), text(Role::User, "list resources"))
+        .await
+        .unwrap()
+        .unwrap();
+    let call = ToolCall {
+        name: "resources_list".into(),
+        arguments: serde_json::json!({"pattern": ".*"}),
+        result: Some("[]".into()),
+        is_error: Some(false),
+    };
+    s.append_message(
+        c.id.clone(),
+        NewMessage {
+            role: Role::Tool,
+            content: String::new(),
+            tool_call: Some(call.clone()),
+        },
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let got = s.get_conversation(c.id.clone()).await.unwrap().unwrap();
+    assert_eq!(got.session_id, "abcd1234");
+    assert_eq!(got.messages.len(), 2);
+    assert_eq!(got.messages[0].content, "list resources");
+    assert_eq!(got.messages[1].tool_call.as_ref(), Some(&call));
+    assert!(got.updated_at >= got.created_at);
+}
+
+#[tokio::test]
+async fn unknown_ids_are_none_not_errors() {
+    let (_d, s) = temp_store();
+    assert!(s.get_conversation("nope".into()).await.unwrap().is_none());
+    assert!(
+        s.append_message("nope".into(), text(Role::User, "x"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        !s.set_status("nope".into(), ConversationStatus::Completed)
+            .await
+            .unwrap()
+    );
+}
+
+#[tokio::test]
+async fn paging_walks_every_conversation_newest_first_exactly_once() {
+    let (_d, s) = temp_store();
+    let mut ids = Vec::new();
+    for _ in 0..7 {
+        ids.push(s.create_conversation("s".into()).await.unwrap().id);
+    }
+    ids.reverse();
+    let mut seen = Vec::new();
+    let mut before = None;
+    loop {
+        let (page, summary) = s
+            .list_conversations(PageRequest {
+                limit: 3,
+                before,
+                status: None,
+            })
+            .await
+            .unwrap();
+        assert_eq!(summary.total, 7);
+        assert!(page.conversations.len() <= 3);
+        seen.extend(page.conversations.into_iter().map(|c| c.id));
+        match page.next {
+            Some(n) => before = Some(n),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ids);
+}
+
+#[tokio::test]
+async fn status_filter_and_summary_agree() {
+    let (_d, s) = temp_store();
+    let a = s.create_conversation("s".into()).await.unwrap();
+    let b = s.create_conversation("s".into()).await.unwrap();
+    s.create_conversation("s".into()).await.unwrap();
+    s.set_status(a.id.clone(), ConversationStatus::WaitingApproval)
+        .await
+        .unwrap();
+    s.set_status(b.id.clone(), ConversationStatus::Completed)
+        .await
+        .unwrap();
+    let (page, summary) = s
+        .list_conversations(PageRequest {
+            limit: 10,
+            before: None,
+            status: Some(ConversationStatus::WaitingApproval),
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.conversations.len(), 1);
+    assert_eq!(page.conversations[0].id, a.id);
+    assert_eq!(summary.total, 3);
+    assert_eq!(
+        (summary.active, summary.waiting_approval, summary.completed),
+        (1, 1, 1)
+    );
+}
+
+#[tokio::test]
+async fn data_survives_reopening_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = {
+        let s = Store::open(dir.path()).unwrap();
+        let c = s
+            .create_conversation_with("sid".into(), text(Role::User, "hello"))
+            .await
+            .unwrap();
+        assert_eq!(c.messages.len(), 1);
+        c.id
+    };
+    let s = Store::open(dir.path()).unwrap();
+    let c = s.get_conversation(id).await.unwrap().unwrap();
+    assert_eq!(c.messages[0].content, "hello");
+}
+
+#[tokio::test]
+async fn concurrent_writers_lose_nothing() {
+    let (_d, s) = temp_store();
+    let c = s.create_conversation("s".into()).await.unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..50 {
+        let s = s.clone();
+        let id = c.id.clone();
+        tasks.push(tokio::spawn(async move {
+            s.append_message(id, text(Role::User, &format!("m{i}")))
+                .await
+                .unwrap()
+                .unwrap();
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let got = s.get_conversation(c.id).await.unwrap().unwrap();
+    assert_eq!(got.messages.len(), 50);
+}
+
+#[tokio::test]
+async fn corrupt_rows_are_reported_not_panicked_on() {
+    let (_d, s) = temp_store();
+    let c = s.create_conversation("s".into()).await.unwrap();
+    let id = c.id.clone();
+    s.write(move |tx| {
+        tx.execute(
+            "UPDATE conversations SET status = 'weird' WHERE id = ?1",
+            [&id],
+        )?;
+        Ok(())
+    })
+    .await
+    .unwrap();
+    let e = s.get_conversation(c.id).await.unwrap_err();
+    assert!(e.to_string().contains("unknown status"), "{e}");
+}

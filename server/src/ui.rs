@@ -1,0 +1,110 @@
+//! The web UI inside the server: Leptos page routes, server-side data for
+//! rendering, static assets, and the 404 split between pages and API.
+//!
+//! Pages render on the server with data read in-process from the store
+//! ([`StoreBackend`], provided as Leptos context); the browser then hydrates
+//! them and talks to the public REST API. UI paths are `/` and `/ui/...`,
+//! assets are under `/pkg/` or are files in the site root; every other
+//! unknown path answers as the JSON API does, so an API client never gets an
+//! HTML page.
+
+use crate::api::{ApiError, conversations};
+use crate::state::AppState;
+use crate::store::Store;
+use app::api::{BoxFuture, SharedBackend, UiBackend};
+use app::models::{Conversation, ConversationList, ListQuery};
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use leptos::prelude::provide_context;
+use leptos_axum::{LeptosRoutes, generate_route_list};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Page data for server-side rendering, straight from the store.
+struct StoreBackend {
+    store: Store,
+}
+
+impl UiBackend for StoreBackend {
+    fn list_conversations(
+        &self,
+        q: ListQuery,
+    ) -> BoxFuture<Result<ConversationList, app::api::ApiError>> {
+        let store = self.store.clone();
+        Box::pin(async move {
+            conversations::list_page(&store, q)
+                .await
+                .map_err(Into::into)
+        })
+    }
+
+    fn get_conversation(&self, id: String) -> BoxFuture<Result<Conversation, app::api::ApiError>> {
+        let store = self.store.clone();
+        Box::pin(async move { conversations::load(&store, id).await.map_err(Into::into) })
+    }
+}
+
+/// The page routes of the app, rendered by Leptos.
+pub fn routes(state: &AppState) -> Router<AppState> {
+    let backend: SharedBackend = Arc::new(StoreBackend {
+        store: state.store.clone(),
+    });
+    let options = state.leptos.clone();
+    Router::new().leptos_routes_with_context(
+        state,
+        generate_route_list(app::App),
+        move || provide_context(backend.clone()),
+        move || app::shell(options.clone()),
+    )
+}
+
+/// Unknown paths: assets and UI paths go to Leptos (a file, or the 404
+/// page); everything else is an API 404 in JSON.
+pub async fn fallback(State(state): State<AppState>, req: Request) -> Response {
+    let path = req.uri().path().to_string();
+    if is_ui_path(&path, &state.leptos.site_root) {
+        let backend: SharedBackend = Arc::new(StoreBackend {
+            store: state.store.clone(),
+        });
+        let handler = leptos_axum::file_and_error_handler_with_context::<AppState, _>(
+            move || provide_context(backend.clone()),
+            app::shell,
+        );
+        return handler(req.uri().clone(), State(state), req).await;
+    }
+    ApiError::NotFound(format!(
+        "no API route for {} {path}; the routes are /health and /conversations (see the README)",
+        req.method()
+    ))
+    .into_response()
+}
+
+fn is_ui_path(path: &str, site_root: &str) -> bool {
+    if path == "/" || path.starts_with("/ui/") || path.starts_with("/pkg/") {
+        return true;
+    }
+    let rel = path.trim_start_matches('/');
+    !rel.is_empty()
+        && !rel.split('/').any(|seg| seg == ".." || seg.is_empty())
+        && Path::new(site_root).join(rel).is_file()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ui_paths_are_pages_and_assets_only() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("robots.txt"), "x").unwrap();
+        let root = dir.path().to_str().unwrap();
+        assert!(is_ui_path("/", root));
+        assert!(is_ui_path("/ui/nope", root));
+        assert!(is_ui_path("/pkg/stopgo.js", root));
+        assert!(is_ui_path("/robots.txt", root));
+        assert!(!is_ui_path("/conversations/x/y", root));
+        assert!(!is_ui_path("/../etc/passwd", root));
+        assert!(!is_ui_path("/nothing-here", root));
+    }
+}

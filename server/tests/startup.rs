@@ -1,0 +1,109 @@
+//! Startup: config errors stop the agent with a message naming the file and
+//! the key; a good config serves UI pages and the API on one port.
+
+mod support;
+
+use support::{Agent, client, run_to_exit, write_config};
+
+#[test]
+fn a_bad_config_exits_with_the_file_key_and_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        dir.path(),
+        &dir.path().join("data"),
+        "promt: hello\nllm: {model: llama3}\n",
+    );
+    let (status, out) = run_to_exit(&cfg);
+    assert!(!status.success());
+    let shown = cfg.display().to_string();
+    assert!(out.contains(&shown), "names the file: {out}");
+    assert!(out.contains("did you mean `prompt`?"), "{out}");
+}
+
+#[test]
+fn a_missing_config_file_is_named() {
+    let (status, out) = run_to_exit(std::path::Path::new("/nonexistent/agent.yaml"));
+    assert!(!status.success());
+    assert!(
+        out.contains("/nonexistent/agent.yaml: cannot read the config file"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_port_in_use_is_a_clear_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("agent.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "host: 127.0.0.1\nport: {port}\ndata_dir: {}\n",
+            dir.path().join("d").display()
+        ),
+    )
+    .unwrap();
+    let (status, out) = run_to_exit(&path);
+    assert!(!status.success());
+    assert!(
+        out.contains(&format!("cannot listen on 127.0.0.1:{port}")),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn pages_render_on_the_server_and_api_paths_stay_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(dir.path(), &dir.path().join("data"), "");
+    let a = Agent::start(&cfg);
+    let http = client();
+    let created: serde_json::Value = http
+        .post(a.url("/conversations"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["conversation"]["id"].as_str().unwrap();
+
+    let home = http
+        .get(a.url("/"))
+        .header("Accept", "text/html")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(home.status().as_u16(), 200);
+    let html = home.text().await.unwrap();
+    assert!(html.contains("New conversation"), "{html}");
+    assert!(
+        html.contains(id),
+        "the list is rendered on the server: {html}"
+    );
+    assert!(
+        html.contains("/pkg/stopgo.js"),
+        "hydration script is linked"
+    );
+
+    let page = http
+        .get(a.url(&format!("/ui/conversations/{id}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status().as_u16(), 200);
+    assert!(page.text().await.unwrap().contains("No messages yet"));
+
+    let missing = http.get(a.url("/ui/nope")).send().await.unwrap();
+    assert_eq!(missing.status().as_u16(), 404);
+    assert!(missing.text().await.unwrap().contains("Page not found"));
+
+    let api = http
+        .get(a.url("/conversations/x/extra"))
+        .header("Accept", "text/html")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(api.status().as_u16(), 404);
+    assert_eq!(api.headers()["content-type"], "application/json");
+}

@@ -1,0 +1,154 @@
+//! Test support: start the real `agent` binary on a free port with a
+//! temporary data directory, and read what it logs.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A running `agent` process.
+pub struct Agent {
+    child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// Everything the process wrote to stdout and stderr so far.
+    pub log: Arc<Mutex<String>>,
+    pub config_path: PathBuf,
+}
+
+/// Writes `yaml` plus `host`, `port: 0` and `data_dir` into `dir/agent.yaml`.
+pub fn write_config(dir: &Path, data_dir: &Path, yaml: &str) -> PathBuf {
+    let path = dir.join("agent.yaml");
+    let full = format!(
+        "host: 127.0.0.1\nport: 0\ndata_dir: {}\n{yaml}",
+        data_dir.display()
+    );
+    std::fs::write(&path, full).unwrap();
+    path
+}
+
+impl Agent {
+    /// Starts the agent with `config` and waits until it listens.
+    pub fn start(config: &Path) -> Agent {
+        Self::start_with_env(config, &[])
+    }
+
+    pub fn start_with_env(config: &Path, env: &[(&str, &str)]) -> Agent {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent"));
+        cmd.arg("--config")
+            .arg(config)
+            .env("RUST_LOG", "info")
+            .env_remove("AGENT_CONFIG")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("start agent");
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        for stream in [
+            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+            Box::new(child.stderr.take().unwrap()),
+        ] {
+            let log = log.clone();
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    if let Some(addr) = line.split("listening on http://").nth(1) {
+                        let _ = tx.send(addr.split_whitespace().next().unwrap_or("").to_string());
+                    }
+                    let mut l = log.lock().unwrap();
+                    l.push_str(&line);
+                    l.push('\n');
+                }
+            });
+        }
+        let addr = match rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(a) => a,
+            Err(_) => {
+                let _ = child.kill();
+                panic!("agent did not start; log:\n{}", log.lock().unwrap());
+            }
+        };
+        Agent {
+            child,
+            base: format!("http://{addr}"),
+            log,
+            config_path: config.to_path_buf(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Waits until the log contains `needle` (log lines arrive asynchronously).
+    pub fn wait_for_log(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let log = self.log();
+            if log.contains(needle) || Instant::now() > deadline {
+                return log;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// `kill -9`.
+    pub fn kill9(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    /// SIGTERM, then the exit status.
+    pub fn terminate(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "agent did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs the agent binary to completion (for startup errors).
+pub fn run_to_exit(config: &Path) -> (std::process::ExitStatus, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_agent"))
+        .arg("--config")
+        .arg(config)
+        .env_remove("AGENT_CONFIG")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status, text)
+}
+
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap()
+}
