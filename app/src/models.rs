@@ -92,6 +92,9 @@ impl Role {
 pub struct ToolCall {
     pub name: String,
     pub arguments: Value,
+    /// The MCP server or sub-agent that serves the tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -205,6 +208,78 @@ pub struct ErrorBody {
     pub error: String,
 }
 
+/// Where an approval stands (DESIGN.md §3). `pending → approved → executing
+/// → executed | failed`, `pending → rejected`; `in_doubt` when the agent
+/// stopped while the tool ran (it is never re-run); `cancelled` when the
+/// task was cancelled before a decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalStatus {
+    Pending,
+    Approved,
+    Executing,
+    Executed,
+    Failed,
+    Rejected,
+    InDoubt,
+    Cancelled,
+}
+
+impl ApprovalStatus {
+    pub const ALL: [ApprovalStatus; 8] = [
+        ApprovalStatus::Pending,
+        ApprovalStatus::Approved,
+        ApprovalStatus::Executing,
+        ApprovalStatus::Executed,
+        ApprovalStatus::Failed,
+        ApprovalStatus::Rejected,
+        ApprovalStatus::InDoubt,
+        ApprovalStatus::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalStatus::Pending => "pending",
+            ApprovalStatus::Approved => "approved",
+            ApprovalStatus::Executing => "executing",
+            ApprovalStatus::Executed => "executed",
+            ApprovalStatus::Failed => "failed",
+            ApprovalStatus::Rejected => "rejected",
+            ApprovalStatus::InDoubt => "in_doubt",
+            ApprovalStatus::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.as_str() == s)
+    }
+}
+
+/// A tool as `GET /tools` lists it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolDescription {
+    pub name: String,
+    pub description: String,
+    #[serde(rename = "inputSchema")]
+    pub input_schema: Value,
+    #[serde(rename = "destructiveHint")]
+    pub destructive_hint: bool,
+    pub server: String,
+    /// False while the tool's server cannot be reached.
+    #[serde(default = "yes")]
+    pub available: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `GET /tools`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolList {
+    pub tools: Vec<ToolDescription>,
+}
+
 /// `GET /health`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Health {
@@ -231,6 +306,7 @@ mod tests {
                 tool_call: Some(ToolCall {
                     name: "resources_add".into(),
                     arguments: serde_json::json!({"name": "a", "value": 1}),
+                    server: None,
                     result: None,
                     is_error: None,
                 }),

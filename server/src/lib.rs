@@ -1,7 +1,10 @@
 //! Stop & Go's agent server.
 //!
 //! - [`config`]: agent.yaml, validated at startup.
-//! - [`store`]: conversations and messages in SQLite.
+//! - [`store`]: conversations, messages and approvals in SQLite.
+//! - [`engine`]: turns, approvals, recovery after a restart.
+//! - [`llm`]: the model providers behind one trait.
+//! - [`tools`]: the tool router the engine calls (MCP servers behind it).
 //! - [`api`]: the REST API and the router that also serves the web UI.
 //! - `ui`: the Leptos page routes and server-side page data.
 //! - [`state`]: the handles every request shares.
@@ -12,8 +15,12 @@
 
 pub mod api;
 pub mod config;
+pub mod engine;
+pub mod llm;
+pub mod resources;
 pub mod state;
 pub mod store;
+pub mod tools;
 mod ui;
 
 use crate::config::Config;
@@ -36,13 +43,65 @@ pub fn leptos_options(site_root: &str) -> LeptosOptions {
         .build()
 }
 
-/// Opens the store for `config` and builds the shared state.
-pub fn build_state(config: Config, site_root: &str) -> Result<AppState, store::StoreError> {
-    let store = Store::open(&config.data_dir)?;
+/// Why the agent could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    #[error("{0}")]
+    Tools(String),
+}
+
+/// Everything `build_state` needs from outside.
+pub struct Startup {
+    pub config: Config,
+    /// The config file's folder (relative `scripted:` paths).
+    pub config_dir: std::path::PathBuf,
+    pub site_root: String,
+    /// The tools; `None` builds them from the config's MCP servers.
+    pub tools: Option<Arc<dyn tools::ToolRouter>>,
+}
+
+/// Opens the store, settles work a crash left half-done, builds the model
+/// client and the engine. A model that cannot be used (missing key) is
+/// logged and reported by `/health`, not fatal: existing conversations and
+/// approvals stay usable.
+pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
+    let store = Store::open(&s.config.data_dir)?;
+    let config = Arc::new(s.config);
+    let llm = config::parse_model(&config.llm.model)
+        .map_err(llm::LlmError::Config)
+        .and_then(|m| {
+            let env = |k: &str| std::env::var(k).ok();
+            let http = llm::http::HttpClient::with_timeout(std::time::Duration::from_secs(
+                config.llm.timeout_seconds,
+            ));
+            llm::client_for(&m, &s.config_dir, http, &env)
+        });
+    match &llm {
+        Ok(c) => tracing::info!(model = %c.describe(), "model ready"),
+        Err(e) => tracing::error!(
+            "the model cannot be used: {e}; new messages will fail until this is fixed"
+        ),
+    }
+    let tools: Arc<dyn tools::ToolRouter> = match s.tools {
+        Some(t) => t,
+        None => Arc::new(tools::NoTools),
+    };
+    let engine = engine::Engine::new(store.clone(), config.clone(), llm, tools);
+    let resume = engine.recover().await?;
+    if !resume.is_empty() {
+        tracing::info!(
+            count = resume.len(),
+            "resuming approved actions found after a restart"
+        );
+        engine.resume_in_background(resume);
+    }
     Ok(AppState {
         store,
-        config: Arc::new(config),
-        leptos: leptos_options(site_root),
+        engine,
+        config,
+        leptos: leptos_options(&s.site_root),
     })
 }
 

@@ -1,6 +1,7 @@
 //! The shared state every handler gets.
 
 use crate::config::Config;
+use crate::engine::Engine;
 use crate::store::Store;
 use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
@@ -12,6 +13,9 @@ pub struct AppState {
     /// Durable state. Shared because every request reads or writes it; the
     /// store serialises its own writes.
     pub store: Store,
+    /// Turns, approvals and tools. Shared because every request that changes
+    /// a conversation goes through it (it owns the per-conversation locks).
+    pub engine: Engine,
     /// The validated config, read-only after startup.
     pub config: Arc<Config>,
     /// Where the UI's assets are and what they are called; Leptos reads it

@@ -1,19 +1,19 @@
-//! `/conversations`: create, list (paged, filtered, with summary) and read.
+//! `/conversations`: create, list (paged, filtered, with summary), read, and
+//! send a message.
 //!
-//! Turns (a message to the agent) arrive with the agent core; until then a
-//! message is refused with 501 before anything is stored, so a client never
-//! gets a half-made conversation from a request that failed.
+//! A message runs a turn through the engine; the response carries the
+//! conversation after the turn and its result (`R`).
 
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiQuery};
-use super::session::SessionId;
+use super::session::Caller;
 use crate::state::AppState;
 use crate::store::{PageRequest, Store};
 use app::models::{
     ConversationList, ConversationResponse, ConversationStatus, CreateConversation, ListQuery,
 };
 use axum::Json;
-use axum::extract::{Extension, Path, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 
@@ -49,30 +49,20 @@ pub struct SendMessage {
     pub message: String,
 }
 
-fn not_yet() -> ApiError {
-    ApiError::NotImplemented(
-        "this agent cannot answer messages yet: the agent core (LLM, tools, approvals) is not built into \
-         this version. Create the conversation without \"message\"."
-            .into(),
-    )
-}
-
-/// `POST /conversations` → 201 `{"conversation": C}`.
+/// `POST /conversations` → 201 `{"conversation": C}`, or with a message
+/// `{"conversation": C, "result": R}` after the first turn.
 pub async fn create(
     State(state): State<AppState>,
-    Extension(SessionId(sid)): Extension<SessionId>,
+    Caller(ctx): Caller,
     ApiJson(body): ApiJson<CreateConversation>,
 ) -> Result<(StatusCode, Json<ConversationResponse>), ApiError> {
-    if body.message.is_some() {
-        return Err(not_yet());
-    }
-    let conversation = state.store.create_conversation(sid).await?;
+    let (conversation, reply) = state.engine.start_conversation(body.message, ctx).await?;
     tracing::info!(conversation = %conversation.id, "conversation created");
     Ok((
         StatusCode::CREATED,
         Json(ConversationResponse {
             conversation,
-            result: None,
+            result: reply.map(|r| r.result),
         }),
     ))
 }
@@ -97,19 +87,19 @@ pub async fn get(
     }))
 }
 
-/// `POST /conversations/:id/messages`.
+/// `POST /conversations/:id/messages` → `{"conversation": C, "result": R}`;
+/// 409 with the pending approval while one waits.
 pub async fn send_message(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    Caller(ctx): Caller,
     ApiJson(body): ApiJson<SendMessage>,
 ) -> Result<Json<ConversationResponse>, ApiError> {
-    load(&state.store, id).await?;
-    if body.message.trim().is_empty() {
-        return Err(ApiError::BadRequest(
-            "\"message\" is empty: send the text for the agent".into(),
-        ));
-    }
-    Err(not_yet())
+    let reply = state.engine.send_message(&id, body.message, ctx).await?;
+    Ok(Json(ConversationResponse {
+        conversation: reply.conversation,
+        result: Some(reply.result),
+    }))
 }
 
 /// Reads one conversation or says it does not exist.

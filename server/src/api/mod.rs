@@ -1,6 +1,6 @@
 //! The HTTP API: REST routes, the session/logging middleware, JSON errors.
 //!
-//! - `conversations`, `health`: the handlers.
+//! - `conversations`, `approvals`, `tools`, `health`: the handlers.
 //! - `error`: [`ApiError`], the one error type at the edge.
 //! - `extract`: JSON and query extractors that reject in the API's format.
 //! - `session`: `X-Session-ID` and the per-request log span.
@@ -8,11 +8,13 @@
 //! [`router`] assembles API and UI on one axum router; `main` and every test
 //! use it, so tests exercise exactly what users run.
 
+pub mod approvals;
 pub mod conversations;
 pub mod error;
 pub mod extract;
 pub mod health;
 pub mod session;
+pub mod tools;
 
 pub use error::ApiError;
 

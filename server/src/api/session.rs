@@ -76,6 +76,36 @@ pub async fn layer(mut req: Request, next: Next) -> Response {
     resp
 }
 
+/// Who is calling: the session id and the caller's bearer token (kept in
+/// memory for forwarding to tool servers; never logged or stored).
+pub struct Caller(pub crate::tools::CallContext);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        let session_id = parts
+            .extensions
+            .get::<SessionId>()
+            .map(|s| s.0.clone())
+            .unwrap_or_else(generate);
+        let bearer = parts
+            .headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                v.strip_prefix("Bearer ")
+                    .or_else(|| v.strip_prefix("bearer "))
+            })
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty());
+        Ok(Caller(crate::tools::CallContext { bearer, session_id }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,7 +45,19 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     }
     let addr = format!("{}:{}", config.host, config.port);
     let name = config.name.clone();
-    let state = server::build_state(config, &site_root).context("opening the data directory")?;
+    let config_dir = args
+        .config
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_default();
+    let state = server::build_state(server::Startup {
+        config,
+        config_dir,
+        site_root,
+        tools: None,
+    })
+    .await
+    .context("starting the agent")?;
     let db = state.store.path().display().to_string();
     let listener = tokio::net::TcpListener::bind(&addr)
         .await
@@ -56,37 +68,41 @@ async fn serve(args: Args) -> anyhow::Result<()> {
             )
         })?;
     let local = listener.local_addr()?;
+    let shutdown = shutdown_signal();
     tracing::info!(agent = %name, db = %db, "listening on http://{local}");
-    server::run(listener, state, shutdown_signal()).await?;
+    server::run(listener, state, shutdown).await?;
     tracing::info!("stopped");
     Ok(())
 }
 
-/// Resolves on SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        if let Err(e) = tokio::signal::ctrl_c().await {
-            tracing::warn!("cannot listen for Ctrl-C: {e}");
-            std::future::pending::<()>().await;
-        }
-    };
+/// Installs the SIGINT and SIGTERM handlers now (so a signal that arrives
+/// right after startup is not fatal) and returns a future that resolves on
+/// the first of them.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate());
+    #[cfg(unix)]
+    let int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt());
+    async move {
+        #[cfg(unix)]
+        match (term, int) {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {},
+                    _ = int.recv() => {},
+                }
             }
-            Err(e) => {
-                tracing::warn!("cannot listen for SIGTERM: {e}");
+            (Err(e), _) | (_, Err(e)) => {
+                tracing::warn!(
+                    "cannot listen for SIGTERM/SIGINT ({e}); stop the agent with SIGKILL"
+                );
                 std::future::pending::<()>().await;
             }
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
+        #[cfg(not(unix))]
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+        tracing::info!("shutting down: finishing in-flight requests");
     }
-    tracing::info!("shutting down: finishing in-flight requests");
 }

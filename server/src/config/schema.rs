@@ -67,6 +67,9 @@ pub struct LlmConfig {
     /// `max_tokens` for providers that require it (Anthropic).
     #[serde(default = "default_max_tokens")]
     pub max_tokens: u32,
+    /// Per-request timeout of model calls, in seconds.
+    #[serde(default = "default_llm_timeout")]
+    pub timeout_seconds: u64,
 }
 
 impl Default for LlmConfig {
@@ -75,6 +78,7 @@ impl Default for LlmConfig {
             model: default_model(),
             max_steps: default_max_steps(),
             max_tokens: default_max_tokens(),
+            timeout_seconds: default_llm_timeout(),
         }
     }
 }
@@ -267,4 +271,7 @@ fn default_max_steps() -> u32 {
 }
 fn default_max_tokens() -> u32 {
     4096
+}
+fn default_llm_timeout() -> u64 {
+    60
 }

@@ -54,6 +54,15 @@ pub fn validate(config: &Config, base_dir: &Path) -> Vec<Problem> {
             ),
         ));
     }
+    if !(1..=600).contains(&config.llm.timeout_seconds) {
+        p.push(Problem::new(
+            "llm.timeout_seconds",
+            format!(
+                "{} is out of range: use 1 to 600 (default 60)",
+                config.llm.timeout_seconds
+            ),
+        ));
+    }
     if config.llm.max_tokens == 0 {
         p.push(Problem::new(
             "llm.max_tokens",

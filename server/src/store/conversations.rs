@@ -5,27 +5,9 @@
 //! can call them directly on an in-memory database.
 
 use super::error::StoreError;
-use app::models::{Conversation, ConversationStatus, Message, Role, Summary, ToolCall};
-use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
-use std::collections::HashMap;
-
-/// The current time as stored: RFC 3339, UTC, milliseconds.
-pub fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-/// A fresh random id.
-pub fn new_id() -> String {
-    uuid::Uuid::new_v4().to_string()
-}
-
-/// A message to append.
-#[derive(Clone, Debug)]
-pub struct NewMessage {
-    pub role: Role,
-    pub content: String,
-    pub tool_call: Option<ToolCall>,
-}
+use super::{approvals, messages, new_id, now};
+use app::models::{Conversation, ConversationStatus, Summary};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 
 /// Which page of `list` to read.
 #[derive(Clone, Debug, Default)]
@@ -67,40 +49,6 @@ pub fn insert(conn: &Connection, session_id: &str) -> Result<Conversation, Store
     })
 }
 
-/// Appends a message and touches the conversation; `None` if it does not exist.
-pub fn append_message(
-    conn: &Connection,
-    conversation_id: &str,
-    m: NewMessage,
-) -> Result<Option<Message>, StoreError> {
-    let ts = now();
-    let touched = conn.execute(
-        "UPDATE conversations SET updated_at = ?2 WHERE id = ?1",
-        params![conversation_id, ts],
-    )?;
-    if touched == 0 {
-        return Ok(None);
-    }
-    let id = new_id();
-    let tool_call = m
-        .tool_call
-        .as_ref()
-        .map(serde_json::to_string)
-        .transpose()
-        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    conn.execute(
-        "INSERT INTO messages (id, conversation_id, role, content, tool_call, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![id, conversation_id, m.role.as_str(), m.content, tool_call, ts],
-    )?;
-    Ok(Some(Message {
-        id,
-        role: m.role,
-        content: m.content,
-        tool_call: m.tool_call,
-        created_at: ts,
-    }))
-}
-
 /// Sets a conversation's status; false if it does not exist.
 pub fn set_status(
     conn: &Connection,
@@ -112,6 +60,36 @@ pub fn set_status(
         params![id, status.as_str(), now()],
     )?;
     Ok(n == 1)
+}
+
+/// Marks whether a turn is running (cleared when it ends or pauses); a
+/// conversation still marked at startup was interrupted by a crash.
+pub fn set_turn_running(conn: &Connection, id: &str, running: bool) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE conversations SET turn_running = ?2 WHERE id = ?1",
+        params![id, i64::from(running)],
+    )?;
+    Ok(())
+}
+
+/// Ids of conversations whose turn was running.
+pub fn running(conn: &Connection) -> Result<Vec<String>, StoreError> {
+    let mut stmt =
+        conn.prepare_cached("SELECT id FROM conversations WHERE turn_running = 1 ORDER BY seq")?;
+    let ids = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    Ok(ids.collect::<Result<_, _>>()?)
+}
+
+/// True if the conversation exists.
+pub fn exists(conn: &Connection, id: &str) -> Result<bool, StoreError> {
+    Ok(conn
+        .query_row(
+            "SELECT 1 FROM conversations WHERE id = ?1",
+            [id],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some())
 }
 
 /// One conversation with its messages.
@@ -127,9 +105,10 @@ pub fn get(conn: &Connection, id: &str) -> Result<Option<Conversation>, StoreErr
         return Ok(None);
     };
     let mut c = decoded?;
-    c.messages = messages_of(conn, std::slice::from_ref(&c.id))?
+    c.messages = messages::of_conversations(conn, std::slice::from_ref(&c.id))?
         .remove(&c.id)
         .unwrap_or_default();
+    c.pending_approval = approvals::pending_for(conn, &c.id)?;
     Ok(Some(c))
 }
 
@@ -167,9 +146,11 @@ pub fn list(conn: &Connection, req: &PageRequest) -> Result<Page, StoreError> {
         .map(|(_, c)| c)
         .collect::<Result<Vec<_>, _>>()?;
     let ids: Vec<String> = conversations.iter().map(|c| c.id.clone()).collect();
-    let mut by_conv = messages_of(conn, &ids)?;
+    let mut by_conv = messages::of_conversations(conn, &ids)?;
+    let mut pending = approvals::pending_of(conn, &ids)?;
     for c in &mut conversations {
         c.messages = by_conv.remove(&c.id).unwrap_or_default();
+        c.pending_approval = pending.remove(&c.id);
     }
     Ok(Page {
         conversations,
@@ -200,49 +181,6 @@ pub fn summary(conn: &Connection) -> Result<Summary, StoreError> {
         }
     }
     Ok(s)
-}
-
-/// Messages of the given conversations, oldest first, grouped by conversation.
-fn messages_of(
-    conn: &Connection,
-    ids: &[String],
-) -> Result<HashMap<String, Vec<Message>>, StoreError> {
-    let mut out: HashMap<String, Vec<Message>> = HashMap::new();
-    if ids.is_empty() {
-        return Ok(out);
-    }
-    let marks = vec!["?"; ids.len()].join(",");
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT conversation_id, id, role, content, tool_call, created_at FROM messages \
-         WHERE conversation_id IN ({marks}) ORDER BY seq"
-    ))?;
-    let rows = stmt.query_map(params_from_iter(ids.iter()), |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, String>(3)?,
-            r.get::<_, Option<String>>(4)?,
-            r.get::<_, String>(5)?,
-        ))
-    })?;
-    for row in rows {
-        let (conv, id, role, content, tool_call, created_at) = row?;
-        let role = Role::parse(&role)
-            .ok_or_else(|| StoreError::Corrupt(format!("unknown message role {role:?}")))?;
-        let tool_call = tool_call
-            .map(|t| serde_json::from_str::<ToolCall>(&t))
-            .transpose()
-            .map_err(|e| StoreError::Corrupt(format!("message {id}: tool_call: {e}")))?;
-        out.entry(conv).or_default().push(Message {
-            id,
-            role,
-            content,
-            tool_call,
-            created_at,
-        });
-    }
-    Ok(out)
 }
 
 /// Maps a conversation row (without messages). The inner result carries

@@ -33,6 +33,36 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX messages_by_conversation ON messages(conversation_id, seq);
     "#,
+    // 2: what the turn loop needs to resume, and approvals as rows.
+    r#"
+    ALTER TABLE messages ADD COLUMN call_id TEXT;
+    ALTER TABLE messages ADD COLUMN step TEXT;
+    ALTER TABLE messages ADD COLUMN server TEXT;
+    ALTER TABLE messages ADD COLUMN signature TEXT;
+    ALTER TABLE messages ADD COLUMN started_at TEXT;
+    ALTER TABLE messages ADD COLUMN finished_at TEXT;
+    ALTER TABLE conversations ADD COLUMN turn_running INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE approvals (
+        uuid              TEXT PRIMARY KEY,
+        conversation_id   TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        message_id        TEXT NOT NULL UNIQUE REFERENCES messages(id) ON DELETE CASCADE,
+        tool_name         TEXT NOT NULL,
+        server            TEXT,
+        tool_args         TEXT NOT NULL,
+        description       TEXT NOT NULL,
+        status            TEXT NOT NULL,
+        reason            TEXT,
+        decided_by        TEXT,
+        decided_at        TEXT,
+        remote_task_id    TEXT,
+        remote_agent_name TEXT,
+        chain             TEXT,
+        created_at        TEXT NOT NULL,
+        updated_at        TEXT NOT NULL
+    );
+    CREATE INDEX approvals_by_status ON approvals(status, created_at);
+    CREATE INDEX approvals_by_conversation ON approvals(conversation_id, status);
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -1,7 +1,10 @@
 //! Durable state in SQLite (`data_dir/agent.db`).
 //!
 //! - `migrations`: versioned schema upgrades.
-//! - `conversations`: the SQL for conversations and messages.
+//! - [`conversations`], [`messages`], [`approvals`]: the SQL, as plain
+//!   functions on a connection; callers compose them into one transaction
+//!   with [`Store::write`] (e.g. "record the tool result and mark the approval
+//!   executed" commits together or not at all).
 //!
 //! [`Store`] is the async facade the server uses. Decisions that matter:
 //! - **Every write is one transaction, committed before the caller answers
@@ -21,12 +24,25 @@
 //! methods over the shared models so that a PostgreSQL backend (several
 //! replicas sharing one state) can later sit behind the same methods.
 
-mod conversations;
+pub mod approvals;
+pub mod conversations;
 mod error;
+pub mod messages;
 mod migrations;
 
-pub use conversations::{NewMessage, Page, PageRequest, new_id, now};
+pub use conversations::{Page, PageRequest};
 pub use error::StoreError;
+pub use messages::{NewMessage, StoredMessage};
+
+/// The current time as stored: RFC 3339, UTC, milliseconds.
+pub fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// A fresh random id.
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
 
 use app::models::{Conversation, ConversationStatus, Message, Summary};
 use rusqlite::Connection;
@@ -152,7 +168,7 @@ impl Store {
     ) -> Result<Conversation, StoreError> {
         self.write(move |tx| {
             let mut c = conversations::insert(tx, &session_id)?;
-            let m = conversations::append_message(tx, &c.id, first)?.ok_or_else(|| {
+            let m = messages::append(tx, &c.id, first)?.ok_or_else(|| {
                 StoreError::Corrupt("conversation vanished inside its own transaction".into())
             })?;
             c.updated_at = m.created_at.clone();
@@ -168,7 +184,7 @@ impl Store {
         conversation_id: String,
         m: NewMessage,
     ) -> Result<Option<Message>, StoreError> {
-        self.write(move |tx| conversations::append_message(tx, &conversation_id, m))
+        self.write(move |tx| messages::append(tx, &conversation_id, m))
             .await
     }
 

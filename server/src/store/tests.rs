@@ -10,11 +10,7 @@ fn temp_store() -> (tempfile::TempDir, Store) {
 }
 
 fn text(role: Role, content: &str) -> NewMessage {
-    NewMessage {
-        role,
-        content: content.into(),
-        tool_call: None,
-    }
+    NewMessage::text(role, content)
 }
 
 #[tokio::test]
@@ -29,15 +25,15 @@ async fn a_created_conversation_reads_back_with_its_messages_in_order() {
     let call = ToolCall {
         name: "resources_list".into(),
         arguments: serde_json::json!({"pattern": ".*"}),
+        server: Some("resources".into()),
         result: Some("[]".into()),
         is_error: Some(false),
     };
     s.append_message(
         c.id.clone(),
         NewMessage {
-            role: Role::Tool,
-            content: String::new(),
             tool_call: Some(call.clone()),
+            ..NewMessage::text(Role::Tool, "")
         },
     )
     .await

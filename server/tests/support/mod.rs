@@ -9,6 +9,22 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// Provider keys and base URLs: removed from every agent a test starts, so
+/// the developer's own environment never leaks into a test.
+pub const PROVIDER_ENV: &[&str] = &[
+    "GEMINI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "MISTRAL_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GEMINI_BASE_URL",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_BASE_URL",
+    "MISTRAL_BASE_URL",
+    "OPENROUTER_BASE_URL",
+    "OLLAMA_BASE_URL",
+];
+
 /// A running `agent` process.
 pub struct Agent {
     child: Child,
@@ -44,6 +60,9 @@ impl Agent {
             .env_remove("AGENT_CONFIG")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        for key in PROVIDER_ENV {
+            cmd.env_remove(key);
+        }
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -132,12 +151,12 @@ impl Drop for Agent {
 
 /// Runs the agent binary to completion (for startup errors).
 pub fn run_to_exit(config: &Path) -> (std::process::ExitStatus, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_agent"))
-        .arg("--config")
-        .arg(config)
-        .env_remove("AGENT_CONFIG")
-        .output()
-        .unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent"));
+    cmd.arg("--config").arg(config).env_remove("AGENT_CONFIG");
+    for key in PROVIDER_ENV {
+        cmd.env_remove(key);
+    }
+    let out = cmd.output().unwrap();
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),

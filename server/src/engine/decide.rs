@@ -1,0 +1,186 @@
+//! Starting turns and deciding approvals: the engine's public entry points.
+
+use super::turn::declined_text;
+use super::{Ctx, Engine, EngineError, Reply};
+use crate::store::approvals;
+use crate::store::{NewMessage, Store, conversations, messages};
+use app::models::{ApprovalStatus, Conversation, ConversationStatus, Role};
+
+/// An operator's decision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    pub approve: bool,
+    /// Why (for a rejection, told to the model).
+    pub reason: Option<String>,
+}
+
+/// Reads a conversation or says it does not exist.
+pub(crate) async fn load(store: &Store, id: &str) -> Result<Conversation, EngineError> {
+    let id = id.to_string();
+    store
+        .read({
+            let id = id.clone();
+            move |tx| conversations::get(tx, &id)
+        })
+        .await?
+        .ok_or_else(|| EngineError::NotFound(format!("conversation {id:?} not found")))
+}
+
+impl Engine {
+    /// Creates a conversation; with a first message, runs its first turn.
+    pub async fn start_conversation(
+        &self,
+        message: Option<String>,
+        ctx: Ctx,
+    ) -> Result<(Conversation, Option<Reply>), EngineError> {
+        let store = &self.inner.store;
+        let Some(text) = message else {
+            let c = store.create_conversation(ctx.session_id.clone()).await?;
+            return Ok((c, None));
+        };
+        check_message(&text)?;
+        self.llm()?;
+        let c = store.create_conversation(ctx.session_id.clone()).await?;
+        let guard = self
+            .inner
+            .locks
+            .try_lock(&c.id)
+            .ok_or_else(|| EngineError::Busy(c.id.clone()))?;
+        let id = c.id.clone();
+        store
+            .write(move |tx| {
+                messages::append(tx, &id, NewMessage::text(Role::User, text))?;
+                conversations::set_turn_running(tx, &id, true)?;
+                Ok(())
+            })
+            .await?;
+        let reply = self.run_turn(c.id.clone(), ctx, guard).await?;
+        Ok((reply.conversation.clone(), Some(reply)))
+    }
+
+    /// Adds a user message to a conversation and runs the turn.
+    pub async fn send_message(
+        &self,
+        conversation_id: &str,
+        text: String,
+        ctx: Ctx,
+    ) -> Result<Reply, EngineError> {
+        check_message(&text)?;
+        let store = &self.inner.store;
+        let current = load(store, conversation_id).await?;
+        let guard = self
+            .inner
+            .locks
+            .try_lock(conversation_id)
+            .ok_or_else(|| EngineError::Busy(conversation_id.to_string()))?;
+        if let Some(a) = current.pending_approval {
+            return Err(EngineError::WaitingApproval {
+                conversation_id: conversation_id.to_string(),
+                approval: Box::new(a),
+            });
+        }
+        self.llm()?;
+        let id = conversation_id.to_string();
+        let waiting = store
+            .write(move |tx| {
+                // Re-checked inside the transaction: the pending approval is
+                // the authority, not the snapshot read above.
+                if let Some(a) = approvals::pending_for(tx, &id)? {
+                    return Ok(Some(a));
+                }
+                messages::append(tx, &id, NewMessage::text(Role::User, text))?;
+                conversations::set_status(tx, &id, ConversationStatus::Active)?;
+                conversations::set_turn_running(tx, &id, true)?;
+                Ok(None)
+            })
+            .await?;
+        if let Some(a) = waiting {
+            return Err(EngineError::WaitingApproval {
+                conversation_id: conversation_id.to_string(),
+                approval: Box::new(a),
+            });
+        }
+        self.run_turn(conversation_id.to_string(), ctx, guard).await
+    }
+
+    /// Approves or rejects a pending approval, then lets the turn go on.
+    pub async fn decide(
+        &self,
+        uuid: &str,
+        decision: Decision,
+        ctx: Ctx,
+    ) -> Result<Reply, EngineError> {
+        let store = &self.inner.store;
+        let found = store
+            .read({
+                let uuid = uuid.to_string();
+                move |tx| approvals::get(tx, &uuid)
+            })
+            .await?
+            .ok_or_else(|| EngineError::NotFound(format!("approval {uuid:?} not found")))?;
+        if found.status != ApprovalStatus::Pending {
+            return Err(EngineError::AlreadyDecided {
+                uuid: uuid.to_string(),
+                status: found.status,
+            });
+        }
+        let conversation_id = found.approval.conversation_id.clone();
+        let guard = self
+            .inner
+            .locks
+            .try_lock(&conversation_id)
+            .ok_or_else(|| EngineError::Busy(conversation_id.clone()))?;
+        let (u, cid, mid) = (
+            uuid.to_string(),
+            conversation_id.clone(),
+            found.message_id.clone(),
+        );
+        let by = ctx.session_id.clone();
+        let d = decision.clone();
+        let outcome = store
+            .write(move |tx| {
+                let to = if d.approve {
+                    ApprovalStatus::Approved
+                } else {
+                    ApprovalStatus::Rejected
+                };
+                if !approvals::transition(
+                    tx,
+                    &u,
+                    &[ApprovalStatus::Pending],
+                    to,
+                    Some(&by),
+                    d.reason.as_deref(),
+                )? {
+                    let now = approvals::get(tx, &u)?
+                        .map(|a| a.status)
+                        .unwrap_or(ApprovalStatus::Cancelled);
+                    return Ok(Err(now));
+                }
+                if !d.approve {
+                    messages::set_result(tx, &mid, &declined_text(d.reason.as_deref()), true)?;
+                }
+                conversations::set_status(tx, &cid, ConversationStatus::Active)?;
+                conversations::set_turn_running(tx, &cid, true)?;
+                Ok(Ok(()))
+            })
+            .await?;
+        if let Err(status) = outcome {
+            return Err(EngineError::AlreadyDecided {
+                uuid: uuid.to_string(),
+                status,
+            });
+        }
+        tracing::info!(approval = %uuid, conversation = %conversation_id, approved = decision.approve, "approval decided");
+        self.run_turn(conversation_id, ctx, guard).await
+    }
+}
+
+fn check_message(text: &str) -> Result<(), EngineError> {
+    if text.trim().is_empty() {
+        return Err(EngineError::Invalid(
+            "\"message\" is empty: send the text for the agent".into(),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,148 @@
+//! The agent engine: turns, approvals and recovery.
+//!
+//! - `turn`: the loop of one turn: model → tools → model … → answer, pausing
+//!   at a destructive call.
+//! - `decide`: an operator's approve/reject, and the turn going on.
+//! - `recovery`: what a restart does with turns and approvals it finds
+//!   half-done.
+//! - `history`: the stored timeline as a model transcript.
+//! - `locks`: one writer per conversation.
+//!
+//! Key decisions:
+//! - **The database is the turn's state.** The loop re-reads the
+//!   conversation before every step and derives what to do next (an
+//!   unanswered call, a decided approval, a model call). Nothing lives only in
+//!   memory, so a restart resumes from exactly where the last commit left it.
+//! - **Write ahead of every side effect.** A destructive call is stored as
+//!   an approval row before the turn pauses; an approved call is moved to
+//!   `executing` (and the tool message marked started) in a committed
+//!   transaction *before* the tool runs, and its result is committed
+//!   together with `executed`. A crash in between leaves `executing`, which
+//!   recovery turns into `in_doubt`, never into a second run.
+//! - **Turns run detached.** Each turn is a spawned task holding the
+//!   conversation's lock; the HTTP request awaits it but cannot cancel it by
+//!   disconnecting.
+
+mod decide;
+mod history;
+mod locks;
+mod recovery;
+mod turn;
+
+pub use decide::Decision;
+pub use locks::ConversationLocks;
+pub use recovery::{IN_DOUBT_TEXT, INTERRUPTED_TEXT, TURN_INTERRUPTED_NOTE};
+pub use turn::{TurnOutcome, declined_text, describe_call};
+
+use crate::config::Config;
+use crate::llm::{LlmClient, LlmError};
+use crate::store::{Store, StoreError};
+use crate::tools::{CallContext, ToolRouter};
+use app::models::{ApprovalStatus, Conversation, PendingApproval, ProcessResult};
+use std::sync::Arc;
+
+/// The outcome a caller gets: the conversation after the turn and what it produced.
+#[derive(Clone, Debug)]
+pub struct Reply {
+    pub conversation: Conversation,
+    pub result: ProcessResult,
+}
+
+/// Why a request to the engine failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("conversation {0:?} is busy with another request; try again when it has finished")]
+    Busy(String),
+    #[error("conversation {conversation_id:?} is waiting for approval of `{}`: approve or reject it first (POST /approvals/{})", approval.tool_name, approval.uuid)]
+    WaitingApproval {
+        conversation_id: String,
+        approval: Box<PendingApproval>,
+    },
+    #[error("approval {uuid} was already decided (status: {})", status.as_str())]
+    AlreadyDecided {
+        uuid: String,
+        status: ApprovalStatus,
+    },
+    #[error("{0}")]
+    LlmUnavailable(String),
+    #[error("{error}")]
+    Llm {
+        error: LlmError,
+        conversation: Box<Conversation>,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the turn stopped unexpectedly: {0}")]
+    Task(String),
+}
+
+/// A cheap, cloneable handle to the engine.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// Durable state; the engine's only source of truth.
+    store: Store,
+    /// The validated config (prompt, limits).
+    config: Arc<Config>,
+    /// The configured model, or why it cannot be used (e.g. a missing key):
+    /// kept so the server still starts and serves existing conversations.
+    llm: Result<Arc<dyn LlmClient>, LlmError>,
+    /// MCP tools (and later A2A sub-agents).
+    tools: Arc<dyn ToolRouter>,
+    /// One writer per conversation.
+    locks: ConversationLocks,
+}
+
+impl Engine {
+    pub fn new(
+        store: Store,
+        config: Arc<Config>,
+        llm: Result<Arc<dyn LlmClient>, LlmError>,
+        tools: Arc<dyn ToolRouter>,
+    ) -> Engine {
+        Engine {
+            inner: Arc::new(Inner {
+                store,
+                config,
+                llm,
+                tools,
+                locks: ConversationLocks::default(),
+            }),
+        }
+    }
+
+    /// Why the model cannot be used, if it cannot.
+    pub fn llm_problem(&self) -> Option<String> {
+        self.inner.llm.as_ref().err().map(ToString::to_string)
+    }
+
+    /// The model's label (`openai:gpt-4o`), if usable.
+    pub fn llm_label(&self) -> Option<String> {
+        self.inner.llm.as_ref().ok().map(|l| l.describe())
+    }
+
+    pub fn tools(&self) -> &Arc<dyn ToolRouter> {
+        &self.inner.tools
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    fn llm(&self) -> Result<Arc<dyn LlmClient>, EngineError> {
+        self.inner
+            .llm
+            .clone()
+            .map_err(|e| EngineError::LlmUnavailable(format!("the agent cannot answer: {e}")))
+    }
+}
+
+/// Who is acting, carried into the turn.
+pub type Ctx = CallContext;

@@ -1,0 +1,101 @@
+//! What a restart does with work it finds half-done.
+//!
+//! Run once at startup, before the server accepts requests, in one
+//! transaction:
+//! - an approval left `executing` may or may not have taken effect: it
+//!   becomes `in_doubt`, its call gets a result saying so, and it is **never
+//!   re-run**; the operator sees it;
+//! - an approval left `approved` (decided, not yet started) is safe to run:
+//!   its conversation is resumed in the background;
+//! - a turn that was running otherwise stops: calls it had not answered get
+//!   an "interrupted" result (one that had started may have taken effect and
+//!   is not re-run), and a note tells the user to send the message again.
+
+use super::Engine;
+use crate::store::approvals;
+use crate::store::{NewMessage, conversations, messages};
+use app::models::{ApprovalStatus, ConversationStatus, Role};
+use std::collections::BTreeSet;
+
+/// The result of a call whose outcome is unknown.
+pub const IN_DOUBT_TEXT: &str = "Outcome unknown: the agent stopped while this action was running, so it may or may not \
+     have taken effect. It was not run again; check before retrying.";
+/// The result of a call that had not started when the agent stopped.
+pub const INTERRUPTED_TEXT: &str = "Not run: the agent restarted before this call started.";
+/// The note added to an interrupted turn.
+pub const TURN_INTERRUPTED_NOTE: &str =
+    "This turn was interrupted by a restart of the agent. Send your message again to go on.";
+
+impl Engine {
+    /// Settles half-done work; returns the conversations to resume.
+    pub async fn recover(&self) -> Result<Vec<String>, crate::store::StoreError> {
+        let resume = self
+            .inner
+            .store
+            .write(|tx| {
+                for a in approvals::with_status(tx, ApprovalStatus::Executing)? {
+                    approvals::transition(tx, &a.approval.uuid, &[ApprovalStatus::Executing], ApprovalStatus::InDoubt, None, None)?;
+                    messages::set_result(tx, &a.message_id, IN_DOUBT_TEXT, true)?;
+                    conversations::set_status(tx, &a.approval.conversation_id, ConversationStatus::Active)?;
+                    tracing::warn!(approval = %a.approval.uuid, tool = %a.approval.tool_name, "approval in doubt after a restart; not re-run");
+                }
+                let resume: BTreeSet<String> = approvals::with_status(tx, ApprovalStatus::Approved)?
+                    .into_iter()
+                    .map(|a| a.approval.conversation_id)
+                    .collect();
+                for id in conversations::running(tx)? {
+                    if resume.contains(&id) {
+                        continue;
+                    }
+                    let mut touched = false;
+                    for m in messages::stored(tx, &id)? {
+                        if !m.is_unanswered_call() {
+                            continue;
+                        }
+                        if approvals::for_message(tx, &m.message.id)?.is_some_and(|a| a.status == ApprovalStatus::Pending) {
+                            continue;
+                        }
+                        let text = if m.started_at.is_some() { IN_DOUBT_TEXT } else { INTERRUPTED_TEXT };
+                        messages::set_result(tx, &m.message.id, text, true)?;
+                        touched = true;
+                    }
+                    messages::append(tx, &id, NewMessage::text(Role::System, TURN_INTERRUPTED_NOTE))?;
+                    conversations::set_turn_running(tx, &id, false)?;
+                    let status = if approvals::pending_for(tx, &id)?.is_some() {
+                        ConversationStatus::WaitingApproval
+                    } else {
+                        ConversationStatus::Active
+                    };
+                    conversations::set_status(tx, &id, status)?;
+                    tracing::warn!(conversation = %id, calls_settled = touched, "turn interrupted by a restart");
+                }
+                Ok(resume.into_iter().collect::<Vec<_>>())
+            })
+            .await?;
+        Ok(resume)
+    }
+
+    /// Resumes the given conversations in the background (after `recover`).
+    pub fn resume_in_background(&self, ids: Vec<String>) {
+        for id in ids {
+            let engine = self.clone();
+            tokio::spawn(async move {
+                let Some(guard) = engine.inner.locks.try_lock(&id) else {
+                    return;
+                };
+                let ctx = super::Ctx {
+                    bearer: None,
+                    session_id: "recovery".into(),
+                };
+                match engine.run_turn(id.clone(), ctx, guard).await {
+                    Ok(_) => {
+                        tracing::info!(conversation = %id, "resumed an approved action after a restart")
+                    }
+                    Err(e) => {
+                        tracing::warn!(conversation = %id, error = %e, "resuming after a restart failed")
+                    }
+                }
+            });
+        }
+    }
+}

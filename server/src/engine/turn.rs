@@ -1,0 +1,469 @@
+//! One turn: the model, the tools, and the pause at a destructive call.
+
+use super::history::transcript;
+use super::{Ctx, Engine, EngineError, Reply};
+use crate::llm::{ChatRequest, ChatResponse, ToolSpec};
+use crate::store::approvals::{self, NewApproval};
+use crate::store::{NewMessage, StoreError};
+use crate::store::{StoredMessage, conversations, messages};
+use crate::tools::{ToolError, ToolInfo};
+use app::models::{
+    ApprovalStatus, ConversationStatus, PendingApproval, ProcessResult, Role, ToolCall,
+};
+use serde_json::Value;
+
+/// How a turn ended.
+#[derive(Clone, Debug)]
+pub enum TurnOutcome {
+    /// The model answered with text.
+    Done(String),
+    /// A destructive call waits for an operator.
+    Waiting(PendingApproval),
+}
+
+/// The result text of a call the operator rejected.
+pub fn declined_text(reason: Option<&str>) -> String {
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) => {
+            format!("The operator rejected this action, so it was not run. Their reason: {r}")
+        }
+        None => "The operator rejected this action, so it was not run.".to_string(),
+    }
+}
+
+/// A readable one-line description of a call, for the approval card.
+pub fn describe_call(tool: &str, server: Option<&str>, args: &Value) -> String {
+    let args_text = match args {
+        Value::Object(m) if !m.is_empty() => m
+            .iter()
+            .map(|(k, v)| {
+                let mut s = v.to_string();
+                if s.chars().count() > 120 {
+                    s = format!("{}…", s.chars().take(120).collect::<String>());
+                }
+                format!("{k}={s}")
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        Value::Object(_) | Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    match server {
+        Some(s) => format!("Run `{tool}({args_text})` on {s}"),
+        None => format!("Run `{tool}({args_text})`"),
+    }
+}
+
+impl Engine {
+    /// Runs the turn of `conversation_id` until it answers or pauses, as a
+    /// detached task that owns `guard` (the conversation's lock), and builds
+    /// the reply.
+    pub(crate) async fn run_turn(
+        &self,
+        conversation_id: String,
+        ctx: Ctx,
+        guard: super::locks::LockGuard,
+    ) -> Result<Reply, EngineError> {
+        let engine = self.clone();
+        let id = conversation_id.clone();
+        let task = tokio::spawn(async move {
+            let _guard = guard;
+            let outcome = engine.drive(&id, &ctx).await;
+            // Whatever happened, the turn is no longer running.
+            let clear = engine
+                .inner
+                .store
+                .write({
+                    let id = id.clone();
+                    move |tx| conversations::set_turn_running(tx, &id, false)
+                })
+                .await;
+            if let Err(e) = clear {
+                tracing::error!(conversation = %id, error = %e, "could not clear the running flag");
+            }
+            outcome
+        });
+        let outcome = task.await.map_err(|e| EngineError::Task(e.to_string()))??;
+        self.reply(&conversation_id, outcome).await
+    }
+
+    /// Builds the reply of a finished or paused turn.
+    pub(crate) async fn reply(
+        &self,
+        conversation_id: &str,
+        outcome: TurnOutcome,
+    ) -> Result<Reply, EngineError> {
+        let conversation = super::decide::load(&self.inner.store, conversation_id).await?;
+        let result = match outcome {
+            TurnOutcome::Done(text) => ProcessResult {
+                response: text,
+                waiting_approval: false,
+                approval: None,
+            },
+            TurnOutcome::Waiting(a) => ProcessResult {
+                response: format!("Approval needed: {}", a.description),
+                waiting_approval: true,
+                approval: Some(a),
+            },
+        };
+        Ok(Reply {
+            conversation,
+            result,
+        })
+    }
+
+    /// The turn loop. Re-reads the conversation before each step.
+    async fn drive(&self, conversation_id: &str, ctx: &Ctx) -> Result<TurnOutcome, EngineError> {
+        let store = &self.inner.store;
+        loop {
+            let stored = store
+                .read({
+                    let id = conversation_id.to_string();
+                    move |tx| messages::stored(tx, &id)
+                })
+                .await?;
+            let start = stored
+                .iter()
+                .rposition(|m| m.message.role == Role::User)
+                .unwrap_or(0);
+            let turn = &stored[start..];
+
+            if let Some(call) = turn.iter().find(|m| m.is_unanswered_call()) {
+                if let Some(paused) = self.handle_call(conversation_id, call, ctx).await? {
+                    return Ok(TurnOutcome::Waiting(paused));
+                }
+                continue;
+            }
+            if let Some(last) = turn.last().filter(|m| m.message.role == Role::Assistant) {
+                return Ok(TurnOutcome::Done(last.message.content.clone()));
+            }
+            let steps = count_steps(turn);
+            let max = self.inner.config.llm.max_steps as usize;
+            if steps >= max {
+                let note = format!(
+                    "Stopped: the model made {steps} calls in this turn without finishing (llm.max_steps is {max}). \
+                     Send another message to let it go on."
+                );
+                self.append(
+                    conversation_id,
+                    NewMessage::text(Role::System, note.clone()),
+                )
+                .await?;
+                return Ok(TurnOutcome::Done(note));
+            }
+            let llm = self.llm()?;
+            let tools = self.inner.tools.tools();
+            let req = ChatRequest {
+                system: self.inner.config.prompt.clone(),
+                messages: transcript(&stored),
+                tools: tools
+                    .iter()
+                    .filter(|t| t.available)
+                    .map(|t| ToolSpec {
+                        name: t.name.clone(),
+                        description: t.description.clone(),
+                        parameters: t.input_schema.clone(),
+                    })
+                    .collect(),
+                max_tokens: self.inner.config.llm.max_tokens,
+            };
+            match llm.complete(&req).await {
+                Ok(resp) => self.record_step(conversation_id, resp, &tools).await?,
+                Err(error) => {
+                    tracing::warn!(conversation = %conversation_id, error = %error, "model call failed");
+                    let id = conversation_id.to_string();
+                    let text = format!("The model call failed: {error}");
+                    store
+                        .write(move |tx| {
+                            messages::append(tx, &id, NewMessage::text(Role::System, text))?;
+                            conversations::set_status(tx, &id, ConversationStatus::Failed)?;
+                            Ok(())
+                        })
+                        .await?;
+                    let conversation = super::decide::load(store, conversation_id).await?;
+                    return Err(EngineError::Llm {
+                        error,
+                        conversation: Box::new(conversation),
+                    });
+                }
+            }
+        }
+    }
+
+    async fn append(&self, conversation_id: &str, m: NewMessage) -> Result<(), StoreError> {
+        let id = conversation_id.to_string();
+        self.inner
+            .store
+            .write(move |tx| messages::append(tx, &id, m).map(|_| ()))
+            .await
+    }
+
+    /// Stores one model answer: its text, then one tool message per call.
+    /// Calls that cannot run (bad arguments, unknown tool) get their error
+    /// result right away, so the model hears about them on the next step.
+    async fn record_step(
+        &self,
+        conversation_id: &str,
+        resp: ChatResponse,
+        tools: &[ToolInfo],
+    ) -> Result<(), StoreError> {
+        let step = crate::store::new_id();
+        let mut rows: Vec<(NewMessage, Option<(String, bool)>)> = Vec::new();
+        let text = resp.text.clone().unwrap_or_default();
+        if !text.is_empty() || resp.tool_calls.is_empty() {
+            let content = if text.is_empty() {
+                "(the model returned an empty answer)".to_string()
+            } else {
+                text
+            };
+            rows.push((
+                NewMessage {
+                    step: Some(step.clone()),
+                    ..NewMessage::text(Role::Assistant, content)
+                },
+                None,
+            ));
+        }
+        for c in resp.tool_calls {
+            let info = tools.iter().find(|t| t.name == c.name);
+            let immediate = if let Some(e) = &c.arguments_error {
+                Some((
+                    format!("Invalid arguments, the tool was not run: {e}"),
+                    true,
+                ))
+            } else if info.is_none() {
+                let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+                Some((
+                    format!(
+                        "{}; the available tools are: {}",
+                        ToolError::Unknown(c.name.clone()),
+                        names.join(", ")
+                    ),
+                    true,
+                ))
+            } else {
+                None
+            };
+            rows.push((
+                NewMessage {
+                    tool_call: Some(ToolCall {
+                        name: c.name.clone(),
+                        arguments: c.arguments.clone(),
+                        server: info.map(|i| i.server.clone()),
+                        result: None,
+                        is_error: None,
+                    }),
+                    call_id: Some(c.id.clone()),
+                    step: Some(step.clone()),
+                    signature: c.signature.clone(),
+                    ..NewMessage::text(Role::Tool, "")
+                },
+                immediate,
+            ));
+        }
+        let id = conversation_id.to_string();
+        self.inner
+            .store
+            .write(move |tx| {
+                for (m, immediate) in rows {
+                    let stored = messages::append(tx, &id, m)?.ok_or_else(|| {
+                        StoreError::Corrupt(format!("conversation {id} vanished during its turn"))
+                    })?;
+                    if let Some((text, is_error)) = immediate {
+                        messages::set_result(tx, &stored.id, &text, is_error)?;
+                    }
+                }
+                Ok(())
+            })
+            .await
+    }
+
+    /// Handles the first unanswered call of the turn. Returns the approval
+    /// when the turn must pause.
+    async fn handle_call(
+        &self,
+        conversation_id: &str,
+        call: &StoredMessage,
+        ctx: &Ctx,
+    ) -> Result<Option<PendingApproval>, EngineError> {
+        let store = &self.inner.store;
+        let Some(tc) = call.message.tool_call.clone() else {
+            return Ok(None);
+        };
+        let message_id = call.message.id.clone();
+        let info = self
+            .inner
+            .tools
+            .tools()
+            .into_iter()
+            .find(|t| t.name == tc.name);
+        let approval = store
+            .read({
+                let mid = message_id.clone();
+                move |tx| approvals::for_message(tx, &mid)
+            })
+            .await?;
+        match approval {
+            None if info.as_ref().is_some_and(|i| i.destructive) => {
+                let description = describe_call(&tc.name, tc.server.as_deref(), &tc.arguments);
+                let new = NewApproval {
+                    conversation_id: conversation_id.to_string(),
+                    message_id,
+                    tool_name: tc.name.clone(),
+                    server: tc.server.clone(),
+                    tool_args: tc.arguments.clone(),
+                    description,
+                };
+                let id = conversation_id.to_string();
+                let created = store
+                    .write(move |tx| {
+                        let a = approvals::insert(tx, new)?;
+                        conversations::set_status(tx, &id, ConversationStatus::WaitingApproval)?;
+                        conversations::set_turn_running(tx, &id, false)?;
+                        Ok(a)
+                    })
+                    .await?;
+                tracing::info!(conversation = %conversation_id, approval = %created.approval.uuid, tool = %tc.name, "approval requested");
+                Ok(Some(created.approval))
+            }
+            None => {
+                self.execute(&message_id, &tc, None, ctx).await?;
+                Ok(None)
+            }
+            Some(a) => match a.status {
+                ApprovalStatus::Pending => Ok(Some(a.approval)),
+                ApprovalStatus::Approved => {
+                    self.execute(&message_id, &tc, Some(a.approval.uuid.clone()), ctx)
+                        .await?;
+                    Ok(None)
+                }
+                ApprovalStatus::Rejected | ApprovalStatus::Cancelled => {
+                    let text = declined_text(a.reason.as_deref());
+                    store
+                        .write(move |tx| {
+                            messages::set_result(tx, &message_id, &text, true).map(|_| ())
+                        })
+                        .await?;
+                    Ok(None)
+                }
+                ApprovalStatus::Executing
+                | ApprovalStatus::InDoubt
+                | ApprovalStatus::Executed
+                | ApprovalStatus::Failed => {
+                    // Only reachable if a result write was lost; never run again.
+                    let text = super::recovery::IN_DOUBT_TEXT.to_string();
+                    store
+                        .write(move |tx| {
+                            messages::set_result(tx, &message_id, &text, true).map(|_| ())
+                        })
+                        .await?;
+                    Ok(None)
+                }
+            },
+        }
+    }
+
+    /// Runs one call, write-ahead: `executing`/started is committed before
+    /// the tool runs; the result and `executed`/`failed` commit together.
+    async fn execute(
+        &self,
+        message_id: &str,
+        tc: &ToolCall,
+        approval: Option<String>,
+        ctx: &Ctx,
+    ) -> Result<(), EngineError> {
+        let store = &self.inner.store;
+        let mid = message_id.to_string();
+        let uuid = approval.clone();
+        let may_run = store
+            .write(move |tx| {
+                if let Some(uuid) = &uuid
+                    && !approvals::transition(
+                        tx,
+                        uuid,
+                        &[ApprovalStatus::Approved],
+                        ApprovalStatus::Executing,
+                        None,
+                        None,
+                    )?
+                {
+                    return Ok(false);
+                }
+                messages::mark_started(tx, &mid)?;
+                Ok(true)
+            })
+            .await?;
+        if !may_run {
+            // Another writer moved the approval on; never run twice.
+            return Ok(());
+        }
+        tracing::info!(tool = %tc.name, approval = approval.as_deref().unwrap_or("-"), "tool call started");
+        let started = std::time::Instant::now();
+        let (text, is_error) = match self
+            .inner
+            .tools
+            .call(&tc.name, tc.arguments.clone(), ctx)
+            .await
+        {
+            Ok(out) => (out.text, out.is_error),
+            Err(e) => (e.to_string(), true),
+        };
+        tracing::info!(tool = %tc.name, is_error, ms = started.elapsed().as_millis() as u64, "tool call finished");
+        let mid = message_id.to_string();
+        store
+            .write(move |tx| {
+                messages::set_result(tx, &mid, &text, is_error)?;
+                if let Some(uuid) = &approval {
+                    let to = if is_error {
+                        ApprovalStatus::Failed
+                    } else {
+                        ApprovalStatus::Executed
+                    };
+                    approvals::transition(tx, uuid, &[ApprovalStatus::Executing], to, None, None)?;
+                }
+                Ok(())
+            })
+            .await?;
+        Ok(())
+    }
+}
+
+/// Model steps taken in this turn: distinct `step` ids.
+fn count_steps(turn: &[StoredMessage]) -> usize {
+    let mut seen: Vec<&str> = Vec::new();
+    for m in turn {
+        if let Some(s) = m.step.as_deref()
+            && !seen.contains(&s)
+        {
+            seen.push(s);
+        }
+    }
+    seen.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn descriptions_show_tool_server_and_arguments() {
+        assert_eq!(
+            describe_call(
+                "resources_add",
+                Some("resources"),
+                &json!({"name": "apples", "value": 12})
+            ),
+            "Run `resources_add(name=\"apples\", value=12)` on resources"
+        );
+        assert_eq!(describe_call("x", None, &json!({})), "Run `x()`");
+        let long = describe_call("x", None, &json!({"s": "a".repeat(500)}));
+        assert!(long.chars().count() < 200, "{long}");
+    }
+
+    #[test]
+    fn declined_text_carries_the_reason() {
+        assert!(declined_text(Some("too risky")).ends_with("Their reason: too risky"));
+        assert!(!declined_text(Some("  ")).contains("reason"));
+    }
+}

@@ -1,0 +1,269 @@
+//! Gemini `generateContent`.
+//!
+//! `POST {base}/v1beta/models/{model}:generateContent` with the key in the
+//! `x-goog-api-key` header (never `?key=`: URLs end up in logs and error
+//! texts). Calls come back as `functionCall` parts; each is answered by a
+//! `functionResponse` part (whose `response` must be an object) in the user
+//! turn right after. Schemas go through [`super::schema::for_gemini`].
+//! `thoughtSignature`s on call parts are kept and sent back, as Gemini's
+//! thinking models require.
+
+use super::http::HttpClient;
+use super::names::{NameMap, to_wire};
+use super::schema::for_gemini;
+use super::{
+    BoxFuture, ChatMessage, ChatRequest, ChatResponse, FinishReason, LlmClient, LlmError,
+    ToolCallRequest,
+};
+use serde_json::{Value, json};
+
+pub struct Gemini {
+    http: HttpClient,
+    base: String,
+    key: String,
+    model: String,
+}
+
+impl Gemini {
+    pub fn new(http: HttpClient, base: String, key: String, model: String) -> Self {
+        Gemini {
+            http,
+            base: base.trim_end_matches('/').to_string(),
+            key,
+            model,
+        }
+    }
+}
+
+impl LlmClient for Gemini {
+    fn complete<'a>(
+        &'a self,
+        req: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
+        Box::pin(async move {
+            let url = format!("{}/v1beta/models/{}:generateContent", self.base, self.model);
+            let headers = [("x-goog-api-key", self.key.clone())];
+            let answer = self
+                .http
+                .post_json("gemini", &url, &headers, &encode(req), Some(&self.key))
+                .await?;
+            let names = NameMap::new(req.tools.iter().map(|t| t.name.as_str()));
+            decode(&answer, &names).map_err(|message| LlmError::Decode {
+                provider: "gemini",
+                message,
+            })
+        })
+    }
+
+    fn describe(&self) -> String {
+        format!("gemini:{}", self.model)
+    }
+}
+
+/// A tool result as Gemini's `response` object.
+fn response_object(content: &str, is_error: bool) -> Value {
+    match serde_json::from_str::<Value>(content) {
+        Ok(v @ Value::Object(_)) if !is_error => v,
+        _ if is_error => json!({"error": content}),
+        _ => json!({"result": content}),
+    }
+}
+
+/// The request body.
+pub fn encode(req: &ChatRequest) -> Value {
+    let mut contents: Vec<Value> = Vec::new();
+    let mut push = |role: &str, parts: Vec<Value>| {
+        if parts.is_empty() {
+            return;
+        }
+        match contents.last_mut() {
+            Some(last) if last["role"] == role => {
+                if let Some(p) = last["parts"].as_array_mut() {
+                    p.extend(parts);
+                }
+            }
+            _ => contents.push(json!({"role": role, "parts": parts})),
+        }
+    };
+    for m in &req.messages {
+        match m {
+            ChatMessage::User(text) => push("user", vec![json!({"text": text})]),
+            ChatMessage::Assistant { text, tool_calls } => {
+                let mut parts = Vec::new();
+                if let Some(t) = text.as_ref().filter(|t| !t.is_empty()) {
+                    parts.push(json!({"text": t}));
+                }
+                for c in tool_calls {
+                    let args = if c.arguments.is_object() {
+                        c.arguments.clone()
+                    } else {
+                        json!({})
+                    };
+                    let mut part =
+                        json!({"functionCall": {"name": to_wire(&c.name), "args": args}});
+                    if let Some(sig) = &c.signature {
+                        part["thoughtSignature"] = json!(sig);
+                    }
+                    parts.push(part);
+                }
+                push("model", parts);
+            }
+            ChatMessage::ToolResults(results) => {
+                let parts = results
+                    .iter()
+                    .map(|r| json!({"functionResponse": {"name": to_wire(&r.name), "response": response_object(&r.content, r.is_error)}}))
+                    .collect();
+                push("user", parts);
+            }
+        }
+    }
+    let mut body = json!({"contents": contents});
+    if !req.system.is_empty() {
+        body["systemInstruction"] = json!({"parts": [{"text": req.system}]});
+    }
+    if !req.tools.is_empty() {
+        let decls: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| json!({"name": to_wire(&t.name), "description": t.description, "parameters": for_gemini(&t.parameters)}))
+            .collect();
+        body["tools"] = json!([{"functionDeclarations": decls}]);
+        body["toolConfig"] = json!({"functionCallingConfig": {"mode": "AUTO"}});
+    }
+    body
+}
+
+/// Reads `candidates[0].content.parts`.
+pub fn decode(answer: &Value, names: &NameMap) -> Result<ChatResponse, String> {
+    let Some(candidate) = answer.pointer("/candidates/0") else {
+        let reason = answer
+            .pointer("/promptFeedback/blockReason")
+            .and_then(Value::as_str)
+            .unwrap_or("no candidates");
+        return Err(format!("the model gave no answer ({reason})"));
+    };
+    let parts = candidate
+        .pointer("/content/parts")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut texts = Vec::new();
+    let mut tool_calls = Vec::new();
+    for (i, p) in parts.iter().enumerate() {
+        if p.get("thought").and_then(Value::as_bool) == Some(true) {
+            continue;
+        }
+        if let Some(t) = p.get("text").and_then(Value::as_str) {
+            texts.push(t.to_string());
+        }
+        if let Some(fc) = p.get("functionCall") {
+            let name = fc
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or("a functionCall has no name")?;
+            let args = fc.get("args").cloned().unwrap_or_else(|| json!({}));
+            tool_calls.push(ToolCallRequest {
+                id: fc
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("gemini_call_{i}")),
+                name: names.resolve(name),
+                arguments: args,
+                arguments_error: None,
+                signature: p
+                    .get("thoughtSignature")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            });
+        }
+    }
+    let text = Some(texts.concat()).filter(|t| !t.is_empty());
+    let finish = match candidate.get("finishReason").and_then(Value::as_str) {
+        _ if !tool_calls.is_empty() => FinishReason::ToolCalls,
+        Some("STOP") => FinishReason::Stop,
+        Some("MAX_TOKENS") => FinishReason::Length,
+        _ => FinishReason::Other,
+    };
+    Ok(ChatResponse {
+        text,
+        tool_calls,
+        finish,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{ToolResultMessage, ToolSpec};
+
+    #[test]
+    fn encodes_function_calls_and_object_responses() {
+        let req = ChatRequest {
+            system: "sys".into(),
+            messages: vec![
+                ChatMessage::User("go".into()),
+                ChatMessage::Assistant {
+                    text: None,
+                    tool_calls: vec![ToolCallRequest {
+                        id: "g1".into(),
+                        name: "resources_list".into(),
+                        arguments: json!({}),
+                        arguments_error: None,
+                        signature: Some("sig".into()),
+                    }],
+                },
+                ChatMessage::ToolResults(vec![ToolResultMessage {
+                    call_id: "g1".into(),
+                    name: "resources_list".into(),
+                    content: "[1,2]".into(),
+                    is_error: false,
+                }]),
+                ChatMessage::User("more".into()),
+            ],
+            tools: vec![ToolSpec {
+                name: "resources_list".into(),
+                description: "d".into(),
+                parameters: json!({"type": "object", "additionalProperties": false, "properties": {}}),
+            }],
+            max_tokens: 10,
+        };
+        let b = encode(&req);
+        assert_eq!(b["systemInstruction"]["parts"][0]["text"], "sys");
+        assert_eq!(b["contents"][1]["role"], "model");
+        assert_eq!(b["contents"][1]["parts"][0]["thoughtSignature"], "sig");
+        assert_eq!(
+            b["contents"][2]["parts"][0]["functionResponse"]["response"],
+            json!({"result": "[1,2]"})
+        );
+        assert_eq!(
+            b["contents"][2]["parts"][1]["text"], "more",
+            "consecutive user turns are merged"
+        );
+        assert!(
+            b["tools"][0]["functionDeclarations"][0]["parameters"]
+                .get("additionalProperties")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn decodes_text_and_calls() {
+        let answer = json!({"candidates": [{"content": {"role": "model", "parts": [
+            {"text": "let me check"},
+            {"functionCall": {"name": "resources_list", "args": {"pattern": "a"}}}
+        ]}, "finishReason": "STOP"}]});
+        let r = decode(&answer, &NameMap::new(["resources_list"])).unwrap();
+        assert_eq!(r.text.as_deref(), Some("let me check"));
+        assert_eq!(r.tool_calls[0].arguments, json!({"pattern": "a"}));
+        assert_eq!(r.finish, FinishReason::ToolCalls);
+        assert!(
+            decode(
+                &json!({"promptFeedback": {"blockReason": "SAFETY"}}),
+                &NameMap::default()
+            )
+            .unwrap_err()
+            .contains("SAFETY")
+        );
+    }
+}

@@ -1,0 +1,240 @@
+//! Approvals as rows: one per destructive tool call, with its state machine.
+//!
+//! Every transition is a conditional `UPDATE … WHERE status IN (…)` inside
+//! the caller's transaction, so two racing decisions cannot both win: the
+//! second sees zero rows changed and is told the approval was already
+//! decided. The tool runs only after the row says `executing`, which is
+//! what makes "at most once" hold across crashes (see `engine::recovery`).
+
+use super::error::StoreError;
+use super::{new_id, now};
+use app::models::{ApprovalStatus, PendingApproval};
+use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// An approval row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Approval {
+    pub approval: PendingApproval,
+    pub message_id: String,
+    pub server: Option<String>,
+    pub status: ApprovalStatus,
+    pub reason: Option<String>,
+    pub decided_by: Option<String>,
+    pub decided_at: Option<String>,
+}
+
+/// What a new approval is for.
+#[derive(Clone, Debug)]
+pub struct NewApproval {
+    pub conversation_id: String,
+    pub message_id: String,
+    pub tool_name: String,
+    pub server: Option<String>,
+    pub tool_args: Value,
+    pub description: String,
+}
+
+const COLUMNS: &str = "uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, reason, \
+                       decided_by, decided_at, remote_task_id, remote_agent_name, chain, created_at";
+
+/// Inserts a pending approval.
+pub fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError> {
+    let uuid = new_id();
+    let ts = now();
+    let args =
+        serde_json::to_string(&a.tool_args).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    conn.execute(
+        "INSERT INTO approvals (uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, created_at, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?8)",
+        params![uuid, a.conversation_id, a.message_id, a.tool_name, a.server, args, a.description, ts],
+    )?;
+    Ok(Approval {
+        approval: PendingApproval {
+            uuid,
+            conversation_id: a.conversation_id,
+            tool_name: a.tool_name,
+            tool_args: a.tool_args,
+            description: a.description,
+            remote_task_id: None,
+            remote_agent_name: None,
+            chain: None,
+            created_at: ts,
+        },
+        message_id: a.message_id,
+        server: a.server,
+        status: ApprovalStatus::Pending,
+        reason: None,
+        decided_by: None,
+        decided_at: None,
+    })
+}
+
+/// One approval by uuid.
+pub fn get(conn: &Connection, uuid: &str) -> Result<Option<Approval>, StoreError> {
+    conn.query_row(
+        &format!("SELECT {COLUMNS} FROM approvals WHERE uuid = ?1"),
+        [uuid],
+        raw,
+    )
+    .optional()?
+    .map(decode)
+    .transpose()
+}
+
+/// The approval gating a tool-call message, if any.
+pub fn for_message(conn: &Connection, message_id: &str) -> Result<Option<Approval>, StoreError> {
+    conn.query_row(
+        &format!("SELECT {COLUMNS} FROM approvals WHERE message_id = ?1"),
+        [message_id],
+        raw,
+    )
+    .optional()?
+    .map(decode)
+    .transpose()
+}
+
+/// Moves `uuid` from one of `from` to `to`; false if it was in another state.
+pub fn transition(
+    conn: &Connection,
+    uuid: &str,
+    from: &[ApprovalStatus],
+    to: ApprovalStatus,
+    decided_by: Option<&str>,
+    reason: Option<&str>,
+) -> Result<bool, StoreError> {
+    let marks = vec!["?"; from.len()].join(",");
+    let ts = now();
+    let mut values: Vec<String> = vec![uuid.to_string(), to.as_str().to_string(), ts];
+    values.extend(from.iter().map(|s| s.as_str().to_string()));
+    let decision = matches!(
+        to,
+        ApprovalStatus::Approved | ApprovalStatus::Rejected | ApprovalStatus::Cancelled
+    );
+    let sql = if decision {
+        values.push(decided_by.unwrap_or("").to_string());
+        values.push(reason.unwrap_or("").to_string());
+        let n = values.len();
+        format!(
+            "UPDATE approvals SET status = ?2, updated_at = ?3, decided_at = ?3, decided_by = NULLIF(?{}, ''), \
+             reason = NULLIF(?{}, '') WHERE uuid = ?1 AND status IN ({})",
+            n - 1,
+            n,
+            renumber(&marks, 4)
+        )
+    } else {
+        format!(
+            "UPDATE approvals SET status = ?2, updated_at = ?3 WHERE uuid = ?1 AND status IN ({})",
+            renumber(&marks, 4)
+        )
+    };
+    Ok(conn.execute(&sql, params_from_iter(values.iter()))? == 1)
+}
+
+/// `?,?,?` → `?4,?5,?6`.
+fn renumber(marks: &str, first: usize) -> String {
+    marks
+        .split(',')
+        .enumerate()
+        .map(|(i, _)| format!("?{}", first + i))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The pending approval of a conversation (at most one is pending at a time).
+pub fn pending_for(
+    conn: &Connection,
+    conversation_id: &str,
+) -> Result<Option<PendingApproval>, StoreError> {
+    Ok(pending_of(conn, &[conversation_id.to_string()])?.remove(conversation_id))
+}
+
+/// Pending approvals of several conversations, by conversation.
+pub fn pending_of(
+    conn: &Connection,
+    ids: &[String],
+) -> Result<HashMap<String, PendingApproval>, StoreError> {
+    let mut out = HashMap::new();
+    if ids.is_empty() {
+        return Ok(out);
+    }
+    let marks = vec!["?"; ids.len()].join(",");
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM approvals WHERE status = 'pending' AND conversation_id IN ({marks}) ORDER BY created_at"
+    ))?;
+    let rows = stmt.query_map(params_from_iter(ids.iter()), raw)?;
+    for row in rows {
+        let a = decode(row?)?;
+        out.entry(a.approval.conversation_id.clone())
+            .or_insert(a.approval);
+    }
+    Ok(out)
+}
+
+/// Every approval in `status`, oldest first.
+pub fn with_status(conn: &Connection, status: ApprovalStatus) -> Result<Vec<Approval>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM approvals WHERE status = ?1 ORDER BY created_at"
+    ))?;
+    let rows = stmt.query_map([status.as_str()], raw)?;
+    rows.map(|r| decode(r?)).collect()
+}
+
+type RawRow = (Vec<Option<String>>,);
+
+fn raw(r: &Row<'_>) -> rusqlite::Result<RawRow> {
+    let mut cols = Vec::with_capacity(15);
+    for i in 0..15 {
+        cols.push(r.get::<_, Option<String>>(i)?);
+    }
+    Ok((cols,))
+}
+
+fn decode((cols,): RawRow) -> Result<Approval, StoreError> {
+    let mut c = cols.into_iter();
+    let mut next = || c.next().flatten();
+    let uuid = next().unwrap_or_default();
+    let conversation_id = next().unwrap_or_default();
+    let message_id = next().unwrap_or_default();
+    let tool_name = next().unwrap_or_default();
+    let server = next();
+    let args = next().unwrap_or_else(|| "null".into());
+    let description = next().unwrap_or_default();
+    let status_s = next().unwrap_or_default();
+    let reason = next();
+    let decided_by = next();
+    let decided_at = next();
+    let remote_task_id = next();
+    let remote_agent_name = next();
+    let chain = next();
+    let created_at = next().unwrap_or_default();
+    let status = ApprovalStatus::parse(&status_s).ok_or_else(|| {
+        StoreError::Corrupt(format!("approval {uuid}: unknown status {status_s:?}"))
+    })?;
+    let tool_args = serde_json::from_str(&args)
+        .map_err(|e| StoreError::Corrupt(format!("approval {uuid}: tool_args: {e}")))?;
+    let chain = chain
+        .map(|s| serde_json::from_str::<Vec<String>>(&s))
+        .transpose()
+        .map_err(|e| StoreError::Corrupt(format!("approval {uuid}: chain: {e}")))?;
+    Ok(Approval {
+        approval: PendingApproval {
+            uuid,
+            conversation_id,
+            tool_name,
+            tool_args,
+            description,
+            remote_task_id,
+            remote_agent_name,
+            chain,
+            created_at,
+        },
+        message_id,
+        server,
+        status,
+        reason,
+        decided_by,
+        decided_at,
+    })
+}

@@ -1,0 +1,238 @@
+//! Messages: the conversation's timeline, plus the hidden columns the turn
+//! loop needs to rebuild a provider transcript and to resume after a crash
+//! (the model's call id, which model step a message came from, the serving
+//! tool server, a provider signature, and when a tool started and finished).
+
+use super::error::StoreError;
+use super::{new_id, now};
+use app::models::{Message, Role, ToolCall};
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+use std::collections::HashMap;
+
+/// A message to append.
+#[derive(Clone, Debug)]
+pub struct NewMessage {
+    pub role: Role,
+    pub content: String,
+    pub tool_call: Option<ToolCall>,
+    /// The model's id for a tool call.
+    pub call_id: Option<String>,
+    /// The model step (one LLM answer) this message came from.
+    pub step: Option<String>,
+    /// Provider data to send back with a call (Gemini's thought signature).
+    pub signature: Option<String>,
+}
+
+impl NewMessage {
+    /// A plain text message.
+    pub fn text(role: Role, content: impl Into<String>) -> Self {
+        NewMessage {
+            role,
+            content: content.into(),
+            tool_call: None,
+            call_id: None,
+            step: None,
+            signature: None,
+        }
+    }
+}
+
+/// A message with the turn loop's hidden columns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredMessage {
+    pub message: Message,
+    pub call_id: Option<String>,
+    pub step: Option<String>,
+    pub signature: Option<String>,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+}
+
+impl StoredMessage {
+    /// A tool call the turn has not answered yet.
+    pub fn is_unanswered_call(&self) -> bool {
+        self.message
+            .tool_call
+            .as_ref()
+            .is_some_and(|t| t.result.is_none())
+    }
+}
+
+/// Appends a message and touches the conversation; `None` if it does not exist.
+pub fn append(
+    conn: &Connection,
+    conversation_id: &str,
+    m: NewMessage,
+) -> Result<Option<Message>, StoreError> {
+    let ts = now();
+    let touched = conn.execute(
+        "UPDATE conversations SET updated_at = ?2 WHERE id = ?1",
+        params![conversation_id, ts],
+    )?;
+    if touched == 0 {
+        return Ok(None);
+    }
+    let id = new_id();
+    let tool_call = m
+        .tool_call
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let server = m.tool_call.as_ref().and_then(|t| t.server.clone());
+    conn.execute(
+        "INSERT INTO messages (id, conversation_id, role, content, tool_call, created_at, call_id, step, server, signature) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        params![id, conversation_id, m.role.as_str(), m.content, tool_call, ts, m.call_id, m.step, server, m.signature],
+    )?;
+    Ok(Some(Message {
+        id,
+        role: m.role,
+        content: m.content,
+        tool_call: m.tool_call,
+        created_at: ts,
+    }))
+}
+
+/// Marks a tool call as started (written before the tool runs).
+pub fn mark_started(conn: &Connection, message_id: &str) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE messages SET started_at = ?2 WHERE id = ?1",
+        params![message_id, now()],
+    )?;
+    Ok(())
+}
+
+/// Records a tool call's result; false if the message does not exist or
+/// already has a result (a result is written once).
+pub fn set_result(
+    conn: &Connection,
+    message_id: &str,
+    result: &str,
+    is_error: bool,
+) -> Result<bool, StoreError> {
+    let row: Option<String> = conn
+        .query_row(
+            "SELECT tool_call FROM messages WHERE id = ?1",
+            [message_id],
+            |r| r.get(0),
+        )
+        .optional()?
+        .flatten();
+    let Some(raw) = row else { return Ok(false) };
+    let mut call: ToolCall = serde_json::from_str(&raw)
+        .map_err(|e| StoreError::Corrupt(format!("message {message_id}: {e}")))?;
+    if call.result.is_some() {
+        return Ok(false);
+    }
+    call.result = Some(result.to_string());
+    call.is_error = Some(is_error);
+    let json = serde_json::to_string(&call).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let ts = now();
+    conn.execute(
+        "UPDATE messages SET tool_call = ?2, finished_at = ?3 WHERE id = ?1",
+        params![message_id, json, ts],
+    )?;
+    conn.execute(
+        "UPDATE conversations SET updated_at = ?2 WHERE id = (SELECT conversation_id FROM messages WHERE id = ?1)",
+        params![message_id, ts],
+    )?;
+    Ok(true)
+}
+
+/// Every message of a conversation with its hidden columns, oldest first.
+pub fn stored(conn: &Connection, conversation_id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, role, content, tool_call, created_at, call_id, step, signature, started_at, finished_at \
+         FROM messages WHERE conversation_id = ?1 ORDER BY seq",
+    )?;
+    let rows = stmt.query_map([conversation_id], |r| {
+        Ok((
+            RawMessage {
+                id: r.get(0)?,
+                role: r.get(1)?,
+                content: r.get(2)?,
+                tool_call: r.get(3)?,
+                created_at: r.get(4)?,
+            },
+            r.get::<_, Option<String>>(5)?,
+            r.get::<_, Option<String>>(6)?,
+            r.get::<_, Option<String>>(7)?,
+            r.get::<_, Option<String>>(8)?,
+            r.get::<_, Option<String>>(9)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (raw, call_id, step, signature, started_at, finished_at) = row?;
+        out.push(StoredMessage {
+            message: raw.decode()?,
+            call_id,
+            step,
+            signature,
+            started_at,
+            finished_at,
+        });
+    }
+    Ok(out)
+}
+
+/// Messages of the given conversations, oldest first, grouped by conversation.
+pub fn of_conversations(
+    conn: &Connection,
+    ids: &[String],
+) -> Result<HashMap<String, Vec<Message>>, StoreError> {
+    let mut out: HashMap<String, Vec<Message>> = HashMap::new();
+    if ids.is_empty() {
+        return Ok(out);
+    }
+    let marks = vec!["?"; ids.len()].join(",");
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT conversation_id, id, role, content, tool_call, created_at FROM messages \
+         WHERE conversation_id IN ({marks}) ORDER BY seq"
+    ))?;
+    let rows = stmt.query_map(params_from_iter(ids.iter()), |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            RawMessage {
+                id: r.get(1)?,
+                role: r.get(2)?,
+                content: r.get(3)?,
+                tool_call: r.get(4)?,
+                created_at: r.get(5)?,
+            },
+        ))
+    })?;
+    for row in rows {
+        let (conv, raw) = row?;
+        out.entry(conv).or_default().push(raw.decode()?);
+    }
+    Ok(out)
+}
+
+struct RawMessage {
+    id: String,
+    role: String,
+    content: String,
+    tool_call: Option<String>,
+    created_at: String,
+}
+
+impl RawMessage {
+    fn decode(self) -> Result<Message, StoreError> {
+        let role = Role::parse(&self.role)
+            .ok_or_else(|| StoreError::Corrupt(format!("unknown message role {:?}", self.role)))?;
+        let tool_call = self
+            .tool_call
+            .map(|t| serde_json::from_str::<ToolCall>(&t))
+            .transpose()
+            .map_err(|e| StoreError::Corrupt(format!("message {}: tool_call: {e}", self.id)))?;
+        Ok(Message {
+            id: self.id,
+            role,
+            content: self.content,
+            tool_call,
+            created_at: self.created_at,
+        })
+    }
+}

@@ -1,0 +1,102 @@
+//! The tools the agent can call, whatever serves them.
+//!
+//! The engine sees one [`ToolRouter`]: a flat list of tools (with the
+//! `destructiveHint` that decides whether a call needs approval) and one
+//! `call`. MCP servers implement it today (`mcp::CompositeClient`); A2A
+//! sub-agents join the same list later, so the turn loop never cares where
+//! a tool lives.
+
+use crate::llm::BoxFuture;
+use app::models::ToolDescription;
+use serde_json::Value;
+use std::time::Duration;
+
+/// A tool as the engine knows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolInfo {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+    /// Calls need an operator's approval first.
+    pub destructive: bool,
+    /// The MCP server or sub-agent serving it.
+    pub server: String,
+    /// False while the server cannot be reached.
+    pub available: bool,
+}
+
+impl ToolInfo {
+    pub fn describe(&self) -> ToolDescription {
+        ToolDescription {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            input_schema: self.input_schema.clone(),
+            destructive_hint: self.destructive,
+            server: self.server.clone(),
+            available: self.available,
+        }
+    }
+}
+
+/// What a tool answered. `is_error` results go back to the model as
+/// errors; they are not failures of the turn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolOutput {
+    pub text: String,
+    pub is_error: bool,
+}
+
+/// Per-call context: who asked, for forwarding identity to tool servers.
+#[derive(Clone, Debug, Default)]
+pub struct CallContext {
+    /// The caller's `Authorization: Bearer` token, forwarded to HTTP servers
+    /// that allow it; never logged or stored.
+    pub bearer: Option<String>,
+    pub session_id: String,
+}
+
+/// Why a call could not be made. The engine records the text in the
+/// conversation as the tool's (error) result.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ToolError {
+    #[error("unknown tool `{0}`")]
+    Unknown(String),
+    #[error("the tool server `{server}` is unavailable: {reason}")]
+    Unavailable { server: String, reason: String },
+    #[error("the tool `{tool}` did not answer within {} s", timeout.as_secs())]
+    Timeout { tool: String, timeout: Duration },
+    #[error("the tool `{tool}` failed: {message}")]
+    Failed { tool: String, message: String },
+}
+
+/// Lists and calls tools.
+pub trait ToolRouter: Send + Sync {
+    /// Every tool, in a stable order.
+    fn tools(&self) -> Vec<ToolInfo>;
+
+    /// Calls `name` with `args`.
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+        ctx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+/// A router with no tools (an agent with no `mcp_servers`).
+pub struct NoTools;
+
+impl ToolRouter for NoTools {
+    fn tools(&self) -> Vec<ToolInfo> {
+        Vec::new()
+    }
+
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        _args: Value,
+        _ctx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move { Err(ToolError::Unknown(name.to_string())) })
+    }
+}
