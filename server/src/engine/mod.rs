@@ -146,3 +146,6 @@ impl Engine {
 
 /// Who is acting, carried into the turn.
 pub type Ctx = CallContext;
+
+#[cfg(test)]
+mod tests;

@@ -227,6 +227,14 @@ pub struct Scripted {
 }
 
 impl Scripted {
+    /// A scripted model from rules already parsed.
+    pub fn from_rules(rules: Rules, label: &str) -> Scripted {
+        Scripted {
+            rules,
+            label: label.to_string(),
+        }
+    }
+
     /// Loads a rules file.
     pub fn load(path: &Path) -> Result<Scripted, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
