@@ -16,7 +16,9 @@
 pub mod api;
 pub mod config;
 pub mod engine;
+pub mod fake_llm;
 pub mod llm;
+pub mod mcp;
 pub mod resources;
 pub mod state;
 pub mod store;
@@ -48,8 +50,8 @@ pub fn leptos_options(site_root: &str) -> LeptosOptions {
 pub enum StartError {
     #[error(transparent)]
     Store(#[from] store::StoreError),
-    #[error("{0}")]
-    Tools(String),
+    #[error(transparent)]
+    Tools(#[from] mcp::McpStartError),
 }
 
 /// Everything `build_state` needs from outside.
@@ -86,7 +88,14 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
     }
     let tools: Arc<dyn tools::ToolRouter> = match s.tools {
         Some(t) => t,
-        None => Arc::new(tools::NoTools),
+        None => {
+            let servers = config.effective_mcp_servers();
+            if servers.is_empty() {
+                Arc::new(tools::NoTools)
+            } else {
+                mcp::CompositeClient::start(servers, config.unannotated_tools).await?
+            }
+        }
     };
     let engine = engine::Engine::new(store.clone(), config.clone(), llm, tools);
     let resume = engine.recover().await?;

@@ -81,6 +81,21 @@ pub trait ToolRouter: Send + Sync {
         args: Value,
         ctx: &'a CallContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+
+    /// The servers behind the tools and their health.
+    fn servers(&self) -> Vec<ServerStatus> {
+        Vec::new()
+    }
+}
+
+/// The health of one tool server, for `GET /tools`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ServerStatus {
+    pub name: String,
+    pub available: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    pub tools: usize,
 }
 
 /// A router with no tools (an agent with no `mcp_servers`).

@@ -74,7 +74,7 @@ pub async fn fallback(State(state): State<AppState>, req: Request) -> Response {
         return handler(req.uri().clone(), State(state), req).await;
     }
     ApiError::NotFound(format!(
-        "no API route for {} {path}; the routes are /health and /conversations (see the README)",
+        "no API route for {} {path}; see the README for the API routes",
         req.method()
     ))
     .into_response()

@@ -38,6 +38,8 @@ pub fn router(state: AppState) -> Router {
             "/conversations/{id}/messages",
             post(conversations::send_message),
         )
+        .route("/approvals/{uuid}", post(approvals::decide))
+        .route("/tools", get(tools::list))
         .method_not_allowed_fallback(method_not_allowed);
     ui::routes(&state)
         .merge(api)

@@ -1,18 +1,15 @@
-//! `GET /tools`: every tool the agent can call, with `destructiveHint`.
+//! `GET /tools`: every tool the agent can call, with `destructiveHint`, and
+//! the health of the servers behind them.
 
 use crate::state::AppState;
-use app::models::ToolList;
 use axum::Json;
 use axum::extract::State;
+use serde_json::{Value, json};
 
-pub async fn list(State(state): State<AppState>) -> Json<ToolList> {
-    Json(ToolList {
-        tools: state
-            .engine
-            .tools()
-            .tools()
-            .iter()
-            .map(|t| t.describe())
-            .collect(),
-    })
+/// `{"tools": [{"name", "description", "inputSchema", "destructiveHint",
+/// "server", "available"}], "servers": [{"name", "available", "problem"?, "tools"}]}`.
+pub async fn list(State(state): State<AppState>) -> Json<Value> {
+    let router = state.engine.tools();
+    let tools: Vec<_> = router.tools().iter().map(|t| t.describe()).collect();
+    Json(json!({"tools": tools, "servers": router.servers()}))
 }

@@ -13,7 +13,7 @@
 //!     steps:
 //!       - call: resources_add
 //!         args: {name: "$1", value: "$2"}   # "$2" alone becomes the number 2…
-//!       - reply: "Done: {result}"           # {result}: the latest tool result
+//!       - reply: "Done: {result}"           # {result}: the latest tool result; $1 works here too
 //! default: "Try: list resources"            # {user}: the latest user message
 //! ```
 
@@ -129,8 +129,18 @@ impl Rules {
                 _ => None,
             })
             .unwrap_or_default();
-        let fill = |s: &str| s.replace("{result}", &result).replace("{user}", user);
-        let Some((re, steps)) = self.rules.iter().find(|(re, _)| re.is_match(user)) else {
+        let rule = self.rules.iter().find(|(re, _)| re.is_match(user));
+        let caps = rule.and_then(|(re, _)| re.captures(user));
+        let fill = |s: &str| {
+            let mut out = s.replace("{result}", &result).replace("{user}", user);
+            if let Some(c) = &caps {
+                for i in (1..c.len()).rev() {
+                    out = out.replace(&format!("${i}"), c.get(i).map(|m| m.as_str()).unwrap_or(""));
+                }
+            }
+            out
+        };
+        let Some((_, steps)) = rule else {
             return text_response(fill(&self.default));
         };
         let Some(step) = steps.get(taken) else {
@@ -142,7 +152,6 @@ impl Rules {
                     .unwrap_or("Done."),
             ));
         };
-        let caps = re.captures(user);
         let mut calls: Vec<CallSpec> = step.calls.clone();
         if let Some(name) = &step.call {
             calls.insert(

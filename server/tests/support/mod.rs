@@ -123,6 +123,11 @@ impl Agent {
 
     /// `kill -9`.
     pub fn kill9(mut self) {
+        self.kill9_in_place();
+    }
+
+    /// `kill -9`, keeping the handle (and its log) for a restart.
+    pub fn kill9_in_place(&mut self) {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
     }

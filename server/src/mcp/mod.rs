@@ -1,0 +1,15 @@
+//! The MCP client: every configured server, stdio or Streamable HTTP,
+//! behind one tool router.
+//!
+//! - `server`: one server's connection (via the `rmcp` crate), its tools
+//!   and annotations, calls with timeouts, restart after a crash.
+//! - `composite`: all servers together: startup, duplicate tool names,
+//!   background re-listing and reconnection.
+//!
+//! `rmcp` is the official SDK: it does the handshake, both transports,
+//! pagination and notifications, so this module only decides policy.
+
+pub mod composite;
+pub mod server;
+
+pub use composite::{CompositeClient, McpStartError};

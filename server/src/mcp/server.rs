@@ -1,0 +1,343 @@
+//! One configured MCP server: its connection, its tools, its health.
+//!
+//! The connection is made with `rmcp` (stdio child process or Streamable
+//! HTTP) and the current protocol handshake. Tools are listed with
+//! pagination and re-listed when the server sends
+//! `notifications/tools/list_changed`. Every call has a 30 s timeout. When a
+//! call finds the server gone (a stdio child that died, an HTTP server that
+//! closed), the call fails with a clear error and the connection is dropped;
+//! the next call starts the server again. A call is never retried by itself:
+//! it may have taken effect.
+
+use crate::config::{McpServerConfig, UnannotatedTools};
+use crate::tools::{CallContext, ToolError, ToolInfo, ToolOutput};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ContentBlock, Implementation, Tool,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
+use serde_json::Value;
+use std::process::Stdio;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::mpsc;
+
+/// Longest a tool call may take.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest the handshake plus the first tool listing may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Our side of the protocol: identifies the agent and forwards
+/// `tools/list_changed` to the refresher.
+#[derive(Clone)]
+struct Handler {
+    server: String,
+    changed: mpsc::UnboundedSender<String>,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("stop-and-go-agent", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.changed.send(self.server.clone());
+    }
+}
+
+type Service = RunningService<RoleClient, Handler>;
+
+/// A server's connection state and tools.
+pub struct McpServer {
+    pub name: String,
+    config: McpServerConfig,
+    unannotated: UnannotatedTools,
+    changed: mpsc::UnboundedSender<String>,
+    /// The live connection. An async mutex, held while connecting so that
+    /// two calls do not start two children; a call only clones the peer out.
+    conn: tokio::sync::Mutex<Option<Service>>,
+    /// The last tool list (kept while the server is down, marked unavailable).
+    tools: RwLock<Vec<ToolInfo>>,
+    /// Why the server is unavailable, if it is.
+    problem: RwLock<Option<String>>,
+}
+
+impl McpServer {
+    pub fn new(
+        config: McpServerConfig,
+        unannotated: UnannotatedTools,
+        changed: mpsc::UnboundedSender<String>,
+    ) -> Arc<Self> {
+        Arc::new(McpServer {
+            name: config.name.clone(),
+            config,
+            unannotated,
+            changed,
+            conn: tokio::sync::Mutex::new(None),
+            tools: RwLock::new(Vec::new()),
+            problem: RwLock::new(Some("not connected yet".into())),
+        })
+    }
+
+    pub fn is_http(&self) -> bool {
+        self.config.url.is_some()
+    }
+
+    /// Tools as the engine sees them.
+    pub fn tools(&self) -> Vec<ToolInfo> {
+        let available = self.problem().is_none() || !self.is_http();
+        self.tools
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .map(|mut t| {
+                t.available = available;
+                t
+            })
+            .collect()
+    }
+
+    /// Why the server cannot be used now.
+    pub fn problem(&self) -> Option<String> {
+        self.problem
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn set_problem(&self, p: Option<String>) {
+        *self.problem.write().unwrap_or_else(|e| e.into_inner()) = p;
+    }
+
+    /// Connects (if not connected) and refreshes the tool list.
+    pub async fn connect(&self) -> Result<(), String> {
+        let mut conn = self.conn.lock().await;
+        if conn.as_ref().is_some_and(|s| !s.is_transport_closed()) {
+            return Ok(());
+        }
+        *conn = None;
+        let service = tokio::time::timeout(CONNECT_TIMEOUT, self.open())
+            .await
+            .map_err(|_| {
+                format!(
+                    "no answer to the MCP handshake within {} s",
+                    CONNECT_TIMEOUT.as_secs()
+                )
+            })
+            .and_then(|r| r)
+            .inspect_err(|e| self.set_problem(Some(e.clone())))?;
+        let tools = tokio::time::timeout(CONNECT_TIMEOUT, service.list_all_tools())
+            .await
+            .map_err(|_| "tools/list did not answer in time".to_string())
+            .and_then(|r| r.map_err(|e| format!("tools/list failed: {e}")))
+            .inspect_err(|e| self.set_problem(Some(e.clone())))?;
+        self.store_tools(&tools);
+        if let Some(info) = service.peer_info() {
+            tracing::info!(server = %self.name, protocol = %info.protocol_version, tools = tools.len(), "MCP server connected");
+        }
+        *conn = Some(service);
+        self.set_problem(None);
+        Ok(())
+    }
+
+    /// Re-lists tools on the live connection (after `list_changed`).
+    pub async fn refresh(&self) -> Result<(), String> {
+        let peer = {
+            let conn = self.conn.lock().await;
+            conn.as_ref().map(|s| s.peer().clone())
+        };
+        let Some(peer) = peer else {
+            return self.connect().await;
+        };
+        let tools = tokio::time::timeout(CONNECT_TIMEOUT, peer.list_all_tools())
+            .await
+            .map_err(|_| "tools/list did not answer in time".to_string())?
+            .map_err(|e| format!("tools/list failed: {e}"))?;
+        self.store_tools(&tools);
+        tracing::info!(server = %self.name, tools = tools.len(), "MCP tool list refreshed");
+        Ok(())
+    }
+
+    fn store_tools(&self, tools: &[Tool]) {
+        let infos = tools.iter().map(|t| self.tool_info(t)).collect();
+        *self.tools.write().unwrap_or_else(|p| p.into_inner()) = infos;
+    }
+
+    fn tool_info(&self, t: &Tool) -> ToolInfo {
+        ToolInfo {
+            name: t.name.to_string(),
+            description: t.description.as_deref().unwrap_or("").to_string(),
+            input_schema: Value::Object((*t.input_schema).clone()),
+            destructive: is_destructive(t, self.unannotated),
+            server: self.name.clone(),
+            available: true,
+        }
+    }
+
+    async fn open(&self) -> Result<Service, String> {
+        let handler = Handler {
+            server: self.name.clone(),
+            changed: self.changed.clone(),
+        };
+        if let Some(url) = &self.config.url {
+            let mut headers = std::collections::HashMap::new();
+            for (k, v) in &self.config.headers {
+                let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+                    .map_err(|e| format!("header {k:?}: {e}"))?;
+                let value = reqwest::header::HeaderValue::from_str(v)
+                    .map_err(|_| format!("header {k:?} has an invalid value"))?;
+                headers.insert(name, value);
+            }
+            let http = reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(10))
+                .build()
+                .map_err(|e| e.to_string())?;
+            let transport = StreamableHttpClientTransport::with_client(
+                http,
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
+            );
+            handler
+                .serve(transport)
+                .await
+                .map_err(|e| format!("cannot connect to {url}: {e}"))
+        } else {
+            let command = self.config.command.clone().unwrap_or_default();
+            let mut cmd = tokio::process::Command::new(&command);
+            cmd.args(&self.config.args).envs(&self.config.env);
+            let (transport, stderr) = TokioChildProcess::builder(cmd)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+            if let Some(stderr) = stderr {
+                let server = self.name.clone();
+                tokio::spawn(async move {
+                    let mut lines = tokio::io::BufReader::new(stderr).lines();
+                    while let Ok(Some(line)) = lines.next_line().await {
+                        tracing::debug!(target: "mcp_server", server = %server, "{line}");
+                    }
+                });
+            }
+            handler
+                .serve(transport)
+                .await
+                .map_err(|e| format!("`{command}` did not complete the MCP handshake: {e}"))
+        }
+    }
+
+    /// Calls a tool; connects (or restarts a stdio server) first if needed.
+    pub async fn call(
+        &self,
+        name: &str,
+        args: Value,
+        _ctx: &CallContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let peer = {
+            let needs_connect = {
+                let conn = self.conn.lock().await;
+                conn.as_ref().is_none_or(|s| s.is_transport_closed())
+            };
+            if needs_connect {
+                self.connect()
+                    .await
+                    .map_err(|reason| ToolError::Unavailable {
+                        server: self.name.clone(),
+                        reason,
+                    })?;
+            }
+            let conn = self.conn.lock().await;
+            conn.as_ref()
+                .map(|s| s.peer().clone())
+                .ok_or_else(|| ToolError::Unavailable {
+                    server: self.name.clone(),
+                    reason: "not connected".into(),
+                })?
+        };
+        let arguments = match args {
+            Value::Object(m) => m,
+            Value::Null => Default::default(),
+            other => {
+                return Ok(ToolOutput {
+                    text: format!("the arguments must be a JSON object, got {other}"),
+                    is_error: true,
+                });
+            }
+        };
+        let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
+        match tokio::time::timeout(CALL_TIMEOUT, peer.call_tool(params)).await {
+            Err(_) => Err(ToolError::Timeout {
+                tool: name.to_string(),
+                timeout: CALL_TIMEOUT,
+            }),
+            Ok(Ok(result)) => {
+                let mut parts: Vec<String> = Vec::new();
+                for c in &result.content {
+                    match c {
+                        ContentBlock::Text(t) => parts.push(t.text.clone()),
+                        ContentBlock::Image(i) => parts.push(format!("[image {}]", i.mime_type)),
+                        ContentBlock::Resource(_) => parts.push("[embedded resource]".into()),
+                        _ => parts.push("[content]".into()),
+                    }
+                }
+                if parts.is_empty()
+                    && let Some(s) = &result.structured_content
+                {
+                    parts.push(s.to_string());
+                }
+                Ok(ToolOutput {
+                    text: parts.join("\n"),
+                    is_error: result.is_error.unwrap_or(false),
+                })
+            }
+            Ok(Err(ServiceError::McpError(e))) => Ok(ToolOutput {
+                text: format!(
+                    "the tool answered with an error ({}): {}",
+                    e.code.0, e.message
+                ),
+                is_error: true,
+            }),
+            Ok(Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
+                let reason = format!(
+                    "the MCP server stopped during the call ({e}); it will be started again for the next call"
+                );
+                tracing::warn!(server = %self.name, tool = %name, "{reason}");
+                *self.conn.lock().await = None;
+                if self.is_http() {
+                    self.set_problem(Some(reason.clone()));
+                }
+                Err(ToolError::Unavailable {
+                    server: self.name.clone(),
+                    reason,
+                })
+            }
+            Ok(Err(e)) => Err(ToolError::Failed {
+                tool: name.to_string(),
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    /// Closes the connection (stdin closed, then SIGTERM, then SIGKILL).
+    pub async fn shutdown(&self) {
+        if let Some(s) = self.conn.lock().await.take() {
+            let _ = s.cancel().await;
+        }
+    }
+}
+
+/// `readOnlyHint: true` → not destructive; else `destructiveHint` if given;
+/// else the config's default for unannotated tools.
+pub fn is_destructive(t: &Tool, unannotated: UnannotatedTools) -> bool {
+    let default = unannotated == UnannotatedTools::Approve;
+    match &t.annotations {
+        Some(a) if a.read_only_hint == Some(true) => false,
+        Some(a) => a.destructive_hint.unwrap_or(default),
+        None => default,
+    }
+}
