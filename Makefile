@@ -2,12 +2,23 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 export PATH := $(CURDIR)/.tools/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
-CONFIG ?= config/agent.yaml
+# With no provider key in the environment, `make run` starts the demo agent
+# (scripted model) instead; CONFIG=... always wins.
+KEYS := $(GEMINI_API_KEY)$(ANTHROPIC_API_KEY)$(OPENAI_API_KEY)$(MISTRAL_API_KEY)$(OPENROUTER_API_KEY)
+ifeq ($(origin CONFIG),undefined)
+  ifeq ($(strip $(KEYS)),)
+    CONFIG := config/demo.yaml
+    DEMO_NOTE := No provider API key is set (GEMINI_API_KEY, ANTHROPIC_API_KEY, OPENAI_API_KEY, MISTRAL_API_KEY, OPENROUTER_API_KEY): starting the demo agent (config/demo.yaml, scripted model).
+  else
+    CONFIG := config/agent.yaml
+  endif
+endif
 
 .PHONY: run test build setup setup-test lint unit e2e bench clean
 
 ## run: install what is missing, build, and start the agent with the web UI
 run: build
+	@$(if $(DEMO_NOTE),echo "$(DEMO_NOTE)",true)
 	./target/release/agent --config $(CONFIG)
 
 ## build: release binaries in target/release/ and the site in target/site/

@@ -8,7 +8,7 @@
 //! The functions return [`ApiError`], which is serialisable so that a failed
 //! load rendered on the server hydrates into the same error in the browser.
 
-use crate::models::{Conversation, ConversationList, ListQuery};
+use crate::models::{AgentInfo, Conversation, ConversationList, ConversationResponse, ListQuery};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -67,7 +67,7 @@ fn encode_component(s: &str) -> String {
 #[cfg(feature = "ssr")]
 mod backend {
     use super::ApiError;
-    use crate::models::{Conversation, ConversationList, ListQuery};
+    use crate::models::{AgentInfo, Conversation, ConversationList, ListQuery};
     use std::future::Future;
     use std::pin::Pin;
     use std::sync::Arc;
@@ -81,6 +81,7 @@ mod backend {
         fn list_conversations(&self, q: ListQuery)
         -> BoxFuture<Result<ConversationList, ApiError>>;
         fn get_conversation(&self, id: String) -> BoxFuture<Result<Conversation, ApiError>>;
+        fn agent_info(&self) -> BoxFuture<Result<AgentInfo, ApiError>>;
     }
 
     /// The context handle.
@@ -123,15 +124,69 @@ pub async fn get_conversation(id: String) -> Result<Conversation, ApiError> {
     }
 }
 
+/// `GET /agent`.
+pub async fn agent_info() -> Result<AgentInfo, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend::backend()?.agent_info().await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        client::get_json("/agent").await
+    }
+}
+
+/// An error for calls only the browser makes.
+#[cfg(feature = "ssr")]
+fn browser_only() -> ApiError {
+    ApiError {
+        status: 500,
+        message: "this action is taken from the browser, not while rendering".into(),
+    }
+}
+
+/// `POST /conversations/:id/messages`.
+pub async fn send_message(id: String, message: String) -> Result<ConversationResponse, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        let _ = (id, message);
+        Err(browser_only())
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        let body = crate::models::SendMessage { message };
+        client::post_json(
+            &format!("/conversations/{}/messages", encode_component(&id)),
+            &body,
+        )
+        .await
+    }
+}
+
+/// `POST /approvals/:uuid`.
+pub async fn decide(
+    uuid: String,
+    approved: bool,
+    reason: Option<String>,
+) -> Result<ConversationResponse, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        let _ = (uuid, approved, reason);
+        Err(browser_only())
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        let body = crate::models::ApprovalDecision { approved, reason };
+        client::post_json(&format!("/approvals/{}", encode_component(&uuid)), &body).await
+    }
+}
+
 /// `POST /conversations` with no message. Only the browser creates
 /// conversations; the server never does so while rendering.
 pub async fn create_conversation() -> Result<Conversation, ApiError> {
     #[cfg(feature = "ssr")]
     {
-        Err(ApiError {
-            status: 500,
-            message: "conversations are created from the browser, not while rendering".into(),
-        })
+        Err(browser_only())
     }
     #[cfg(not(feature = "ssr"))]
     {

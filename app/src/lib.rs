@@ -64,6 +64,7 @@ pub fn App() -> impl IntoView {
                         <a href="/">"Conversations"</a>
                     </nav>
                 </header>
+                <components::agent_banner::AgentBanner/>
                 <main id="main">
                     <Routes fallback=routes::not_found::NotFound>
                         <Route path=path!("/") view=routes::home::HomePage/>

@@ -289,6 +289,42 @@ pub struct Health {
     pub llm: Option<String>,
 }
 
+/// `GET /agent`: who this agent is and which model it runs, for the UI.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgentInfo {
+    pub name: String,
+    pub description: String,
+    /// The model in use, e.g. `openai:gpt-4o` or `scripted:config/demo-rules.yaml`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Why the model cannot be used, if it cannot (e.g. a missing API key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm_problem: Option<String>,
+}
+
+impl AgentInfo {
+    /// True when the model is the in-process scripted one (a demo or a test).
+    pub fn is_scripted(&self) -> bool {
+        self.model
+            .as_deref()
+            .is_some_and(|m| m.starts_with("scripted:"))
+    }
+}
+
+/// `POST /conversations/:id/messages` body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SendMessage {
+    pub message: String,
+}
+
+/// `POST /approvals/:uuid` body, as the UI sends it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalDecision {
+    pub approved: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

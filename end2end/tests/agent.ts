@@ -18,8 +18,11 @@ export class Agent {
 
   /** Starts the process and waits for its "listening on" line. */
   async start(): Promise<void> {
+    const env = { ...process.env, LEPTOS_SITE_ROOT: siteRoot, RUST_LOG: 'info' };
+    for (const k of ['GEMINI_API_KEY', 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'MISTRAL_API_KEY', 'OPENROUTER_API_KEY']) delete env[k];
     const child = spawn(binary, ['--config', this.configPath], {
-      env: { ...process.env, LEPTOS_SITE_ROOT: siteRoot, RUST_LOG: 'info' },
+      cwd: root,
+      env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
@@ -75,6 +78,33 @@ export async function startAgent(extraYaml = ''): Promise<Agent> {
   return agent;
 }
 
+/**
+ * The resources agent on the scripted model (testdata/e2e-rules.yaml) with
+ * the real release `mcp-resources` over stdio, in its own data directory.
+ */
+export async function startResourcesAgent(): Promise<Agent> {
+  const rules = path.join(root, 'testdata', 'e2e-rules.yaml');
+  const mcp = path.join(root, 'target', 'release', 'mcp-resources');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stopgo-e2e-'));
+  const config = [
+    'name: e2e-resources',
+    'host: 127.0.0.1',
+    'port: 0',
+    `data_dir: ${path.join(dir, 'data')}`,
+    `llm: {model: "scripted:${rules}"}`,
+    'mcp_servers:',
+    '  - name: resources',
+    `    command: ${mcp}`,
+    `    args: [--db, ${path.join(dir, 'resources.db')}]`,
+    '',
+  ].join('\n');
+  const configPath = path.join(dir, 'agent.yaml');
+  fs.writeFileSync(configPath, config);
+  const agent = new Agent(dir, configPath);
+  await agent.start();
+  return agent;
+}
+
 /** Fails the test on any browser console error or uncaught exception. */
 export function watchConsole(page: Page): string[] {
   const errors: string[] = [];
@@ -90,11 +120,17 @@ export async function hydrated(page: Page): Promise<void> {
   await expect(page.locator('.app[data-hydrated="true"]')).toBeVisible();
 }
 
-type Fixtures = { agent: Agent; consoleErrors: string[] };
+type Fixtures = { agent: Agent; resourcesAgent: Agent; consoleErrors: string[] };
 
 export const test = base.extend<Fixtures>({
   agent: async ({}, use) => {
     const agent = await startAgent();
+    await use(agent);
+    await agent.stop();
+    fs.rmSync(agent.dir, { recursive: true, force: true });
+  },
+  resourcesAgent: async ({}, use) => {
+    const agent = await startResourcesAgent();
     await use(agent);
     await agent.stop();
     fs.rmSync(agent.dir, { recursive: true, force: true });

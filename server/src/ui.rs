@@ -10,9 +10,8 @@
 
 use crate::api::{ApiError, conversations};
 use crate::state::AppState;
-use crate::store::Store;
 use app::api::{BoxFuture, SharedBackend, UiBackend};
-use app::models::{Conversation, ConversationList, ListQuery};
+use app::models::{AgentInfo, Conversation, ConversationList, ListQuery};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
@@ -23,7 +22,7 @@ use std::sync::Arc;
 
 /// Page data for server-side rendering, straight from the store.
 struct StoreBackend {
-    store: Store,
+    state: AppState,
 }
 
 impl UiBackend for StoreBackend {
@@ -31,7 +30,7 @@ impl UiBackend for StoreBackend {
         &self,
         q: ListQuery,
     ) -> BoxFuture<Result<ConversationList, app::api::ApiError>> {
-        let store = self.store.clone();
+        let store = self.state.store.clone();
         Box::pin(async move {
             conversations::list_page(&store, q)
                 .await
@@ -40,15 +39,20 @@ impl UiBackend for StoreBackend {
     }
 
     fn get_conversation(&self, id: String) -> BoxFuture<Result<Conversation, app::api::ApiError>> {
-        let store = self.store.clone();
+        let store = self.state.store.clone();
         Box::pin(async move { conversations::load(&store, id).await.map_err(Into::into) })
+    }
+
+    fn agent_info(&self) -> BoxFuture<Result<AgentInfo, app::api::ApiError>> {
+        let info = crate::api::health::agent_info(&self.state);
+        Box::pin(async move { Ok(info) })
     }
 }
 
 /// The page routes of the app, rendered by Leptos.
 pub fn routes(state: &AppState) -> Router<AppState> {
     let backend: SharedBackend = Arc::new(StoreBackend {
-        store: state.store.clone(),
+        state: state.clone(),
     });
     let options = state.leptos.clone();
     Router::new().leptos_routes_with_context(
@@ -65,7 +69,7 @@ pub async fn fallback(State(state): State<AppState>, req: Request) -> Response {
     let path = req.uri().path().to_string();
     if is_ui_path(&path, &state.leptos.site_root) {
         let backend: SharedBackend = Arc::new(StoreBackend {
-            store: state.store.clone(),
+            state: state.clone(),
         });
         let handler = leptos_axum::file_and_error_handler_with_context::<AppState, _>(
             move || provide_context(backend.clone()),

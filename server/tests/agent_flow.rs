@@ -525,3 +525,25 @@ async fn an_unreachable_http_server_does_not_stop_the_agent() {
     assert_eq!(status, 201, "{body}");
     assert!(a.log().contains("MCP server unavailable"));
 }
+
+#[tokio::test]
+async fn every_log_line_of_a_turn_carries_the_session_id() {
+    let s = setup(Format::Gemini, false).await;
+    let resp = client()
+        .post(s.agent.url("/conversations"))
+        .header("X-Session-ID", "trace-me-42")
+        .json(&json!({"message": "list"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 201);
+    let log = s.agent.wait_for_log("tool call finished");
+    let tool_lines: Vec<&str> = log.lines().filter(|l| l.contains("tool call")).collect();
+    assert_eq!(tool_lines.len(), 2, "{log}");
+    for l in tool_lines {
+        assert!(
+            l.contains("sid=trace-me-42") && l.contains("conversation="),
+            "{l}"
+        );
+    }
+}

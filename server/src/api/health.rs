@@ -5,7 +5,7 @@
 //! used, e.g. `"GEMINI_API_KEY is not set"`.
 
 use crate::state::AppState;
-use app::models::Health;
+use app::models::{AgentInfo, Health};
 use axum::Json;
 use axum::extract::State;
 
@@ -14,4 +14,19 @@ pub async fn health(State(state): State<AppState>) -> Json<Health> {
         status: "ok".into(),
         llm: state.engine.llm_problem(),
     })
+}
+
+/// `GET /agent`: name, description and model, for the UI's header and banners.
+pub async fn agent(State(state): State<AppState>) -> Json<AgentInfo> {
+    Json(agent_info(&state))
+}
+
+/// The agent's description, shared with server-side rendering.
+pub fn agent_info(state: &AppState) -> AgentInfo {
+    AgentInfo {
+        name: state.config.name.clone(),
+        description: state.config.description.clone(),
+        model: state.engine.llm_label(),
+        llm_problem: state.engine.llm_problem(),
+    }
 }

@@ -29,6 +29,7 @@ use axum::routing::{get, post};
 pub fn router(state: AppState) -> Router {
     let api = Router::new()
         .route("/health", get(health::health))
+        .route("/agent", get(health::agent))
         .route(
             "/conversations",
             post(conversations::create).get(conversations::list),

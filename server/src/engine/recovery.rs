@@ -79,23 +79,27 @@ impl Engine {
     pub fn resume_in_background(&self, ids: Vec<String>) {
         for id in ids {
             let engine = self.clone();
-            tokio::spawn(async move {
-                let Some(guard) = engine.inner.locks.try_lock(&id) else {
-                    return;
-                };
-                let ctx = super::Ctx {
-                    bearer: None,
-                    session_id: "recovery".into(),
-                };
-                match engine.run_turn(id.clone(), ctx, guard).await {
-                    Ok(_) => {
-                        tracing::info!(conversation = %id, "resumed an approved action after a restart")
+            let span = tracing::info_span!("recovery", sid = "recovery");
+            tokio::spawn(tracing::Instrument::instrument(
+                async move {
+                    let Some(guard) = engine.inner.locks.try_lock(&id) else {
+                        return;
+                    };
+                    let ctx = super::Ctx {
+                        bearer: None,
+                        session_id: "recovery".into(),
+                    };
+                    match engine.run_turn(id.clone(), ctx, guard).await {
+                        Ok(_) => {
+                            tracing::info!(conversation = %id, "resumed an approved action after a restart")
+                        }
+                        Err(e) => {
+                            tracing::warn!(conversation = %id, error = %e, "resuming after a restart failed")
+                        }
                     }
-                    Err(e) => {
-                        tracing::warn!(conversation = %id, error = %e, "resuming after a restart failed")
-                    }
-                }
-            });
+                },
+                span,
+            ));
         }
     }
 }

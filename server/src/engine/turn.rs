@@ -66,23 +66,29 @@ impl Engine {
     ) -> Result<Reply, EngineError> {
         let engine = self.clone();
         let id = conversation_id.clone();
-        let task = tokio::spawn(async move {
-            let _guard = guard;
-            let outcome = engine.drive(&id, &ctx).await;
-            // Whatever happened, the turn is no longer running.
-            let clear = engine
-                .inner
-                .store
-                .write({
-                    let id = id.clone();
-                    move |tx| conversations::set_turn_running(tx, &id, false)
-                })
-                .await;
-            if let Err(e) = clear {
-                tracing::error!(conversation = %id, error = %e, "could not clear the running flag");
-            }
-            outcome
-        });
+        // The turn keeps the request's span (and so its `sid=`) in every log
+        // line, and adds the conversation id.
+        let span = tracing::info_span!("turn", conversation = %conversation_id);
+        let task = tokio::spawn(tracing::Instrument::instrument(
+            async move {
+                let _guard = guard;
+                let outcome = engine.drive(&id, &ctx).await;
+                // Whatever happened, the turn is no longer running.
+                let clear = engine
+                    .inner
+                    .store
+                    .write({
+                        let id = id.clone();
+                        move |tx| conversations::set_turn_running(tx, &id, false)
+                    })
+                    .await;
+                if let Err(e) = clear {
+                    tracing::error!(conversation = %id, error = %e, "could not clear the running flag");
+                }
+                outcome
+            },
+            span,
+        ));
         let outcome = task.await.map_err(|e| EngineError::Task(e.to_string()))??;
         self.reply(&conversation_id, outcome).await
     }

@@ -1,0 +1,33 @@
+//! Banners about the agent itself: a model that cannot be used, or the
+//! scripted demo model.
+
+use crate::api;
+use leptos::prelude::*;
+
+/// Shown at the top of every page when something about the model matters.
+#[component]
+pub fn AgentBanner() -> impl IntoView {
+    let info = Resource::new(|| (), |_| api::agent_info());
+    view! {
+        <Transition fallback=|| ()>
+            {move || Suspend::new(async move {
+                match info.await {
+                    Ok(i) if i.llm_problem.is_some() => view! {
+                        <p class="banner banner-error" role="alert" id="llm-banner">
+                            "The model cannot be used: " {i.llm_problem.unwrap_or_default()}
+                            ". Existing conversations and approvals still work; new messages fail until this is fixed."
+                        </p>
+                    }.into_any(),
+                    Ok(i) if i.is_scripted() => view! {
+                        <p class="banner banner-demo" id="demo-banner">
+                            "Demo model: answers come from a rules file ("
+                            <code>{i.model.unwrap_or_default()}</code>
+                            "), not a real LLM. Set a provider API key to use one."
+                        </p>
+                    }.into_any(),
+                    _ => ().into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
