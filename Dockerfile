@@ -3,6 +3,7 @@
 #
 #   docker build -t stopgo .
 #   docker run -p 8080:8080 -e GEMINI_API_KEY stopgo
+#   docker run -p 8080:8080 stopgo --config /app/config/demo.yaml   # no key: the scripted demo
 #
 # Versions follow TOOLCHAIN.md: cargo-leptos 0.3.10 (0.3.11 needs a newer
 # rustc), wasm-bindgen-cli equal to the crate pinned in Cargo.toml, and
@@ -29,6 +30,10 @@ RUN apt-get update \
  && useradd --system --create-home --home-dir /app stopgo
 WORKDIR /app
 COPY --from=build /src/target/release/agent /usr/local/bin/agent
+COPY --from=build /src/target/release/mcp-resources /usr/local/bin/mcp-resources
+# config/agent.yaml and demo.yaml start `target/release/mcp-resources`
+# (relative to the working directory), as `make run` does.
+RUN mkdir -p /app/target/release && ln -s /usr/local/bin/mcp-resources /app/target/release/mcp-resources
 COPY --from=build /src/target/site /app/site
 COPY --from=build /src/config /app/config
 ENV LEPTOS_SITE_ROOT=/app/site \

@@ -46,8 +46,9 @@ unit:
 e2e:
 	cd end2end && npx playwright test
 
+## bench: print the benchmark table (release build; takes a few minutes)
 bench:
-	@echo "no benchmarks yet: they arrive with the agent core (issue 3)"
+	cargo bench -p server --bench agent
 
 clean:
 	cargo clean

@@ -408,11 +408,17 @@ fn shipped_configs_are_valid() {
             let path = entry.unwrap().path();
             let name = path.file_name().unwrap().to_string_lossy().to_string();
             let is_agent_config = path.extension().is_some_and(|e| e == "yaml")
+                && !name.contains("rules")
                 && (name.starts_with("agent")
                     || name.starts_with("e2e-")
                     || name.starts_with("demo"));
             if is_agent_config {
                 load(&path).unwrap_or_else(|e| panic!("{e}"));
+            }
+            if name.contains("rules") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                crate::llm::scripted::Rules::parse(&text)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             }
         }
     }

@@ -40,20 +40,21 @@ impl Engine {
         };
         check_message(&text)?;
         self.llm()?;
-        let c = store.create_conversation(ctx.session_id.clone()).await?;
+        // One transaction: the conversation, its first message, the running flag.
+        let sid = ctx.session_id.clone();
+        let c = store
+            .write(move |tx| {
+                let c = conversations::insert(tx, &sid)?;
+                messages::append(tx, &c.id, NewMessage::text(Role::User, text))?;
+                conversations::set_turn_running(tx, &c.id, true)?;
+                Ok(c)
+            })
+            .await?;
         let guard = self
             .inner
             .locks
             .try_lock(&c.id)
             .ok_or_else(|| EngineError::Busy(c.id.clone()))?;
-        let id = c.id.clone();
-        store
-            .write(move |tx| {
-                messages::append(tx, &id, NewMessage::text(Role::User, text))?;
-                conversations::set_turn_running(tx, &id, true)?;
-                Ok(())
-            })
-            .await?;
         let reply = self.run_turn(c.id.clone(), ctx, guard).await?;
         Ok((reply.conversation.clone(), Some(reply)))
     }

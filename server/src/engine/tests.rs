@@ -660,3 +660,74 @@ async fn after_a_crash_a_running_turn_is_marked_interrupted() {
         .unwrap();
     assert_eq!(again.result.response, "Listed: list ok {}");
 }
+
+#[tokio::test]
+async fn no_turn_is_left_marked_running_after_it_answers_pauses_or_fails() {
+    let s = setup();
+    let id = new_conversation(&s.engine).await;
+    let running = |e: &Engine| {
+        let e = e.clone();
+        async move {
+            e.store()
+                .read(crate::store::conversations::running)
+                .await
+                .unwrap()
+        }
+    };
+    s.engine
+        .send_message(&id, "list".into(), ctx())
+        .await
+        .unwrap();
+    assert!(running(&s.engine).await.is_empty(), "after an answer");
+    let uuid = s
+        .engine
+        .send_message(&id, "add a 1".into(), ctx())
+        .await
+        .unwrap()
+        .result
+        .approval
+        .unwrap()
+        .uuid;
+    assert!(running(&s.engine).await.is_empty(), "while paused");
+    s.engine
+        .decide(
+            &uuid,
+            Decision {
+                approve: true,
+                reason: None,
+            },
+            ctx(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        running(&s.engine).await.is_empty(),
+        "after the approval's turn"
+    );
+    let f = setup_with(
+        tempfile::tempdir().unwrap(),
+        Arc::new(FakeTools::default()),
+        Arc::new(FailingLlm),
+        10,
+    );
+    let fid = new_conversation(&f.engine).await;
+    assert!(
+        f.engine
+            .send_message(&fid, "hi".into(), ctx())
+            .await
+            .is_err()
+    );
+    assert!(running(&f.engine).await.is_empty(), "after a failure");
+    let m = setup_with(
+        tempfile::tempdir().unwrap(),
+        Arc::new(FakeTools::default()),
+        scripted(),
+        1,
+    );
+    let mid = new_conversation(&m.engine).await;
+    m.engine
+        .send_message(&mid, "forever".into(), ctx())
+        .await
+        .unwrap();
+    assert!(running(&m.engine).await.is_empty(), "after max_steps");
+}

@@ -73,17 +73,20 @@ impl Engine {
             async move {
                 let _guard = guard;
                 let outcome = engine.drive(&id, &ctx).await;
-                // Whatever happened, the turn is no longer running.
-                let clear = engine
-                    .inner
-                    .store
-                    .write({
-                        let id = id.clone();
-                        move |tx| conversations::set_turn_running(tx, &id, false)
-                    })
-                    .await;
-                if let Err(e) = clear {
-                    tracing::error!(conversation = %id, error = %e, "could not clear the running flag");
+                // Every way out of `drive` that succeeds clears the running
+                // flag in its last write; an error may not have.
+                if outcome.is_err() {
+                    let clear = engine
+                        .inner
+                        .store
+                        .write({
+                            let id = id.clone();
+                            move |tx| conversations::set_turn_running(tx, &id, false)
+                        })
+                        .await;
+                    if let Err(e) = clear {
+                        tracing::error!(conversation = %id, error = %e, "could not clear the running flag");
+                    }
                 }
                 outcome
             },
@@ -141,6 +144,10 @@ impl Engine {
                 continue;
             }
             if let Some(last) = turn.last().filter(|m| m.message.role == Role::Assistant) {
+                let id = conversation_id.to_string();
+                store
+                    .write(move |tx| conversations::set_turn_running(tx, &id, false))
+                    .await?;
                 return Ok(TurnOutcome::Done(last.message.content.clone()));
             }
             let steps = count_steps(turn);
@@ -150,11 +157,13 @@ impl Engine {
                     "Stopped: the model made {steps} calls in this turn without finishing (llm.max_steps is {max}). \
                      Send another message to let it go on."
                 );
-                self.append(
-                    conversation_id,
-                    NewMessage::text(Role::System, note.clone()),
-                )
-                .await?;
+                let (id, text) = (conversation_id.to_string(), note.clone());
+                store
+                    .write(move |tx| {
+                        messages::append(tx, &id, NewMessage::text(Role::System, text))?;
+                        conversations::set_turn_running(tx, &id, false)
+                    })
+                    .await?;
                 return Ok(TurnOutcome::Done(note));
             }
             let llm = self.llm()?;
@@ -174,7 +183,12 @@ impl Engine {
                 max_tokens: self.inner.config.llm.max_tokens,
             };
             match llm.complete(&req).await {
-                Ok(resp) => self.record_step(conversation_id, resp, &tools).await?,
+                Ok(resp) => {
+                    // A final answer ends the turn without another read.
+                    if let Some(text) = self.record_step(conversation_id, resp, &tools).await? {
+                        return Ok(TurnOutcome::Done(text));
+                    }
+                }
                 Err(error) => {
                     tracing::warn!(conversation = %conversation_id, error = %error, "model call failed");
                     let id = conversation_id.to_string();
@@ -196,23 +210,25 @@ impl Engine {
         }
     }
 
-    async fn append(&self, conversation_id: &str, m: NewMessage) -> Result<(), StoreError> {
-        let id = conversation_id.to_string();
-        self.inner
-            .store
-            .write(move |tx| messages::append(tx, &id, m).map(|_| ()))
-            .await
-    }
-
     /// Stores one model answer: its text, then one tool message per call.
     /// Calls that cannot run (bad arguments, unknown tool) get their error
     /// result right away, so the model hears about them on the next step.
+    /// An answer without calls ends the turn: the running flag is cleared in
+    /// the same transaction and the text is returned.
     async fn record_step(
         &self,
         conversation_id: &str,
         resp: ChatResponse,
         tools: &[ToolInfo],
-    ) -> Result<(), StoreError> {
+    ) -> Result<Option<String>, StoreError> {
+        let final_text = resp.tool_calls.is_empty().then(|| {
+            let t = resp.text.clone().unwrap_or_default();
+            if t.is_empty() {
+                "(the model returned an empty answer)".to_string()
+            } else {
+                t
+            }
+        });
         let step = crate::store::new_id();
         let mut rows: Vec<(NewMessage, Option<(String, bool)>)> = Vec::new();
         let text = resp.text.clone().unwrap_or_default();
@@ -268,6 +284,7 @@ impl Engine {
             ));
         }
         let id = conversation_id.to_string();
+        let ends_turn = final_text.is_some();
         self.inner
             .store
             .write(move |tx| {
@@ -279,9 +296,13 @@ impl Engine {
                         messages::set_result(tx, &stored.id, &text, is_error)?;
                     }
                 }
+                if ends_turn {
+                    conversations::set_turn_running(tx, &id, false)?;
+                }
                 Ok(())
             })
-            .await
+            .await?;
+        Ok(final_text)
     }
 
     /// Handles the first unanswered call of the turn. Returns the approval

@@ -13,12 +13,15 @@
 //!   `kill -9` of the agent (it is in the WAL, which the OS holds); only a
 //!   power cut can lose the last few commits, a trade that keeps a commit
 //!   well under a millisecond.
-//! - **One writer connection, several readers.** SQLite serialises writers
-//!   anyway; WAL lets readers run beside the writer, so a busy turn never
-//!   blocks the UI's reads.
-//! - **Blocking work runs on `spawn_blocking`**, never on the async runtime's
-//!   worker threads. The connections sit behind `std::sync::Mutex`es that are
-//!   only locked inside those blocking closures, never across an `.await`.
+//! - **One writer thread, a small pool of readers.** SQLite serialises
+//!   writers anyway, so one thread owns the write connection and commits
+//!   queued writes in groups (each in its own savepoint, so one failing
+//!   write never undoes another): under load, many writers share one commit.
+//!   WAL lets readers run beside it, so a busy turn never blocks the UI.
+//! - **Blocking work never runs on the async runtime's worker threads**:
+//!   writes on the writer thread, reads on `spawn_blocking`, bounded by a
+//!   semaphore to the pool's size. The pool's `std::sync::Mutex` is held only
+//!   to take or return a connection, never across an `.await`.
 //!
 //! Only SQLite is implemented. The public surface is kept to plain async
 //! methods over the shared models so that a PostgreSQL backend (several
@@ -49,8 +52,10 @@ use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// Most idle read connections kept open.
-const MAX_IDLE_READERS: usize = 8;
+/// Read connections (and so concurrent reads).
+const READERS: usize = 8;
+/// Most write closures committed in one transaction.
+const MAX_BATCH: usize = 256;
 
 /// A cheap, cloneable handle to the database.
 #[derive(Clone)]
@@ -61,11 +66,101 @@ pub struct Store {
 struct Inner {
     /// The database file.
     path: PathBuf,
-    /// The one connection that writes. Locked only inside `spawn_blocking`.
-    writer: Mutex<Connection>,
-    /// Idle read-only connections, reused across reads. Locked only briefly
-    /// to take or return one, never while a query runs.
+    /// Queue of the writer thread, which owns the one write connection.
+    jobs: std::sync::mpsc::Sender<Box<dyn WriteJob>>,
+    /// Idle read connections. Locked only to take or return one, never while
+    /// a query runs.
     readers: Mutex<Vec<Connection>>,
+    /// Bounds concurrent reads to the pool's size, so a burst of reads waits
+    /// for a connection instead of opening hundreds.
+    read_permits: tokio::sync::Semaphore,
+}
+
+/// One write closure queued for the writer thread.
+trait WriteJob: Send {
+    /// Runs inside the batch's transaction, in its own savepoint; returns
+    /// what to do once the batch has committed (or failed to).
+    fn run(self: Box<Self>, conn: &Connection) -> Box<dyn FnOnce(Option<&str>) + Send>;
+    /// The batch could not start: report `error`.
+    fn abort(self: Box<Self>, error: String);
+}
+
+struct Job<T, F> {
+    f: F,
+    reply: tokio::sync::oneshot::Sender<Result<T, StoreError>>,
+}
+
+impl<T, F> WriteJob for Job<T, F>
+where
+    T: Send + 'static,
+    F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+{
+    fn run(self: Box<Self>, conn: &Connection) -> Box<dyn FnOnce(Option<&str>) + Send> {
+        let Job { f, reply } = *self;
+        let out = in_savepoint(conn, f);
+        Box::new(move |commit_error: Option<&str>| {
+            let result = match (out, commit_error) {
+                (Ok(v), None) => Ok(v),
+                (Ok(_), Some(e)) => Err(StoreError::Worker(format!("commit failed: {e}"))),
+                (Err(e), _) => Err(e),
+            };
+            let _ = reply.send(result);
+        })
+    }
+
+    fn abort(self: Box<Self>, error: String) {
+        let _ = self.reply.send(Err(StoreError::Worker(error)));
+    }
+}
+
+/// Runs `f` in a savepoint: its changes are kept if it succeeds and undone
+/// if it fails or panics, without touching the rest of the batch.
+fn in_savepoint<T>(
+    conn: &Connection,
+    f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    conn.execute_batch("SAVEPOINT job")?;
+    let out =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(conn))).unwrap_or_else(|_| {
+            Err(StoreError::Worker(
+                "a write panicked; it was rolled back".into(),
+            ))
+        });
+    match &out {
+        Ok(_) => conn.execute_batch("RELEASE job")?,
+        Err(_) => conn.execute_batch("ROLLBACK TO job; RELEASE job")?,
+    }
+    out
+}
+
+/// The writer thread: takes every queued job (up to [`MAX_BATCH`]), runs
+/// each in its own savepoint inside one `BEGIN IMMEDIATE … COMMIT`, then
+/// answers them all. Many concurrent writers thus share one commit (group
+/// commit) while each keeps all-or-nothing semantics.
+fn writer_loop(conn: Connection, jobs: std::sync::mpsc::Receiver<Box<dyn WriteJob>>) {
+    while let Ok(first) = jobs.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match jobs.try_recv() {
+                Ok(j) => batch.push(j),
+                Err(_) => break,
+            }
+        }
+        if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+            for j in batch {
+                j.abort(format!("cannot start a write transaction: {e}"));
+            }
+            continue;
+        }
+        let finishers: Vec<_> = batch.into_iter().map(|j| j.run(&conn)).collect();
+        let commit = conn.execute_batch("COMMIT").map_err(|e| e.to_string());
+        if commit.is_err() {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+        for fin in finishers {
+            fin(commit.as_ref().err().map(String::as_str));
+        }
+    }
 }
 
 impl Store {
@@ -78,7 +173,7 @@ impl Store {
         Self::open_file(&data_dir.join("agent.db"))
     }
 
-    /// Opens the database file at `path` and migrates it.
+    /// Opens the database file at `path`, migrates it and starts the writer.
     pub fn open_file(path: &Path) -> Result<Store, StoreError> {
         let shown = path.display().to_string();
         let mut writer = connect(path).map_err(|source| StoreError::Open {
@@ -86,11 +181,17 @@ impl Store {
             source,
         })?;
         migrations::migrate(&mut writer, &shown)?;
+        let (tx, rx) = std::sync::mpsc::channel::<Box<dyn WriteJob>>();
+        std::thread::Builder::new()
+            .name("sqlite-writer".into())
+            .spawn(move || writer_loop(writer, rx))
+            .map_err(|e| StoreError::Worker(format!("cannot start the writer thread: {e}")))?;
         Ok(Store {
             inner: Arc::new(Inner {
                 path: path.to_path_buf(),
-                writer: Mutex::new(writer),
+                jobs: tx,
                 readers: Mutex::new(Vec::new()),
+                read_permits: tokio::sync::Semaphore::new(READERS),
             }),
         })
     }
@@ -100,30 +201,34 @@ impl Store {
         &self.inner.path
     }
 
-    /// Runs `f` in one write transaction on the blocking pool.
+    /// Runs `f` atomically on the writer thread; it has committed when this
+    /// returns `Ok`.
     pub async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError> + Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        let inner = self.inner.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut conn = inner.writer.lock().unwrap_or_else(|p| p.into_inner());
-            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let out = f(&tx)?;
-            tx.commit()?;
-            Ok(out)
-        })
-        .await
-        .map_err(|e| StoreError::Worker(e.to_string()))?
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        self.inner
+            .jobs
+            .send(Box::new(Job { f, reply }))
+            .map_err(|_| StoreError::Worker("the writer thread has stopped".into()))?;
+        rx.await
+            .map_err(|_| StoreError::Worker("the writer thread has stopped".into()))?
     }
 
     /// Runs `f` in one read transaction (a consistent snapshot) on the blocking pool.
     pub async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError> + Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
+        let _permit = self
+            .inner
+            .read_permits
+            .acquire()
+            .await
+            .map_err(|e| StoreError::Worker(e.to_string()))?;
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
             let idle = inner
@@ -141,10 +246,11 @@ impl Store {
                 tx.finish()?;
                 out
             };
-            let mut idle = inner.readers.lock().unwrap_or_else(|p| p.into_inner());
-            if idle.len() < MAX_IDLE_READERS {
-                idle.push(conn);
-            }
+            inner
+                .readers
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(conn);
             out
         })
         .await

@@ -179,3 +179,41 @@ async fn corrupt_rows_are_reported_not_panicked_on() {
     let e = s.get_conversation(c.id).await.unwrap_err();
     assert!(e.to_string().contains("unknown status"), "{e}");
 }
+
+#[tokio::test]
+async fn a_failing_write_in_a_group_commit_undoes_only_itself() {
+    let (_d, s) = temp_store();
+    let c = s.create_conversation("s".into()).await.unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..60 {
+        let s = s.clone();
+        let id = c.id.clone();
+        tasks.push(tokio::spawn(async move {
+            s.write(move |tx| {
+                messages::append(tx, &id, NewMessage::text(Role::User, &format!("m{i}")))?;
+                if i % 2 == 1 {
+                    return Err(StoreError::Corrupt("refused".into()));
+                }
+                Ok(())
+            })
+            .await
+            .is_ok()
+        }));
+    }
+    let mut ok = 0;
+    for t in tasks {
+        ok += usize::from(t.await.unwrap());
+    }
+    assert_eq!(ok, 30);
+    let got = s.get_conversation(c.id).await.unwrap().unwrap();
+    assert_eq!(
+        got.messages.len(),
+        30,
+        "exactly the successful writes persisted"
+    );
+    assert!(
+        got.messages
+            .iter()
+            .all(|m| m.content[1..].parse::<u32>().unwrap() % 2 == 0)
+    );
+}
