@@ -76,11 +76,14 @@ struct Inner {
     read_permits: tokio::sync::Semaphore,
 }
 
+/// What a job does once its batch has committed (`None`) or failed (the error).
+type Finisher = Box<dyn FnOnce(Option<&str>) + Send>;
+
 /// One write closure queued for the writer thread.
 trait WriteJob: Send {
     /// Runs inside the batch's transaction, in its own savepoint; returns
     /// what to do once the batch has committed (or failed to).
-    fn run(self: Box<Self>, conn: &Connection) -> Box<dyn FnOnce(Option<&str>) + Send>;
+    fn run(self: Box<Self>, conn: &Connection) -> Finisher;
     /// The batch could not start: report `error`.
     fn abort(self: Box<Self>, error: String);
 }
@@ -95,7 +98,7 @@ where
     T: Send + 'static,
     F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
 {
-    fn run(self: Box<Self>, conn: &Connection) -> Box<dyn FnOnce(Option<&str>) + Send> {
+    fn run(self: Box<Self>, conn: &Connection) -> Finisher {
         let Job { f, reply } = *self;
         let out = in_savepoint(conn, f);
         Box::new(move |commit_error: Option<&str>| {

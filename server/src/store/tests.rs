@@ -190,7 +190,7 @@ async fn a_failing_write_in_a_group_commit_undoes_only_itself() {
         let id = c.id.clone();
         tasks.push(tokio::spawn(async move {
             s.write(move |tx| {
-                messages::append(tx, &id, NewMessage::text(Role::User, &format!("m{i}")))?;
+                messages::append(tx, &id, NewMessage::text(Role::User, format!("m{i}")))?;
                 if i % 2 == 1 {
                     return Err(StoreError::Corrupt("refused".into()));
                 }
