@@ -61,6 +61,11 @@ need_test_tools() {
     say "installing Playwright (npm ci in end2end/; the browser is Debian's chromium)"
     (cd "$ROOT/end2end" && npm ci --no-audit --no-fund)
   fi
+  if [[ ! -x "$ROOT/testdata/mcp-npm/node_modules/.bin/mcp-server-everything" ]] ||
+     ! cmp -s "$ROOT/testdata/mcp-npm/package-lock.json" "$ROOT/testdata/mcp-npm/node_modules/.package-lock.json"; then
+    say "installing third-party MCP servers for the tests (npm ci in testdata/mcp-npm/)"
+    (cd "$ROOT/testdata/mcp-npm" && npm ci --no-audit --no-fund)
+  fi
 }
 
 case "${1:-build}" in
