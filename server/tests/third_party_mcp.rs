@@ -1,7 +1,8 @@
 //! A third-party MCP server from npm (`@modelcontextprotocol/server-everything`,
 //! installed by `scripts/setup.sh test`) next to our own, behind the agent:
 //! its tools and annotations are read, its zod-generated schemas pass the
-//! Gemini validation, and calls round-trip.
+//! Gemini validation, calls round-trip, and a server that dies mid-call is
+//! reported and started again.
 
 mod support;
 
@@ -22,6 +23,11 @@ rules:
       - call: echo
         args: {message: "$1"}
       - reply: "echo: {result}"
+  - match: "(?i)^slow"
+    steps:
+      - call: trigger-long-running-operation
+        args: {duration: 10, steps: 5}
+      - reply: "slow: {result}"
 default: "?"
 "#;
 
@@ -98,6 +104,53 @@ async fn server_everything_works_beside_mcp_resources_with_gemini() {
         let response = body["result"]["response"].as_str().unwrap();
         assert!(response.contains(expect), "{message}: {response}");
     }
+    // The server dies in the middle of a call: the call fails with a clear
+    // error in the conversation, and the next call starts the server again.
+    let url = a.url("/conversations");
+    let slow = tokio::spawn(async move {
+        client()
+            .post(url)
+            .json(&json!({"message": "slow"}))
+            .send()
+            .await
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap()
+    });
+    a.wait_for_log("tool call started");
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let killed = std::process::Command::new("pkill")
+        .args(["-9", "-f", "mcp-server-everything"])
+        .status()
+        .unwrap();
+    assert!(killed.success(), "server-everything was running");
+    let body = slow.await.unwrap();
+    let response = body["result"]["response"].as_str().unwrap();
+    assert!(response.contains("stopped during the call"), "{response}");
+    let tool = body["conversation"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .cloned()
+        .unwrap();
+    assert_eq!(tool["tool_call"]["is_error"], true);
+    let resp = client()
+        .post(a.url("/conversations"))
+        .json(&json!({"message": "echo back again"}))
+        .send()
+        .await
+        .unwrap();
+    let body: Value = resp.json().await.unwrap();
+    assert!(
+        body["result"]["response"]
+            .as_str()
+            .unwrap()
+            .contains("back again"),
+        "restarted: {body}"
+    );
+
     // Every request, with the third-party schemas, passed Gemini's validation.
     let reqs = fake.requests();
     assert!(
