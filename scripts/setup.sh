@@ -56,15 +56,17 @@ need_test_tools() {
     done
     command -v chromium >/dev/null
   fi
-  if [[ ! -x "$ROOT/end2end/node_modules/.bin/playwright" ]] ||
-     ! cmp -s "$ROOT/end2end/package-lock.json" "$ROOT/end2end/node_modules/.package-lock.json"; then
-    say "installing Playwright (npm ci in end2end/; the browser is Debian's chromium)"
-    (cd "$ROOT/end2end" && npm ci --no-audit --no-fund)
-  fi
-  if [[ ! -x "$ROOT/testdata/mcp-npm/node_modules/.bin/mcp-server-everything" ]] ||
-     ! cmp -s "$ROOT/testdata/mcp-npm/package-lock.json" "$ROOT/testdata/mcp-npm/node_modules/.package-lock.json"; then
-    say "installing third-party MCP servers for the tests (npm ci in testdata/mcp-npm/)"
-    (cd "$ROOT/testdata/mcp-npm" && npm ci --no-audit --no-fund)
+  npm_ci "$ROOT/end2end" playwright "Playwright (the browser is Debian's chromium)"
+  npm_ci "$ROOT/testdata/mcp-npm" mcp-server-everything "third-party MCP servers for the tests"
+}
+
+# npm ci in DIR unless node_modules/.bin/BIN exists and was installed from
+# the current package-lock.json (a copy is kept as a stamp).
+npm_ci() {
+  local dir=$1 bin=$2 what=$3
+  if [[ ! -x "$dir/node_modules/.bin/$bin" ]] || ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.stopgo-lock"; then
+    say "installing $what (npm ci in ${dir#"$ROOT"/})"
+    (cd "$dir" && npm ci --no-audit --no-fund && cp package-lock.json node_modules/.stopgo-lock)
   fi
 }
 
