@@ -5,11 +5,13 @@
 //!   and annotations, calls with timeouts, restart after a crash.
 //! - `composite`: all servers together: startup, duplicate tool names,
 //!   background re-listing and reconnection.
+//! - `hints`: seed-style top-level tool hints lifted into `annotations`.
 //!
 //! `rmcp` is the official SDK: it does the handshake, both transports,
 //! pagination and notifications, so this module only decides policy.
 
 pub mod composite;
+mod hints;
 pub mod server;
 
 pub use composite::{CompositeClient, McpStartError};

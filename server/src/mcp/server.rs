@@ -15,14 +15,14 @@ use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ContentBlock, Implementation, Tool,
 };
 use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::Value;
 use std::process::Stdio;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
-use tokio::io::AsyncBufReadExt;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 /// Longest a tool call may take.
@@ -210,22 +210,46 @@ impl McpServer {
         } else {
             let command = self.config.command.clone().unwrap_or_default();
             let mut cmd = tokio::process::Command::new(&command);
-            cmd.args(&self.config.args).envs(&self.config.env);
-            let (transport, stderr) = TokioChildProcess::builder(cmd)
+            cmd.args(&self.config.args)
+                .envs(&self.config.env)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
+                .kill_on_drop(true);
+            let mut child = cmd
                 .spawn()
                 .map_err(|e| format!("cannot start `{command}`: {e}"))?;
-            if let Some(stderr) = stderr {
-                let server = self.name.clone();
-                tokio::spawn(async move {
-                    let mut lines = tokio::io::BufReader::new(stderr).lines();
-                    while let Ok(Some(line)) = lines.next_line().await {
-                        tracing::debug!(target: "mcp_server", server = %server, "{line}");
+            let (Some(stdin), Some(stdout), Some(stderr)) =
+                (child.stdin.take(), child.stdout.take(), child.stderr.take())
+            else {
+                return Err(format!("`{command}` started without its standard streams"));
+            };
+            let server = self.name.clone();
+            tokio::spawn(async move {
+                let mut lines = tokio::io::BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    tracing::debug!(target: "mcp_server", server = %server, "{line}");
+                }
+            });
+            // The child's answers reach rmcp through a pipe that rewrites
+            // seed-style top-level tool hints (see `hints`). This task owns
+            // the child: when the pipe or the child's stdout closes, the task
+            // ends and the child is killed if it still runs.
+            let (ours, mut theirs) = tokio::io::duplex(64 * 1024);
+            tokio::spawn(async move {
+                let _child = child;
+                let mut lines = tokio::io::BufReader::new(stdout).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let fixed = super::hints::lift_top_level_hints(&line);
+                    if theirs.write_all(fixed.as_bytes()).await.is_err()
+                        || theirs.write_all(b"\n").await.is_err()
+                    {
+                        break;
                     }
-                });
-            }
+                }
+            });
             handler
-                .serve(transport)
+                .serve((ours, stdin))
                 .await
                 .map_err(|e| format!("`{command}` did not complete the MCP handshake: {e}"))
         }
@@ -323,7 +347,8 @@ impl McpServer {
         }
     }
 
-    /// Closes the connection (stdin closed, then SIGTERM, then SIGKILL).
+    /// Closes the connection: the server's stdin is closed, and a stdio
+    /// server still running when its output closes is killed.
     pub async fn shutdown(&self) {
         if let Some(s) = self.conn.lock().await.take() {
             let _ = s.cancel().await;
