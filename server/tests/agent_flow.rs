@@ -8,7 +8,7 @@ use server::fake_llm::{FakeState, Format};
 use server::llm::scripted::Rules;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use support::{Agent, client, write_config};
+use support::{Agent, client, tool, write_config};
 
 const SECRET: &str = "sk-flow-0123456789";
 
@@ -172,15 +172,7 @@ async fn scenario(s: &Setup) {
 
     let (status, tools) = call(a, "GET", "/tools", None).await;
     assert_eq!(status, 200);
-    let by_name = |n: &str| {
-        tools["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["name"] == n)
-            .cloned()
-            .unwrap()
-    };
+    let by_name = |n: &str| tool(&tools, n).cloned().unwrap();
     assert_eq!(by_name("resources_add")["destructiveHint"], true);
     assert_eq!(by_name("resources_remove")["destructiveHint"], true);
     assert_eq!(by_name("resources_list")["destructiveHint"], false);

@@ -3,8 +3,7 @@
 
 mod support;
 
-use serde_json::Value;
-use support::{Agent, client, write_config};
+use support::{Agent, get_json, tool, write_config};
 
 #[tokio::test]
 async fn top_level_hints_of_a_seed_server_decide_approval() {
@@ -17,22 +16,9 @@ async fn top_level_hints_of_a_seed_server_decide_approval() {
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
     let a = Agent::start(&cfg);
-    let tools: Value = client()
-        .get(a.url("/tools"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let tools = get_json(&a, "/tools").await;
     let hint = |n: &str| {
-        tools["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["name"] == n)
-            .unwrap_or_else(|| panic!("{n} missing: {tools}"))["destructiveHint"]
-            .clone()
+        tool(&tools, n).unwrap_or_else(|| panic!("{n} missing: {tools}"))["destructiveHint"].clone()
     };
     assert_eq!(hint("seed_delete"), true);
     assert_eq!(

@@ -9,7 +9,7 @@ mod support;
 use serde_json::{Value, json};
 use server::fake_llm::FakeState;
 use server::llm::scripted::Rules;
-use support::{Agent, client, write_config};
+use support::{Agent, client, get_json, tool, write_config};
 
 const RULES: &str = r#"
 rules:
@@ -62,22 +62,8 @@ async fn server_everything_works_beside_mcp_resources_with_gemini() {
         ],
     );
 
-    let tools: Value = client()
-        .get(a.url("/tools"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let find = |n: &str| {
-        tools["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["name"] == n)
-            .cloned()
-    };
+    let tools = get_json(&a, "/tools").await;
+    let find = |n: &str| tool(&tools, n).cloned();
     let echo = find("echo").expect("server-everything's echo is listed");
     assert_eq!(echo["server"], "everything");
     assert_eq!(echo["destructiveHint"], false, "readOnlyHint: true");

@@ -176,3 +176,23 @@ pub fn client() -> reqwest::Client {
         .build()
         .unwrap()
 }
+
+/// `GET path` on the agent, decoded as JSON.
+pub async fn get_json(a: &Agent, path: &str) -> serde_json::Value {
+    client()
+        .get(a.url(path))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// The entry named `name` in a `GET /tools` answer.
+pub fn tool<'a>(tools: &'a serde_json::Value, name: &str) -> Option<&'a serde_json::Value> {
+    tools["tools"]
+        .as_array()?
+        .iter()
+        .find(|t| t["name"] == name)
+}
