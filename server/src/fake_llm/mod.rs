@@ -48,6 +48,10 @@ pub struct Recorded {
     pub body: Value,
     /// The status the fake answered.
     pub status: u16,
+    /// The body of a 200 answer (absent for faults and errors), so tests can
+    /// check the fake's replies against the providers' specs too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply: Option<Value>,
 }
 
 impl Recorded {
@@ -197,6 +201,7 @@ async fn handle(
         headers: header_list(&headers),
         body: parsed_body.clone(),
         status: 200,
+        reply: None,
     };
     if let Some(f) = fault {
         tokio::time::sleep(f.delay).await;
@@ -247,7 +252,6 @@ async fn handle(
                 .into_response();
         }
     };
-    s.record(rec);
     let seq = s.seq.fetch_add(1, Ordering::Relaxed);
     let response: ChatResponse = s
         .rules
@@ -259,6 +263,8 @@ async fn handle(
         Format::Anthropic => wire::write_anthropic(&response, seq),
         Format::Gemini => wire::write_gemini(&response, seq),
     };
+    rec.reply = Some(out.clone());
+    s.record(rec);
     (StatusCode::OK, axum::Json(out)).into_response()
 }
 
