@@ -1,7 +1,16 @@
 #!/usr/bin/env python3
-"""A minimal stdio MCP server in the style of the seed's Go servers: tool
-hints at the top level of each tool (`destructiveHint`, `readOnlyHint`), no
-`annotations`. Used by server/tests/mcp_hints.rs."""
+"""A minimal MCP server in the style of the seed's Go servers: tool hints at
+the top level of each tool (`destructiveHint`, `readOnlyHint`), no
+`annotations`. Used by server/tests/mcp_hints.rs.
+
+    seed_mcp_server.py              stdio
+    seed_mcp_server.py --http       Streamable HTTP on 127.0.0.1, a free port,
+                                    logs "listening on http://127.0.0.1:P/mcp"
+
+Calling `seed_grow` adds a tool `seed_grown_N` and sends
+`notifications/tools/list_changed` (stdio only: over HTTP a notification
+needs an open stream, which this small server does not keep).
+"""
 import json
 import sys
 
@@ -14,25 +23,93 @@ TOOLS = [
      "inputSchema": {"type": "object", "properties": {}}},
     {"name": "seed_plain", "description": "No hints at all.",
      "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "seed_grow", "description": "Adds a tool and announces it.", "readOnlyHint": True,
+     "inputSchema": {"type": "object", "properties": {}}},
 ]
 
-for line in sys.stdin:
-    try:
-        msg = json.loads(line)
-    except ValueError:
-        continue
-    if "id" not in msg:
-        continue
+
+def answer(msg):
+    """The JSON-RPC answer to one request, plus notifications to send after it."""
     method = msg.get("method")
+    notes = []
     if method == "initialize":
-        result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+        result = {"protocolVersion": "2025-06-18",
+                  "capabilities": {"tools": {"listChanged": True}},
                   "serverInfo": {"name": "seed", "version": "1"}}
     elif method == "tools/list":
         result = {"tools": TOOLS}
     elif method == "tools/call":
         name = msg.get("params", {}).get("name")
+        if name == "seed_grow":
+            n = len(TOOLS)
+            TOOLS.append({"name": f"seed_grown_{n}", "description": "Grown at run time.",
+                          "destructiveHint": True,
+                          "inputSchema": {"type": "object", "properties": {}}})
+            notes.append({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         result = {"content": [{"type": "text", "text": f"{name} ok"}], "isError": False}
     else:
-        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "method not found"}}), flush=True)
-        continue
-    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+        return {"jsonrpc": "2.0", "id": msg["id"],
+                "error": {"code": -32601, "message": "method not found"}}, notes
+    return {"jsonrpc": "2.0", "id": msg["id"], "result": result}, notes
+
+
+def stdio():
+    for line in sys.stdin:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if "id" not in msg:
+            continue
+        reply, notes = answer(msg)
+        print(json.dumps(reply), flush=True)
+        for n in notes:
+            print(json.dumps(n), flush=True)
+
+
+def http():
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            length = int(self.headers.get("content-length", "0"))
+            try:
+                msg = json.loads(self.rfile.read(length))
+            except ValueError:
+                self.send_response(400)
+                self.end_headers()
+                return
+            if "id" not in msg:
+                self.send_response(202)
+                self.end_headers()
+                return
+            reply, _ = answer(msg)
+            body = json.dumps(reply).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("mcp-session-id", "seed-session")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self):
+            self.send_response(405)
+            self.end_headers()
+
+        def do_DELETE(self):
+            self.send_response(200)
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    print(f"listening on http://127.0.0.1:{server.server_port}/mcp", file=sys.stderr, flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    if "--http" in sys.argv[1:]:
+        http()
+    else:
+        stdio()

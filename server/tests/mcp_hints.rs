@@ -1,39 +1,155 @@
 //! A seed-style MCP server (hints at the top level of each tool, no
-//! `annotations`) behind the agent: its hints decide what needs approval.
+//! `annotations`) behind the agent, over stdio and over Streamable HTTP:
+//! its hints decide what needs approval, and a `tools/list_changed`
+//! notification brings new tools in without a restart.
 
 mod support;
 
-use support::{Agent, get_json, tool, write_config};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use support::{Agent, client, get_json, tool, write_config};
+
+fn script() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/seed_mcp_server.py")
+}
+
+/// The seed server over HTTP, killed on drop.
+struct HttpSeed {
+    child: Child,
+    url: String,
+}
+
+impl HttpSeed {
+    fn start() -> HttpSeed {
+        let mut child = Command::new("python3")
+            .arg(script())
+            .arg("--http")
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .split("listening on ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no listening line: {line:?}"))
+            .trim()
+            .to_string();
+        HttpSeed { child, url }
+    }
+}
+
+impl Drop for HttpSeed {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn hint(tools: &Value, name: &str) -> Value {
+    tool(tools, name).unwrap_or_else(|| panic!("{name} missing: {tools}"))["destructiveHint"]
+        .clone()
+}
 
 #[tokio::test]
-async fn top_level_hints_of_a_seed_server_decide_approval() {
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/seed_mcp_server.py");
+async fn top_level_hints_of_a_seed_server_decide_approval_over_stdio() {
     let dir = tempfile::tempdir().unwrap();
     let yaml = format!(
         "mcp_servers:\n  - name: seed\n    command: python3\n    args: [{}]\n",
-        script.display()
+        script().display()
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
     let a = Agent::start(&cfg);
     let tools = get_json(&a, "/tools").await;
-    let hint = |n: &str| {
-        tool(&tools, n).unwrap_or_else(|| panic!("{n} missing: {tools}"))["destructiveHint"].clone()
-    };
-    assert_eq!(hint("seed_delete"), true);
+    assert_eq!(hint(&tools, "seed_delete"), true);
     assert_eq!(
-        hint("seed_peek"),
+        hint(&tools, "seed_peek"),
         false,
         "a top-level destructiveHint: false is honoured"
     );
     assert_eq!(
-        hint("seed_read"),
+        hint(&tools, "seed_read"),
         false,
         "a top-level readOnlyHint: true is honoured"
     );
     assert_eq!(
-        hint("seed_plain"),
+        hint(&tools, "seed_plain"),
         true,
         "no hints: unannotated_tools (approve)"
     );
+}
+
+#[tokio::test]
+async fn top_level_hints_survive_streamable_http_even_when_unannotated_tools_are_allowed() {
+    let seed = HttpSeed::start();
+    let dir = tempfile::tempdir().unwrap();
+    // With `allow`, a lost top-level destructiveHint would let seed_delete run
+    // unapproved: the dangerous case.
+    let yaml = format!(
+        "unannotated_tools: allow\nmcp_servers:\n  - name: seed\n    url: {}\n",
+        seed.url
+    );
+    let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
+    let a = Agent::start(&cfg);
+    let tools = get_json(&a, "/tools").await;
+    assert_eq!(hint(&tools, "seed_delete"), true, "{tools}");
+    assert_eq!(hint(&tools, "seed_peek"), false);
+    assert_eq!(hint(&tools, "seed_read"), false);
+    assert_eq!(
+        hint(&tools, "seed_plain"),
+        false,
+        "no hints: unannotated_tools (allow)"
+    );
+}
+
+#[tokio::test]
+async fn a_list_changed_notification_refreshes_the_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.yaml");
+    std::fs::write(
+        &rules,
+        "rules:\n  - match: \"grow\"\n    steps:\n      - call: seed_grow\n      - reply: \"grew: {result}\"\ndefault: \"?\"\n",
+    )
+    .unwrap();
+    let yaml = format!(
+        "llm: {{model: \"scripted:{}\"}}\nmcp_servers:\n  - name: seed\n    command: python3\n    args: [{}]\n",
+        rules.display(),
+        script().display()
+    );
+    let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
+    let a = Agent::start(&cfg);
+    let before = get_json(&a, "/tools").await;
+    assert!(tool(&before, "seed_grown_5").is_none(), "{before}");
+
+    let resp: Value = client()
+        .post(a.url("/conversations"))
+        .json(&json!({"message": "grow"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(resp["result"]["response"], "grew: seed_grow ok", "{resp}");
+
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let tools = get_json(&a, "/tools").await;
+        if let Some(t) = tool(&tools, "seed_grown_5") {
+            assert_eq!(
+                t["destructiveHint"], true,
+                "the new tool's hint is read too"
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the new tool never appeared: {tools}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

@@ -11,7 +11,7 @@
 use serde_json::Value;
 
 /// The hints we lift.
-const HINTS: [&str; 4] = [
+pub const HINTS: [&str; 4] = [
     "destructiveHint",
     "readOnlyHint",
     "idempotentHint",

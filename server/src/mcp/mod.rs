@@ -5,13 +5,15 @@
 //!   and annotations, calls with timeouts, restart after a crash.
 //! - `composite`: all servers together: startup, duplicate tool names,
 //!   background re-listing and reconnection.
-//! - `hints`: seed-style top-level tool hints lifted into `annotations`.
+//! - `hints`: seed-style top-level tool hints lifted into `annotations`
+//!   (stdio, on the pipe); `http_hints`: the same for HTTP servers.
 //!
 //! `rmcp` is the official SDK: it does the handshake, both transports,
 //! pagination and notifications, so this module only decides policy.
 
 pub mod composite;
 mod hints;
+mod http_hints;
 pub mod server;
 
 pub use composite::{CompositeClient, McpStartError};

@@ -52,6 +52,8 @@ impl ClientHandler for Handler {
 }
 
 type Service = RunningService<RoleClient, Handler>;
+type HttpHeaders =
+    std::collections::HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>;
 
 /// A server's connection state and tools.
 pub struct McpServer {
@@ -138,6 +140,7 @@ impl McpServer {
             .map_err(|_| "tools/list did not answer in time".to_string())
             .and_then(|r| r.map_err(|e| format!("tools/list failed: {e}")))
             .inspect_err(|e| self.set_problem(Some(e.clone())))?;
+        let tools = self.with_top_level_hints(tools).await;
         self.store_tools(&tools);
         if let Some(info) = service.peer_info() {
             tracing::info!(server = %self.name, protocol = %info.protocol_version, tools = tools.len(), "MCP server connected");
@@ -160,6 +163,7 @@ impl McpServer {
             .await
             .map_err(|_| "tools/list did not answer in time".to_string())?
             .map_err(|e| format!("tools/list failed: {e}"))?;
+        let tools = self.with_top_level_hints(tools).await;
         self.store_tools(&tools);
         tracing::info!(server = %self.name, tools = tools.len(), "MCP tool list refreshed");
         Ok(())
@@ -181,20 +185,49 @@ impl McpServer {
         }
     }
 
+    /// The configured headers of an HTTP server, checked.
+    fn http_headers(&self) -> Result<HttpHeaders, String> {
+        let mut headers = HttpHeaders::new();
+        for (k, v) in &self.config.headers {
+            let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+                .map_err(|e| format!("header {k:?}: {e}"))?;
+            let value = reqwest::header::HeaderValue::from_str(v)
+                .map_err(|_| format!("header {k:?} has an invalid value"))?;
+            headers.insert(name, value);
+        }
+        Ok(headers)
+    }
+
+    /// For an HTTP server, adds the top-level hints `rmcp` could not keep
+    /// (see [`super::http_hints`]). Stdio servers had theirs lifted on the pipe.
+    async fn with_top_level_hints(&self, mut tools: Vec<Tool>) -> Vec<Tool> {
+        let Some(url) = &self.config.url else {
+            return tools;
+        };
+        let Ok(headers) = self.http_headers() else {
+            return tools;
+        };
+        match super::http_hints::probe(url, &headers).await {
+            Ok(hints) if !hints.is_empty() => {
+                for t in &mut tools {
+                    super::http_hints::apply(t, hints.get(t.name.as_ref()));
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(server = %self.name, "could not read top-level tool hints: {e}")
+            }
+        }
+        tools
+    }
+
     async fn open(&self) -> Result<Service, String> {
         let handler = Handler {
             server: self.name.clone(),
             changed: self.changed.clone(),
         };
         if let Some(url) = &self.config.url {
-            let mut headers = std::collections::HashMap::new();
-            for (k, v) in &self.config.headers {
-                let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
-                    .map_err(|e| format!("header {k:?}: {e}"))?;
-                let value = reqwest::header::HeaderValue::from_str(v)
-                    .map_err(|_| format!("header {k:?} has an invalid value"))?;
-                headers.insert(name, value);
-            }
+            let headers = self.http_headers()?;
             let http = reqwest::Client::builder()
                 .connect_timeout(Duration::from_secs(10))
                 .build()
