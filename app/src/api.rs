@@ -8,7 +8,10 @@
 //! The functions return [`ApiError`], which is serialisable so that a failed
 //! load rendered on the server hydrates into the same error in the browser.
 
-use crate::models::{AgentInfo, Conversation, ConversationList, ConversationResponse, ListQuery};
+use crate::models::{
+    AgentInfo, ApprovalList, Conversation, ConversationList, ConversationResponse, ListQuery,
+    ToolList,
+};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -44,6 +47,9 @@ pub fn list_query_string(q: &ListQuery) -> String {
     if let Some(status) = &q.status {
         parts.push(format!("status={}", encode_component(status)));
     }
+    if let Some(text) = &q.q {
+        parts.push(format!("q={}", encode_component(text)));
+    }
     if parts.is_empty() {
         String::new()
     } else {
@@ -67,7 +73,9 @@ fn encode_component(s: &str) -> String {
 #[cfg(feature = "ssr")]
 mod backend {
     use super::ApiError;
-    use crate::models::{AgentInfo, Conversation, ConversationList, ListQuery};
+    use crate::models::{
+        AgentInfo, ApprovalList, Conversation, ConversationList, ListQuery, ToolList,
+    };
     use std::future::Future;
     use std::pin::Pin;
     use std::sync::Arc;
@@ -82,6 +90,8 @@ mod backend {
         -> BoxFuture<Result<ConversationList, ApiError>>;
         fn get_conversation(&self, id: String) -> BoxFuture<Result<Conversation, ApiError>>;
         fn agent_info(&self) -> BoxFuture<Result<AgentInfo, ApiError>>;
+        fn list_approvals(&self) -> BoxFuture<Result<ApprovalList, ApiError>>;
+        fn list_tools(&self) -> BoxFuture<Result<ToolList, ApiError>>;
     }
 
     /// The context handle.
@@ -133,6 +143,30 @@ pub async fn agent_info() -> Result<AgentInfo, ApiError> {
     #[cfg(not(feature = "ssr"))]
     {
         client::get_json("/agent").await
+    }
+}
+
+/// `GET /approvals`: pending approvals, oldest first.
+pub async fn list_approvals() -> Result<ApprovalList, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend::backend()?.list_approvals().await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        client::get_json("/approvals").await
+    }
+}
+
+/// `GET /tools`.
+pub async fn list_tools() -> Result<ToolList, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend::backend()?.list_tools().await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        client::get_json("/tools").await
     }
 }
 
@@ -305,6 +339,7 @@ mod tests {
             limit: Some(20),
             cursor: Some("a b&c".into()),
             status: Some("waiting_approval".into()),
+            q: None,
         };
         assert_eq!(
             list_query_string(&q),

@@ -14,6 +14,8 @@
 
 pub mod api;
 pub mod components;
+pub mod live;
+pub mod markdown;
 pub mod models;
 pub mod routes;
 
@@ -49,6 +51,7 @@ pub fn App() -> impl IntoView {
     // as interactive for users of assistive tech and for tests.
     let (hydrated, set_hydrated) = signal(false);
     Effect::new(move |_| set_hydrated.set(true));
+    let live = live::provide_live();
 
     view! {
         <Stylesheet id="leptos" href="/pkg/stopgo.css"/>
@@ -62,13 +65,21 @@ pub fn App() -> impl IntoView {
                     </a>
                     <nav aria-label="Main">
                         <a href="/">"Conversations"</a>
+                        <components::inbox_badge::InboxLink/>
+                        <a href="/ui/tools">"Tools"</a>
+                        <a href="/docs" rel="external">"API"</a>
                     </nav>
+                    <span class="live-state" role="status" id="live-state">
+                        {move || (!live.connected.get()).then_some("Reconnecting…")}
+                    </span>
                 </header>
                 <components::agent_banner::AgentBanner/>
                 <main id="main">
                     <Routes fallback=routes::not_found::NotFound>
                         <Route path=path!("/") view=routes::home::HomePage/>
                         <Route path=path!("/ui/conversations/:id") view=routes::conversation::ConversationPage/>
+                        <Route path=path!("/ui/approvals") view=routes::approvals::ApprovalsPage/>
+                        <Route path=path!("/ui/tools") view=routes::tools::ToolsPage/>
                     </Routes>
                 </main>
             </div>

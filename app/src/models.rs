@@ -11,6 +11,7 @@ use serde_json::Value;
 
 /// Where a conversation stands. Serialised in `snake_case`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ConversationStatus {
     /// Open for the next message.
@@ -60,6 +61,7 @@ impl ConversationStatus {
 
 /// Who wrote a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     User,
@@ -88,7 +90,8 @@ impl Role {
 }
 
 /// A tool invocation recorded on a message.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct ToolCall {
     pub name: String,
     pub arguments: Value,
@@ -99,10 +102,32 @@ pub struct ToolCall {
     pub result: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
+    /// How long the tool ran, once it has finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// The approval this call needed, if it needed one (with its outcome).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalOutcome>,
+}
+
+/// An approval as its tool call shows it: where it stands, and who decided
+/// when (`decided_by` is the deciding request's session id).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+pub struct ApprovalOutcome {
+    pub uuid: String,
+    pub status: ApprovalStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_at: Option<String>,
 }
 
 /// One entry of a conversation's timeline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct Message {
     pub id: String,
     pub role: Role,
@@ -114,12 +139,16 @@ pub struct Message {
 
 /// A destructive action waiting for an operator's decision.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct PendingApproval {
     pub uuid: String,
     pub conversation_id: String,
     pub tool_name: String,
     pub tool_args: Value,
     pub description: String,
+    /// The MCP server (or sub-agent) that would run the tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote_task_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -132,6 +161,7 @@ pub struct PendingApproval {
 
 /// A conversation with its whole timeline (`C` in DESIGN.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct Conversation {
     pub id: String,
     pub session_id: String,
@@ -147,6 +177,7 @@ pub struct Conversation {
 
 /// The outcome of one turn (`R` in DESIGN.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct ProcessResult {
     pub response: String,
     pub waiting_approval: bool,
@@ -156,6 +187,7 @@ pub struct ProcessResult {
 
 /// Counts over all stored conversations, independent of paging and filters.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct Summary {
     pub total: u64,
     pub active: u64,
@@ -167,6 +199,7 @@ pub struct Summary {
 
 /// `GET /conversations`: one page, newest first, plus the summary.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct ConversationList {
     pub conversations: Vec<Conversation>,
     pub summary: Summary,
@@ -177,6 +210,7 @@ pub struct ConversationList {
 
 /// `{"conversation": C}` and `{"conversation": C, "result": R}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct ConversationResponse {
     pub conversation: Conversation,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -185,6 +219,7 @@ pub struct ConversationResponse {
 
 /// `POST /conversations` body; the message is optional.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateConversation {
     #[serde(default)]
@@ -193,6 +228,7 @@ pub struct CreateConversation {
 
 /// Query of `GET /conversations`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct ListQuery {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
@@ -200,10 +236,14 @@ pub struct ListQuery {
     pub cursor: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
+    /// Only conversations with a message containing this text (any case).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub q: Option<String>,
 }
 
 /// The body of every error response: what is wrong and how to fix it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct ErrorBody {
     pub error: String,
 }
@@ -213,6 +253,7 @@ pub struct ErrorBody {
 /// stopped while the tool ran (it is never re-run); `cancelled` when the
 /// task was cancelled before a decision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalStatus {
     Pending,
@@ -257,6 +298,7 @@ impl ApprovalStatus {
 
 /// A tool as `GET /tools` lists it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct ToolDescription {
     pub name: String,
     pub description: String,
@@ -276,12 +318,14 @@ fn yes() -> bool {
 
 /// `GET /tools`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct ToolList {
     pub tools: Vec<ToolDescription>,
 }
 
 /// `GET /health`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct Health {
     pub status: String,
     /// Set when the configured LLM cannot be used (e.g. a missing API key).
@@ -291,6 +335,7 @@ pub struct Health {
 
 /// `GET /agent`: who this agent is and which model it runs, for the UI.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct AgentInfo {
     pub name: String,
     pub description: String,
@@ -313,16 +358,97 @@ impl AgentInfo {
 
 /// `POST /conversations/:id/messages` body.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct SendMessage {
     pub message: String,
 }
 
 /// `POST /approvals/:uuid` body, as the UI sends it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct ApprovalDecision {
     pub approved: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+/// `GET /approvals`: approvals waiting for a decision, oldest first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+pub struct ApprovalList {
+    pub approvals: Vec<PendingApproval>,
+}
+
+/// What happened, as the SSE streams (`GET /events`,
+/// `GET /conversations/:id/events`) publish it. The event's SSE name is
+/// `kind`; its SSE id orders events and lets a client catch up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// A new conversation (or a new message in one).
+    MessageAdded,
+    /// A tool started running (`tool` names it).
+    ToolCallStarted,
+    /// A tool finished (`detail` is `ok` or `error`).
+    ToolCallFinished,
+    /// A destructive call waits for a decision (`approval` is its uuid).
+    ApprovalRequested,
+    /// An approval was approved or rejected (`detail` says which).
+    ApprovalDecided,
+    /// The conversation's status or its running turn changed.
+    StatusChanged,
+    /// The model is being asked (`detail` says which step).
+    ModelCalled,
+    /// The server cannot replay what the client missed (it restarted, or
+    /// the client was away too long): reload the state.
+    Resync,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::MessageAdded => "message_added",
+            EventKind::ToolCallStarted => "tool_call_started",
+            EventKind::ToolCallFinished => "tool_call_finished",
+            EventKind::ApprovalRequested => "approval_requested",
+            EventKind::ApprovalDecided => "approval_decided",
+            EventKind::StatusChanged => "status_changed",
+            EventKind::ModelCalled => "model_called",
+            EventKind::Resync => "resync",
+        }
+    }
+
+    pub const ALL: [EventKind; 8] = [
+        EventKind::MessageAdded,
+        EventKind::ToolCallStarted,
+        EventKind::ToolCallFinished,
+        EventKind::ApprovalRequested,
+        EventKind::ApprovalDecided,
+        EventKind::StatusChanged,
+        EventKind::ModelCalled,
+        EventKind::Resync,
+    ];
+}
+
+/// One published event (the SSE `data`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+pub struct Event {
+    pub kind: EventKind,
+    pub conversation_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ConversationStatus>,
+    /// True while a turn runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    pub at: String,
 }
 
 #[cfg(test)]
@@ -343,8 +469,7 @@ mod tests {
                     name: "resources_add".into(),
                     arguments: serde_json::json!({"name": "a", "value": 1}),
                     server: None,
-                    result: None,
-                    is_error: None,
+                    ..Default::default()
                 }),
                 created_at: "2026-01-01T00:00:00.000Z".into(),
             }],

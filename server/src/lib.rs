@@ -16,6 +16,7 @@
 pub mod api;
 pub mod config;
 pub mod engine;
+pub mod events;
 pub mod fake_llm;
 pub mod llm;
 pub mod mcp;

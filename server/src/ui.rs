@@ -11,7 +11,7 @@
 use crate::api::{ApiError, conversations};
 use crate::state::AppState;
 use app::api::{BoxFuture, SharedBackend, UiBackend};
-use app::models::{AgentInfo, Conversation, ConversationList, ListQuery};
+use app::models::{AgentInfo, ApprovalList, Conversation, ConversationList, ListQuery, ToolList};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
@@ -46,6 +46,27 @@ impl UiBackend for StoreBackend {
     fn agent_info(&self) -> BoxFuture<Result<AgentInfo, app::api::ApiError>> {
         let info = crate::api::health::agent_info(&self.state);
         Box::pin(async move { Ok(info) })
+    }
+
+    fn list_approvals(&self) -> BoxFuture<Result<ApprovalList, app::api::ApiError>> {
+        let store = self.state.store.clone();
+        Box::pin(async move {
+            crate::api::approvals::pending(&store)
+                .await
+                .map_err(Into::into)
+        })
+    }
+
+    fn list_tools(&self) -> BoxFuture<Result<ToolList, app::api::ApiError>> {
+        let tools = self
+            .state
+            .engine
+            .tools()
+            .tools()
+            .iter()
+            .map(|t| t.describe())
+            .collect();
+        Box::pin(async move { Ok(ToolList { tools }) })
     }
 }
 

@@ -1,6 +1,9 @@
-//! The approval card: what will run, with which arguments, who asked, and
-//! the Approve / Reject buttons.
+//! The approval card: what will run, with which arguments, on which server
+//! or agent, who asked (the chain for a proxy approval), and the Approve /
+//! Reject buttons. It takes the keyboard focus when it appears, so a
+//! keyboard or screen-reader user lands on the decision.
 
+use crate::components::args_view::ArgsView;
 use crate::models::PendingApproval;
 use crate::routes::home::short_time;
 use leptos::prelude::*;
@@ -12,39 +15,52 @@ pub fn ApprovalCard(
     approval: PendingApproval,
     busy: Signal<bool>,
     on_decide: Callback<(bool, Option<String>)>,
+    /// Move the focus here when shown (the chat does; the inbox does not).
+    #[prop(optional)]
+    autofocus: bool,
 ) -> impl IntoView {
     let (reason, set_reason) = signal(String::new());
-    let args = serde_json::to_string_pretty(&approval.tool_args).unwrap_or_default();
     let chain = approval
         .chain
         .clone()
         .filter(|c| !c.is_empty())
         .map(|c| c.join(" → "));
     let reason_value = move || Some(reason.get()).filter(|r| !r.trim().is_empty());
+    let card = NodeRef::<leptos::html::Section>::new();
+    if autofocus {
+        Effect::new(move |_| {
+            if let Some(el) = card.get() {
+                let _ = el.focus();
+            }
+        });
+    }
+    let reason_id = format!("reason-{}", approval.uuid);
+    let title_id = format!("approval-title-{}", approval.uuid);
+    let labelled_by = title_id.clone();
     view! {
-        <section class="approval-card" role="region" aria-labelledby="approval-title" data-approval=approval.uuid.clone()>
-            <h2 id="approval-title">"Approval needed"</h2>
+        <section class="approval-card" role="region" aria-labelledby=labelled_by
+                 tabindex="-1" node_ref=card data-approval=approval.uuid.clone()>
+            <h2 id=title_id><span aria-hidden="true">"⏸ "</span>"Approval needed"</h2>
             <p class="approval-description">{approval.description.clone()}</p>
             <dl class="facts">
                 <dt>"Tool"</dt><dd><code class="approval-tool">{approval.tool_name.clone()}</code></dd>
+                {approval.server.clone().map(|s| view! { <dt>"Server"</dt><dd class="approval-server">{s}</dd> })}
                 {approval.remote_agent_name.clone().map(|a| view! { <dt>"Agent"</dt><dd>{a}</dd> })}
-                {chain.map(|c| view! { <dt>"Via"</dt><dd class="approval-chain">{c}</dd> })}
+                {chain.map(|c| view! { <dt>"Asked via"</dt><dd class="approval-chain">{c}</dd> })}
                 <dt>"Asked"</dt><dd><time datetime=approval.created_at.clone()>{short_time(&approval.created_at)}</time></dd>
             </dl>
-            <p class="muted">"Arguments"</p>
-            <pre class="approval-args">{args}</pre>
-            <label class="reason">
-                "Reason (optional, told to the agent if you reject)"
-                <input type="text" prop:value=reason on:input=move |ev| set_reason.set(event_target_value(&ev))/>
-            </label>
+            <h3 class="label">"Arguments"</h3>
+            <div class="approval-args" data-args=approval.tool_args.to_string()><ArgsView args=approval.tool_args.clone()/></div>
+            <label class="reason" for=reason_id.clone()>"Reason (optional, told to the agent if you reject)"</label>
+            <input type="text" id=reason_id prop:value=reason on:input=move |ev| set_reason.set(event_target_value(&ev))/>
             <div class="approval-actions">
                 <button type="button" class="btn btn-approve" disabled=move || busy.get()
                     on:click=move |_| on_decide.run((true, reason_value()))>
-                    "Approve"
+                    <span aria-hidden="true">"✓ "</span>"Approve"
                 </button>
                 <button type="button" class="btn btn-reject" disabled=move || busy.get()
                     on:click=move |_| on_decide.run((false, reason_value()))>
-                    "Reject"
+                    <span aria-hidden="true">"✕ "</span>"Reject"
                 </button>
             </div>
         </section>

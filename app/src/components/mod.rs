@@ -2,4 +2,6 @@
 
 pub mod agent_banner;
 pub mod approval_card;
+pub mod args_view;
+pub mod inbox_badge;
 pub mod status_badge;

@@ -3,8 +3,12 @@
 
 use crate::api::{self, ApiError};
 use crate::components::approval_card::ApprovalCard;
+use crate::components::args_view::ArgsView;
 use crate::components::status_badge::StatusBadge;
-use crate::models::{Conversation, ConversationStatus, Message, Role};
+use crate::models::{
+    ApprovalOutcome, ApprovalStatus, Conversation, ConversationStatus, Event, EventKind, Message,
+    Role,
+};
 use crate::routes::home::short_time;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
@@ -79,7 +83,39 @@ fn ConversationView(initial: Conversation) -> impl IntoView {
             }
         });
     }
+    // Live: reload on every event of this conversation (another tab, the
+    // REST API, the turn's own progress); remember the latest step.
+    let live = crate::live::use_live();
+    let progress = RwSignal::new(None::<String>);
+    let reload = Action::new(move |_: &()| {
+        let id = conv.get_untracked().id;
+        async move { api::get_conversation(id).await.ok() }
+    });
+    Effect::new(move |_| {
+        if let Some(Some(c)) = reload.value().get() {
+            conv.set(c);
+        }
+    });
+    Effect::new(move |_| {
+        let Some(e) = live.last.get() else { return };
+        let mine = conv.with_untracked(|c| c.id == e.conversation_id);
+        if e.kind == EventKind::Resync || mine {
+            if mine {
+                progress.set(progress_text(&e));
+            }
+            reload.dispatch(());
+        }
+    });
+    // After a reconnect, catch up even if no event names this conversation.
+    Effect::new(move |prev: Option<bool>| {
+        let up = live.connected.get();
+        if prev == Some(false) && up {
+            reload.dispatch(());
+        }
+        up
+    });
     let busy = Signal::derive(move || send.pending().get() || decide.pending().get());
+    let working = Signal::derive(move || busy.get() || progress.with(Option::is_some));
     let waiting = move || conv.with(|c| c.status == ConversationStatus::WaitingApproval);
     let submit = move || {
         let text = draft.get_untracked();
@@ -121,10 +157,15 @@ fn ConversationView(initial: Conversation) -> impl IntoView {
                 }
             }}
             {move || conv.with(|c| c.pending_approval.clone()).map(|a| view! {
-                <ApprovalCard approval=a busy=busy on_decide=on_decide/>
+                <ApprovalCard approval=a busy=busy on_decide=on_decide autofocus=true/>
             })}
             {move || error.get().map(|e| view! { <p class="alert alert-error" role="alert" id="turn-error">{e}</p> })}
-            {move || busy.get().then(|| view! { <p class="progress" role="status">"The agent is working…"</p> })}
+            <p class="progress" role="status" id="progress" aria-live="polite">
+                {move || working.get().then(|| view! {
+                    <span class="spinner" aria-hidden="true"></span>
+                    {progress.get().unwrap_or_else(|| "The agent is working…".to_string())}
+                })}
+            </p>
             <form class="composer" on:submit=move |ev| { ev.prevent_default(); submit(); }>
                 <label for="composer-input" class="visually-hidden">"Message"</label>
                 <textarea
@@ -157,32 +198,104 @@ fn MessageItem(m: Message) -> impl IntoView {
         Role::System => "System",
     };
     let tool = m.tool_call.clone().map(|t| {
-        let args = serde_json::to_string_pretty(&t.arguments).unwrap_or_default();
         let state = match (&t.result, t.is_error) {
             (None, _) => "pending",
             (Some(_), Some(true)) => "error",
             (Some(_), _) => "ok",
         };
+        let state_text = match state {
+            "pending" => "waiting",
+            "error" => "error",
+            _ => "done",
+        };
+        let duration = t.duration_ms.map(|ms| {
+            if ms < 1000 {
+                format!("{ms} ms")
+            } else {
+                format!("{:.1} s", ms as f64 / 1000.0)
+            }
+        });
         view! {
             <details class=format!("tool-call tool-{state}") open=state != "ok">
                 <summary>
                     <code class="tool-name">{t.name.clone()}</code>
-                    {t.server.clone().map(|s| view! { <span class="muted">" on " {s}</span> })}
-                    <span class="tool-state">{match state { "pending" => " · waiting", "error" => " · error", _ => " · done" }}</span>
+                    {t.server.clone().map(|s| view! { <span class="muted tool-server">" on " {s}</span> })}
+                    <span class="tool-state">" · " {state_text}</span>
+                    {duration.map(|d| view! { <span class="muted tool-duration">" · " {d}</span> })}
                 </summary>
-                <pre class="tool-args">{args}</pre>
-                {t.result.map(|r| view! { <pre class="tool-result" class:error=t.is_error.unwrap_or(false)>{r}</pre> })}
+                <h4 class="label">"Arguments"</h4>
+                <div class="tool-args" data-args=t.arguments.to_string()><ArgsView args=t.arguments.clone()/></div>
+                {t.approval.clone().map(|a| view! { <ApprovalOutcomeLine a=a/> })}
+                {t.result.map(|r| view! {
+                    <h4 class="label">{if t.is_error.unwrap_or(false) { "Error" } else { "Result" }}</h4>
+                    <pre class="tool-result" class:error=t.is_error.unwrap_or(false)>{r}</pre>
+                })}
             </details>
         }
     });
+    let html = (!m.content.is_empty() && matches!(m.role, Role::Assistant | Role::User))
+        .then(|| crate::markdown::to_safe_html(&m.content));
     view! {
         <li class=format!("message message-{}", m.role.as_str()) data-message-id=m.id.clone()>
             <p class="message-meta">
                 <span class="message-role">{who}</span>
                 <time datetime=m.created_at.clone() class="muted">{short_time(&m.created_at)}</time>
             </p>
-            {(!m.content.is_empty()).then(|| view! { <div class="message-content">{m.content.clone()}</div> })}
+            {match html {
+                Some(h) => view! { <div class="message-content markdown" inner_html=h></div> }.into_any(),
+                None => (!m.content.is_empty()).then(|| view! { <div class="message-content">{m.content.clone()}</div> }).into_any(),
+            }}
             {tool}
         </li>
+    }
+}
+
+/// What the progress line says for an event; `None` when the turn is over.
+fn progress_text(e: &Event) -> Option<String> {
+    if e.running == Some(false) {
+        return None;
+    }
+    match e.kind {
+        EventKind::ModelCalled => Some(format!(
+            "Asking the model ({})…",
+            e.detail.clone().unwrap_or_default()
+        )),
+        EventKind::ToolCallStarted => Some(format!(
+            "Running {}…",
+            e.tool.clone().unwrap_or_else(|| "a tool".into())
+        )),
+        EventKind::ToolCallFinished => Some(format!(
+            "{} finished; the model goes on…",
+            e.tool.clone().unwrap_or_else(|| "The tool".into())
+        )),
+        EventKind::ApprovalDecided => Some("Decision recorded; the agent goes on…".into()),
+        EventKind::MessageAdded | EventKind::StatusChanged if e.running == Some(true) => {
+            Some("The agent is working…".into())
+        }
+        _ => None,
+    }
+}
+
+/// The outcome of a call's approval: the state in words (never colour
+/// alone), who decided and when, and the reason given.
+#[component]
+fn ApprovalOutcomeLine(a: ApprovalOutcome) -> impl IntoView {
+    let (icon, words) = match a.status {
+        ApprovalStatus::Pending => ("⏸", "Waiting for approval"),
+        ApprovalStatus::Approved | ApprovalStatus::Executing => ("✓", "Approved, running"),
+        ApprovalStatus::Executed => ("✓", "Approved and run"),
+        ApprovalStatus::Failed => ("✓", "Approved; the tool failed"),
+        ApprovalStatus::Rejected => ("✕", "Rejected"),
+        ApprovalStatus::InDoubt => ("?", "In doubt: the agent stopped while it ran; not re-run"),
+        ApprovalStatus::Cancelled => ("✕", "Cancelled"),
+    };
+    view! {
+        <p class=format!("approval-outcome outcome-{}", a.status.as_str()) data-status=a.status.as_str()>
+            <span aria-hidden="true">{icon} " "</span>
+            <strong>{words}</strong>
+            {a.decided_by.clone().map(|by| view! { " by session " <code>{by}</code> })}
+            {a.decided_at.clone().map(|at| view! { " at " <time datetime=at.clone()>{short_time(&at)}</time> })}
+            {a.reason.clone().map(|r| view! { <span class="outcome-reason">" · reason: " {r}</span> })}
+        </p>
     }
 }

@@ -20,9 +20,15 @@ pub fn HomePage() -> impl IntoView {
             limit: Some(PAGE_SIZE),
             cursor: q.get("cursor"),
             status: q.get("status"),
+            q: q.get("q").filter(|s| !s.trim().is_empty()),
         }
     };
-    let conversations = Resource::new(list_query, api::list_conversations);
+    // Reloaded whenever the server publishes an event (live list).
+    let live = crate::live::use_live();
+    let conversations = Resource::new(
+        move || (list_query(), live.tick.get()),
+        |(q, _)| api::list_conversations(q),
+    );
 
     let create = Action::new(|_: &()| api::create_conversation());
     let navigate = use_navigate();
@@ -71,6 +77,10 @@ pub fn HomePage() -> impl IntoView {
 fn ListView(list: ConversationList) -> impl IntoView {
     let query = use_query_map();
     let current = query.read_untracked().get("status");
+    let search = query
+        .read_untracked()
+        .get("q")
+        .filter(|s| !s.trim().is_empty());
     let s = &list.summary;
     let counts = [
         ("Total", s.total, None),
@@ -88,23 +98,33 @@ fn ListView(list: ConversationList) -> impl IntoView {
     ];
     let filter = |status: Option<ConversationStatus>| {
         let selected = current.as_deref() == status.map(|s| s.as_str());
-        let href = match status {
-            Some(s) => format!("/?status={}", s.as_str()),
-            None => "/".to_string(),
+        let q = ListQuery {
+            status: status.map(|s| s.as_str().to_string()),
+            q: search.clone(),
+            ..Default::default()
         };
-        (href, selected)
+        (format!("/{}", api::list_query_string(&q)), selected)
     };
     let next_href = list.next_cursor.as_ref().map(|c| {
         let q = ListQuery {
             limit: None,
             cursor: Some(c.clone()),
             status: current.clone(),
+            q: search.clone(),
         };
         format!("/{}", api::list_query_string(&q))
     });
     let empty = list.conversations.is_empty();
+    let searching = search.is_some();
 
     view! {
+        <form method="get" action="/" class="search" role="search">
+            <label for="search-input" class="visually-hidden">"Search conversations"</label>
+            <input type="search" id="search-input" name="q" placeholder="Search messages…"
+                   value=search.clone().unwrap_or_default()/>
+            {current.clone().map(|s| view! { <input type="hidden" name="status" value=s/> })}
+            <button type="submit" class="btn">"Search"</button>
+        </form>
         <nav class="summary" aria-label="Filter by status">
             {counts.into_iter().map(|(label, n, status)| {
                 let (href, selected) = filter(status);
@@ -119,7 +139,11 @@ fn ListView(list: ConversationList) -> impl IntoView {
                 }
             }).collect_view()}
         </nav>
-        {if empty {
+        {if empty && searching {
+            view! {
+                <p class="panel empty" id="no-conversations">"No conversation matches your search."</p>
+            }.into_any()
+        } else if empty {
             view! {
                 <p class="panel empty" id="no-conversations">
                     "No conversations yet. Start one with " <strong>"New conversation"</strong> "."

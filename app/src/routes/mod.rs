@@ -1,5 +1,7 @@
 //! One page per file.
 
+pub mod approvals;
 pub mod conversation;
 pub mod home;
 pub mod not_found;
+pub mod tools;

@@ -10,7 +10,7 @@ use super::extract::ApiJson;
 use super::session::Caller;
 use crate::engine::Decision;
 use crate::state::AppState;
-use app::models::ConversationResponse;
+use app::models::{ApprovalList, ApprovalStatus, ConversationResponse};
 use axum::Json;
 use axum::extract::{Path, State};
 use serde_json::Value;
@@ -115,4 +115,20 @@ mod tests {
             );
         }
     }
+}
+
+/// `GET /approvals` → `{"approvals": [PendingApproval…]}`: every approval
+/// waiting for a decision, across conversations, oldest first (the inbox).
+pub async fn list(State(state): State<AppState>) -> Result<Json<ApprovalList>, ApiError> {
+    Ok(Json(pending(&state.store).await?))
+}
+
+/// The pending approvals, oldest first.
+pub async fn pending(store: &crate::store::Store) -> Result<ApprovalList, ApiError> {
+    let rows = store
+        .read(|tx| crate::store::approvals::with_status(tx, ApprovalStatus::Pending))
+        .await?;
+    Ok(ApprovalList {
+        approvals: rows.into_iter().map(|a| a.approval).collect(),
+    })
 }

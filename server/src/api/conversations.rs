@@ -30,6 +30,7 @@ pub struct ListParams {
     limit: Option<u32>,
     cursor: Option<String>,
     status: Option<String>,
+    q: Option<String>,
 }
 
 impl From<ListParams> for ListQuery {
@@ -38,6 +39,7 @@ impl From<ListParams> for ListQuery {
             limit: p.limit,
             cursor: p.cursor,
             status: p.status,
+            q: p.q,
         }
     }
 }
@@ -134,11 +136,18 @@ pub async fn list_page(store: &Store, q: ListQuery) -> Result<ConversationList, 
             ApiError::BadRequest(format!("unknown status {s:?}: use one of {valid}, or all"))
         })?),
     };
+    let text = q.q.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
+    if text.as_ref().is_some_and(|t| t.chars().count() > 200) {
+        return Err(ApiError::BadRequest(
+            "q is longer than 200 characters: search for a shorter text".into(),
+        ));
+    }
     let (page, summary) = store
         .list_conversations(PageRequest {
             limit,
             before,
             status,
+            text,
         })
         .await?;
     Ok(ConversationList {

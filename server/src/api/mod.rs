@@ -1,6 +1,7 @@
 //! The HTTP API: REST routes, the session/logging middleware, JSON errors.
 //!
 //! - `conversations`, `approvals`, `tools`, `health`: the handlers.
+//! - `events`: the SSE streams; `docs`: `/openapi.json` and `/docs`.
 //! - `error`: [`ApiError`], the one error type at the edge.
 //! - `extract`: JSON and query extractors that reject in the API's format.
 //! - `session`: `X-Session-ID` and the per-request log span.
@@ -10,7 +11,9 @@
 
 pub mod approvals;
 pub mod conversations;
+pub mod docs;
 pub mod error;
+pub mod events;
 pub mod extract;
 pub mod health;
 pub mod session;
@@ -39,8 +42,13 @@ pub fn router(state: AppState) -> Router {
             "/conversations/{id}/messages",
             post(conversations::send_message),
         )
+        .route("/conversations/{id}/events", get(events::one))
+        .route("/events", get(events::all))
+        .route("/approvals", get(approvals::list))
         .route("/approvals/{uuid}", post(approvals::decide))
         .route("/tools", get(tools::list))
+        .route("/openapi.json", get(docs::openapi_json))
+        .route("/docs", get(docs::page))
         .method_not_allowed_fallback(method_not_allowed);
     ui::routes(&state)
         .merge(api)

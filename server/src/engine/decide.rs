@@ -4,7 +4,7 @@ use super::turn::declined_text;
 use super::{Ctx, Engine, EngineError, Reply};
 use crate::store::approvals;
 use crate::store::{NewMessage, Store, conversations, messages};
-use app::models::{ApprovalStatus, Conversation, ConversationStatus, Role};
+use app::models::{ApprovalStatus, Conversation, ConversationStatus, EventKind, Role};
 
 /// An operator's decision.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,6 +36,7 @@ impl Engine {
         let store = &self.inner.store;
         let Some(text) = message else {
             let c = store.create_conversation(ctx.session_id.clone()).await?;
+            self.emit_status(&c.id, Some(c.status), false);
             return Ok((c, None));
         };
         check_message(&text)?;
@@ -50,6 +51,10 @@ impl Engine {
                 Ok(c)
             })
             .await?;
+        self.inner.events.emit(EventKind::MessageAdded, &c.id, |e| {
+            e.status = Some(ConversationStatus::Active);
+            e.running = Some(true);
+        });
         let guard = self
             .inner
             .locks
@@ -101,6 +106,12 @@ impl Engine {
                 approval: Box::new(a),
             });
         }
+        self.inner
+            .events
+            .emit(EventKind::MessageAdded, conversation_id, |e| {
+                e.status = Some(ConversationStatus::Active);
+                e.running = Some(true);
+            });
         self.run_turn(conversation_id.to_string(), ctx, guard).await
     }
 
@@ -173,6 +184,22 @@ impl Engine {
             });
         }
         tracing::info!(approval = %uuid, conversation = %conversation_id, approved = decision.approve, "approval decided");
+        self.inner
+            .events
+            .emit(EventKind::ApprovalDecided, &conversation_id, |e| {
+                e.approval = Some(uuid.to_string());
+                e.tool = Some(found.approval.tool_name.clone());
+                e.status = Some(ConversationStatus::Active);
+                e.running = Some(true);
+                e.detail = Some(
+                    if decision.approve {
+                        "approved"
+                    } else {
+                        "rejected"
+                    }
+                    .into(),
+                );
+            });
         self.run_turn(conversation_id, ctx, guard).await
     }
 }

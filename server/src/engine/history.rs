@@ -103,7 +103,7 @@ mod tests {
                     arguments: json!({}),
                     server: None,
                     result: result.map(str::to_string),
-                    is_error: None,
+                    ..Default::default()
                 }),
                 created_at: String::new(),
             },

@@ -19,6 +19,9 @@
 //!   transaction *before* the tool runs, and its result is committed
 //!   together with `executed`. A crash in between leaves `executing`, which
 //!   recovery turns into `in_doubt`, never into a second run.
+//! - **Events follow commits.** Each state change is published on the
+//!   [`Events`] bus only after its transaction committed, so an SSE client
+//!   that reloads on an event sees the change.
 //! - **Turns run detached.** Each turn is a spawned task holding the
 //!   conversation's lock; the HTTP request awaits it but cannot cancel it by
 //!   disconnecting.
@@ -35,10 +38,13 @@ pub use recovery::{IN_DOUBT_TEXT, INTERRUPTED_TEXT, TURN_INTERRUPTED_NOTE};
 pub use turn::{TurnOutcome, declined_text, describe_call};
 
 use crate::config::Config;
+use crate::events::Events;
 use crate::llm::{LlmClient, LlmError};
 use crate::store::{Store, StoreError};
 use crate::tools::{CallContext, ToolRouter};
-use app::models::{ApprovalStatus, Conversation, PendingApproval, ProcessResult};
+use app::models::{
+    ApprovalStatus, Conversation, ConversationStatus, EventKind, PendingApproval, ProcessResult,
+};
 use std::sync::Arc;
 
 /// The outcome a caller gets: the conversation after the turn and what it produced.
@@ -98,6 +104,8 @@ struct Inner {
     tools: Arc<dyn ToolRouter>,
     /// One writer per conversation.
     locks: ConversationLocks,
+    /// Published after each committed change, for the SSE streams.
+    events: Events,
 }
 
 impl Engine {
@@ -114,6 +122,7 @@ impl Engine {
                 llm,
                 tools,
                 locks: ConversationLocks::default(),
+                events: Events::new(),
             }),
         }
     }
@@ -134,6 +143,19 @@ impl Engine {
 
     pub fn store(&self) -> &Store {
         &self.inner.store
+    }
+
+    /// The event bus the engine publishes to.
+    pub fn events(&self) -> &Events {
+        &self.inner.events
+    }
+
+    /// Publishes a status change of a conversation.
+    fn emit_status(&self, id: &str, status: Option<ConversationStatus>, running: bool) {
+        self.inner.events.emit(EventKind::StatusChanged, id, |e| {
+            e.status = status;
+            e.running = Some(running);
+        });
     }
 
     fn llm(&self) -> Result<Arc<dyn LlmClient>, EngineError> {

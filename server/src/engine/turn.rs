@@ -8,7 +8,7 @@ use crate::store::{NewMessage, StoreError};
 use crate::store::{StoredMessage, conversations, messages};
 use crate::tools::{ToolError, ToolInfo};
 use app::models::{
-    ApprovalStatus, ConversationStatus, PendingApproval, ProcessResult, Role, ToolCall,
+    ApprovalStatus, ConversationStatus, EventKind, PendingApproval, ProcessResult, Role, ToolCall,
 };
 use serde_json::Value;
 
@@ -87,6 +87,11 @@ impl Engine {
                     if let Err(e) = clear {
                         tracing::error!(conversation = %id, error = %e, "could not clear the running flag");
                     }
+                }
+                match &outcome {
+                    Ok(TurnOutcome::Done(_)) | Err(_) => engine.emit_status(&id, None, false),
+                    // The approval request already said so.
+                    Ok(TurnOutcome::Waiting(_)) => {}
                 }
                 outcome
             },
@@ -167,6 +172,12 @@ impl Engine {
                 return Ok(TurnOutcome::Done(note));
             }
             let llm = self.llm()?;
+            self.inner
+                .events
+                .emit(EventKind::ModelCalled, conversation_id, |e| {
+                    e.running = Some(true);
+                    e.detail = Some(format!("step {} of at most {max}", steps + 1));
+                });
             let tools = self.inner.tools.tools();
             let req = ChatRequest {
                 system: self.inner.config.prompt.clone(),
@@ -272,8 +283,7 @@ impl Engine {
                         name: c.name.clone(),
                         arguments: c.arguments.clone(),
                         server: info.map(|i| i.server.clone()),
-                        result: None,
-                        is_error: None,
+                        ..Default::default()
                     }),
                     call_id: Some(c.id.clone()),
                     step: Some(step.clone()),
@@ -302,6 +312,11 @@ impl Engine {
                 Ok(())
             })
             .await?;
+        self.inner
+            .events
+            .emit(EventKind::MessageAdded, conversation_id, |e| {
+                e.running = Some(!ends_turn);
+            });
         Ok(final_text)
     }
 
@@ -351,17 +366,32 @@ impl Engine {
                     })
                     .await?;
                 tracing::info!(conversation = %conversation_id, approval = %created.approval.uuid, tool = %tc.name, "approval requested");
+                self.inner
+                    .events
+                    .emit(EventKind::ApprovalRequested, conversation_id, |e| {
+                        e.status = Some(ConversationStatus::WaitingApproval);
+                        e.running = Some(false);
+                        e.tool = Some(tc.name.clone());
+                        e.approval = Some(created.approval.uuid.clone());
+                    });
                 Ok(Some(created.approval))
             }
             None => {
-                self.execute(&message_id, &tc, None, ctx).await?;
+                self.execute(conversation_id, &message_id, &tc, None, ctx)
+                    .await?;
                 Ok(None)
             }
             Some(a) => match a.status {
                 ApprovalStatus::Pending => Ok(Some(a.approval)),
                 ApprovalStatus::Approved => {
-                    self.execute(&message_id, &tc, Some(a.approval.uuid.clone()), ctx)
-                        .await?;
+                    self.execute(
+                        conversation_id,
+                        &message_id,
+                        &tc,
+                        Some(a.approval.uuid.clone()),
+                        ctx,
+                    )
+                    .await?;
                     Ok(None)
                 }
                 ApprovalStatus::Rejected | ApprovalStatus::Cancelled => {
@@ -371,6 +401,12 @@ impl Engine {
                             messages::set_result(tx, &message_id, &text, true).map(|_| ())
                         })
                         .await?;
+                    self.inner
+                        .events
+                        .emit(EventKind::ToolCallFinished, conversation_id, |e| {
+                            e.tool = Some(tc.name.clone());
+                            e.detail = Some("declined".into());
+                        });
                     Ok(None)
                 }
                 ApprovalStatus::Executing
@@ -394,6 +430,7 @@ impl Engine {
     /// the tool runs; the result and `executed`/`failed` commit together.
     async fn execute(
         &self,
+        conversation_id: &str,
         message_id: &str,
         tc: &ToolCall,
         approval: Option<String>,
@@ -425,6 +462,13 @@ impl Engine {
             return Ok(());
         }
         tracing::info!(tool = %tc.name, approval = approval.as_deref().unwrap_or("-"), "tool call started");
+        self.inner
+            .events
+            .emit(EventKind::ToolCallStarted, conversation_id, |e| {
+                e.running = Some(true);
+                e.tool = Some(tc.name.clone());
+                e.approval = approval.clone();
+            });
         let started = std::time::Instant::now();
         let (text, is_error) = match self
             .inner
@@ -451,6 +495,13 @@ impl Engine {
                 Ok(())
             })
             .await?;
+        self.inner
+            .events
+            .emit(EventKind::ToolCallFinished, conversation_id, |e| {
+                e.running = Some(true);
+                e.tool = Some(tc.name.clone());
+                e.detail = Some(if is_error { "error" } else { "ok" }.into());
+            });
         Ok(())
     }
 }

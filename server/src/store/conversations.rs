@@ -17,6 +17,8 @@ pub struct PageRequest {
     /// Only conversations older than this cursor (an opaque position).
     pub before: Option<i64>,
     pub status: Option<ConversationStatus>,
+    /// Only conversations with a message containing this text (any case).
+    pub text: Option<String>,
 }
 
 /// One page, newest first.
@@ -116,22 +118,36 @@ pub fn get(conn: &Connection, id: &str) -> Result<Option<Conversation>, StoreErr
 pub fn list(conn: &Connection, req: &PageRequest) -> Result<Page, StoreError> {
     let fetch = i64::from(req.limit) + 1;
     let before = req.before.unwrap_or(i64::MAX);
-    let mut rows: Vec<(i64, Result<Conversation, StoreError>)> = match req.status {
-        Some(status) => {
-            let mut stmt = conn.prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM conversations WHERE status = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3"
-            ))?;
-            stmt.query_map(params![status.as_str(), before, fetch], head)?
-                .collect::<Result<_, _>>()?
-        }
-        None => {
-            let mut stmt = conn.prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM conversations WHERE seq < ?1 ORDER BY seq DESC LIMIT ?2"
-            ))?;
-            stmt.query_map(params![before, fetch], head)?
-                .collect::<Result<_, _>>()?
-        }
-    };
+    // Filters are optional; each adds a clause and a parameter. The text
+    // search is a case-insensitive substring match over message contents
+    // (LIKE with escaped wildcards): plain and exact, at the cost of a scan
+    // of the messages of the conversations it visits.
+    let mut clauses = vec!["seq < ?".to_string()];
+    let mut args: Vec<rusqlite::types::Value> = vec![before.into()];
+    if let Some(status) = req.status {
+        clauses.push("status = ?".into());
+        args.push(status.as_str().to_string().into());
+    }
+    if let Some(text) = req.text.as_deref() {
+        clauses.push(
+            "EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = conversations.id \
+             AND m.content LIKE ? ESCAPE '\\')"
+                .into(),
+        );
+        let escaped = text
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        args.push(format!("%{escaped}%").into());
+    }
+    args.push(fetch.into());
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM conversations WHERE {} ORDER BY seq DESC LIMIT ?",
+        clauses.join(" AND ")
+    ))?;
+    let mut rows: Vec<(i64, Result<Conversation, StoreError>)> = stmt
+        .query_map(rusqlite::params_from_iter(args), head)?
+        .collect::<Result<_, _>>()?;
     let has_more = rows.len() as i64 == fetch;
     if has_more {
         rows.pop();

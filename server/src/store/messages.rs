@@ -5,7 +5,7 @@
 
 use super::error::StoreError;
 use super::{new_id, now};
-use app::models::{Message, Role, ToolCall};
+use app::models::{ApprovalOutcome, ApprovalStatus, Message, Role, ToolCall};
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 use std::collections::HashMap;
 
@@ -154,6 +154,10 @@ pub fn stored(conn: &Connection, conversation_id: &str) -> Result<Vec<StoredMess
                 content: r.get(2)?,
                 tool_call: r.get(3)?,
                 created_at: r.get(4)?,
+                // The engine's view: the tool call exactly as stored.
+                started_at: None,
+                finished_at: None,
+                approval: None,
             },
             r.get::<_, Option<String>>(5)?,
             r.get::<_, Option<String>>(6)?,
@@ -187,9 +191,13 @@ pub fn of_conversations(
         return Ok(out);
     }
     let marks = vec!["?"; ids.len()].join(",");
+    // The approval of a tool call (if it needed one) and its timing come
+    // along, so the UI can show the outcome, who decided, and the duration.
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT conversation_id, id, role, content, tool_call, created_at FROM messages \
-         WHERE conversation_id IN ({marks}) ORDER BY seq"
+        "SELECT m.conversation_id, m.id, m.role, m.content, m.tool_call, m.created_at, \
+                m.started_at, m.finished_at, a.uuid, a.status, a.reason, a.decided_by, a.decided_at \
+         FROM messages m LEFT JOIN approvals a ON a.message_id = m.id \
+         WHERE m.conversation_id IN ({marks}) ORDER BY m.seq"
     ))?;
     let rows = stmt.query_map(params_from_iter(ids.iter()), |r| {
         Ok((
@@ -200,6 +208,18 @@ pub fn of_conversations(
                 content: r.get(3)?,
                 tool_call: r.get(4)?,
                 created_at: r.get(5)?,
+                started_at: r.get(6)?,
+                finished_at: r.get(7)?,
+                approval: match r.get::<_, Option<String>>(8)? {
+                    Some(uuid) => Some(RawOutcome {
+                        uuid,
+                        status: r.get(9)?,
+                        reason: r.get(10)?,
+                        decided_by: r.get(11)?,
+                        decided_at: r.get(12)?,
+                    }),
+                    None => None,
+                },
             },
         ))
     })?;
@@ -216,6 +236,24 @@ struct RawMessage {
     content: String,
     tool_call: Option<String>,
     created_at: String,
+    started_at: Option<String>,
+    finished_at: Option<String>,
+    approval: Option<RawOutcome>,
+}
+
+struct RawOutcome {
+    uuid: String,
+    status: String,
+    reason: Option<String>,
+    decided_by: Option<String>,
+    decided_at: Option<String>,
+}
+
+/// Milliseconds between two stored timestamps.
+fn millis_between(start: &str, end: &str) -> Option<u64> {
+    let s = chrono::DateTime::parse_from_rfc3339(start).ok()?;
+    let e = chrono::DateTime::parse_from_rfc3339(end).ok()?;
+    u64::try_from((e - s).num_milliseconds()).ok()
 }
 
 impl RawMessage {
@@ -226,7 +264,22 @@ impl RawMessage {
             .tool_call
             .map(|t| serde_json::from_str::<ToolCall>(&t))
             .transpose()
-            .map_err(|e| StoreError::Corrupt(format!("message {}: tool_call: {e}", self.id)))?;
+            .map_err(|e| StoreError::Corrupt(format!("message {}: tool_call: {e}", self.id)))?
+            .map(|mut tc| {
+                if let (Some(s), Some(e)) = (&self.started_at, &self.finished_at) {
+                    tc.duration_ms = millis_between(s, e);
+                }
+                if let Some(a) = self.approval {
+                    tc.approval = Some(ApprovalOutcome {
+                        uuid: a.uuid,
+                        status: ApprovalStatus::parse(&a.status).unwrap_or(ApprovalStatus::Pending),
+                        reason: a.reason,
+                        decided_by: a.decided_by,
+                        decided_at: a.decided_at,
+                    });
+                }
+                tc
+            });
         Ok(Message {
             id: self.id,
             role,

@@ -28,6 +28,7 @@ async fn a_created_conversation_reads_back_with_its_messages_in_order() {
         server: Some("resources".into()),
         result: Some("[]".into()),
         is_error: Some(false),
+        ..Default::default()
     };
     s.append_message(
         c.id.clone(),
@@ -80,6 +81,7 @@ async fn paging_walks_every_conversation_newest_first_exactly_once() {
                 limit: 3,
                 before,
                 status: None,
+                text: None,
             })
             .await
             .unwrap();
@@ -111,6 +113,7 @@ async fn status_filter_and_summary_agree() {
             limit: 10,
             before: None,
             status: Some(ConversationStatus::WaitingApproval),
+            text: None,
         })
         .await
         .unwrap();

@@ -1,0 +1,29 @@
+//! The "Approvals" navigation link with the number of pending approvals,
+//! reloaded on every live event (no polling).
+
+use crate::api;
+use crate::live::use_live;
+use leptos::prelude::*;
+
+#[component]
+pub fn InboxLink() -> impl IntoView {
+    let live = use_live();
+    let pending = Resource::new(move || live.tick.get(), |_| api::list_approvals());
+    let count = move || {
+        pending
+            .get()
+            .and_then(|r| r.ok())
+            .map(|l| l.approvals.len())
+    };
+    view! {
+        <a href="/ui/approvals" id="nav-approvals">
+            "Approvals"
+            <Transition fallback=|| ()>
+                {move || count().filter(|n| *n > 0).map(|n| view! {
+                    <span class="count-badge" id="approvals-count"
+                          aria-label=format!("{n} pending")>{n}</span>
+                })}
+            </Transition>
+        </a>
+    }
+}

@@ -1,0 +1,153 @@
+//! `/ui/approvals`: the inbox. Every approval waiting for a decision across
+//! conversations, oldest first, with its age, tool, arguments and a link to
+//! its conversation; approve or reject right here. Reloaded on every live
+//! event, so a decision made elsewhere removes the row at once.
+
+use crate::api::{self, ApiError};
+use crate::components::args_view::ArgsView;
+use crate::live::use_live;
+use crate::models::PendingApproval;
+use crate::routes::home::short_time;
+use leptos::prelude::*;
+
+#[component]
+pub fn ApprovalsPage() -> impl IntoView {
+    let live = use_live();
+    // A local bump after our own decision, in case the stream is down.
+    let local = RwSignal::new(0u64);
+    let approvals = Resource::new(
+        move || (live.tick.get(), local.get()),
+        |_| api::list_approvals(),
+    );
+    let (outcome, set_outcome) = signal(None::<Result<String, ApiError>>);
+    let decide = Action::new(move |(a, approved): &(PendingApproval, bool)| {
+        let (a, approved) = (a.clone(), *approved);
+        async move {
+            let r = api::decide(a.uuid.clone(), approved, None).await;
+            let verb = if approved { "Approved" } else { "Rejected" };
+            set_outcome.set(Some(
+                r.map(|_| format!("{verb} {} ({})", a.tool_name, a.uuid)),
+            ));
+            local.update(|n| *n += 1);
+        }
+    });
+    let busy = decide.pending();
+
+    view! {
+        <section class="page-head"><h1>"Approvals"</h1></section>
+        <p class="muted">"Destructive actions waiting for a decision, oldest first."</p>
+        {move || outcome.get().map(|o| match o {
+            Ok(text) => view! { <p class="alert alert-ok" role="status" id="inbox-outcome">{text}</p> }.into_any(),
+            Err(e) => view! { <p class="alert alert-error" role="alert" id="inbox-outcome">{e.message}</p> }.into_any(),
+        })}
+        <Transition fallback=|| view! { <p class="muted">"Loading approvals…"</p> }>
+            {move || Suspend::new(async move {
+                match approvals.await {
+                    Ok(list) if list.approvals.is_empty() => view! {
+                        <p class="panel empty" id="no-approvals">"Nothing is waiting for approval."</p>
+                    }.into_any(),
+                    Ok(list) => view! {
+                        <ul class="inbox" id="inbox">
+                            {list.approvals.into_iter().map(|a| {
+                                let for_approve = a.clone();
+                                let for_reject = a.clone();
+                                view! {
+                                    <li class="inbox-item" data-approval=a.uuid.clone()>
+                                        <div class="inbox-head">
+                                            <code class="approval-tool">{a.tool_name.clone()}</code>
+                                            {a.server.clone().map(|s| view! { <span class="muted">" on " {s}</span> })}
+                                            <span class="muted">" · asked "
+                                                <Age at=a.created_at.clone()/>
+                                            </span>
+                                        </div>
+                                        <p class="approval-description">{a.description.clone()}</p>
+                                        <div class="approval-args" data-args=a.tool_args.to_string()><ArgsView args=a.tool_args.clone()/></div>
+                                        <div class="approval-actions">
+                                            <button type="button" class="btn btn-approve" disabled=move || busy.get()
+                                                aria-label=format!("Approve {} ({})", a.tool_name, a.uuid)
+                                                on:click=move |_| { decide.dispatch((for_approve.clone(), true)); }>
+                                                <span aria-hidden="true">"✓ "</span>"Approve"
+                                            </button>
+                                            <button type="button" class="btn btn-reject" disabled=move || busy.get()
+                                                aria-label=format!("Reject {} ({})", a.tool_name, a.uuid)
+                                                on:click=move |_| { decide.dispatch((for_reject.clone(), false)); }>
+                                                <span aria-hidden="true">"✕ "</span>"Reject"
+                                            </button>
+                                            <a class="btn" href=format!("/ui/conversations/{}", a.conversation_id)>"Open conversation"</a>
+                                        </div>
+                                    </li>
+                                }
+                            }).collect_view()}
+                        </ul>
+                    }.into_any(),
+                    Err(e) => view! {
+                        <div class="alert alert-error" role="alert">
+                            <p>"Could not load the approvals: " {e.to_string()}</p>
+                            <a href="/ui/approvals" class="btn">"Retry"</a>
+                        </div>
+                    }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+/// A timestamp: the absolute time when rendered on the server, "N min ago"
+/// once the browser runs (after hydration, so the two never disagree).
+#[component]
+pub fn Age(at: String) -> impl IntoView {
+    let text = RwSignal::new(short_time(&at));
+    #[cfg(feature = "hydrate")]
+    {
+        let at = at.clone();
+        Effect::new(move |_| {
+            let then = js_sys_date_ms(&at);
+            let now = js_sys_now_ms();
+            if let Some(then) = then {
+                text.set(relative((now - then) / 1000.0));
+            }
+        });
+    }
+    view! { <time datetime=at title=short_time_title()>{move || text.get()}</time> }
+}
+
+fn short_time_title() -> &'static str {
+    "UTC"
+}
+
+#[cfg(feature = "hydrate")]
+fn js_sys_date_ms(rfc3339: &str) -> Option<f64> {
+    let ms = leptos::wasm_bindgen::JsValue::from_str(rfc3339);
+    let d = leptos::web_sys::js_sys::Date::new(&ms);
+    let t = d.get_time();
+    (!t.is_nan()).then_some(t)
+}
+
+#[cfg(feature = "hydrate")]
+fn js_sys_now_ms() -> f64 {
+    leptos::web_sys::js_sys::Date::now()
+}
+
+/// `seconds` ago in words.
+pub fn relative(seconds: f64) -> String {
+    let s = seconds.max(0.0) as u64;
+    match s {
+        0..=59 => "just now".to_string(),
+        60..=3599 => format!("{} min ago", s / 60),
+        3600..=86_399 => format!("{} h ago", s / 3600),
+        _ => format!("{} days ago", s / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative;
+
+    #[test]
+    fn ages_read_naturally() {
+        assert_eq!(relative(5.0), "just now");
+        assert_eq!(relative(125.0), "2 min ago");
+        assert_eq!(relative(7300.0), "2 h ago");
+        assert_eq!(relative(200_000.0), "2 days ago");
+    }
+}

@@ -1,0 +1,61 @@
+//! `/ui/tools`: every tool the agent can call (MCP tools and, later, A2A
+//! sub-agents) with its server, description, input schema, whether it
+//! needs approval (in words, not colour alone) and whether its server is up.
+
+use crate::api;
+use crate::models::ToolDescription;
+use leptos::prelude::*;
+
+#[component]
+pub fn ToolsPage() -> impl IntoView {
+    let tools = Resource::new(|| (), |_| api::list_tools());
+    view! {
+        <section class="page-head"><h1>"Tools"</h1></section>
+        <Transition fallback=|| view! { <p class="muted">"Loading tools…"</p> }>
+            {move || Suspend::new(async move {
+                match tools.await {
+                    Ok(list) if list.tools.is_empty() => view! {
+                        <p class="panel empty" id="no-tools">"This agent has no tools. Add MCP servers under " <code>"mcp_servers"</code> " in agent.yaml."</p>
+                    }.into_any(),
+                    Ok(list) => {
+                        let n = list.tools.len();
+                        let approve = list.tools.iter().filter(|t| t.destructive_hint).count();
+                        view! {
+                            <p class="muted">{format!("{n} tools; {approve} need approval before they run.")}</p>
+                            <ul class="tools" id="tools">
+                                {list.tools.into_iter().map(|t| view! { <ToolRow t=t/> }).collect_view()}
+                            </ul>
+                        }.into_any()
+                    }
+                    Err(e) => view! {
+                        <div class="alert alert-error" role="alert">
+                            <p>"Could not load the tools: " {e.to_string()}</p>
+                            <a href="/ui/tools" class="btn">"Retry"</a>
+                        </div>
+                    }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn ToolRow(t: ToolDescription) -> impl IntoView {
+    let schema = serde_json::to_string_pretty(&t.input_schema).unwrap_or_default();
+    view! {
+        <li class="tool-row" data-tool=t.name.clone()>
+            <div class="tool-head">
+                <code class="tool-name">{t.name.clone()}</code>
+                <span class="muted">" on " <span class="tool-server">{t.server.clone()}</span></span>
+                {if t.destructive_hint {
+                    view! { <span class="pill pill-approve" data-needs-approval="true"><span aria-hidden="true">"⏸ "</span>"Needs approval"</span> }.into_any()
+                } else {
+                    view! { <span class="pill pill-free" data-needs-approval="false">"Runs without approval"</span> }.into_any()
+                }}
+                {(!t.available).then(|| view! { <span class="pill pill-down">"Server unavailable"</span> })}
+            </div>
+            <p class="tool-description">{if t.description.is_empty() { "(no description)".to_string() } else { t.description.clone() }}</p>
+            <details><summary>"Input schema"</summary><pre class="tool-schema">{schema}</pre></details>
+        </li>
+    }
+}

@@ -1,0 +1,403 @@
+//! `GET /openapi.json` and `GET /docs`: the API described from its own types.
+//!
+//! The request and response schemas are generated (schemars) from the very
+//! structs in `app::models` that the handlers serialise, so the document
+//! cannot drift from the wire. The route table below adds what types cannot
+//! say: method, path, summary, statuses and a runnable example. `/docs`
+//! renders the same table as HTML (readable without JavaScript) with a
+//! small "Try it" form per route that sends the example to this server.
+
+use crate::state::AppState;
+use app::models::{
+    AgentInfo, ApprovalDecision, ApprovalList, ConversationList, ConversationResponse,
+    CreateConversation, ErrorBody, Event, Health, SendMessage, ToolList,
+};
+use axum::Json;
+use axum::extract::State;
+use axum::response::Html;
+use schemars::generate::SchemaSettings;
+use serde_json::{Map, Value, json};
+
+/// One documented route.
+struct Route {
+    method: &'static str,
+    path: &'static str,
+    summary: &'static str,
+    /// Component name of the request body, if any.
+    request: Option<&'static str>,
+    /// Component name of the 2xx response (None: not JSON).
+    response: Option<&'static str>,
+    status: u16,
+    /// Error statuses it can answer.
+    errors: &'static [u16],
+    /// An example request body.
+    example: Option<&'static str>,
+}
+
+const ROUTES: &[Route] = &[
+    Route {
+        method: "GET",
+        path: "/health",
+        summary: "Liveness; `llm` says why the model cannot be used, if it cannot.",
+        request: None,
+        response: Some("Health"),
+        status: 200,
+        errors: &[],
+        example: None,
+    },
+    Route {
+        method: "GET",
+        path: "/agent",
+        summary: "The agent's name, description and model (for the UI).",
+        request: None,
+        response: Some("AgentInfo"),
+        status: 200,
+        errors: &[],
+        example: None,
+    },
+    Route {
+        method: "GET",
+        path: "/tools",
+        summary: "Every tool (MCP and A2A) with `destructiveHint` and its server's health.",
+        request: None,
+        response: Some("ToolList"),
+        status: 200,
+        errors: &[],
+        example: None,
+    },
+    Route {
+        method: "POST",
+        path: "/conversations",
+        summary: "Creates a conversation; with `message`, runs its first turn and returns the result.",
+        request: Some("CreateConversation"),
+        response: Some("ConversationResponse"),
+        status: 201,
+        errors: &[400, 413, 502, 503, 504],
+        example: Some(r#"{"message": "list all resources"}"#),
+    },
+    Route {
+        method: "GET",
+        path: "/conversations",
+        summary: "Conversations, newest first, with counts. Query: `limit` (1–200), `cursor` (the previous page's `next_cursor`), `status` (active, waiting_approval, completed, failed, all), `q` (text in a message).",
+        request: None,
+        response: Some("ConversationList"),
+        status: 200,
+        errors: &[400],
+        example: None,
+    },
+    Route {
+        method: "GET",
+        path: "/conversations/{id}",
+        summary: "One conversation with its whole timeline and pending approval.",
+        request: None,
+        response: Some("ConversationResponse"),
+        status: 200,
+        errors: &[404],
+        example: None,
+    },
+    Route {
+        method: "POST",
+        path: "/conversations/{id}/messages",
+        summary: "Sends a message and runs the turn. 409 while an approval is pending (the body names it) or another request runs.",
+        request: Some("SendMessage"),
+        response: Some("ConversationResponse"),
+        status: 200,
+        errors: &[400, 404, 409, 413, 502, 503, 504],
+        example: Some(r#"{"message": "add a resource named apples with value 3"}"#),
+    },
+    Route {
+        method: "POST",
+        path: "/approvals/{uuid}",
+        summary: "Approves or rejects. Also accepted: {\"action\":\"approve\"|\"reject\"}, {\"answer\":\"yes\"|\"no\"}; optional \"reason\". 409 if already decided.",
+        request: Some("ApprovalDecision"),
+        response: Some("ConversationResponse"),
+        status: 200,
+        errors: &[400, 404, 409],
+        example: Some(r#"{"approved": true}"#),
+    },
+    Route {
+        method: "GET",
+        path: "/approvals",
+        summary: "Every approval waiting for a decision, oldest first.",
+        request: None,
+        response: Some("ApprovalList"),
+        status: 200,
+        errors: &[],
+        example: None,
+    },
+    Route {
+        method: "GET",
+        path: "/events",
+        summary: "Server-sent events for every conversation (`text/event-stream`; the data is an `Event`). Send `Last-Event-ID` to catch up after a drop; `resync` means reload.",
+        request: None,
+        response: None,
+        status: 200,
+        errors: &[],
+        example: None,
+    },
+    Route {
+        method: "GET",
+        path: "/conversations/{id}/events",
+        summary: "Server-sent events of one conversation.",
+        request: None,
+        response: None,
+        status: 200,
+        errors: &[404],
+        example: None,
+    },
+    Route {
+        method: "GET",
+        path: "/openapi.json",
+        summary: "This document.",
+        request: None,
+        response: None,
+        status: 200,
+        errors: &[],
+        example: None,
+    },
+];
+
+/// The component schemas, generated from the shared models.
+fn components() -> Map<String, Value> {
+    let mut generator = SchemaSettings::draft2020_12()
+        .with(|s| s.definitions_path = "/components/schemas".into())
+        .into_generator();
+    let mut named = Map::new();
+    macro_rules! add {
+        ($($t:ty),* $(,)?) => {
+            $(
+                let schema = generator.root_schema_for::<$t>();
+                let mut v = schema.to_value();
+                if let Value::Object(m) = &mut v {
+                    m.remove("$schema");
+                    m.remove("$defs");
+                }
+                named.insert(stringify!($t).to_string(), v);
+            )*
+        };
+    }
+    add!(
+        Health,
+        AgentInfo,
+        ToolList,
+        CreateConversation,
+        ConversationResponse,
+        ConversationList,
+        SendMessage,
+        ApprovalDecision,
+        ApprovalList,
+        ErrorBody,
+        Event,
+    );
+    let mut all = Map::new();
+    for (k, v) in generator.take_definitions(true) {
+        all.insert(k, v);
+    }
+    all.extend(named);
+    all
+}
+
+/// The OpenAPI 3.1 document of the REST API.
+pub fn openapi(state: &AppState) -> Value {
+    let mut paths = Map::new();
+    for r in ROUTES {
+        let mut op = Map::new();
+        op.insert("summary".into(), json!(r.summary));
+        let params: Vec<Value> = r
+            .path
+            .split('/')
+            .filter_map(|seg| seg.strip_prefix('{')?.strip_suffix('}'))
+            .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
+            .collect();
+        if !params.is_empty() {
+            op.insert("parameters".into(), Value::Array(params));
+        }
+        if let Some(req) = r.request {
+            let mut media = json!({"schema": {"$ref": format!("#/components/schemas/{req}")}});
+            if let Some(ex) = r
+                .example
+                .and_then(|e| serde_json::from_str::<Value>(e).ok())
+            {
+                media["example"] = ex;
+            }
+            op.insert(
+                "requestBody".into(),
+                json!({"required": true, "content": {"application/json": media}}),
+            );
+        }
+        let mut responses = Map::new();
+        let ok = match r.response {
+            Some(name) => {
+                json!({"description": "OK", "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{name}")}}}})
+            }
+            None if r.path.ends_with("events") => {
+                json!({"description": "An SSE stream of `Event`s", "content": {"text/event-stream": {"schema": {"$ref": "#/components/schemas/Event"}}}})
+            }
+            None => json!({"description": "OK"}),
+        };
+        responses.insert(r.status.to_string(), ok);
+        for e in r.errors {
+            responses.insert(
+                e.to_string(),
+                json!({"description": error_meaning(*e), "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}}),
+            );
+        }
+        op.insert("responses".into(), Value::Object(responses));
+        let entry = paths.entry(r.path.to_string()).or_insert_with(|| json!({}));
+        entry[r.method.to_ascii_lowercase()] = Value::Object(op);
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": format!("{} (Stop & Go agent)", state.config.name),
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "Conversations with an agent that stops before destructive actions until a human approves. Every error is {\"error\": \"...\"} with an honest status. Send X-Session-ID to correlate logs."
+        },
+        "paths": paths,
+        "components": {"schemas": components()}
+    })
+}
+
+fn error_meaning(status: u16) -> &'static str {
+    match status {
+        400 => "The request is malformed (the error says which field and how to fix it)",
+        404 => "Not found",
+        409 => "Conflict: waiting for approval, already decided, or busy",
+        413 => "The body is larger than max_body_bytes",
+        502 => "The model provider failed",
+        503 => "The model cannot be used (e.g. a missing API key)",
+        504 => "The model provider timed out",
+        _ => "Error",
+    }
+}
+
+/// `GET /openapi.json`.
+pub async fn openapi_json(State(state): State<AppState>) -> Json<Value> {
+    Json(openapi(&state))
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// `GET /docs`: the route table as a page, with "Try it" forms.
+pub async fn page(State(state): State<AppState>) -> Html<String> {
+    let mut rows = String::new();
+    for (i, r) in ROUTES.iter().enumerate() {
+        let body = r.example.unwrap_or("");
+        let curl = match r.example {
+            Some(ex) => format!(
+                "curl -s -X {} http://HOST{} -H 'content-type: application/json' -d '{}'",
+                r.method, r.path, ex
+            ),
+            None => format!(
+                "curl -s{} http://HOST{}",
+                if r.path.ends_with("events") { "N" } else { "" },
+                r.path
+            ),
+        };
+        let statuses = std::iter::once(r.status)
+            .chain(r.errors.iter().copied())
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let types = [
+            r.request
+                .map(|t| format!("request: <a href=\"#schema-{t}\">{t}</a>")),
+            r.response
+                .map(|t| format!("response: <a href=\"#schema-{t}\">{t}</a>")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" · ");
+        let try_it = if r.path.ends_with("events") {
+            String::new()
+        } else {
+            format!(
+                r#"<details class="try"><summary>Try it</summary>
+<form data-method="{m}" data-path="{p}" onsubmit="return tryIt(this)">
+<label>Path <input name="path" value="{p}" aria-label="Path for {m} {p}"></label>
+{bodyfield}
+<button type="submit">Send</button>
+<pre class="out" aria-live="polite"></pre>
+</form></details>"#,
+                m = r.method,
+                p = escape(r.path),
+                bodyfield = if r.method == "POST" {
+                    format!(
+                        r#"<label>Body <textarea name="body" rows="3" aria-label="Body for {} {}">{}</textarea></label>"#,
+                        r.method,
+                        escape(r.path),
+                        escape(body)
+                    )
+                } else {
+                    String::new()
+                }
+            )
+        };
+        rows.push_str(&format!(
+            r#"<section class="route" id="route-{i}">
+<h2><span class="method method-{ml}">{m}</span> <code>{p}</code></h2>
+<p>{summary}</p>
+<p class="meta">{types}{sep}statuses: {statuses}</p>
+<pre><code>{curl}</code></pre>
+{try_it}
+</section>"#,
+            ml = r.method.to_ascii_lowercase(),
+            m = r.method,
+            p = escape(r.path),
+            summary = escape(r.summary),
+            sep = if types.is_empty() { "" } else { " · " },
+            curl = escape(&curl),
+        ));
+    }
+    let mut schemas = String::new();
+    for (name, schema) in components() {
+        schemas.push_str(&format!(
+            r#"<details id="schema-{n}"><summary><code>{n}</code></summary><pre>{s}</pre></details>"#,
+            n = escape(&name),
+            s = escape(&serde_json::to_string_pretty(&schema).unwrap_or_default())
+        ));
+    }
+    Html(format!(
+        r#"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>API · {name}</title>
+<style>
+body{{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:1rem;color:#1d2430}}
+code,pre{{font-family:ui-monospace,monospace;font-size:13px}} pre{{background:#f3f5f8;padding:.6rem;overflow:auto;border-radius:6px}}
+.route{{border-top:1px solid #dde2ea;padding:.5rem 0}} .method{{display:inline-block;min-width:3.5rem;font-size:12px;padding:2px 6px;border-radius:4px;color:#fff;background:#2f6fdb}}
+.method-post{{background:#1f8a4c}} .meta{{color:#5b6675;font-size:13px}} textarea,input{{width:100%;font-family:ui-monospace,monospace}}
+label{{display:block;margin:.3rem 0}} button{{padding:.3rem .9rem}}
+</style></head><body>
+<p><a href="/">← Web UI</a> · <a href="/openapi.json">openapi.json</a></p>
+<h1>{name}: REST API</h1>
+<p>Every error is <code>{{"error": "..."}}</code> with an honest status. <code>HOST</code> in the examples is this server.</p>
+{rows}
+<h2>Schemas</h2>
+<p>Generated from the types the server serialises.</p>
+{schemas}
+<script>
+async function tryIt(form) {{
+  const out = form.querySelector('.out');
+  const init = {{ method: form.dataset.method, headers: {{ 'accept': 'application/json' }} }};
+  if (form.body) {{ init.headers['content-type'] = 'application/json'; init.body = form.body.value; }}
+  out.textContent = '…';
+  try {{
+    const r = await fetch(form.path.value, init);
+    const text = await r.text();
+    let shown = text;
+    try {{ shown = JSON.stringify(JSON.parse(text), null, 2); }} catch (_) {{}}
+    out.textContent = 'HTTP ' + r.status + '\n' + shown;
+  }} catch (e) {{ out.textContent = 'Network error: ' + e; }}
+  return false;
+}}
+</script>
+</body></html>"#,
+        name = escape(&state.config.name),
+    ))
+}

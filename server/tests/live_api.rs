@@ -1,0 +1,418 @@
+//! What the operator UI is built on, against the real binary (scripted
+//! model, real `mcp-resources`): the SSE event streams with catch-up, the
+//! approvals inbox API, approval outcomes and durations on tool calls, text
+//! search, and the generated API documentation.
+
+mod support;
+
+use serde_json::{Value, json};
+use std::time::Duration;
+use support::{Agent, client, get_json, write_config};
+
+const RULES: &str = r#"
+rules:
+  - match: "(?i)^list"
+    steps:
+      - call: resources_list
+      - reply: "Resources: {result}"
+  - match: "(?i)^add (\\w+) (-?\\d+)"
+    steps:
+      - call: resources_add
+        args: {name: "$1", value: "$2"}
+      - reply: "Added: {result}"
+default: "I can list and add resources."
+"#;
+
+fn start() -> (tempfile::TempDir, Agent) {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.yaml");
+    std::fs::write(&rules, RULES).unwrap();
+    let yaml = format!(
+        "llm: {{model: \"scripted:{}\"}}\nmcp_servers:\n  - name: resources\n    command: {}\n    args: [--db, {}]\n",
+        rules.display(),
+        env!("CARGO_BIN_EXE_mcp-resources"),
+        dir.path().join("resources.db").display()
+    );
+    let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
+    let a = Agent::start(&cfg);
+    (dir, a)
+}
+
+/// One parsed SSE event.
+#[derive(Debug, Clone)]
+struct Sse {
+    id: Option<String>,
+    event: String,
+    data: Value,
+}
+
+/// A minimal SSE reader over a streaming response.
+struct Stream {
+    resp: reqwest::Response,
+    buf: String,
+}
+
+impl Stream {
+    async fn open(a: &Agent, path: &str, last_event_id: Option<&str>) -> Stream {
+        let mut req = client()
+            .get(a.url(path))
+            .header("accept", "text/event-stream")
+            .timeout(Duration::from_secs(60));
+        if let Some(id) = last_event_id {
+            req = req.header("last-event-id", id);
+        }
+        let resp = req.send().await.unwrap();
+        assert_eq!(resp.status(), 200);
+        assert!(
+            resp.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("text/event-stream")
+        );
+        Stream {
+            resp,
+            buf: String::new(),
+        }
+    }
+
+    /// The next event (comments and keep-alives skipped), within 10 s.
+    async fn next(&mut self) -> Sse {
+        tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                if let Some(end) = self.buf.find("\n\n") {
+                    let block: String = self.buf.drain(..end + 2).collect();
+                    let mut ev = Sse {
+                        id: None,
+                        event: "message".into(),
+                        data: Value::Null,
+                    };
+                    let mut any = false;
+                    for line in block.lines() {
+                        if let Some(v) = line.strip_prefix("id:") {
+                            ev.id = Some(v.trim().to_string());
+                        } else if let Some(v) = line.strip_prefix("event:") {
+                            ev.event = v.trim().to_string();
+                            any = true;
+                        } else if let Some(v) = line.strip_prefix("data:") {
+                            ev.data = serde_json::from_str(v.trim()).unwrap_or(Value::Null);
+                            any = true;
+                        }
+                    }
+                    if any {
+                        return ev;
+                    }
+                    continue;
+                }
+                let chunk = self.resp.chunk().await.unwrap().expect("stream ended");
+                self.buf.push_str(&String::from_utf8_lossy(&chunk));
+            }
+        })
+        .await
+        .expect("no event within 10 s")
+    }
+
+    /// Events until one named `kind` (inclusive).
+    async fn until(&mut self, kind: &str) -> Vec<Sse> {
+        let mut out = Vec::new();
+        loop {
+            let e = self.next().await;
+            let done = e.event == kind;
+            out.push(e);
+            if done {
+                return out;
+            }
+        }
+    }
+}
+
+async fn post(a: &Agent, path: &str, body: Value) -> (u16, Value) {
+    let resp = client().post(a.url(path)).json(&body).send().await.unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn events_follow_an_approval_from_request_to_result_and_catch_up_after_a_drop() {
+    let (_d, a) = start();
+    let mut all = Stream::open(&a, "/events", None).await;
+
+    let (status, body) = post(&a, "/conversations", json!({"message": "add apples 3"})).await;
+    assert_eq!(status, 201, "{body}");
+    let id = body["conversation"]["id"].as_str().unwrap().to_string();
+    let uuid = body["result"]["approval"]["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let first = all.until("approval_requested").await;
+    let kinds: Vec<&str> = first.iter().map(|e| e.event.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "message_added",
+            "model_called",
+            "message_added",
+            "approval_requested"
+        ],
+        "{first:#?}"
+    );
+    let asked = first.last().unwrap();
+    assert_eq!(asked.data["conversation_id"], id.as_str());
+    assert_eq!(asked.data["tool"], "resources_add");
+    assert_eq!(asked.data["approval"], uuid.as_str());
+    assert_eq!(asked.data["status"], "waiting_approval");
+    assert_eq!(asked.data["kind"], "approval_requested");
+    let resume_from = first[0].id.clone().expect("events carry ids");
+
+    // The per-conversation stream of the same conversation.
+    let mut one = Stream::open(&a, &format!("/conversations/{id}/events"), None).await;
+
+    let (status, body) = post(&a, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
+    assert_eq!(status, 200, "{body}");
+    let rest = all.until("status_changed").await;
+    let kinds: Vec<&str> = rest.iter().map(|e| e.event.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "approval_decided",
+            "tool_call_started",
+            "tool_call_finished",
+            "model_called",
+            "message_added",
+            "status_changed"
+        ],
+        "{rest:#?}"
+    );
+    assert_eq!(rest[0].data["detail"], "approved");
+    assert_eq!(rest[2].data["detail"], "ok");
+    assert_eq!(rest.last().unwrap().data["running"], false);
+    let mine = one.until("status_changed").await;
+    assert_eq!(
+        mine.len(),
+        rest.len(),
+        "the conversation stream has the same events"
+    );
+
+    // A client that dropped after the first event catches up from its id:
+    // everything after it, in order, with no gap and no repeat.
+    let mut again = Stream::open(&a, "/events", Some(&resume_from)).await;
+    let mut replayed = Vec::new();
+    for _ in 0..(first.len() - 1 + rest.len()) {
+        replayed.push(again.next().await.event);
+    }
+    let expected: Vec<String> = first[1..]
+        .iter()
+        .chain(rest.iter())
+        .map(|e| e.event.clone())
+        .collect();
+    assert_eq!(replayed, expected);
+
+    // An id from another run cannot be replayed: the client is told to reload.
+    let mut stale = Stream::open(&a, "/events", Some("0-5")).await;
+    assert_eq!(stale.next().await.event, "resync");
+}
+
+#[tokio::test]
+async fn the_inbox_lists_pending_approvals_oldest_first_and_tool_calls_show_the_outcome() {
+    let (_d, a) = start();
+    let (_, b1) = post(&a, "/conversations", json!({"message": "add apples 3"})).await;
+    let (_, b2) = post(&a, "/conversations", json!({"message": "add pears 4"})).await;
+    let u1 = b1["result"]["approval"]["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let u2 = b2["result"]["approval"]["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let inbox = get_json(&a, "/approvals").await;
+    let uuids: Vec<&str> = inbox["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["uuid"].as_str().unwrap())
+        .collect();
+    assert_eq!(uuids, [u1.as_str(), u2.as_str()], "oldest first: {inbox}");
+    assert_eq!(
+        inbox["approvals"][0]["tool_args"],
+        json!({"name": "apples", "value": 3})
+    );
+    assert_eq!(inbox["approvals"][0]["server"], "resources");
+
+    let resp = client()
+        .post(a.url(&format!("/approvals/{u1}")))
+        .header("x-session-id", "op-alice")
+        .json(&json!({"approved": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let (s, _) = post(
+        &a,
+        &format!("/approvals/{u2}"),
+        json!({"approved": false, "reason": "no pears"}),
+    )
+    .await;
+    assert_eq!(s, 200);
+    let inbox = get_json(&a, "/approvals").await;
+    assert_eq!(inbox["approvals"], json!([]));
+
+    let c1 = get_json(
+        &a,
+        &format!(
+            "/conversations/{}",
+            b1["conversation"]["id"].as_str().unwrap()
+        ),
+    )
+    .await;
+    let call = c1["conversation"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|m| m.get("tool_call").filter(|t| t["name"] == "resources_add"))
+        .cloned()
+        .unwrap();
+    assert_eq!(call["approval"]["uuid"], u1.as_str());
+    assert_eq!(call["approval"]["status"], "executed");
+    assert_eq!(call["approval"]["decided_by"], "op-alice");
+    assert!(call["approval"]["decided_at"].is_string());
+    assert!(call["duration_ms"].is_u64(), "{call}");
+
+    let c2 = get_json(
+        &a,
+        &format!(
+            "/conversations/{}",
+            b2["conversation"]["id"].as_str().unwrap()
+        ),
+    )
+    .await;
+    let call = c2["conversation"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|m| m.get("tool_call").filter(|t| t["name"] == "resources_add"))
+        .cloned()
+        .unwrap();
+    assert_eq!(call["approval"]["status"], "rejected");
+    assert_eq!(call["approval"]["reason"], "no pears");
+    assert!(call.get("duration_ms").is_none(), "it never ran: {call}");
+}
+
+#[tokio::test]
+async fn search_finds_conversations_by_message_text_and_takes_wildcards_literally() {
+    let (_d, a) = start();
+    post(
+        &a,
+        "/conversations",
+        json!({"message": "hello about Zebras"}),
+    )
+    .await;
+    post(
+        &a,
+        "/conversations",
+        json!({"message": "something else 100%"}),
+    )
+    .await;
+    let found = get_json(&a, "/conversations?q=zebra").await;
+    assert_eq!(
+        found["conversations"].as_array().unwrap().len(),
+        1,
+        "{found}"
+    );
+    let pct = get_json(&a, "/conversations?q=0%25").await;
+    assert_eq!(pct["conversations"].as_array().unwrap().len(), 1, "{pct}");
+    let none = get_json(&a, "/conversations?q=_%25_nothing").await;
+    assert_eq!(none["conversations"], json!([]));
+    let both = get_json(&a, "/conversations?q=e&status=active").await;
+    assert_eq!(both["conversations"].as_array().unwrap().len(), 2);
+    let long = "x".repeat(201);
+    let resp = client()
+        .get(a.url(&format!("/conversations?q={long}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+}
+
+#[tokio::test]
+async fn unknown_conversation_events_are_a_json_404() {
+    let (_d, a) = start();
+    let resp = client()
+        .get(a.url("/conversations/nope/events"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
+    let body: Value = resp.json().await.unwrap();
+    assert!(body["error"].as_str().unwrap().contains("nope"), "{body}");
+}
+
+#[tokio::test]
+async fn openapi_and_docs_describe_every_route_from_the_shared_types() {
+    let (_d, a) = start();
+    let doc = get_json(&a, "/openapi.json").await;
+    assert_eq!(doc["openapi"], "3.1.0");
+    for (path, method) in [
+        ("/health", "get"),
+        ("/tools", "get"),
+        ("/conversations", "post"),
+        ("/conversations", "get"),
+        ("/conversations/{id}", "get"),
+        ("/conversations/{id}/messages", "post"),
+        ("/approvals/{uuid}", "post"),
+        ("/approvals", "get"),
+        ("/events", "get"),
+        ("/conversations/{id}/events", "get"),
+    ] {
+        assert!(
+            doc["paths"][path][method].is_object(),
+            "{method} {path} missing"
+        );
+    }
+    let schemas = &doc["components"]["schemas"];
+    for name in [
+        "Conversation",
+        "ConversationResponse",
+        "PendingApproval",
+        "ToolCall",
+        "ErrorBody",
+        "Event",
+    ] {
+        assert!(schemas[name].is_object(), "schema {name} missing");
+    }
+    // Generated from the real type: the contract's field names are there.
+    let conv = schemas["Conversation"].to_string();
+    for field in [
+        "session_id",
+        "pending_approval",
+        "pipeline_state",
+        "messages",
+    ] {
+        assert!(conv.contains(field), "{field} not in {conv}");
+    }
+    // Every $ref resolves.
+    let text = doc.to_string();
+    for part in text.split("\"$ref\":\"#/components/schemas/").skip(1) {
+        let name = part.split('"').next().unwrap();
+        assert!(schemas[name].is_object(), "dangling $ref {name}");
+    }
+
+    let resp = client().get(a.url("/docs")).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(
+        resp.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    let html = resp.text().await.unwrap();
+    for path in [
+        "/conversations/{id}/messages",
+        "/approvals/{uuid}",
+        "/events",
+    ] {
+        assert!(html.contains(path), "{path} not on /docs");
+    }
+    assert!(html.contains("Try it"));
+}
