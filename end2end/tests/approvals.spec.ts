@@ -32,8 +32,12 @@ test('an add waits for approval with its arguments, then runs once on approve', 
   const card = page.locator('.approval-card');
   await expect(card).toBeVisible();
   await expect(card.locator('.approval-tool')).toHaveText('resources_add');
-  const args = JSON.parse((await card.locator('.approval-args').textContent())!);
+  const args = JSON.parse((await card.locator('.approval-args').getAttribute('data-args'))!);
   expect(args).toEqual({ name: 'apples', value: 5 });
+  await expect(card.locator('.approval-args')).toContainText('"apples"');
+  await expect(card.locator('.approval-server')).toHaveText('resources');
+  // The card takes the focus, so keyboard users land on the decision.
+  await expect(card).toBeFocused();
   await expect(page.locator('.badge')).toHaveText('Waiting for approval');
   await expect(page.getByLabel('Message')).toBeDisabled();
 
@@ -41,6 +45,11 @@ test('an add waits for approval with its arguments, then runs once on approve', 
   await expect(card).toHaveCount(0);
   await expect(page.locator('.message-assistant').last()).toContainText('"name":"apples"');
   await expect(page.locator('.badge')).toHaveText('Active');
+  // The call's card shows the outcome, who decided and the duration.
+  const call = page.locator('.tool-call', { has: page.locator('.tool-name', { hasText: 'resources_add' }) });
+  await expect(call.locator('.approval-outcome')).toContainText('Approved and run');
+  await expect(call.locator('.approval-outcome')).toContainText('by session');
+  await expect(call.locator('.tool-duration')).toContainText(/\d+(\.\d)? (ms|s)/);
 
   // The resource exists exactly once.
   const id = page.url().split('/').pop()!;
@@ -57,6 +66,8 @@ test('a rejection with a reason never runs the tool and the reason reaches the c
   await card.getByRole('button', { name: 'Reject' }).click();
   await expect(card).toHaveCount(0);
   await expect(page.locator('.tool-result').last()).toContainText('no pears this week');
+  await expect(page.locator('.approval-outcome').last()).toContainText('Rejected');
+  await expect(page.locator('.approval-outcome').last()).toContainText('reason: no pears this week');
   const id = page.url().split('/').pop()!;
   const reply = await page.request.post(`${resourcesAgent.baseURL}/conversations/${id}/messages`, { data: { message: 'list' } });
   expect((await reply.json()).result.response).toContain('"count":0');

@@ -51,6 +51,8 @@ test('conversations are still listed after the server is killed and restarted', 
   }
 
   await agent.kill9();
+  // The open event stream broke: the header says so.
+  await expect(page.locator('#live-state')).toHaveText('Reconnecting…');
   await agent.start();
 
   await page.goto(agent.baseURL + '/');
@@ -59,6 +61,13 @@ test('conversations are still listed after the server is killed and restarted', 
     await expect(page.locator(`.conversation-row[data-id="${id}"]`)).toBeVisible();
   }
   await expect(page.locator('[data-count="total"] .summary-count')).toHaveText('2');
+  // Chromium reports the event stream cut by kill -9 (and its reconnects to
+  // the dead port) on the console; those are expected here, anything else
+  // still fails the test.
+  const expected = /ERR_INCOMPLETE_CHUNKED_ENCODING|ERR_CONNECTION_REFUSED|ERR_EMPTY_RESPONSE/;
+  for (let i = consoleErrors.length - 1; i >= 0; i--) {
+    if (expected.test(consoleErrors[i])) consoleErrors.splice(i, 1);
+  }
 });
 
 test('the status filter and an unknown conversation are handled in plain words', async ({ page, agent, consoleErrors }) => {

@@ -1,3 +1,4 @@
+#![recursion_limit = "256"]
 //! The WebAssembly entry point: hydrates the HTML the server rendered.
 //! Everything else lives in the `app` crate.
 

@@ -48,6 +48,8 @@ pub struct Events {
 struct Inner {
     /// Distinguishes this process's ids from a previous run's.
     boot: String,
+    /// Set at shutdown: every subscription ends.
+    closed: tokio::sync::watch::Sender<bool>,
     tx: broadcast::Sender<Published>,
     ring: Mutex<Ring>,
 }
@@ -70,6 +72,7 @@ impl Events {
         Events {
             inner: Arc::new(Inner {
                 boot,
+                closed: tokio::sync::watch::channel(false).0,
                 tx,
                 ring: Mutex::new(Ring {
                     next: 1,
@@ -77,6 +80,11 @@ impl Events {
                 }),
             }),
         }
+    }
+
+    /// Ends every subscription (at shutdown).
+    pub fn close(&self) {
+        self.inner.closed.send_replace(true);
     }
 
     /// The SSE id of event `seq`.
@@ -125,7 +133,11 @@ impl Events {
                 None => backlog.push_back(Delivery::Resync),
             }
         }
-        Subscription { backlog, rx }
+        Subscription {
+            backlog,
+            rx,
+            closed: self.inner.closed.subscribe(),
+        }
     }
 
     /// The seq of one of our ids; `None` for another run's or garbage.
@@ -156,18 +168,25 @@ impl Events {
 pub struct Subscription {
     backlog: VecDeque<Delivery>,
     rx: broadcast::Receiver<Published>,
+    closed: tokio::sync::watch::Receiver<bool>,
 }
 
 impl Subscription {
-    /// The next delivery; `None` when the bus is gone.
+    /// The next delivery; `None` when the bus is closed or gone.
     pub async fn next(&mut self) -> Option<Delivery> {
+        if *self.closed.borrow() {
+            return None;
+        }
         if let Some(d) = self.backlog.pop_front() {
             return Some(d);
         }
-        match self.rx.recv().await {
-            Ok(p) => Some(Delivery::Event(p)),
-            Err(broadcast::error::RecvError::Lagged(_)) => Some(Delivery::Resync),
-            Err(broadcast::error::RecvError::Closed) => None,
+        tokio::select! {
+            r = self.rx.recv() => match r {
+                Ok(p) => Some(Delivery::Event(p)),
+                Err(broadcast::error::RecvError::Lagged(_)) => Some(Delivery::Resync),
+                Err(broadcast::error::RecvError::Closed) => None,
+            },
+            _ = self.closed.wait_for(|c| *c) => None,
         }
     }
 }
@@ -189,6 +208,17 @@ mod tests {
             });
         }
         out
+    }
+
+    #[tokio::test]
+    async fn close_ends_every_subscription() {
+        let bus = Events::new();
+        let mut sub = bus.subscribe(None);
+        let waiting = tokio::spawn(async move { sub.next().await.is_none() });
+        tokio::task::yield_now().await;
+        bus.close();
+        assert!(waiting.await.unwrap());
+        assert!(bus.subscribe(None).next().await.is_none());
     }
 
     #[tokio::test]

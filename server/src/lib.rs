@@ -122,8 +122,14 @@ pub async fn run(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let events = state.engine.events().clone();
     let app = api::router(state);
     axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            // Open SSE streams never finish by themselves; end them so the
+            // graceful shutdown does not wait for browsers to go away.
+            events.close();
+        })
         .await
 }

@@ -416,3 +416,17 @@ async fn openapi_and_docs_describe_every_route_from_the_shared_types() {
     }
     assert!(html.contains("Try it"));
 }
+
+#[tokio::test]
+async fn sigterm_ends_open_event_streams_instead_of_waiting_for_them() {
+    let (_d, a) = start();
+    let _open = Stream::open(&a, "/events", None).await;
+    let started = std::time::Instant::now();
+    let status = a.terminate();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "shutdown waited {:?} for the SSE client",
+        started.elapsed()
+    );
+}

@@ -40,7 +40,7 @@ pub fn ApprovalCard(
     view! {
         <section class="approval-card" role="region" aria-labelledby=labelled_by
                  tabindex="-1" node_ref=card data-approval=approval.uuid.clone()>
-            <h2 id=title_id><span aria-hidden="true">"⏸ "</span>"Approval needed"</h2>
+            <h2 id=title_id>"Approval needed"</h2>
             <p class="approval-description">{approval.description.clone()}</p>
             <dl class="facts">
                 <dt>"Tool"</dt><dd><code class="approval-tool">{approval.tool_name.clone()}</code></dd>

@@ -232,6 +232,7 @@ fn MessageItem(m: Message) -> impl IntoView {
                 })}
             </details>
         }
+        .into_any()
     });
     let html = (!m.content.is_empty() && matches!(m.role, Role::Assistant | Role::User))
         .then(|| crate::markdown::to_safe_html(&m.content));
@@ -281,7 +282,7 @@ fn progress_text(e: &Event) -> Option<String> {
 #[component]
 fn ApprovalOutcomeLine(a: ApprovalOutcome) -> impl IntoView {
     let (icon, words) = match a.status {
-        ApprovalStatus::Pending => ("⏸", "Waiting for approval"),
+        ApprovalStatus::Pending => ("…", "Waiting for approval"),
         ApprovalStatus::Approved | ApprovalStatus::Executing => ("✓", "Approved, running"),
         ApprovalStatus::Executed => ("✓", "Approved and run"),
         ApprovalStatus::Failed => ("✓", "Approved; the tool failed"),

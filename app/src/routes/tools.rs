@@ -48,7 +48,7 @@ fn ToolRow(t: ToolDescription) -> impl IntoView {
                 <code class="tool-name">{t.name.clone()}</code>
                 <span class="muted">" on " <span class="tool-server">{t.server.clone()}</span></span>
                 {if t.destructive_hint {
-                    view! { <span class="pill pill-approve" data-needs-approval="true"><span aria-hidden="true">"⏸ "</span>"Needs approval"</span> }.into_any()
+                    view! { <span class="pill pill-approve" data-needs-approval="true">"Needs approval"</span> }.into_any()
                 } else {
                     view! { <span class="pill pill-free" data-needs-approval="false">"Runs without approval"</span> }.into_any()
                 }}

@@ -68,6 +68,22 @@ pub async fn decide(
     }))
 }
 
+/// `GET /approvals` → `{"approvals": [PendingApproval…]}`: every approval
+/// waiting for a decision, across conversations, oldest first (the inbox).
+pub async fn list(State(state): State<AppState>) -> Result<Json<ApprovalList>, ApiError> {
+    Ok(Json(pending(&state.store).await?))
+}
+
+/// The pending approvals, oldest first.
+pub async fn pending(store: &crate::store::Store) -> Result<ApprovalList, ApiError> {
+    let rows = store
+        .read(|tx| crate::store::approvals::with_status(tx, ApprovalStatus::Pending))
+        .await?;
+    Ok(ApprovalList {
+        approvals: rows.into_iter().map(|a| a.approval).collect(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,20 +131,4 @@ mod tests {
             );
         }
     }
-}
-
-/// `GET /approvals` → `{"approvals": [PendingApproval…]}`: every approval
-/// waiting for a decision, across conversations, oldest first (the inbox).
-pub async fn list(State(state): State<AppState>) -> Result<Json<ApprovalList>, ApiError> {
-    Ok(Json(pending(&state.store).await?))
-}
-
-/// The pending approvals, oldest first.
-pub async fn pending(store: &crate::store::Store) -> Result<ApprovalList, ApiError> {
-    let rows = store
-        .read(|tx| crate::store::approvals::with_status(tx, ApprovalStatus::Pending))
-        .await?;
-    Ok(ApprovalList {
-        approvals: rows.into_iter().map(|a| a.approval).collect(),
-    })
 }

@@ -319,7 +319,7 @@ pub async fn page(State(state): State<AppState>) -> Html<String> {
         } else {
             format!(
                 r#"<details class="try"><summary>Try it</summary>
-<form data-method="{m}" data-path="{p}" onsubmit="return tryIt(this)">
+<form data-method="{m}" data-path="{p}" onsubmit="tryIt(this); return false">
 <label>Path <input name="path" value="{p}" aria-label="Path for {m} {p}"></label>
 {bodyfield}
 <button type="submit">Send</button>
@@ -366,7 +366,7 @@ pub async fn page(State(state): State<AppState>) -> Html<String> {
     Html(format!(
         r#"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>API · {name}</title>
+<title>API · {name}</title><link rel="icon" href="data:,">
 <style>
 body{{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:1rem;color:#1d2430}}
 code,pre{{font-family:ui-monospace,monospace;font-size:13px}} pre{{background:#f3f5f8;padding:.6rem;overflow:auto;border-radius:6px}}

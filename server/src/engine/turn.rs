@@ -18,7 +18,7 @@ pub enum TurnOutcome {
     /// The model answered with text.
     Done(String),
     /// A destructive call waits for an operator.
-    Waiting(PendingApproval),
+    Waiting(Box<PendingApproval>),
 }
 
 /// The result text of a call the operator rejected.
@@ -117,7 +117,7 @@ impl Engine {
             TurnOutcome::Waiting(a) => ProcessResult {
                 response: format!("Approval needed: {}", a.description),
                 waiting_approval: true,
-                approval: Some(a),
+                approval: Some(*a),
             },
         };
         Ok(Reply {
@@ -144,7 +144,7 @@ impl Engine {
 
             if let Some(call) = turn.iter().find(|m| m.is_unanswered_call()) {
                 if let Some(paused) = self.handle_call(conversation_id, call, ctx).await? {
-                    return Ok(TurnOutcome::Waiting(paused));
+                    return Ok(TurnOutcome::Waiting(Box::new(paused)));
                 }
                 continue;
             }
