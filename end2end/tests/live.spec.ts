@@ -106,6 +106,22 @@ test('a reload in the middle of a conversation keeps everything, approval includ
   await expect(page.locator('.message-assistant').last()).toContainText('"name":"dates"');
 });
 
+test('live updates keep what the operator opened', async ({ page, resourcesAgent, consoleErrors }) => {
+  const base = resourcesAgent.baseURL;
+  const r = await page.request.post(`${base}/conversations`, { data: { message: 'list resources' } });
+  const id = (await r.json()).conversation.id;
+  await open(page, `${base}/ui/conversations/${id}`);
+  const first = page.locator('.tool-call').first();
+  await expect(first).not.toHaveAttribute('open', '');
+  await first.locator('summary').click();
+  await expect(first.locator('.tool-result')).toBeVisible();
+  // Another turn arrives over REST: the page updates live...
+  await page.request.post(`${base}/conversations/${id}/messages`, { data: { message: 'list again' } });
+  await expect(page.locator('.tool-call')).toHaveCount(2);
+  // ...and the card the operator opened is still open.
+  await expect(first.locator('.tool-result')).toBeVisible();
+});
+
 test('the whole flow works with the keyboard alone', async ({ page, resourcesAgent, consoleErrors }) => {
   const base = resourcesAgent.baseURL;
   const r = await page.request.post(`${base}/conversations`, { data: {} });

@@ -96,14 +96,32 @@ fn ConversationView(initial: Conversation) -> impl IntoView {
             conv.set(c);
         }
     });
+    // Several events of one step arrive together: reload once for them.
+    let reload_pending = StoredValue::new(false);
+    let consumed = StoredValue::new(live.seq.get_untracked());
     Effect::new(move |_| {
-        let Some(e) = live.last.get() else { return };
-        let mine = conv.with_untracked(|c| c.id == e.conversation_id);
-        if e.kind == EventKind::Resync || mine {
-            if mine {
+        let now = live.seq.get();
+        let events = live.since(consumed.get_value());
+        consumed.set_value(now);
+        let id = conv.with_untracked(|c| c.id.clone());
+        let mut changed = false;
+        for (_, e) in events {
+            if e.conversation_id == id {
                 progress.set(progress_text(&e));
+                changed = true;
+            } else if e.kind == EventKind::Resync {
+                changed = true;
             }
-            reload.dispatch(());
+        }
+        if changed && !reload_pending.get_value() {
+            reload_pending.set_value(true);
+            set_timeout(
+                move || {
+                    reload_pending.set_value(false);
+                    reload.dispatch(());
+                },
+                crate::live::DEBOUNCE,
+            );
         }
     });
     // After a reconnect, catch up even if no event names this conversation.
@@ -114,6 +132,10 @@ fn ConversationView(initial: Conversation) -> impl IntoView {
         }
         up
     });
+    // The card is rebuilt only when the approval itself changes, not on
+    // every reload of the conversation: a reason being typed and the focus
+    // survive live updates.
+    let pending = Memo::new(move |_| conv.with(|c| c.pending_approval.clone()));
     let busy = Signal::derive(move || send.pending().get() || decide.pending().get());
     let working = Signal::derive(move || busy.get() || progress.with(Option::is_some));
     let waiting = move || conv.with(|c| c.status == ConversationStatus::WaitingApproval);
@@ -144,19 +166,17 @@ fn ConversationView(initial: Conversation) -> impl IntoView {
                     <dt>"Started"</dt><dd>{move || conv.with(|c| short_time(&c.created_at))}</dd>
                 </dl>
             </header>
-            {move || {
-                let messages = conv.with(|c| c.messages.clone());
-                if messages.is_empty() {
-                    view! { <p class="panel empty" id="no-messages">"No messages yet."</p> }.into_any()
-                } else {
-                    view! {
-                        <ol class="timeline" id="messages">
-                            {messages.into_iter().map(|m| view! { <MessageItem m=m/> }).collect_view()}
-                        </ol>
-                    }.into_any()
-                }
-            }}
-            {move || conv.with(|c| c.pending_approval.clone()).map(|a| view! {
+            {move || conv.with(|c| c.messages.is_empty()).then(|| view! {
+                <p class="panel empty" id="no-messages">"No messages yet."</p>
+            })}
+            // Keyed: a live reload re-renders only the messages that changed,
+            // so an expanded tool card stays expanded.
+            <ol class="timeline" id="messages">
+                <For each=move || conv.with(|c| c.messages.clone()) key=message_key let:m>
+                    <MessageItem m=m/>
+                </For>
+            </ol>
+            {move || pending.get().map(|a| view! {
                 <ApprovalCard approval=a busy=busy on_decide=on_decide autofocus=true/>
             })}
             {move || error.get().map(|e| view! { <p class="alert alert-error" role="alert" id="turn-error">{e}</p> })}
@@ -299,4 +319,15 @@ fn ApprovalOutcomeLine(a: ApprovalOutcome) -> impl IntoView {
             {a.reason.clone().map(|r| view! { <span class="outcome-reason">" · reason: " {r}</span> })}
         </p>
     }
+}
+
+/// What makes a message's rendering change: its id, and for a tool call
+/// whether it has a result and where its approval stands.
+fn message_key(m: &Message) -> (String, Option<(bool, Option<ApprovalStatus>)>) {
+    (
+        m.id.clone(),
+        m.tool_call
+            .as_ref()
+            .map(|t| (t.result.is_some(), t.approval.as_ref().map(|a| a.status))),
+    )
 }
