@@ -58,15 +58,8 @@ impl UiBackend for StoreBackend {
     }
 
     fn list_tools(&self) -> BoxFuture<Result<ToolList, app::api::ApiError>> {
-        let tools = self
-            .state
-            .engine
-            .tools()
-            .tools()
-            .iter()
-            .map(|t| t.describe())
-            .collect();
-        Box::pin(async move { Ok(ToolList { tools }) })
+        let list = crate::api::tools::tool_list(&self.state);
+        Box::pin(async move { Ok(list) })
     }
 }
 

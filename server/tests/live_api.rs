@@ -212,6 +212,19 @@ async fn events_follow_an_approval_from_request_to_result_and_catch_up_after_a_d
     assert_eq!(stale.next().await.event, "resync");
 }
 
+/// The `resources_add` tool call of the conversation a POST answered with.
+async fn add_call(a: &Agent, created: &Value) -> Value {
+    let id = created["conversation"]["id"].as_str().unwrap();
+    let c = get_json(a, &format!("/conversations/{id}")).await;
+    c["conversation"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|m| m.get("tool_call").filter(|t| t["name"] == "resources_add"))
+        .cloned()
+        .unwrap()
+}
+
 #[tokio::test]
 async fn the_inbox_lists_pending_approvals_oldest_first_and_tool_calls_show_the_outcome() {
     let (_d, a) = start();
@@ -258,42 +271,14 @@ async fn the_inbox_lists_pending_approvals_oldest_first_and_tool_calls_show_the_
     let inbox = get_json(&a, "/approvals").await;
     assert_eq!(inbox["approvals"], json!([]));
 
-    let c1 = get_json(
-        &a,
-        &format!(
-            "/conversations/{}",
-            b1["conversation"]["id"].as_str().unwrap()
-        ),
-    )
-    .await;
-    let call = c1["conversation"]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find_map(|m| m.get("tool_call").filter(|t| t["name"] == "resources_add"))
-        .cloned()
-        .unwrap();
+    let call = add_call(&a, &b1).await;
     assert_eq!(call["approval"]["uuid"], u1.as_str());
     assert_eq!(call["approval"]["status"], "executed");
     assert_eq!(call["approval"]["decided_by"], "op-alice");
     assert!(call["approval"]["decided_at"].is_string());
     assert!(call["duration_ms"].is_u64(), "{call}");
 
-    let c2 = get_json(
-        &a,
-        &format!(
-            "/conversations/{}",
-            b2["conversation"]["id"].as_str().unwrap()
-        ),
-    )
-    .await;
-    let call = c2["conversation"]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find_map(|m| m.get("tool_call").filter(|t| t["name"] == "resources_add"))
-        .cloned()
-        .unwrap();
+    let call = add_call(&a, &b2).await;
     assert_eq!(call["approval"]["status"], "rejected");
     assert_eq!(call["approval"]["reason"], "no pears");
     assert!(call.get("duration_ms").is_none(), "it never ran: {call}");

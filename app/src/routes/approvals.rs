@@ -101,31 +101,15 @@ pub fn Age(at: String) -> impl IntoView {
     {
         let at = at.clone();
         Effect::new(move |_| {
-            let then = js_sys_date_ms(&at);
-            let now = js_sys_now_ms();
-            if let Some(then) = then {
-                text.set(relative((now - then) / 1000.0));
+            use leptos::web_sys::js_sys::Date;
+            let then = Date::new(&leptos::wasm_bindgen::JsValue::from_str(&at)).get_time();
+            if !then.is_nan() {
+                text.set(relative((Date::now() - then) / 1000.0));
             }
         });
     }
-    view! { <time datetime=at title=short_time_title()>{move || text.get()}</time> }
-}
-
-fn short_time_title() -> &'static str {
-    "UTC"
-}
-
-#[cfg(feature = "hydrate")]
-fn js_sys_date_ms(rfc3339: &str) -> Option<f64> {
-    let ms = leptos::wasm_bindgen::JsValue::from_str(rfc3339);
-    let d = leptos::web_sys::js_sys::Date::new(&ms);
-    let t = d.get_time();
-    (!t.is_nan()).then_some(t)
-}
-
-#[cfg(feature = "hydrate")]
-fn js_sys_now_ms() -> f64 {
-    leptos::web_sys::js_sys::Date::now()
+    let title = short_time(&at);
+    view! { <time datetime=at title=title>{move || text.get()}</time> }
 }
 
 /// `seconds` ago in words.

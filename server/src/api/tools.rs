@@ -2,6 +2,7 @@
 //! the health of the servers behind them.
 
 use crate::state::AppState;
+use app::models::ToolList;
 use axum::Json;
 use axum::extract::State;
 use serde_json::{Value, json};
@@ -9,7 +10,18 @@ use serde_json::{Value, json};
 /// `{"tools": [{"name", "description", "inputSchema", "destructiveHint",
 /// "server", "available"}], "servers": [{"name", "available", "problem"?, "tools"}]}`.
 pub async fn list(State(state): State<AppState>) -> Json<Value> {
-    let router = state.engine.tools();
-    let tools: Vec<_> = router.tools().iter().map(|t| t.describe()).collect();
-    Json(json!({"tools": tools, "servers": router.servers()}))
+    Json(json!({"tools": tool_list(&state).tools, "servers": state.engine.tools().servers()}))
+}
+
+/// Every tool as the API describes it (also what the UI's tools page renders).
+pub fn tool_list(state: &AppState) -> ToolList {
+    ToolList {
+        tools: state
+            .engine
+            .tools()
+            .tools()
+            .iter()
+            .map(|t| t.describe())
+            .collect(),
+    }
 }
