@@ -1,6 +1,7 @@
 //! Stop & Go's web UI and the API models it shares with the server.
 //!
 //! - [`models`]: the REST contract's types, used by both sides.
+//! - [`pipeline`]: the orchestration tree and a conversation's run of it.
 //! - [`api`]: one function per REST call; HTTP in the browser, in-process
 //!   during server rendering.
 //! - [`routes`]: one page per file. The UI owns `/` and `/ui/...`; every other
@@ -17,6 +18,7 @@ pub mod components;
 pub mod live;
 pub mod markdown;
 pub mod models;
+pub mod pipeline;
 pub mod routes;
 
 use leptos::prelude::*;

@@ -112,6 +112,7 @@ mod browser {
                                 tool: None,
                                 approval: None,
                                 detail: None,
+                                node: None,
                                 at: String::new(),
                             })
                         });

@@ -134,6 +134,9 @@ pub struct Message {
     pub content: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call: Option<ToolCall>,
+    /// The orchestration node that wrote it (pipelines only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
     pub created_at: String,
 }
 
@@ -400,6 +403,10 @@ pub enum EventKind {
     StatusChanged,
     /// The model is being asked (`detail` says which step).
     ModelCalled,
+    /// A pipeline node started (`node` names it).
+    NodeStarted,
+    /// A pipeline node finished (`detail`: completed, paused, stopped or failed).
+    NodeFinished,
     /// The server cannot replay what the client missed (it restarted, or
     /// the client was away too long): reload the state.
     Resync,
@@ -415,11 +422,13 @@ impl EventKind {
             EventKind::ApprovalDecided => "approval_decided",
             EventKind::StatusChanged => "status_changed",
             EventKind::ModelCalled => "model_called",
+            EventKind::NodeStarted => "node_started",
+            EventKind::NodeFinished => "node_finished",
             EventKind::Resync => "resync",
         }
     }
 
-    pub const ALL: [EventKind; 8] = [
+    pub const ALL: [EventKind; 10] = [
         EventKind::MessageAdded,
         EventKind::ToolCallStarted,
         EventKind::ToolCallFinished,
@@ -427,6 +436,8 @@ impl EventKind {
         EventKind::ApprovalDecided,
         EventKind::StatusChanged,
         EventKind::ModelCalled,
+        EventKind::NodeStarted,
+        EventKind::NodeFinished,
         EventKind::Resync,
     ];
 }
@@ -448,6 +459,9 @@ pub struct Event {
     pub approval: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// The pipeline node it concerns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
     pub at: String,
 }
 
@@ -471,6 +485,7 @@ mod tests {
                     server: None,
                     ..Default::default()
                 }),
+                node: None,
                 created_at: "2026-01-01T00:00:00.000Z".into(),
             }],
             pending_approval: None,

@@ -157,6 +157,7 @@ impl Events {
             tool: None,
             approval: None,
             detail: None,
+            node: None,
             at: crate::store::now(),
         };
         fill(&mut e);

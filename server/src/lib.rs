@@ -13,6 +13,7 @@
 //! the `agent` binary and the tests both call it, so tests bind
 //! `127.0.0.1:0` and exercise exactly what users run.
 
+pub mod a2a;
 pub mod api;
 pub mod config;
 pub mod engine;
@@ -72,15 +73,34 @@ pub struct Startup {
 pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
     let store = Store::open(&s.config.data_dir)?;
     let config = Arc::new(s.config);
-    let llm = config::parse_model(&config.llm.model)
-        .map_err(llm::LlmError::Config)
-        .and_then(|m| {
-            let env = |k: &str| std::env::var(k).ok();
-            let http = llm::http::HttpClient::with_timeout(std::time::Duration::from_secs(
-                config.llm.timeout_seconds,
-            ));
-            llm::client_for(&m, &s.config_dir, http, &env)
-        });
+    let load = |model: &str| {
+        config::parse_model(model)
+            .map_err(llm::LlmError::Config)
+            .and_then(|m| {
+                let env = |k: &str| std::env::var(k).ok();
+                let http = llm::http::HttpClient::with_timeout(std::time::Duration::from_secs(
+                    config.llm.timeout_seconds,
+                ));
+                llm::client_for(&m, &s.config_dir, http, &env)
+            })
+    };
+    let llm = load(&config.llm.model);
+    // Models that `llm` nodes name for themselves, loaded once each.
+    let mut models = engine::NodeModels::new();
+    let mut pending: Vec<&config::NodeConfig> = config.agent.iter().collect();
+    while let Some(n) = pending.pop() {
+        pending.extend(n.agents.iter());
+        if let Some(m) = &n.model
+            && *m != config.llm.model
+            && !models.contains_key(m)
+        {
+            let c = load(m);
+            if let Err(e) = &c {
+                tracing::error!(node = %n.name, "the model `{m}` cannot be used: {e}");
+            }
+            models.insert(m.clone(), c);
+        }
+    }
     match &llm {
         Ok(c) => tracing::info!(model = %c.describe(), "model ready"),
         Err(e) => tracing::error!(
@@ -98,7 +118,14 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
             }
         }
     };
-    let engine = engine::Engine::new(store.clone(), config.clone(), llm, tools);
+    let engine = engine::Engine::with_parts(
+        store.clone(),
+        config.clone(),
+        llm,
+        tools,
+        models,
+        Arc::new(a2a::A2aClient::default()),
+    );
     let resume = engine.recover().await?;
     if !resume.is_empty() {
         tracing::info!(

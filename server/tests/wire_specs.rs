@@ -16,6 +16,8 @@ fn rec(format: Format, body: Value, reply: Option<Value>) -> Recorded {
         body,
         status: 200,
         reply,
+        received_ms: 0,
+        answered_ms: 0,
     }
 }
 

@@ -12,6 +12,7 @@ use app::models::{
     AgentInfo, ApprovalDecision, ApprovalList, ConversationList, ConversationResponse,
     CreateConversation, ErrorBody, Event, Health, SendMessage, ToolList,
 };
+use app::pipeline::{PipelineState, PipelineView};
 use axum::Json;
 use axum::extract::State;
 use axum::response::Html;
@@ -61,6 +62,16 @@ const ROUTES: &[Route] = &[
         summary: "Every tool (MCP and A2A) with `destructiveHint` and its server's health.",
         request: None,
         response: Some("ToolList"),
+        status: 200,
+        errors: &[],
+        example: None,
+    },
+    Route {
+        method: "GET",
+        path: "/pipeline",
+        summary: "The orchestration tree from the config's `agent:` key (absent in simple mode); a conversation's run of it is its `pipeline_state`.",
+        request: None,
+        response: Some("PipelineView"),
         status: 200,
         errors: &[],
         example: None,
@@ -188,6 +199,8 @@ fn components() -> Map<String, Value> {
         ApprovalList,
         ErrorBody,
         Event,
+        PipelineView,
+        PipelineState,
     );
     let mut all = Map::new();
     for (k, v) in generator.take_definitions(true) {

@@ -73,6 +73,7 @@ impl From<EngineError> for ApiError {
             },
             EngineError::Store(s) => ApiError::Store(s),
             EngineError::Task(m) => ApiError::Internal(m),
+            EngineError::ConfigChanged(m) => ApiError::Conflict(m),
         }
     }
 }

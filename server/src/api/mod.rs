@@ -1,6 +1,6 @@
 //! The HTTP API: REST routes, the session/logging middleware, JSON errors.
 //!
-//! - `conversations`, `approvals`, `tools`, `health`: the handlers.
+//! - `conversations`, `approvals`, `tools`, `pipeline`, `health`: the handlers.
 //! - `events`: the SSE streams; `docs`: `/openapi.json` and `/docs`.
 //! - `error`: [`ApiError`], the one error type at the edge.
 //! - `extract`: JSON and query extractors that reject in the API's format.
@@ -16,6 +16,7 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod health;
+pub mod pipeline;
 pub mod session;
 pub mod tools;
 
@@ -47,6 +48,7 @@ pub fn router(state: AppState) -> Router {
         .route("/approvals", get(approvals::list))
         .route("/approvals/{uuid}", post(approvals::decide))
         .route("/tools", get(tools::list))
+        .route("/pipeline", get(pipeline::get))
         .route("/openapi.json", get(docs::openapi_json))
         .route("/docs", get(docs::page))
         .method_not_allowed_fallback(method_not_allowed);

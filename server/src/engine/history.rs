@@ -81,6 +81,38 @@ pub fn transcript(messages: &[StoredMessage]) -> Vec<ChatMessage> {
     out
 }
 
+/// Earlier turns for a pipeline node: each user message and the last
+/// answer of its turn, without the tool steps (those belong to other
+/// nodes' runs and would only cost tokens).
+pub fn condensed(messages: &[StoredMessage]) -> Vec<ChatMessage> {
+    let mut out = Vec::new();
+    let mut answer: Option<String> = None;
+    for m in messages {
+        match m.message.role {
+            Role::User => {
+                if let Some(a) = answer.take() {
+                    out.push(ChatMessage::Assistant {
+                        text: Some(a),
+                        tool_calls: Vec::new(),
+                    });
+                }
+                out.push(ChatMessage::User(m.message.content.clone()));
+            }
+            Role::Assistant if !m.message.content.is_empty() => {
+                answer = Some(m.message.content.clone());
+            }
+            _ => {}
+        }
+    }
+    if let Some(a) = answer {
+        out.push(ChatMessage::Assistant {
+            text: Some(a),
+            tool_calls: Vec::new(),
+        });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,6 +137,7 @@ mod tests {
                     result: result.map(str::to_string),
                     ..Default::default()
                 }),
+                node: None,
                 created_at: String::new(),
             },
             call_id: call.map(|(n, _)| format!("id-{n}")),
@@ -112,7 +145,31 @@ mod tests {
             signature: None,
             started_at: None,
             finished_at: None,
+            node_run: None,
         }
+    }
+
+    #[test]
+    fn condensed_keeps_each_turns_question_and_last_answer() {
+        let stored = vec![
+            msg(Role::User, "first", None, None),
+            msg(Role::Assistant, "thinking", Some("s1"), None),
+            msg(Role::Tool, "", Some("s1"), Some(("a", Some("ra")))),
+            msg(Role::Assistant, "answer one", Some("s2"), None),
+            msg(Role::System, "note", None, None),
+            msg(Role::User, "second", None, None),
+        ];
+        assert_eq!(
+            condensed(&stored),
+            vec![
+                ChatMessage::User("first".into()),
+                ChatMessage::Assistant {
+                    text: Some("answer one".into()),
+                    tool_calls: vec![]
+                },
+                ChatMessage::User("second".into()),
+            ]
+        );
     }
 
     #[test]

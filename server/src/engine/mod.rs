@@ -1,7 +1,11 @@
 //! The agent engine: turns, approvals and recovery.
 //!
-//! - `turn`: the loop of one turn: model → tools → model … → answer, pausing
-//!   at a destructive call.
+//! - `turn`: the tool loop: model → tools → model … → answer, pausing at a
+//!   destructive call; runs a whole turn (simple mode) or one pipeline node
+//!   (`scope`).
+//! - `pipeline`: the orchestration tree and its durable run; one file per
+//!   node kind (`llm_node`, `sequential`, `parallel`, `loop_node`,
+//!   `a2a_node`).
 //! - `decide`: an operator's approve/reject, and the turn going on.
 //! - `recovery`: what a restart does with turns and approvals it finds
 //!   half-done.
@@ -26,18 +30,27 @@
 //!   conversation's lock; the HTTP request awaits it but cannot cancel it by
 //!   disconnecting.
 
+mod a2a_node;
 mod decide;
 mod history;
+mod llm_node;
 mod locks;
+mod loop_node;
+mod parallel;
+mod pipeline;
 mod recovery;
+mod scope;
+mod sequential;
 mod turn;
 
 pub use decide::Decision;
 pub use locks::ConversationLocks;
 pub use recovery::{IN_DOUBT_TEXT, INTERRUPTED_TEXT, TURN_INTERRUPTED_NOTE};
+pub use scope::EXIT_LOOP;
 pub use turn::{TurnOutcome, declined_text, describe_call};
 
-use crate::config::Config;
+use crate::a2a::RemoteAgents;
+use crate::config::{Config, NodeConfig, NodeKind};
 use crate::events::Events;
 use crate::llm::{LlmClient, LlmError};
 use crate::store::{Store, StoreError};
@@ -45,7 +58,11 @@ use crate::tools::{CallContext, ToolRouter};
 use app::models::{
     ApprovalStatus, Conversation, ConversationStatus, EventKind, PendingApproval, ProcessResult,
 };
+use std::collections::HashMap;
 use std::sync::Arc;
+
+/// The models of `llm` nodes that name their own, by configured name.
+pub type NodeModels = HashMap<String, Result<Arc<dyn LlmClient>, LlmError>>;
 
 /// The outcome a caller gets: the conversation after the turn and what it produced.
 #[derive(Clone, Debug)]
@@ -84,6 +101,9 @@ pub enum EngineError {
     Store(#[from] StoreError),
     #[error("the turn stopped unexpectedly: {0}")]
     Task(String),
+    /// A paused pipeline run no longer matches the config.
+    #[error("{0}")]
+    ConfigChanged(String),
 }
 
 /// A cheap, cloneable handle to the engine.
@@ -106,6 +126,14 @@ struct Inner {
     locks: ConversationLocks,
     /// Published after each committed change, for the SSE streams.
     events: Events,
+    /// The orchestration tree; `None` in simple mode.
+    pipeline: Option<Arc<pipeline::Pipeline>>,
+    /// A lone `llm` root node: simple mode with its prompt, model and tools.
+    simple_root: Option<NodeConfig>,
+    /// Models of nodes that name their own.
+    models: NodeModels,
+    /// Remote A2A agents (`a2a` nodes and `a2a_<name>` tools).
+    a2a: Arc<dyn RemoteAgents>,
 }
 
 impl Engine {
@@ -115,6 +143,36 @@ impl Engine {
         llm: Result<Arc<dyn LlmClient>, LlmError>,
         tools: Arc<dyn ToolRouter>,
     ) -> Engine {
+        Engine::with_parts(
+            store,
+            config,
+            llm,
+            tools,
+            NodeModels::new(),
+            Arc::new(crate::a2a::A2aClient::default()),
+        )
+    }
+
+    /// An engine with node models and the A2A client given.
+    pub fn with_parts(
+        store: Store,
+        config: Arc<Config>,
+        llm: Result<Arc<dyn LlmClient>, LlmError>,
+        tools: Arc<dyn ToolRouter>,
+        models: NodeModels,
+        a2a: Arc<dyn RemoteAgents>,
+    ) -> Engine {
+        let (pipeline, simple_root) = match &config.agent {
+            Some(root) if root.kind == NodeKind::Llm => (None, Some(root.clone())),
+            Some(root) => {
+                let p = pipeline::Pipeline::compile(root);
+                for name in p.unguarded() {
+                    tracing::warn!(node = %name, "destructive tools run without approval inside this node; set `approvals: enforce` on it to ask");
+                }
+                (Some(Arc::new(p)), None)
+            }
+            None => (None, None),
+        };
         Engine {
             inner: Arc::new(Inner {
                 store,
@@ -123,7 +181,35 @@ impl Engine {
                 tools,
                 locks: ConversationLocks::default(),
                 events: Events::new(),
+                pipeline,
+                simple_root,
+                models,
+                a2a,
             }),
+        }
+    }
+
+    /// The configured tree as the UI draws it; `None` in simple mode.
+    pub fn pipeline_view(&self) -> Option<app::pipeline::PipelineNode> {
+        self.inner
+            .pipeline
+            .as_ref()
+            .map(|p| p.view(&self.inner.config.llm.model))
+    }
+
+    /// The model of a node: its own `model`, or `llm.model`.
+    fn model_for(&self, model: Option<&str>) -> Result<Arc<dyn LlmClient>, EngineError> {
+        match model {
+            Some(m) if m != self.inner.config.llm.model => match self.inner.models.get(m) {
+                Some(Ok(c)) => Ok(c.clone()),
+                Some(Err(e)) => Err(EngineError::LlmUnavailable(format!(
+                    "the model `{m}` cannot be used: {e}"
+                ))),
+                None => Err(EngineError::LlmUnavailable(format!(
+                    "the model `{m}` was not loaded at startup"
+                ))),
+            },
+            _ => self.llm(),
         }
     }
 

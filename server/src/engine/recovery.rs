@@ -9,12 +9,14 @@
 //!   its conversation is resumed in the background;
 //! - a turn that was running otherwise stops: calls it had not answered get
 //!   an "interrupted" result (one that had started may have taken effect and
-//!   is not re-run), and a note tells the user to send the message again.
+//!   is not re-run), and a note tells the user to send the message again;
+//!   a pipeline run in it is marked `interrupted`.
 
 use super::Engine;
 use crate::store::approvals;
 use crate::store::{NewMessage, conversations, messages};
 use app::models::{ApprovalStatus, ConversationStatus, Role};
+use app::pipeline::RunStatus;
 use std::collections::BTreeSet;
 
 /// The result of a call whose outcome is unknown.
@@ -58,6 +60,16 @@ impl Engine {
                         let text = if m.started_at.is_some() { IN_DOUBT_TEXT } else { INTERRUPTED_TEXT };
                         messages::set_result(tx, &m.message.id, text, true)?;
                         touched = true;
+                    }
+                    if let Some(mut ps) = conversations::pipeline_state(tx, &id)?
+                        && ps.status == RunStatus::Running
+                    {
+                        ps.status = RunStatus::Interrupted;
+                        for n in ps.nodes.iter_mut().filter(|n| n.status == RunStatus::Running) {
+                            n.status = RunStatus::Interrupted;
+                        }
+                        ps.updated_at = crate::store::now();
+                        conversations::set_pipeline_state(tx, &id, &ps)?;
                     }
                     messages::append(tx, &id, NewMessage::text(Role::System, TURN_INTERRUPTED_NOTE))?;
                     conversations::set_turn_running(tx, &id, false)?;

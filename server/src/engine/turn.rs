@@ -1,16 +1,30 @@
 //! One turn: the model, the tools, and the pause at a destructive call.
 
-use super::history::transcript;
+use super::history::{condensed, transcript};
+use super::scope::{LocalAction, Scope};
 use super::{Ctx, Engine, EngineError, Reply};
-use crate::llm::{ChatRequest, ChatResponse, ToolSpec};
+use crate::llm::{ChatMessage, ChatRequest, ChatResponse, ToolSpec};
 use crate::store::approvals::{self, NewApproval};
 use crate::store::{NewMessage, StoreError};
 use crate::store::{StoredMessage, conversations, messages};
-use crate::tools::{ToolError, ToolInfo};
+use crate::tools::{ToolError, ToolInfo, ToolOutput};
 use app::models::{
     ApprovalStatus, ConversationStatus, EventKind, PendingApproval, ProcessResult, Role, ToolCall,
 };
 use serde_json::Value;
+
+/// How a tool loop ended.
+#[derive(Clone, Debug)]
+pub(crate) enum ScopeEnd {
+    /// The model answered with text.
+    Done(String),
+    /// A destructive call waits for an operator.
+    Waiting(Box<PendingApproval>),
+    /// The model called `exit_loop` (its text, if any).
+    ExitLoop(String),
+    /// A call was rejected and the node says `on_reject: stop`.
+    Stopped(String),
+}
 
 /// How a turn ended.
 #[derive(Clone, Debug)]
@@ -126,8 +140,33 @@ impl Engine {
         })
     }
 
-    /// The turn loop. Re-reads the conversation before each step.
+    /// Runs the turn: the pipeline when one is configured, else the simple
+    /// tool loop.
     async fn drive(&self, conversation_id: &str, ctx: &Ctx) -> Result<TurnOutcome, EngineError> {
+        if self.inner.pipeline.is_some() {
+            return self.drive_pipeline(conversation_id, ctx).await;
+        }
+        if let Some(problem) = super::pipeline::paused_elsewhere(self, conversation_id).await? {
+            return Err(problem);
+        }
+        let scope = self.simple_scope(conversation_id).await?;
+        let end = self.run_scope(conversation_id, &scope, ctx).await?;
+        Ok(match end {
+            ScopeEnd::Waiting(a) => TurnOutcome::Waiting(a),
+            ScopeEnd::Done(t) | ScopeEnd::ExitLoop(t) | ScopeEnd::Stopped(t) => TurnOutcome::Done(t),
+        })
+    }
+
+    /// The tool loop of one scope: model → tools → model … until the model
+    /// answers, a call waits for approval, or the scope ends otherwise.
+    /// Re-reads the conversation before each step, so it resumes from
+    /// whatever the last commit left.
+    pub(crate) async fn run_scope(
+        &self,
+        conversation_id: &str,
+        scope: &Scope,
+        ctx: &Ctx,
+    ) -> Result<ScopeEnd, EngineError> {
         let store = &self.inner.store;
         loop {
             let stored = store
@@ -141,21 +180,50 @@ impl Engine {
                 .rposition(|m| m.message.role == Role::User)
                 .unwrap_or(0);
             let turn = &stored[start..];
+            let mine: Vec<&StoredMessage> = turn.iter().filter(|m| scope.owns(m)).collect();
 
-            if let Some(call) = turn.iter().find(|m| m.is_unanswered_call()) {
-                if let Some(paused) = self.handle_call(conversation_id, call, ctx).await? {
-                    return Ok(TurnOutcome::Waiting(Box::new(paused)));
+            if let Some(call) = mine.iter().find(|m| m.is_unanswered_call()) {
+                if let Some(paused) = self.handle_call(conversation_id, call, scope, ctx).await? {
+                    return Ok(ScopeEnd::Waiting(Box::new(paused)));
                 }
                 continue;
             }
-            if let Some(last) = turn.last().filter(|m| m.message.role == Role::Assistant) {
-                let id = conversation_id.to_string();
-                store
-                    .write(move |tx| conversations::set_turn_running(tx, &id, false))
-                    .await?;
-                return Ok(TurnOutcome::Done(last.message.content.clone()));
+            if scope.stop_on_reject
+                && let Some(text) = self.rejected_in(&mine).await?
+            {
+                return Ok(ScopeEnd::Stopped(text));
             }
-            let steps = count_steps(turn);
+            let last_text = || {
+                mine.iter()
+                    .rev()
+                    .find(|m| m.message.role == Role::Assistant)
+                    .map(|m| m.message.content.clone())
+            };
+            if mine.iter().any(|m| {
+                m.message
+                    .tool_call
+                    .as_ref()
+                    .is_some_and(|t| t.name == super::scope::EXIT_LOOP)
+            }) {
+                return Ok(ScopeEnd::ExitLoop(
+                    last_text().unwrap_or_else(|| "Exited the loop.".into()),
+                ));
+            }
+            if let Some(last) = mine
+                .iter()
+                .rev()
+                .find(|m| m.message.role != Role::System)
+                .filter(|m| m.message.role == Role::Assistant)
+            {
+                if scope.owns_status() {
+                    let id = conversation_id.to_string();
+                    store
+                        .write(move |tx| conversations::set_turn_running(tx, &id, false))
+                        .await?;
+                }
+                return Ok(ScopeEnd::Done(last.message.content.clone()));
+            }
+            let steps = count_steps(&mine);
             let max = self.inner.config.llm.max_steps as usize;
             if steps >= max {
                 let note = format!(
@@ -163,25 +231,51 @@ impl Engine {
                      Send another message to let it go on."
                 );
                 let (id, text) = (conversation_id.to_string(), note.clone());
+                let (tag, owns) = (scope.node.clone(), scope.owns_status());
                 store
                     .write(move |tx| {
-                        messages::append(tx, &id, NewMessage::text(Role::System, text))?;
-                        conversations::set_turn_running(tx, &id, false)
+                        messages::append(
+                            tx,
+                            &id,
+                            NewMessage::text(Role::System, text).in_node(tag.as_ref()),
+                        )?;
+                        if owns {
+                            conversations::set_turn_running(tx, &id, false)?;
+                        }
+                        Ok(())
                     })
                     .await?;
-                return Ok(TurnOutcome::Done(note));
+                return Ok(ScopeEnd::Done(note));
             }
-            let llm = self.llm()?;
+            let Some(llm) = scope.llm.clone() else {
+                return Err(EngineError::Task(
+                    "this node has no model to ask".to_string(),
+                ));
+            };
             self.inner
                 .events
                 .emit(EventKind::ModelCalled, conversation_id, |e| {
                     e.running = Some(true);
+                    e.node = scope.node_name();
                     e.detail = Some(format!("step {} of at most {max}", steps + 1));
                 });
-            let tools = self.inner.tools.tools();
+            let tools = self.scope_tools(scope);
+            let messages = if scope.node.is_some() {
+                let mut m = condensed(&stored[..start]);
+                m.push(ChatMessage::User(
+                    turn.first()
+                        .map(|u| u.message.content.clone())
+                        .unwrap_or_default(),
+                ));
+                let own: Vec<StoredMessage> = mine.iter().map(|m| (*m).clone()).collect();
+                m.extend(transcript(&own));
+                m
+            } else {
+                transcript(&stored)
+            };
             let req = ChatRequest {
-                system: self.inner.config.prompt.clone(),
-                messages: transcript(&stored),
+                system: scope.system.clone(),
+                messages,
                 tools: tools
                     .iter()
                     .filter(|t| t.available)
@@ -195,18 +289,29 @@ impl Engine {
             };
             match llm.complete(&req).await {
                 Ok(resp) => {
-                    // A final answer ends the turn without another read.
-                    if let Some(text) = self.record_step(conversation_id, resp, &tools).await? {
-                        return Ok(TurnOutcome::Done(text));
+                    // A final answer ends the scope without another read.
+                    if let Some(text) = self
+                        .record_step(conversation_id, resp, &tools, scope)
+                        .await?
+                    {
+                        return Ok(ScopeEnd::Done(text));
                     }
                 }
                 Err(error) => {
-                    tracing::warn!(conversation = %conversation_id, error = %error, "model call failed");
+                    tracing::warn!(conversation = %conversation_id, node = scope.node_name().as_deref().unwrap_or("-"), error = %error, "model call failed");
                     let id = conversation_id.to_string();
-                    let text = format!("The model call failed: {error}");
+                    let text = match &scope.node {
+                        Some(t) => format!("The model call of node `{}` failed: {error}", t.name),
+                        None => format!("The model call failed: {error}"),
+                    };
+                    let tag = scope.node.clone();
                     store
                         .write(move |tx| {
-                            messages::append(tx, &id, NewMessage::text(Role::System, text))?;
+                            messages::append(
+                                tx,
+                                &id,
+                                NewMessage::text(Role::System, text).in_node(tag.as_ref()),
+                            )?;
                             conversations::set_status(tx, &id, ConversationStatus::Failed)?;
                             Ok(())
                         })
@@ -221,6 +326,98 @@ impl Engine {
         }
     }
 
+    /// Simple mode's scope: the top-level prompt and model, or those of a
+    /// lone `llm` root node (with its `a2a` tools), `{user_message}`
+    /// resolved.
+    async fn simple_scope(&self, conversation_id: &str) -> Result<Scope, EngineError> {
+        let root = self.inner.simple_root.as_ref();
+        let prompt = root
+            .and_then(|r| r.prompt.clone())
+            .unwrap_or_else(|| self.inner.config.prompt.clone());
+        let llm = self.model_for(root.and_then(|r| r.model.as_deref()))?;
+        let mut scope = Scope::simple(prompt, llm);
+        if let Some(r) = root {
+            scope.local = r
+                .a2a
+                .iter()
+                .map(|a| super::scope::LocalTool::a2a(&a.name, &a.url, &a.description, a.destructive_hint))
+                .collect();
+        }
+        if scope.system.contains('{') {
+            let id = conversation_id.to_string();
+            let user = self
+                .inner
+                .store
+                .read(move |tx| {
+                    Ok(messages::stored(tx, &id)?
+                        .into_iter()
+                        .rev()
+                        .find(|m| m.message.role == Role::User)
+                        .map(|m| m.message.content)
+                        .unwrap_or_default())
+                })
+                .await?;
+            let state = std::collections::BTreeMap::from([(
+                crate::config::USER_MESSAGE_KEY.to_string(),
+                user,
+            )]);
+            scope.system = super::pipeline::resolve(&scope.system, &state);
+        }
+        Ok(scope)
+    }
+
+    /// The router's tools plus the scope's own.
+    fn scope_tools(&self, scope: &Scope) -> Vec<ToolInfo> {
+        let mut tools = self.inner.tools.tools();
+        tools.extend(scope.local.iter().map(|t| t.info.clone()));
+        tools
+    }
+
+    /// The text that ends a scope with `on_reject: stop`, if one of its
+    /// calls was rejected.
+    pub(super) async fn rejected_in(&self, mine: &[&StoredMessage]) -> Result<Option<String>, EngineError> {
+        let ids: Vec<String> = mine
+            .iter()
+            .filter(|m| {
+                m.message
+                    .tool_call
+                    .as_ref()
+                    .is_some_and(|t| t.is_error == Some(true))
+            })
+            .map(|m| m.message.id.clone())
+            .collect();
+        if ids.is_empty() {
+            return Ok(None);
+        }
+        let found = self
+            .inner
+            .store
+            .read(move |tx| {
+                for id in &ids {
+                    if let Some(a) = approvals::for_message(tx, id)?
+                        && matches!(a.status, ApprovalStatus::Rejected | ApprovalStatus::Cancelled)
+                    {
+                        return Ok(Some(a));
+                    }
+                }
+                Ok(None)
+            })
+            .await?;
+        Ok(found.map(|a| {
+            let reason = a
+                .reason
+                .as_deref()
+                .map(str::trim)
+                .filter(|r| !r.is_empty())
+                .map(|r| format!(" (reason: {r})"))
+                .unwrap_or_default();
+            format!(
+                "Stopped: the operator rejected `{}`{reason}, and this node is set to `on_reject: stop`, so the pipeline ends here.",
+                a.approval.tool_name
+            )
+        }))
+    }
+
     /// Stores one model answer: its text, then one tool message per call.
     /// Calls that cannot run (bad arguments, unknown tool) get their error
     /// result right away, so the model hears about them on the next step.
@@ -231,6 +428,7 @@ impl Engine {
         conversation_id: &str,
         resp: ChatResponse,
         tools: &[ToolInfo],
+        scope: &Scope,
     ) -> Result<Option<String>, StoreError> {
         let final_text = resp.tool_calls.is_empty().then(|| {
             let t = resp.text.clone().unwrap_or_default();
@@ -253,7 +451,8 @@ impl Engine {
                 NewMessage {
                     step: Some(step.clone()),
                     ..NewMessage::text(Role::Assistant, content)
-                },
+                }
+                .in_node(scope.node.as_ref()),
                 None,
             ));
         }
@@ -289,12 +488,14 @@ impl Engine {
                     step: Some(step.clone()),
                     signature: c.signature.clone(),
                     ..NewMessage::text(Role::Tool, "")
-                },
+                }
+                .in_node(scope.node.as_ref()),
                 immediate,
             ));
         }
         let id = conversation_id.to_string();
         let ends_turn = final_text.is_some();
+        let clear_running = ends_turn && scope.owns_status();
         self.inner
             .store
             .write(move |tx| {
@@ -306,7 +507,7 @@ impl Engine {
                         messages::set_result(tx, &stored.id, &text, is_error)?;
                     }
                 }
-                if ends_turn {
+                if clear_running {
                     conversations::set_turn_running(tx, &id, false)?;
                 }
                 Ok(())
@@ -315,17 +516,19 @@ impl Engine {
         self.inner
             .events
             .emit(EventKind::MessageAdded, conversation_id, |e| {
-                e.running = Some(!ends_turn);
+                e.running = Some(!clear_running);
+                e.node = scope.node_name();
             });
         Ok(final_text)
     }
 
     /// Handles the first unanswered call of the turn. Returns the approval
     /// when the turn must pause.
-    async fn handle_call(
+    pub(super) async fn handle_call(
         &self,
         conversation_id: &str,
         call: &StoredMessage,
+        scope: &Scope,
         ctx: &Ctx,
     ) -> Result<Option<PendingApproval>, EngineError> {
         let store = &self.inner.store;
@@ -334,9 +537,7 @@ impl Engine {
         };
         let message_id = call.message.id.clone();
         let info = self
-            .inner
-            .tools
-            .tools()
+            .scope_tools(scope)
             .into_iter()
             .find(|t| t.name == tc.name);
         let approval = store
@@ -346,7 +547,7 @@ impl Engine {
             })
             .await?;
         match approval {
-            None if info.as_ref().is_some_and(|i| i.destructive) => {
+            None if scope.asks_approval && info.as_ref().is_some_and(|i| i.destructive) => {
                 let description = describe_call(&tc.name, tc.server.as_deref(), &tc.arguments);
                 let new = NewApproval {
                     conversation_id: conversation_id.to_string(),
@@ -357,11 +558,16 @@ impl Engine {
                     description,
                 };
                 let id = conversation_id.to_string();
+                // A pipeline sets the status itself once every branch has
+                // stopped; simple mode pauses the conversation right here.
+                let owns = scope.owns_status();
                 let created = store
                     .write(move |tx| {
                         let a = approvals::insert(tx, new)?;
-                        conversations::set_status(tx, &id, ConversationStatus::WaitingApproval)?;
-                        conversations::set_turn_running(tx, &id, false)?;
+                        if owns {
+                            conversations::set_status(tx, &id, ConversationStatus::WaitingApproval)?;
+                            conversations::set_turn_running(tx, &id, false)?;
+                        }
                         Ok(a)
                     })
                     .await?;
@@ -370,14 +576,15 @@ impl Engine {
                     .events
                     .emit(EventKind::ApprovalRequested, conversation_id, |e| {
                         e.status = Some(ConversationStatus::WaitingApproval);
-                        e.running = Some(false);
+                        e.running = Some(!owns);
                         e.tool = Some(tc.name.clone());
                         e.approval = Some(created.approval.uuid.clone());
+                        e.node = scope.node_name();
                     });
                 Ok(Some(created.approval))
             }
             None => {
-                self.execute(conversation_id, &message_id, &tc, None, ctx)
+                self.execute(conversation_id, &message_id, &tc, None, scope, ctx)
                     .await?;
                 Ok(None)
             }
@@ -389,6 +596,7 @@ impl Engine {
                         &message_id,
                         &tc,
                         Some(a.approval.uuid.clone()),
+                        scope,
                         ctx,
                     )
                     .await?;
@@ -406,6 +614,7 @@ impl Engine {
                         .emit(EventKind::ToolCallFinished, conversation_id, |e| {
                             e.tool = Some(tc.name.clone());
                             e.detail = Some("declined".into());
+                            e.node = scope.node_name();
                         });
                     Ok(None)
                 }
@@ -434,6 +643,7 @@ impl Engine {
         message_id: &str,
         tc: &ToolCall,
         approval: Option<String>,
+        scope: &Scope,
         ctx: &Ctx,
     ) -> Result<(), EngineError> {
         let store = &self.inner.store;
@@ -468,14 +678,10 @@ impl Engine {
                 e.running = Some(true);
                 e.tool = Some(tc.name.clone());
                 e.approval = approval.clone();
+                e.node = scope.node_name();
             });
         let started = std::time::Instant::now();
-        let (text, is_error) = match self
-            .inner
-            .tools
-            .call(&tc.name, tc.arguments.clone(), ctx)
-            .await
-        {
+        let (text, is_error) = match self.call_tool(tc, scope, ctx).await {
             Ok(out) => (out.text, out.is_error),
             Err(e) => (e.to_string(), true),
         };
@@ -501,13 +707,59 @@ impl Engine {
                 e.running = Some(true);
                 e.tool = Some(tc.name.clone());
                 e.detail = Some(if is_error { "error" } else { "ok" }.into());
+                e.node = scope.node_name();
             });
         Ok(())
     }
+
+    /// Calls a tool: the scope's own (`exit_loop`, sub-agents) or the router's.
+    async fn call_tool(
+        &self,
+        tc: &ToolCall,
+        scope: &Scope,
+        ctx: &Ctx,
+    ) -> Result<ToolOutput, ToolError> {
+        let Some(local) = scope.local_tool(&tc.name) else {
+            return self
+                .inner
+                .tools
+                .call(&tc.name, tc.arguments.clone(), ctx)
+                .await;
+        };
+        match &local.action {
+            LocalAction::ExitLoop => Ok(ToolOutput {
+                text: "The loop ends after this step.".into(),
+                is_error: false,
+            }),
+            LocalAction::A2a { agent, url } => {
+                let message = match tc.arguments.get("message").and_then(Value::as_str) {
+                    Some(m) if !m.trim().is_empty() => m.to_string(),
+                    _ => {
+                        return Ok(ToolOutput {
+                            text: format!(
+                                "Invalid arguments, the sub-agent `{agent}` was not called: `message` (a non-empty string) is required"
+                            ),
+                            is_error: true,
+                        });
+                    }
+                };
+                Ok(match self.inner.a2a.send(url, &message, ctx).await {
+                    Ok(text) => ToolOutput {
+                        text,
+                        is_error: false,
+                    },
+                    Err(e) => ToolOutput {
+                        text: format!("sub-agent {agent} unavailable: {e}"),
+                        is_error: true,
+                    },
+                })
+            }
+        }
+    }
 }
 
-/// Model steps taken in this turn: distinct `step` ids.
-fn count_steps(turn: &[StoredMessage]) -> usize {
+/// Model steps taken in this scope: distinct `step` ids.
+fn count_steps(turn: &[&StoredMessage]) -> usize {
     let mut seen: Vec<&str> = Vec::new();
     for m in turn {
         if let Some(s) = m.step.as_deref()

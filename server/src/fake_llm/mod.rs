@@ -52,6 +52,10 @@ pub struct Recorded {
     /// check the fake's replies against the providers' specs too.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reply: Option<Value>,
+    /// When the request arrived and when it was answered, in milliseconds
+    /// since the fake started (tests check that calls overlapped).
+    pub received_ms: u64,
+    pub answered_ms: u64,
 }
 
 impl Recorded {
@@ -83,6 +87,7 @@ pub struct FakeState {
     seq: AtomicU64,
     /// Keys the fake accepts; empty accepts any non-empty key.
     keys: Vec<String>,
+    started: std::time::Instant,
 }
 
 impl FakeState {
@@ -94,6 +99,7 @@ impl FakeState {
             latency: Mutex::new(Duration::ZERO),
             seq: AtomicU64::new(0),
             keys: Vec::new(),
+            started: std::time::Instant::now(),
         })
     }
 
@@ -121,7 +127,12 @@ impl FakeState {
         *self.rules.lock().unwrap_or_else(|p| p.into_inner()) = rules;
     }
 
-    fn record(&self, r: Recorded) {
+    fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn record(&self, mut r: Recorded) {
+        r.answered_ms = self.elapsed_ms();
         self.requests
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -202,6 +213,8 @@ async fn handle(
         body: parsed_body.clone(),
         status: 200,
         reply: None,
+        received_ms: s.elapsed_ms(),
+        answered_ms: 0,
     };
     if let Some(f) = fault {
         tokio::time::sleep(f.delay).await;
@@ -257,7 +270,7 @@ async fn handle(
         .rules
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .respond(&parsed.messages);
+        .respond(&wire::system_prompt(&parsed_body), &parsed.messages);
     let out = match format {
         Format::OpenAi => wire::write_openai(&response, seq),
         Format::Anthropic => wire::write_anthropic(&response, seq),

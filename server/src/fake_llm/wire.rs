@@ -18,6 +18,41 @@ pub struct Parsed {
     pub tools: Vec<String>,
 }
 
+/// The system prompt of a request in any of the three formats: OpenAI's
+/// `system`/`developer` messages, Anthropic's `system`, Gemini's
+/// `systemInstruction` (text parts joined by newlines).
+pub fn system_prompt(body: &Value) -> String {
+    fn text_of(v: &Value) -> Vec<String> {
+        match v {
+            Value::String(s) => vec![s.clone()],
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str).map(str::to_string))
+                .collect(),
+            Value::Object(o) => o.get("parts").map(text_of).unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(list) = body.get("messages").and_then(Value::as_array) {
+        for m in list {
+            if matches!(
+                m.get("role").and_then(Value::as_str),
+                Some("system" | "developer")
+            ) && let Some(c) = m.get("content")
+            {
+                out.extend(text_of(c));
+            }
+        }
+    }
+    for key in ["system", "systemInstruction", "system_instruction"] {
+        if let Some(v) = body.get(key) {
+            out.extend(text_of(v));
+        }
+    }
+    out.join("\n")
+}
+
 fn arr<'a>(v: &'a Value, key: &str) -> Result<&'a Vec<Value>, String> {
     v.get(key)
         .and_then(Value::as_array)

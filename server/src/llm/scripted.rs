@@ -2,14 +2,17 @@
 //!
 //! `model: "scripted:rules.yaml"` lets a user run their agent.yaml offline
 //! and lets the test suite script a provider. The answer is a pure function
-//! of the transcript: the first rule whose `match` regex matches the latest
-//! user message is chosen, and the number of model steps already taken since
-//! that message picks its step. Being stateless, it behaves the same after a
-//! restart and when the same rules drive the fake provider server.
+//! of the request: the first rule whose `match` regex matches the latest
+//! user message (and whose optional `system` regex matches the system
+//! prompt, which is how a pipeline's nodes get different scripts) is chosen,
+//! and the number of model steps already taken since that message picks its
+//! step. Being stateless, it behaves the same after a restart and when the
+//! same rules drive the fake provider server.
 //!
 //! ```yaml
 //! rules:
-//!   - match: "(?i)add (\\w+) (\\d+)"
+//!   - system: "(?i)you are the executor"     # optional; `match` defaults to any message
+//!     match: "(?i)add (\\w+) (\\d+)"
 //!     steps:
 //!       - call: resources_add
 //!         args: {name: "$1", value: "$2"}   # "$2" alone becomes the number 2…
@@ -52,13 +55,24 @@ pub struct Step {
     pub calls: Vec<CallSpec>,
 }
 
-/// A rule: a regex over the latest user message and the steps to take.
+/// A rule: a regex over the latest user message (and optionally one over
+/// the system prompt) and the steps to take.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RuleSpec {
-    #[serde(rename = "match")]
+    #[serde(rename = "match", default)]
     pub pattern: String,
+    #[serde(default)]
+    pub system: Option<String>,
     pub steps: Vec<Step>,
+}
+
+/// A compiled rule.
+#[derive(Clone, Debug)]
+struct Rule {
+    user: Regex,
+    system: Option<Regex>,
+    steps: Vec<Step>,
 }
 
 /// The rules file.
@@ -78,7 +92,7 @@ fn default_reply() -> String {
 /// Compiled rules.
 #[derive(Clone, Debug)]
 pub struct Rules {
-    rules: Vec<(Regex, Vec<Step>)>,
+    rules: Vec<Rule>,
     default: String,
 }
 
@@ -88,11 +102,21 @@ impl Rules {
         let file: RulesFile = serde_yaml::from_str(yaml).map_err(|e| e.to_string())?;
         let mut rules = Vec::new();
         for (i, r) in file.rules.into_iter().enumerate() {
-            let re = Regex::new(&r.pattern).map_err(|e| format!("rules[{i}].match: {e}"))?;
+            let user = Regex::new(&r.pattern).map_err(|e| format!("rules[{i}].match: {e}"))?;
+            let system = r
+                .system
+                .as_deref()
+                .map(Regex::new)
+                .transpose()
+                .map_err(|e| format!("rules[{i}].system: {e}"))?;
             if r.steps.is_empty() {
                 return Err(format!("rules[{i}].steps: give at least one step"));
             }
-            rules.push((re, r.steps));
+            rules.push(Rule {
+                user,
+                system,
+                steps: r.steps,
+            });
         }
         Ok(Rules {
             rules,
@@ -100,8 +124,8 @@ impl Rules {
         })
     }
 
-    /// The next step for a transcript.
-    pub fn respond(&self, messages: &[ChatMessage]) -> ChatResponse {
+    /// The next step for a system prompt and a transcript.
+    pub fn respond(&self, system: &str, messages: &[ChatMessage]) -> ChatResponse {
         let last_user = messages
             .iter()
             .rposition(|m| matches!(m, ChatMessage::User(_)));
@@ -129,8 +153,10 @@ impl Rules {
                 _ => None,
             })
             .unwrap_or_default();
-        let rule = self.rules.iter().find(|(re, _)| re.is_match(user));
-        let caps = rule.and_then(|(re, _)| re.captures(user));
+        let rule = self.rules.iter().find(|r| {
+            r.user.is_match(user) && r.system.as_ref().is_none_or(|s| s.is_match(system))
+        });
+        let caps = rule.and_then(|r| r.user.captures(user));
         let fill = |s: &str| {
             let mut out = s.replace("{result}", &result).replace("{user}", user);
             if let Some(c) = &caps {
@@ -140,7 +166,7 @@ impl Rules {
             }
             out
         };
-        let Some((_, steps)) = rule else {
+        let Some(Rule { steps, .. }) = rule else {
             return text_response(fill(&self.default));
         };
         let Some(step) = steps.get(taken) else {
@@ -260,7 +286,7 @@ impl LlmClient for Scripted {
         &'a self,
         req: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
-        Box::pin(async move { Ok(self.rules.respond(&req.messages)) })
+        Box::pin(async move { Ok(self.rules.respond(&req.system, &req.messages)) })
     }
 
     fn describe(&self) -> String {
@@ -295,7 +321,7 @@ default: "No rule for {user}"
     #[test]
     fn the_first_step_calls_with_captures() {
         let r = Rules::parse(RULES).unwrap();
-        let resp = r.respond(&[user("please add apples 12")]);
+        let resp = r.respond("", &[user("please add apples 12")]);
         assert_eq!(resp.finish, FinishReason::ToolCalls);
         assert_eq!(resp.tool_calls[0].name, "resources_add");
         assert_eq!(
@@ -307,7 +333,7 @@ default: "No rule for {user}"
     #[test]
     fn the_step_follows_the_transcript() {
         let r = Rules::parse(RULES).unwrap();
-        let first = r.respond(&[user("add a 1")]);
+        let first = r.respond("", &[user("add a 1")]);
         let history = vec![
             user("add a 1"),
             ChatMessage::Assistant {
@@ -321,7 +347,7 @@ default: "No rule for {user}"
                 is_error: false,
             }]),
         ];
-        let second = r.respond(&history);
+        let second = r.respond("", &history);
         assert_eq!(second.text.as_deref(), Some("Added. {\"id\":\"r1\"}"));
         assert!(second.tool_calls.is_empty());
     }
@@ -329,17 +355,36 @@ default: "No rule for {user}"
     #[test]
     fn several_calls_and_text_in_one_step() {
         let r = Rules::parse(RULES).unwrap();
-        let resp = r.respond(&[user("list all")]);
+        let resp = r.respond("", &[user("list all")]);
         assert_eq!(resp.tool_calls.len(), 2);
         assert_eq!(resp.text.as_deref(), Some("thinking"));
         assert_ne!(resp.tool_calls[0].id, resp.tool_calls[1].id);
     }
 
     #[test]
+    fn a_system_regex_picks_the_rule_per_prompt() {
+        let r = Rules::parse(
+            r#"
+rules:
+  - system: "(?i)you are the checker"
+    steps: [{call: exit_loop}]
+  - match: "go"
+    steps: [{reply: "worker"}]
+"#,
+        )
+        .unwrap();
+        let checker = r.respond("You are the checker.", &[user("go")]);
+        assert_eq!(checker.tool_calls[0].name, "exit_loop");
+        let worker = r.respond("You are the worker.", &[user("go")]);
+        assert_eq!(worker.text.as_deref(), Some("worker"));
+        assert!(Rules::parse("rules: [{system: '(', steps: [{reply: x}]}]").is_err());
+    }
+
+    #[test]
     fn no_rule_uses_the_default() {
         let r = Rules::parse(RULES).unwrap();
         assert_eq!(
-            r.respond(&[user("hello")]).text.as_deref(),
+            r.respond("", &[user("hello")]).text.as_deref(),
             Some("No rule for hello")
         );
     }

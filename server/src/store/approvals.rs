@@ -143,7 +143,8 @@ fn renumber(marks: &str, first: usize) -> String {
         .join(",")
 }
 
-/// The pending approval of a conversation (at most one is pending at a time).
+/// The oldest pending approval of a conversation (a pipeline paused in
+/// several parallel branches has more than one).
 pub fn pending_for(
     conn: &Connection,
     conversation_id: &str,

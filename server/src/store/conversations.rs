@@ -7,6 +7,7 @@
 use super::error::StoreError;
 use super::{approvals, messages, new_id, now};
 use app::models::{Conversation, ConversationStatus, Summary};
+use app::pipeline::PipelineState;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 /// Which page of `list` to read.
@@ -72,6 +73,36 @@ pub fn set_turn_running(conn: &Connection, id: &str, running: bool) -> Result<()
         params![id, i64::from(running)],
     )?;
     Ok(())
+}
+
+/// Stores the conversation's pipeline run (replacing the previous one).
+pub fn set_pipeline_state(
+    conn: &Connection,
+    id: &str,
+    state: &PipelineState,
+) -> Result<(), StoreError> {
+    let json = serde_json::to_string(state).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    conn.execute(
+        "UPDATE conversations SET pipeline_state = ?2, updated_at = ?3 WHERE id = ?1",
+        params![id, json, now()],
+    )?;
+    Ok(())
+}
+
+/// The conversation's pipeline run, if it has one. A stored run this build
+/// cannot read is an error naming the conversation, never a panic.
+pub fn pipeline_state(conn: &Connection, id: &str) -> Result<Option<PipelineState>, StoreError> {
+    let raw: Option<String> = conn
+        .query_row(
+            "SELECT pipeline_state FROM conversations WHERE id = ?1",
+            [id],
+            |r| r.get(0),
+        )
+        .optional()?
+        .flatten();
+    raw.map(|s| serde_json::from_str(&s))
+        .transpose()
+        .map_err(|e| StoreError::Corrupt(format!("conversation {id}: pipeline_state: {e}")))
 }
 
 /// Ids of conversations whose turn was running.

@@ -21,6 +21,18 @@ pub struct NewMessage {
     pub step: Option<String>,
     /// Provider data to send back with a call (Gemini's thought signature).
     pub signature: Option<String>,
+    /// The pipeline node that wrote it, and which run of that node.
+    pub node: Option<NodeTag>,
+}
+
+/// The pipeline node a message belongs to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeTag {
+    /// The node's name (shown in the UI).
+    pub name: String,
+    /// The run key (path plus loop iterations), which scopes the node's own
+    /// steps within a turn.
+    pub run: String,
 }
 
 impl NewMessage {
@@ -33,7 +45,14 @@ impl NewMessage {
             call_id: None,
             step: None,
             signature: None,
+            node: None,
         }
+    }
+
+    /// The same message, tagged with a pipeline node.
+    pub fn in_node(mut self, node: Option<&NodeTag>) -> Self {
+        self.node = node.cloned();
+        self
     }
 }
 
@@ -46,6 +65,8 @@ pub struct StoredMessage {
     pub signature: Option<String>,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
+    /// The node run it belongs to (pipelines only).
+    pub node_run: Option<String>,
 }
 
 impl StoredMessage {
@@ -80,16 +101,21 @@ pub fn append(
         .transpose()
         .map_err(|e| StoreError::Corrupt(e.to_string()))?;
     let server = m.tool_call.as_ref().and_then(|t| t.server.clone());
+    let (node, node_run) = match &m.node {
+        Some(t) => (Some(t.name.clone()), Some(t.run.clone())),
+        None => (None, None),
+    };
     conn.execute(
-        "INSERT INTO messages (id, conversation_id, role, content, tool_call, created_at, call_id, step, server, signature) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        params![id, conversation_id, m.role.as_str(), m.content, tool_call, ts, m.call_id, m.step, server, m.signature],
+        "INSERT INTO messages (id, conversation_id, role, content, tool_call, created_at, call_id, step, server, signature, node, node_run) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        params![id, conversation_id, m.role.as_str(), m.content, tool_call, ts, m.call_id, m.step, server, m.signature, node, node_run],
     )?;
     Ok(Some(Message {
         id,
         role: m.role,
         content: m.content,
         tool_call: m.tool_call,
+        node,
         created_at: ts,
     }))
 }
@@ -143,7 +169,7 @@ pub fn set_result(
 /// Every message of a conversation with its hidden columns, oldest first.
 pub fn stored(conn: &Connection, conversation_id: &str) -> Result<Vec<StoredMessage>, StoreError> {
     let mut stmt = conn.prepare_cached(
-        "SELECT id, role, content, tool_call, created_at, call_id, step, signature, started_at, finished_at \
+        "SELECT id, role, content, tool_call, created_at, call_id, step, signature, started_at, finished_at, node, node_run \
          FROM messages WHERE conversation_id = ?1 ORDER BY seq",
     )?;
     let rows = stmt.query_map([conversation_id], |r| {
@@ -158,17 +184,19 @@ pub fn stored(conn: &Connection, conversation_id: &str) -> Result<Vec<StoredMess
                 started_at: None,
                 finished_at: None,
                 approval: None,
+                node: r.get(10)?,
             },
             r.get::<_, Option<String>>(5)?,
             r.get::<_, Option<String>>(6)?,
             r.get::<_, Option<String>>(7)?,
             r.get::<_, Option<String>>(8)?,
             r.get::<_, Option<String>>(9)?,
+            r.get::<_, Option<String>>(11)?,
         ))
     })?;
     let mut out = Vec::new();
     for row in rows {
-        let (raw, call_id, step, signature, started_at, finished_at) = row?;
+        let (raw, call_id, step, signature, started_at, finished_at, node_run) = row?;
         out.push(StoredMessage {
             message: raw.decode()?,
             call_id,
@@ -176,6 +204,7 @@ pub fn stored(conn: &Connection, conversation_id: &str) -> Result<Vec<StoredMess
             signature,
             started_at,
             finished_at,
+            node_run,
         });
     }
     Ok(out)
@@ -195,7 +224,7 @@ pub fn of_conversations(
     // along, so the UI can show the outcome, who decided, and the duration.
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT m.conversation_id, m.id, m.role, m.content, m.tool_call, m.created_at, \
-                m.started_at, m.finished_at, a.uuid, a.status, a.reason, a.decided_by, a.decided_at \
+                m.started_at, m.finished_at, a.uuid, a.status, a.reason, a.decided_by, a.decided_at, m.node \
          FROM messages m LEFT JOIN approvals a ON a.message_id = m.id \
          WHERE m.conversation_id IN ({marks}) ORDER BY m.seq"
     ))?;
@@ -220,6 +249,7 @@ pub fn of_conversations(
                     }),
                     None => None,
                 },
+                node: r.get(13)?,
             },
         ))
     })?;
@@ -239,6 +269,7 @@ struct RawMessage {
     started_at: Option<String>,
     finished_at: Option<String>,
     approval: Option<RawOutcome>,
+    node: Option<String>,
 }
 
 struct RawOutcome {
@@ -285,6 +316,7 @@ impl RawMessage {
             role,
             content: self.content,
             tool_call,
+            node: self.node,
             created_at: self.created_at,
         })
     }

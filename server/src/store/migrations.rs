@@ -63,6 +63,11 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX approvals_by_status ON approvals(status, created_at);
     CREATE INDEX approvals_by_conversation ON approvals(conversation_id, status);
     "#,
+    // 3: pipelines: the node that wrote a message and the node run it belongs to.
+    r#"
+    ALTER TABLE messages ADD COLUMN node TEXT;
+    ALTER TABLE messages ADD COLUMN node_run TEXT;
+    "#,
 ];
 
 /// The schema version this binary writes.

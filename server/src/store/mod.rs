@@ -35,7 +35,7 @@ mod migrations;
 
 pub use conversations::{Page, PageRequest};
 pub use error::StoreError;
-pub use messages::{NewMessage, StoredMessage};
+pub use messages::{NewMessage, NodeTag, StoredMessage};
 
 /// The current time as stored: RFC 3339, UTC, milliseconds.
 pub fn now() -> String {

@@ -1,0 +1,75 @@
+//! The `parallel` node: children at once, each on its own tokio task.
+//!
+//! Results are joined in declared order (`[name]` headings when there is
+//! more than one), whatever order they finished in. Branches share session
+//! state through the run's lock, and calls to one stdio MCP server are
+//! multiplexed by its client. Without `approvals: enforce` destructive
+//! tools run unattended here (seed FR-023); with it, every branch runs
+//! until it finishes or asks, and the pipeline pauses once with every
+//! pending approval listed.
+
+use super::EngineError;
+use super::pipeline::{Node, NodeEnd, Run, child_key, run_node};
+use std::sync::Arc;
+
+pub(crate) async fn run(run: Arc<Run>, node: Arc<Node>, key: &str) -> Result<NodeEnd, EngineError> {
+    let handles: Vec<_> = node
+        .children
+        .iter()
+        .map(|child| {
+            let k = child_key(key, child, None);
+            let span = tracing::Span::current();
+            tokio::spawn(tracing::Instrument::instrument(
+                run_node(run.clone(), child.clone(), k, None),
+                span,
+            ))
+        })
+        .collect();
+    let mut ends = Vec::new();
+    let mut first_error = None;
+    // Wait for every branch, even after an error: none is left running
+    // behind the turn.
+    for h in handles {
+        match h.await {
+            Ok(Ok(end)) => ends.push(end),
+            Ok(Err(e)) => {
+                first_error.get_or_insert(e);
+            }
+            Err(join) => {
+                first_error.get_or_insert(EngineError::Task(join.to_string()));
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let mut outputs = Vec::new();
+    let mut paused = Vec::new();
+    let mut exit = false;
+    for (child, end) in node.children.iter().zip(ends) {
+        match end {
+            NodeEnd::Done { output, exit_loop } => {
+                exit |= exit_loop;
+                outputs.push((child.cfg.name.clone(), output));
+            }
+            NodeEnd::Paused(list) => paused.extend(list),
+            NodeEnd::Stopped(text) => return Ok(NodeEnd::Stopped(text)),
+        }
+    }
+    if !paused.is_empty() {
+        return Ok(NodeEnd::Paused(paused));
+    }
+    let output = if outputs.len() == 1 {
+        outputs.remove(0).1
+    } else {
+        outputs
+            .iter()
+            .map(|(name, o)| format!("[{name}]\n{o}"))
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    };
+    Ok(NodeEnd::Done {
+        output,
+        exit_loop: exit,
+    })
+}
