@@ -12,6 +12,7 @@ use crate::models::{
     AgentInfo, ApprovalList, Conversation, ConversationList, ConversationResponse, ListQuery,
     ToolList,
 };
+use crate::pipeline::PipelineView;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -76,6 +77,7 @@ mod backend {
     use crate::models::{
         AgentInfo, ApprovalList, Conversation, ConversationList, ListQuery, ToolList,
     };
+    use crate::pipeline::PipelineView;
     use std::future::Future;
     use std::pin::Pin;
     use std::sync::Arc;
@@ -92,6 +94,7 @@ mod backend {
         fn agent_info(&self) -> BoxFuture<Result<AgentInfo, ApiError>>;
         fn list_approvals(&self) -> BoxFuture<Result<ApprovalList, ApiError>>;
         fn list_tools(&self) -> BoxFuture<Result<ToolList, ApiError>>;
+        fn pipeline(&self) -> BoxFuture<Result<PipelineView, ApiError>>;
     }
 
     /// The context handle.
@@ -167,6 +170,18 @@ pub async fn list_tools() -> Result<ToolList, ApiError> {
     #[cfg(not(feature = "ssr"))]
     {
         client::get_json("/tools").await
+    }
+}
+
+/// `GET /pipeline`: the configured orchestration tree.
+pub async fn get_pipeline() -> Result<PipelineView, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend::backend()?.pipeline().await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        client::get_json("/pipeline").await
     }
 }
 

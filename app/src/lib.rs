@@ -68,6 +68,7 @@ pub fn App() -> impl IntoView {
                     <nav aria-label="Main">
                         <a href="/">"Conversations"</a>
                         <components::inbox_badge::InboxLink/>
+                        <a href="/ui/pipeline">"Pipeline"</a>
                         <a href="/ui/tools">"Tools"</a>
                         <a href="/docs" rel="external">"API"</a>
                     </nav>
@@ -82,6 +83,7 @@ pub fn App() -> impl IntoView {
                         <Route path=path!("/ui/conversations/:id") view=routes::conversation::ConversationPage/>
                         <Route path=path!("/ui/approvals") view=routes::approvals::ApprovalsPage/>
                         <Route path=path!("/ui/tools") view=routes::tools::ToolsPage/>
+                        <Route path=path!("/ui/pipeline") view=routes::pipeline::PipelinePage/>
                     </Routes>
                 </main>
             </div>

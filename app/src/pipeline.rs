@@ -152,6 +152,12 @@ pub struct PipelineState {
 pub const PIPELINE_STATE_VERSION: u32 = 1;
 
 impl PipelineState {
+    /// Reads a conversation's `pipeline_state`; `None` if absent or of a
+    /// format this build does not know.
+    pub fn parse(v: Option<&serde_json::Value>) -> Option<PipelineState> {
+        v.and_then(|v| serde_json::from_value(v.clone()).ok())
+    }
+
     /// The latest run of the node named `name`.
     pub fn latest(&self, name: &str) -> Option<&NodeRun> {
         self.nodes.iter().rev().find(|n| n.node == name)

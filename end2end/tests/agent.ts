@@ -105,6 +105,26 @@ export async function startResourcesAgent(): Promise<Agent> {
   return agent;
 }
 
+/**
+ * One of the pipeline examples in testdata/ (e2e-sequential.yaml, …) as a
+ * user would run it, with its data, database and rules paths made absolute.
+ */
+export async function startExampleAgent(example: string): Promise<Agent> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stopgo-e2e-'));
+  const testdata = path.join(root, 'testdata');
+  const config = fs
+    .readFileSync(path.join(testdata, example), 'utf8')
+    .replace(/^data_dir: .*$/m, `data_dir: ${path.join(dir, 'data')}`)
+    .replace(/model: "scripted:([^"]+)"/, (_m, rules) => `model: "scripted:${path.join(testdata, rules)}"`)
+    .replace(/command: target\/release\/mcp-resources/, `command: ${path.join(root, 'target', 'release', 'mcp-resources')}`)
+    .replace(/args: \[--db, [^\]]+\]/, `args: [--db, ${path.join(dir, 'resources.db')}]`);
+  const configPath = path.join(dir, 'agent.yaml');
+  fs.writeFileSync(configPath, config);
+  const agent = new Agent(dir, configPath);
+  await agent.start();
+  return agent;
+}
+
 /** Fails the test on any browser console error or uncaught exception. */
 export function watchConsole(page: Page): string[] {
   const errors: string[] = [];

@@ -61,6 +61,11 @@ impl UiBackend for StoreBackend {
         let list = crate::api::tools::tool_list(&self.state);
         Box::pin(async move { Ok(list) })
     }
+
+    fn pipeline(&self) -> BoxFuture<Result<app::pipeline::PipelineView, app::api::ApiError>> {
+        let view = crate::api::pipeline::view(&self.state);
+        Box::pin(async move { Ok(view) })
+    }
 }
 
 /// The page routes of the app, rendered by Leptos.

@@ -4,11 +4,13 @@
 use crate::api::{self, ApiError};
 use crate::components::approval_card::ApprovalCard;
 use crate::components::args_view::ArgsView;
+use crate::components::pipeline_tree::PipelineTree;
 use crate::components::status_badge::StatusBadge;
 use crate::models::{
     ApprovalOutcome, ApprovalStatus, Conversation, ConversationStatus, Event, EventKind, Message,
     Role,
 };
+use crate::pipeline::PipelineState;
 use crate::routes::home::short_time;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
@@ -166,6 +168,7 @@ fn ConversationView(initial: Conversation) -> impl IntoView {
                     <dt>"Started"</dt><dd>{move || conv.with(|c| short_time(&c.created_at))}</dd>
                 </dl>
             </header>
+            <PipelinePanel conv=conv/>
             {move || conv.with(|c| c.messages.is_empty()).then(|| view! {
                 <p class="panel empty" id="no-messages">"No messages yet."</p>
             })}
@@ -256,10 +259,18 @@ fn MessageItem(m: Message) -> impl IntoView {
     });
     let html = (!m.content.is_empty() && matches!(m.role, Role::Assistant | Role::User))
         .then(|| crate::markdown::to_safe_html(&m.content));
+    // A pipeline node's start and finish notes are dividers, not bubbles.
+    let note = m.role == Role::System && m.node.is_some();
+    let class = if note {
+        "message message-node-note".to_string()
+    } else {
+        format!("message message-{}", m.role.as_str())
+    };
     view! {
-        <li class=format!("message message-{}", m.role.as_str()) data-message-id=m.id.clone()>
+        <li class=class data-message-id=m.id.clone() data-node=m.node.clone()>
             <p class="message-meta">
                 <span class="message-role">{who}</span>
+                {m.node.clone().map(|n| view! { <span class="node-tag" title="Pipeline node">{n}</span> })}
                 <time datetime=m.created_at.clone() class="muted">{short_time(&m.created_at)}</time>
             </p>
             {match html {
@@ -271,16 +282,44 @@ fn MessageItem(m: Message) -> impl IntoView {
     }
 }
 
+/// The pipeline tree with this conversation's run, when it has one.
+#[component]
+fn PipelinePanel(conv: RwSignal<Conversation>) -> impl IntoView {
+    let run = Signal::derive(move || conv.with(|c| PipelineState::parse(c.pipeline_state.as_ref())));
+    let has_run = move || run.with(Option::is_some);
+    let tree = Resource::new(|| (), |_| api::get_pipeline());
+    view! {
+        <Show when=has_run>
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    tree.await.ok().and_then(|v| v.pipeline).map(|root| view! {
+                        <details class="panel pipeline-panel" open>
+                            <summary>
+                                "Pipeline run · "
+                                <span class="run-status">{move || run.with(|r| r.as_ref().map(|r| r.status.as_str()).unwrap_or(""))}</span>
+                            </summary>
+                            <PipelineTree root=root run=run/>
+                        </details>
+                    })
+                })}
+            </Transition>
+        </Show>
+    }
+}
+
 /// What the progress line says for an event; `None` when the turn is over.
 fn progress_text(e: &Event) -> Option<String> {
     if e.running == Some(false) {
         return None;
     }
     match e.kind {
-        EventKind::ModelCalled => Some(format!(
-            "Asking the model ({})…",
-            e.detail.clone().unwrap_or_default()
-        )),
+        EventKind::ModelCalled => Some(match &e.node {
+            Some(n) => format!(
+                "Asking the model for {n} ({})…",
+                e.detail.clone().unwrap_or_default()
+            ),
+            None => format!("Asking the model ({})…", e.detail.clone().unwrap_or_default()),
+        }),
         EventKind::ToolCallStarted => Some(format!(
             "Running {}…",
             e.tool.clone().unwrap_or_else(|| "a tool".into())
@@ -290,6 +329,19 @@ fn progress_text(e: &Event) -> Option<String> {
             e.tool.clone().unwrap_or_else(|| "The tool".into())
         )),
         EventKind::ApprovalDecided => Some("Decision recorded; the agent goes on…".into()),
+        EventKind::NodeStarted => Some(format!(
+            "Running node {}{}…",
+            e.node.clone().unwrap_or_default(),
+            e.detail
+                .as_ref()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default()
+        )),
+        EventKind::NodeFinished => Some(format!(
+            "Node {} {}; the pipeline goes on…",
+            e.node.clone().unwrap_or_default(),
+            e.detail.clone().unwrap_or_else(|| "finished".into())
+        )),
         EventKind::MessageAdded | EventKind::StatusChanged if e.running == Some(true) => {
             Some("The agent is working…".into())
         }

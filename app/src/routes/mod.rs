@@ -4,4 +4,5 @@ pub mod approvals;
 pub mod conversation;
 pub mod home;
 pub mod not_found;
+pub mod pipeline;
 pub mod tools;
