@@ -637,3 +637,142 @@ async fn node_events_name_the_node() {
     assert!(text.contains("\"node\":\"analyzer\""), "{text}");
     assert!(text.contains("\"node\":\"executor\""), "{text}");
 }
+
+/// What the fake remote agent received.
+#[derive(Default)]
+struct RemoteLog {
+    calls: Vec<(Vec<(String, String)>, Value)>,
+}
+
+/// A remote A2A agent on `127.0.0.1:0`: serves a card (1.0 interface when
+/// `v1`, else the 0.3 top-level fields) and answers every message with a
+/// completed task whose artifact echoes the text.
+async fn fake_remote(v1: bool) -> (String, Arc<std::sync::Mutex<RemoteLog>>) {
+    use axum::routing::{get, post};
+    let log = Arc::new(std::sync::Mutex::new(RemoteLog::default()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let card = if v1 {
+        json!({"name": "remote", "supportedInterfaces": [
+            {"url": format!("{base}/a2a"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]})
+    } else {
+        json!({"name": "remote", "url": format!("{base}/a2a"), "protocolVersion": "0.3.0"})
+    };
+    let l = log.clone();
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/agent-card.json",
+            get(move || {
+                let card = card.clone();
+                async move { axum::Json(card) }
+            }),
+        )
+        .route(
+            "/a2a",
+            post(move |headers: axum::http::HeaderMap, axum::Json(body): axum::Json<Value>| {
+                let l = l.clone();
+                async move {
+                    let h = headers
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
+                        .collect();
+                    let text = body["params"]["message"]["parts"][0]["text"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string();
+                    l.lock().unwrap().calls.push((h, body.clone()));
+                    let task = if body["method"] == "SendMessage" {
+                        json!({"task": {"id": "t1", "status": {"state": "TASK_STATE_COMPLETED"},
+                            "artifacts": [{"parts": [{"text": format!("remote did: {text}")}]}]}})
+                    } else {
+                        json!({"kind": "task", "id": "t1", "status": {"state": "completed"},
+                            "artifacts": [{"parts": [{"kind": "text", "text": format!("remote did: {text}")}]}]})
+                    };
+                    axum::Json(json!({"jsonrpc": "2.0", "id": body["id"], "result": task}))
+                }
+            }),
+        );
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (base, log)
+}
+
+/// An `a2a` node: the resolved prompt goes to the remote agent (1.0 or 0.3
+/// as its card says) with the caller's token and session id; the answer is
+/// the node's output; a remote that is down is said so, not waited for.
+#[tokio::test]
+async fn an_a2a_node_delegates_with_identity_and_its_answer_flows_on() {
+    for v1 in [true, false] {
+        let (remote, log) = fake_remote(v1).await;
+        let s = Setup::start("e2e-sequential.yaml", |y| {
+            y.replace(
+                "    - name: executor\n",
+                &format!(
+                    "    - name: remote\n      type: a2a\n      url: {remote}\n      prompt: \"Please handle: {{analysis}}\"\n      output_key: remote_answer\n    - name: executor\n"
+                ),
+            )
+            .replace("Carry out the user's request", "Carry out {remote_answer} and the user's request")
+        })
+        .await;
+        let resp = client()
+            .post(s.agent.url("/conversations"))
+            .header("Authorization", "Bearer user-token-123")
+            .header("X-Session-ID", "sess-a2a-node")
+            .json(&json!({"message": "please do nothing"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 201);
+        let body: Value = resp.json().await.unwrap();
+        let calls_seen = &log.lock().unwrap().calls;
+        assert_eq!(calls_seen.len(), 1, "v1={v1}");
+        let (headers, sent) = &calls_seen[0];
+        let header = |n: &str| {
+            headers
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(header("authorization"), Some("Bearer user-token-123"));
+        assert_eq!(header("x-session-id"), Some("sess-a2a-node"));
+        assert_eq!(header("a2a-version"), Some(if v1 { "1.0" } else { "0.3" }));
+        assert_eq!(sent["method"], if v1 { "SendMessage" } else { "message/send" });
+        let text = sent["params"]["message"]["parts"][0]["text"].as_str().unwrap();
+        assert!(text.starts_with("Please handle: Analysis: the store holds"), "{text}");
+        let answer = body["conversation"]["pipeline_state"]["state"]["remote_answer"]
+            .as_str()
+            .unwrap();
+        assert!(answer.starts_with("remote did: Please handle:"), "{answer}");
+        let executor = s.requests_for("You are the executor");
+        assert!(system_of(&executor[0]).contains("remote did:"), "the answer flowed on");
+        assert!(
+            calls(&body)
+                .iter()
+                .any(|(n, t, r)| n == "remote" && t == "a2a_remote" && r.starts_with("remote did:")),
+            "{body}"
+        );
+        assert!(!s.agent.log().contains("user-token-123"), "the token is never logged");
+    }
+
+    // A remote that is down: the node says so and the pipeline goes on.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let s = Setup::start("e2e-sequential.yaml", |y| {
+        y.replace(
+            "    - name: executor\n",
+            &format!("    - name: remote\n      type: a2a\n      url: http://{closed}\n    - name: executor\n"),
+        )
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let (status, body) = s.ask("please do nothing").await;
+    assert_eq!(status, 201, "{body}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let c = calls(&body);
+    let (_, _, result) = c.iter().find(|(n, _, _)| n == "remote").unwrap();
+    assert!(result.starts_with("sub-agent remote unavailable: cannot reach"), "{result}");
+    assert_eq!(body["conversation"]["pipeline_state"]["status"], "completed");
+}

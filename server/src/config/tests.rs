@@ -403,6 +403,7 @@ fn every_problem_is_reported_at_once() {
 #[test]
 fn shipped_configs_are_valid() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut pipelines = Vec::new();
     for dir in ["config", "testdata"] {
         for entry in std::fs::read_dir(root.join(dir)).unwrap() {
             let path = entry.unwrap().path();
@@ -411,9 +412,13 @@ fn shipped_configs_are_valid() {
                 && !name.contains("rules")
                 && (name.starts_with("agent")
                     || name.starts_with("e2e-")
+                    || name.starts_with("pipeline-")
                     || name.starts_with("demo"));
             if is_agent_config {
-                load(&path).unwrap_or_else(|e| panic!("{e}"));
+                let c = load(&path).unwrap_or_else(|e| panic!("{e}"));
+                if c.agent.is_some() {
+                    pipelines.push(name.clone());
+                }
             }
             if name.contains("rules") {
                 let text = std::fs::read_to_string(&path).unwrap();
@@ -422,4 +427,16 @@ fn shipped_configs_are_valid() {
             }
         }
     }
+    pipelines.sort();
+    assert_eq!(
+        pipelines,
+        [
+            "e2e-loop.yaml",
+            "e2e-parallel.yaml",
+            "e2e-sequential.yaml",
+            "pipeline-loop.yaml",
+            "pipeline-parallel.yaml",
+            "pipeline-sequential.yaml"
+        ]
+    );
 }
