@@ -285,7 +285,8 @@ fn MessageItem(m: Message) -> impl IntoView {
 /// The pipeline tree with this conversation's run, when it has one.
 #[component]
 fn PipelinePanel(conv: RwSignal<Conversation>) -> impl IntoView {
-    let run = Signal::derive(move || conv.with(|c| PipelineState::parse(c.pipeline_state.as_ref())));
+    let run =
+        Signal::derive(move || conv.with(|c| PipelineState::parse(c.pipeline_state.as_ref())));
     let has_run = move || run.with(Option::is_some);
     let tree = Resource::new(|| (), |_| api::get_pipeline());
     view! {
@@ -318,7 +319,10 @@ fn progress_text(e: &Event) -> Option<String> {
                 "Asking the model for {n} ({})…",
                 e.detail.clone().unwrap_or_default()
             ),
-            None => format!("Asking the model ({})…", e.detail.clone().unwrap_or_default()),
+            None => format!(
+                "Asking the model ({})…",
+                e.detail.clone().unwrap_or_default()
+            ),
         }),
         EventKind::ToolCallStarted => Some(format!(
             "Running {}…",

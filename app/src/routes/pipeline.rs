@@ -81,7 +81,10 @@ pub fn PipelinePage() -> impl IntoView {
 
 /// Which run is shown, and where it stands.
 #[component]
-fn RunHeader(conv: RwSignal<Option<Conversation>>, run: RwSignal<Option<PipelineState>>) -> impl IntoView {
+fn RunHeader(
+    conv: RwSignal<Option<Conversation>>,
+    run: RwSignal<Option<PipelineState>>,
+) -> impl IntoView {
     view! {
         <div class="panel run-head" id="run-head">
             {move || match (conv.get(), run.get()) {

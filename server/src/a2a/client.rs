@@ -163,7 +163,9 @@ fn short(e: &reqwest::Error) -> String {
     } else {
         let mut s = e.to_string();
         if let Some(url) = e.url() {
-            s = s.replace(&format!(" ({url})"), "").replace(url.as_str(), "the agent");
+            s = s
+                .replace(&format!(" ({url})"), "")
+                .replace(url.as_str(), "the agent");
         }
         s
     }
@@ -215,8 +217,7 @@ fn read_answer(answer: &Value) -> Result<String, A2aError> {
         return Ok(parts_text(m));
     }
     let task = result.get("task").unwrap_or(result);
-    if task.get("kind").and_then(Value::as_str) == Some("message") || task.get("status").is_none()
-    {
+    if task.get("kind").and_then(Value::as_str) == Some("message") || task.get("status").is_none() {
         return Ok(parts_text(task));
     }
     let status = &task["status"];
@@ -285,7 +286,10 @@ mod tests {
             pick(&v03, "http://c").unwrap(),
             ("http://c/rpc".into(), Dialect::V03)
         );
-        assert_eq!(pick(&json!({"name": "x"}), "http://d").unwrap().1, Dialect::Legacy);
+        assert_eq!(
+            pick(&json!({"name": "x"}), "http://d").unwrap().1,
+            Dialect::Legacy
+        );
     }
 
     #[test]
@@ -302,7 +306,10 @@ mod tests {
             "message": {"parts": [{"text": "approve?"}]}}}}});
         assert!(matches!(read_answer(&waiting), Err(A2aError::NeedsInput(t)) if t == "approve?"));
         let err = json!({"error": {"code": -32001, "message": "Task not found"}});
-        assert!(matches!(read_answer(&err), Err(A2aError::Remote { code: -32001, .. })));
+        assert!(matches!(
+            read_answer(&err),
+            Err(A2aError::Remote { code: -32001, .. })
+        ));
         let failed = json!({"result": {"kind": "task", "status": {"state": "failed"}}});
         assert!(matches!(read_answer(&failed), Err(A2aError::Failed { .. })));
     }

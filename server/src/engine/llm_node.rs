@@ -7,10 +7,10 @@
 //! offered when the node may end its loop, and the node's `a2a` list
 //! becomes `a2a_<name>` tools.
 
+use super::EngineError;
 use super::pipeline::{Node, NodeEnd, Run, resolve};
 use super::scope::{LocalTool, Scope};
 use super::turn::ScopeEnd;
-use super::EngineError;
 use crate::store::NodeTag;
 use app::pipeline::PendingCall;
 
@@ -43,7 +43,9 @@ pub(crate) async fn run(run: &Run, node: &Node, key: &str) -> Result<NodeEnd, En
         asks_approval: node.asks_approval,
         stop_on_reject: node.stop_on_reject,
     };
-    let end = engine.run_scope(&run.conversation_id, &scope, &run.ctx).await?;
+    let end = engine
+        .run_scope(&run.conversation_id, &scope, &run.ctx)
+        .await?;
     Ok(match end {
         ScopeEnd::Done(output) => NodeEnd::Done {
             output,

@@ -149,7 +149,10 @@ fn view(n: &Node, default_model: &str) -> PipelineNode {
 /// How a node run ended.
 #[derive(Debug)]
 pub(crate) enum NodeEnd {
-    Done { output: String, exit_loop: bool },
+    Done {
+        output: String,
+        exit_loop: bool,
+    },
     /// Waiting for these approvals (with the node run that asked).
     Paused(Vec<(PendingCall, PendingApproval)>),
     /// A rejected call ended the pipeline.
@@ -226,7 +229,11 @@ impl Run {
                 .unwrap_or_default();
             NewMessage::text(
                 Role::System,
-                format!("`{}` ({}{it}) started", node.cfg.name, node.cfg.kind.as_str()),
+                format!(
+                    "`{}` ({}{it}) started",
+                    node.cfg.name,
+                    node.cfg.kind.as_str()
+                ),
             )
             .in_node(Some(&tag))
         });
@@ -251,7 +258,11 @@ impl Run {
             note,
         )
         .await?;
-        self.emit(EventKind::NodeStarted, &node.cfg.name, iteration.map(|i| format!("iteration {i}")));
+        self.emit(
+            EventKind::NodeStarted,
+            &node.cfg.name,
+            iteration.map(|i| format!("iteration {i}")),
+        );
         Ok(())
     }
 
@@ -324,7 +335,11 @@ impl Run {
         if let Err(e) = r {
             tracing::warn!(node = %node.cfg.name, error = %e, "could not record a failed node");
         }
-        self.emit(EventKind::NodeFinished, &node.cfg.name, Some("failed".into()));
+        self.emit(
+            EventKind::NodeFinished,
+            &node.cfg.name,
+            Some("failed".into()),
+        );
     }
 }
 
@@ -465,7 +480,9 @@ pub(crate) async fn paused_elsewhere(
                 ) =>
         {
             let why = mismatch(&ps, None).unwrap_or_default();
-            Ok(Some(end_unresumable(engine, conversation_id, Some(ps), why).await?))
+            Ok(Some(
+                end_unresumable(engine, conversation_id, Some(ps), why).await?,
+            ))
         }
         _ => Ok(None),
     }
@@ -581,7 +598,11 @@ impl Engine {
                     self.inner
                         .store
                         .write(move |tx| {
-                            conversations::set_status(tx, &id, ConversationStatus::WaitingApproval)?;
+                            conversations::set_status(
+                                tx,
+                                &id,
+                                ConversationStatus::WaitingApproval,
+                            )?;
                             conversations::set_turn_running(tx, &id, false)
                         })
                         .await?;
@@ -741,7 +762,10 @@ agents:
         let r = &p.root;
         assert!(r.asks_approval && r.children[0].asks_approval);
         let fan = &r.children[1];
-        assert!(fan.asks_approval, "the parallel node itself sits in a sequential");
+        assert!(
+            fan.asks_approval,
+            "the parallel node itself sits in a sequential"
+        );
         assert!(!fan.children[0].asks_approval);
         assert!(fan.children[1].asks_approval, "enforce on the branch");
         assert!(r.children[2].stop_on_reject && !r.children[0].stop_on_reject);
@@ -751,8 +775,12 @@ agents:
     #[test]
     fn shape_ignores_prompts_but_not_structure() {
         let a = Pipeline::compile(&tree(SEQ)).shape;
-        assert_eq!(a, "p:sequential(a:llm>analysis,fan:parallel(b:llm,c:llm),d:llm)");
-        let prompt_changed = SEQ.replace("output_key: analysis}", "output_key: analysis, prompt: hi}");
+        assert_eq!(
+            a,
+            "p:sequential(a:llm>analysis,fan:parallel(b:llm,c:llm),d:llm)"
+        );
+        let prompt_changed =
+            SEQ.replace("output_key: analysis}", "output_key: analysis, prompt: hi}");
         assert_eq!(Pipeline::compile(&tree(&prompt_changed)).shape, a);
         let renamed = SEQ.replace("{name: d,", "{name: e,");
         assert_ne!(Pipeline::compile(&tree(&renamed)).shape, a);
@@ -765,7 +793,10 @@ agents:
             ("user_message".to_string(), "hi".to_string()),
         ]);
         assert_eq!(
-            resolve("Do {user_message} with {analysis}; JSON {\"a\": 1} {later}.", &state),
+            resolve(
+                "Do {user_message} with {analysis}; JSON {\"a\": 1} {later}.",
+                &state
+            ),
             "Do hi with 3 items; JSON {\"a\": 1} ."
         );
         assert_eq!(resolve("{{analysis}}", &state), "{3 items}");

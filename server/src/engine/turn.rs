@@ -153,7 +153,9 @@ impl Engine {
         let end = self.run_scope(conversation_id, &scope, ctx).await?;
         Ok(match end {
             ScopeEnd::Waiting(a) => TurnOutcome::Waiting(a),
-            ScopeEnd::Done(t) | ScopeEnd::ExitLoop(t) | ScopeEnd::Stopped(t) => TurnOutcome::Done(t),
+            ScopeEnd::Done(t) | ScopeEnd::ExitLoop(t) | ScopeEnd::Stopped(t) => {
+                TurnOutcome::Done(t)
+            }
         })
     }
 
@@ -340,7 +342,14 @@ impl Engine {
             scope.local = r
                 .a2a
                 .iter()
-                .map(|a| super::scope::LocalTool::a2a(&a.name, &a.url, &a.description, a.destructive_hint))
+                .map(|a| {
+                    super::scope::LocalTool::a2a(
+                        &a.name,
+                        &a.url,
+                        &a.description,
+                        a.destructive_hint,
+                    )
+                })
                 .collect();
         }
         if scope.system.contains('{') {
@@ -375,7 +384,10 @@ impl Engine {
 
     /// The text that ends a scope with `on_reject: stop`, if one of its
     /// calls was rejected.
-    pub(super) async fn rejected_in(&self, mine: &[&StoredMessage]) -> Result<Option<String>, EngineError> {
+    pub(super) async fn rejected_in(
+        &self,
+        mine: &[&StoredMessage],
+    ) -> Result<Option<String>, EngineError> {
         let ids: Vec<String> = mine
             .iter()
             .filter(|m| {
@@ -395,7 +407,10 @@ impl Engine {
             .read(move |tx| {
                 for id in &ids {
                     if let Some(a) = approvals::for_message(tx, id)?
-                        && matches!(a.status, ApprovalStatus::Rejected | ApprovalStatus::Cancelled)
+                        && matches!(
+                            a.status,
+                            ApprovalStatus::Rejected | ApprovalStatus::Cancelled
+                        )
                     {
                         return Ok(Some(a));
                     }
@@ -565,7 +580,11 @@ impl Engine {
                     .write(move |tx| {
                         let a = approvals::insert(tx, new)?;
                         if owns {
-                            conversations::set_status(tx, &id, ConversationStatus::WaitingApproval)?;
+                            conversations::set_status(
+                                tx,
+                                &id,
+                                ConversationStatus::WaitingApproval,
+                            )?;
                             conversations::set_turn_running(tx, &id, false)?;
                         }
                         Ok(a)
