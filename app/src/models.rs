@@ -22,15 +22,19 @@ pub enum ConversationStatus {
     Completed,
     /// The last turn failed; the error is recorded as a message.
     Failed,
+    /// Cancelled (A2A `CancelTask`): its waiting actions were cancelled and
+    /// never run. A new message opens it again.
+    Cancelled,
 }
 
 impl ConversationStatus {
     /// Every status, in the order the UI lists them.
-    pub const ALL: [ConversationStatus; 4] = [
+    pub const ALL: [ConversationStatus; 5] = [
         ConversationStatus::Active,
         ConversationStatus::WaitingApproval,
         ConversationStatus::Completed,
         ConversationStatus::Failed,
+        ConversationStatus::Cancelled,
     ];
 
     /// The wire name, as used in JSON and in `?status=`.
@@ -40,6 +44,7 @@ impl ConversationStatus {
             ConversationStatus::WaitingApproval => "waiting_approval",
             ConversationStatus::Completed => "completed",
             ConversationStatus::Failed => "failed",
+            ConversationStatus::Cancelled => "cancelled",
         }
     }
 
@@ -50,6 +55,7 @@ impl ConversationStatus {
             ConversationStatus::WaitingApproval => "Waiting for approval",
             ConversationStatus::Completed => "Completed",
             ConversationStatus::Failed => "Failed",
+            ConversationStatus::Cancelled => "Cancelled",
         }
     }
 
@@ -198,6 +204,8 @@ pub struct Summary {
     pub completed: u64,
     #[serde(default)]
     pub failed: u64,
+    #[serde(default)]
+    pub cancelled: u64,
 }
 
 /// `GET /conversations`: one page, newest first, plus the summary.

@@ -53,6 +53,9 @@ pub struct CallContext {
     /// that allow it; never logged or stored.
     pub bearer: Option<String>,
     pub session_id: String,
+    /// How many agents this request has already passed through
+    /// (`X-A2A-Hop-Count`); a sub-agent call sends one more.
+    pub hops: u32,
 }
 
 /// Why a call could not be made. The engine records the text in the

@@ -6,11 +6,11 @@
 //! legacy form for a card without `protocolVersion`, and answers in the
 //! dialect it chose. It forwards the caller's `Authorization: Bearer` and
 //! `X-Session-ID`, never logs the token, and bounds every request (card
-//! 10 s, message 60 s). A remote task that needs input (an approval over
-//! there) is reported as an error for now: proxy approvals come with the
-//! full A2A client.
+//! 10 s, message 60 s). A remote task that waits for a decision comes back
+//! as [`RemoteReply::NeedsApproval`], which the engine turns into a proxy
+//! approval; the decision goes back as a message with the same task id.
 
-use super::RemoteAgents;
+use super::{Outgoing, RemoteAgents, RemoteAsk, RemoteReply};
 use crate::llm::BoxFuture;
 use crate::tools::CallContext;
 use serde_json::{Value, json};
@@ -32,10 +32,6 @@ pub enum A2aError {
     Remote { code: i64, message: String },
     #[error("the task ended as {state}: {text}")]
     Failed { state: String, text: String },
-    #[error(
-        "the agent needs input before it can go on ({0}); approvals asked by a sub-agent are not proxied yet"
-    )]
-    NeedsInput(String),
     #[error("unexpected answer: {0}")]
     Protocol(String),
 }
@@ -94,30 +90,11 @@ impl A2aClient {
     async fn send_message(
         &self,
         base: &str,
-        text: &str,
+        out: &Outgoing,
         ctx: &CallContext,
-    ) -> Result<String, A2aError> {
+    ) -> Result<RemoteReply, A2aError> {
         let (endpoint, dialect) = self.discover(base).await?;
-        let message_id = uuid::Uuid::new_v4().to_string();
-        let (method, params, version) = match dialect {
-            Dialect::V1 => (
-                "SendMessage",
-                json!({"message": {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}]}}),
-                Some("1.0"),
-            ),
-            Dialect::V03 => (
-                "message/send",
-                json!({"message": {"kind": "message", "messageId": message_id, "role": "user",
-                                   "parts": [{"kind": "text", "text": text}]},
-                       "configuration": {"blocking": true}}),
-                Some("0.3"),
-            ),
-            Dialect::Legacy => (
-                "message/send",
-                json!({"message": {"messageId": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}}),
-                None,
-            ),
-        };
+        let (method, params, version) = build(dialect, out);
         let body = json!({"jsonrpc": "2.0", "id": uuid::Uuid::new_v4().to_string(), "method": method, "params": params});
         let mut req = self
             .http
@@ -131,6 +108,7 @@ impl A2aClient {
         if let Some(token) = &ctx.bearer {
             req = req.bearer_auth(token);
         }
+        req = req.header("X-A2A-Hop-Count", (ctx.hops + 1).to_string());
         let resp = req.send().await.map_err(|e| A2aError::Unreachable {
             url: endpoint.clone(),
             reason: short(&e),
@@ -147,10 +125,57 @@ impl RemoteAgents for A2aClient {
     fn send<'a>(
         &'a self,
         url: &'a str,
-        message: &'a str,
+        message: &'a Outgoing,
         ctx: &'a CallContext,
-    ) -> BoxFuture<'a, Result<String, A2aError>> {
+    ) -> BoxFuture<'a, Result<RemoteReply, A2aError>> {
         Box::pin(self.send_message(url, message, ctx))
+    }
+}
+
+/// The JSON-RPC method and params of `out` in `dialect`, and the
+/// `A2A-Version` to send.
+fn build(dialect: Dialect, out: &Outgoing) -> (&'static str, Value, Option<&'static str>) {
+    let message_id = uuid::Uuid::new_v4().to_string();
+    let data = out
+        .decision
+        .as_ref()
+        .map(|(approved, reason)| json!({"approved": approved, "reason": reason}));
+    match dialect {
+        Dialect::V1 => {
+            let mut parts = vec![json!({"text": out.text})];
+            if let Some(d) = data {
+                parts.push(json!({"data": d}));
+            }
+            let mut m = json!({"messageId": message_id, "role": "ROLE_USER", "parts": parts});
+            if let Some(t) = &out.task_id {
+                m["taskId"] = json!(t);
+            }
+            ("SendMessage", json!({ "message": m }), Some("1.0"))
+        }
+        Dialect::V03 => {
+            let mut parts = vec![json!({"kind": "text", "text": out.text})];
+            if let Some(d) = data {
+                parts.push(json!({"kind": "data", "data": d}));
+            }
+            let mut m =
+                json!({"kind": "message", "messageId": message_id, "role": "user", "parts": parts});
+            if let Some(t) = &out.task_id {
+                m["taskId"] = json!(t);
+            }
+            (
+                "message/send",
+                json!({"message": m, "configuration": {"blocking": true}}),
+                Some("0.3"),
+            )
+        }
+        Dialect::Legacy => {
+            let m = json!({"messageId": message_id, "role": "user", "parts": [{"type": "text", "text": out.text}]});
+            let mut params = json!({ "message": m });
+            if let Some(t) = &out.task_id {
+                params["taskId"] = json!(t);
+            }
+            ("message/send", params, None)
+        }
     }
 }
 
@@ -197,8 +222,8 @@ fn pick(card: &Value, base: &str) -> Result<(String, Dialect), A2aError> {
     }
 }
 
-/// The text of a JSON-RPC answer, or why there is none.
-fn read_answer(answer: &Value) -> Result<String, A2aError> {
+/// The outcome of a JSON-RPC answer, or why there is none.
+fn read_answer(answer: &Value) -> Result<RemoteReply, A2aError> {
     if let Some(err) = answer.get("error") {
         return Err(A2aError::Remote {
             code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
@@ -214,11 +239,11 @@ fn read_answer(answer: &Value) -> Result<String, A2aError> {
         .ok_or_else(|| A2aError::Protocol("neither `result` nor `error`".into()))?;
     // 1.0 wraps: {"task": …} or {"message": …}; 0.3 answers the object itself.
     if let Some(m) = result.get("message") {
-        return Ok(parts_text(m));
+        return Ok(RemoteReply::Done(parts_text(m)));
     }
     let task = result.get("task").unwrap_or(result);
     if task.get("kind").and_then(Value::as_str) == Some("message") || task.get("status").is_none() {
-        return Ok(parts_text(task));
+        return Ok(RemoteReply::Done(parts_text(task)));
     }
     let status = &task["status"];
     let state = status
@@ -236,17 +261,72 @@ fn read_answer(answer: &Value) -> Result<String, A2aError> {
                 .and_then(Value::as_array)
                 .map(|a| a.iter().map(parts_text).filter(|t| !t.is_empty()).collect())
                 .unwrap_or_default();
-            Ok(if artifacts.is_empty() {
+            Ok(RemoteReply::Done(if artifacts.is_empty() {
                 status_text
             } else {
                 artifacts.join("\n")
-            })
+            }))
         }
-        "input-required" | "auth-required" => Err(A2aError::NeedsInput(status_text)),
+        "input-required" => {
+            let task_id = task
+                .get("id")
+                .and_then(Value::as_str)
+                .ok_or_else(|| A2aError::Protocol("an input-required task without an id".into()))?;
+            Ok(RemoteReply::NeedsApproval(ask(
+                task_id,
+                status.get("message"),
+                status_text,
+            )))
+        }
         _ => Err(A2aError::Failed {
             state,
             text: status_text,
         }),
+    }
+}
+
+/// What a waiting task asks for: the structured `data` part when there is
+/// one (our agents send `{approval_uuid, tool, arguments, description,
+/// chain}`), else the status text.
+fn ask(task_id: &str, message: Option<&Value>, text: String) -> RemoteAsk {
+    let parts = message
+        .and_then(|m| m.get("parts"))
+        .and_then(Value::as_array);
+    let data = parts.and_then(|parts| {
+        parts
+            .iter()
+            .find_map(|p| p.get("data").filter(|d| d.is_object()))
+    });
+    let field = |k: &str| data.and_then(|d| d.get(k));
+    RemoteAsk {
+        task_id: task_id.to_string(),
+        tool: field("tool").and_then(Value::as_str).map(str::to_string),
+        arguments: field("arguments").cloned().unwrap_or(Value::Null),
+        description: field("description")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| {
+                let texts: Vec<&str> = parts
+                    .map(|p| {
+                        p.iter()
+                            .filter_map(|x| x.get("text").and_then(Value::as_str))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if texts.is_empty() {
+                    text
+                } else {
+                    texts.join("\n")
+                }
+            }),
+        chain: field("chain")
+            .and_then(Value::as_array)
+            .map(|c| {
+                c.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
 }
 
@@ -294,17 +374,15 @@ mod tests {
 
     #[test]
     fn answers_in_every_dialect_read_as_text() {
+        let done = |t: &str| Some(RemoteReply::Done(t.to_string()));
         let v1 = json!({"result": {"task": {"status": {"state": "TASK_STATE_COMPLETED"},
             "artifacts": [{"parts": [{"text": "done"}]}]}}});
-        assert_eq!(read_answer(&v1).unwrap(), "done");
+        assert_eq!(read_answer(&v1).ok(), done("done"));
         let v03 = json!({"result": {"kind": "task", "status": {"state": "completed",
             "message": {"parts": [{"kind": "text", "text": "ok"}]}}}});
-        assert_eq!(read_answer(&v03).unwrap(), "ok");
+        assert_eq!(read_answer(&v03).ok(), done("ok"));
         let msg = json!({"result": {"kind": "message", "parts": [{"kind": "text", "text": "hi"}]}});
-        assert_eq!(read_answer(&msg).unwrap(), "hi");
-        let waiting = json!({"result": {"task": {"status": {"state": "TASK_STATE_INPUT_REQUIRED",
-            "message": {"parts": [{"text": "approve?"}]}}}}});
-        assert!(matches!(read_answer(&waiting), Err(A2aError::NeedsInput(t)) if t == "approve?"));
+        assert_eq!(read_answer(&msg).ok(), done("hi"));
         let err = json!({"error": {"code": -32001, "message": "Task not found"}});
         assert!(matches!(
             read_answer(&err),
@@ -312,5 +390,45 @@ mod tests {
         ));
         let failed = json!({"result": {"kind": "task", "status": {"state": "failed"}}});
         assert!(matches!(read_answer(&failed), Err(A2aError::Failed { .. })));
+    }
+
+    #[test]
+    fn a_waiting_task_says_what_it_asks_for() {
+        let structured = json!({"result": {"task": {"id": "t9", "status": {"state": "TASK_STATE_INPUT_REQUIRED",
+            "message": {"parts": [{"text": "Approval needed"}, {"data": {"approval_uuid": "u1",
+                "tool": "resources_add", "arguments": {"name": "a"}, "description": "Run add", "chain": ["c"]}}]}}}}});
+        let Ok(RemoteReply::NeedsApproval(a)) = read_answer(&structured) else {
+            panic!("not an ask")
+        };
+        assert_eq!(a.task_id, "t9");
+        assert_eq!(a.tool.as_deref(), Some("resources_add"));
+        assert_eq!(a.arguments, json!({"name": "a"}));
+        assert_eq!(
+            (a.description.as_str(), a.chain),
+            ("Run add", vec!["c".to_string()])
+        );
+        let text_only = json!({"result": {"kind": "task", "id": "t2", "status": {"state": "input-required",
+            "message": {"parts": [{"kind": "text", "text": "Which one?"}]}}}});
+        let Ok(RemoteReply::NeedsApproval(a)) = read_answer(&text_only) else {
+            panic!("not an ask")
+        };
+        assert_eq!((a.tool, a.description.as_str()), (None, "Which one?"));
+    }
+
+    #[test]
+    fn decisions_continue_the_task_in_each_dialect() {
+        let out = Outgoing::decision("t1", false, Some("no".into()));
+        let (m, p, v) = build(Dialect::V1, &out);
+        assert_eq!((m, v), ("SendMessage", Some("1.0")));
+        assert_eq!(p["message"]["taskId"], "t1");
+        assert_eq!(p["message"]["parts"][0]["text"], "reject");
+        assert_eq!(
+            p["message"]["parts"][1]["data"],
+            json!({"approved": false, "reason": "no"})
+        );
+        let (_, p, _) = build(Dialect::V03, &out);
+        assert_eq!(p["message"]["parts"][1]["kind"], "data");
+        let (_, p, v) = build(Dialect::Legacy, &out);
+        assert_eq!((p["taskId"].as_str(), v), (Some("t1"), None));
     }
 }

@@ -1,25 +1,90 @@
 //! A2A: the agent-to-agent protocol (see `../shared/A2A.md`).
 //!
-//! - [`client`]: sends a message to a remote agent and reads its answer;
-//!   used by `a2a` pipeline nodes and by `a2a_<name>` tools of `llm` nodes.
+//! Server: [`card`] (the agent card), [`rpc`] (JSON-RPC framing, dialect
+//! choice, errors), [`wire`] (objects in 1.0 / 0.3 / legacy form), [`tasks`]
+//! (tasks over conversations), [`stream`] (SSE), [`server`] (the handler).
+//!
+//! - [`client`]: sends a message to a remote agent and reads its answer
+//!   (or what the remote's waiting task asks for); used by `a2a` nodes and
+//!   `a2a_<name>` tools, through the engine's delegation (`engine/delegate.rs`).
 //!
 //! The engine reaches remote agents through the [`RemoteAgents`] trait, so
 //! tests can stand in for the network and the full client (proxy approvals,
 //! streaming) can replace this one without touching the engine.
 
+pub mod card;
 pub mod client;
+pub mod rpc;
+pub mod server;
+pub mod stream;
+pub mod tasks;
+pub mod wire;
 
 pub use client::{A2aClient, A2aError};
 
 use crate::llm::BoxFuture;
 use crate::tools::CallContext;
+use serde_json::Value;
 
-/// Sends one message to a remote agent and returns its answer text.
+/// A message to a remote agent: a new task, or the continuation of one
+/// that waits for a decision.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outgoing {
+    pub text: String,
+    /// The remote task to continue.
+    pub task_id: Option<String>,
+    /// The operator's decision on the remote's request: (approved, reason).
+    pub decision: Option<(bool, Option<String>)>,
+}
+
+impl Outgoing {
+    /// A new task with `text`.
+    pub fn new(text: impl Into<String>) -> Outgoing {
+        Outgoing {
+            text: text.into(),
+            task_id: None,
+            decision: None,
+        }
+    }
+
+    /// The answer to a remote task waiting for approval.
+    pub fn decision(task_id: &str, approved: bool, reason: Option<String>) -> Outgoing {
+        Outgoing {
+            text: if approved { "approve" } else { "reject" }.into(),
+            task_id: Some(task_id.to_string()),
+            decision: Some((approved, reason)),
+        }
+    }
+}
+
+/// How a remote agent answered.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RemoteReply {
+    /// The task completed (or the agent answered with a message).
+    Done(String),
+    /// The task waits for a decision (`input-required`).
+    NeedsApproval(RemoteAsk),
+}
+
+/// What a waiting remote task asks for. The structured fields come from the
+/// remote's `data` part (`{approval_uuid, tool, arguments, description,
+/// chain}`); an agent that sends only text gets its text as description.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RemoteAsk {
+    pub task_id: String,
+    pub tool: Option<String>,
+    pub arguments: Value,
+    pub description: String,
+    /// The agents behind the remote that the request came through, nearest first.
+    pub chain: Vec<String>,
+}
+
+/// Sends messages to remote agents.
 pub trait RemoteAgents: Send + Sync {
     fn send<'a>(
         &'a self,
         url: &'a str,
-        message: &'a str,
+        message: &'a Outgoing,
         ctx: &'a CallContext,
-    ) -> BoxFuture<'a, Result<String, A2aError>>;
+    ) -> BoxFuture<'a, Result<RemoteReply, A2aError>>;
 }

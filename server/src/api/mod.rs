@@ -49,6 +49,10 @@ pub fn router(state: AppState) -> Router {
         .route("/approvals/{uuid}", post(approvals::decide))
         .route("/tools", get(tools::list))
         .route("/pipeline", get(pipeline::get))
+        .route("/.well-known/agent-card.json", get(crate::a2a::card::get))
+        .route("/.well-known/agent.json", get(crate::a2a::card::get))
+        .route("/a2a", post(crate::a2a::server::handle))
+        .route("/a2a/", post(crate::a2a::server::handle))
         .route("/openapi.json", get(docs::openapi_json))
         .route("/docs", get(docs::page))
         .method_not_allowed_fallback(method_not_allowed);

@@ -102,7 +102,11 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
             })
             .map(|t| t.trim().to_string())
             .filter(|t| !t.is_empty());
-        Ok(Caller(crate::tools::CallContext { bearer, session_id }))
+        Ok(Caller(crate::tools::CallContext {
+            bearer,
+            session_id,
+            hops: 0,
+        }))
     }
 }
 

@@ -18,8 +18,7 @@ pub fn tool_list(state: &AppState) -> ToolList {
     ToolList {
         tools: state
             .engine
-            .tools()
-            .tools()
+            .all_tools()
             .iter()
             .map(|t| t.describe())
             .collect(),

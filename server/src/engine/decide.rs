@@ -5,6 +5,7 @@ use super::{Ctx, Engine, EngineError, Reply};
 use crate::store::approvals;
 use crate::store::{NewMessage, Store, conversations, messages};
 use app::models::{ApprovalStatus, Conversation, ConversationStatus, EventKind, Role};
+use app::pipeline::RunStatus;
 
 /// An operator's decision.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -148,6 +149,7 @@ impl Engine {
             found.message_id.clone(),
         );
         let by = ctx.session_id.clone();
+        let proxy = found.approval.remote_task_id.is_some();
         let d = decision.clone();
         let outcome = store
             .write(move |tx| {
@@ -169,7 +171,9 @@ impl Engine {
                         .unwrap_or(ApprovalStatus::Cancelled);
                     return Ok(Err(now));
                 }
-                if !d.approve {
+                // A rejected local call is answered now; a rejected proxy
+                // approval is forwarded to the remote task by the turn.
+                if !d.approve && !proxy {
                     messages::set_result(tx, &mid, &declined_text(d.reason.as_deref()), true)?;
                 }
                 conversations::set_status(tx, &cid, ConversationStatus::Active)?;
@@ -201,6 +205,80 @@ impl Engine {
                 );
             });
         self.run_turn(conversation_id, ctx, guard).await
+    }
+}
+
+impl Engine {
+    /// True while a turn or a decision of the conversation runs.
+    pub fn is_busy(&self, conversation_id: &str) -> bool {
+        self.inner.locks.is_locked(conversation_id)
+    }
+
+    /// Cancels a conversation (A2A `CancelTask`): every waiting action is
+    /// cancelled and never runs, a pipeline run stops, and the conversation
+    /// is `cancelled` until a new message opens it again. A turn that is
+    /// running cannot be cancelled (Busy).
+    pub async fn cancel(
+        &self,
+        conversation_id: &str,
+        ctx: Ctx,
+    ) -> Result<Conversation, EngineError> {
+        let store = &self.inner.store;
+        load(store, conversation_id).await?;
+        let _guard = self
+            .inner
+            .locks
+            .try_lock(conversation_id)
+            .ok_or_else(|| EngineError::Busy(conversation_id.to_string()))?;
+        let (id, by) = (conversation_id.to_string(), ctx.session_id.clone());
+        let cancelled = store
+            .write(move |tx| {
+                let mut n = 0;
+                for status in [ApprovalStatus::Pending, ApprovalStatus::Approved] {
+                    for a in approvals::with_status(tx, status)? {
+                        if a.approval.conversation_id != id {
+                            continue;
+                        }
+                        approvals::transition(
+                            tx,
+                            &a.approval.uuid,
+                            &[status],
+                            ApprovalStatus::Cancelled,
+                            Some(&by),
+                            Some("the task was cancelled"),
+                        )?;
+                        messages::set_result(
+                            tx,
+                            &a.message_id,
+                            "Cancelled: the task was cancelled before this action ran; it was not run.",
+                            true,
+                        )?;
+                        n += 1;
+                    }
+                }
+                if let Some(mut ps) = conversations::pipeline_state(tx, &id)?
+                    && matches!(ps.status, RunStatus::Running | RunStatus::Paused)
+                {
+                    ps.status = RunStatus::Stopped;
+                    ps.error = Some("the task was cancelled".into());
+                    ps.pending.clear();
+                    ps.updated_at = crate::store::now();
+                    conversations::set_pipeline_state(tx, &id, &ps)?;
+                }
+                let note = if n == 0 {
+                    format!("Cancelled by session {by}.")
+                } else {
+                    format!("Cancelled by session {by}; {n} waiting action(s) were not run.")
+                };
+                messages::append(tx, &id, NewMessage::text(Role::System, note))?;
+                conversations::set_status(tx, &id, ConversationStatus::Cancelled)?;
+                conversations::set_turn_running(tx, &id, false)?;
+                Ok(n)
+            })
+            .await?;
+        tracing::info!(conversation = %conversation_id, cancelled_actions = cancelled, "conversation cancelled");
+        self.emit_status(conversation_id, Some(ConversationStatus::Cancelled), false);
+        load(store, conversation_id).await
     }
 }
 

@@ -32,6 +32,7 @@
 
 mod a2a_node;
 mod decide;
+mod delegate;
 mod history;
 mod llm_node;
 mod locks;
@@ -195,6 +196,29 @@ impl Engine {
             .pipeline
             .as_ref()
             .map(|p| p.view(&self.inner.config.llm.model))
+    }
+
+    /// Simple mode's sub-agents as `a2a_<name>` tools: the top-level `a2a`
+    /// list, plus a lone `llm` root node's own.
+    pub(crate) fn sub_agent_tools(&self) -> Vec<scope::LocalTool> {
+        let root = self.inner.simple_root.iter().flat_map(|r| r.a2a.iter());
+        self.inner
+            .config
+            .a2a
+            .iter()
+            .chain(root)
+            .map(|a| scope::LocalTool::a2a(&a.name, &a.url, &a.description, a.destructive_hint))
+            .collect()
+    }
+
+    /// Every tool a simple-mode turn can call: the router's and the
+    /// sub-agents' (what `GET /tools` lists).
+    pub fn all_tools(&self) -> Vec<crate::tools::ToolInfo> {
+        let mut tools = self.inner.tools.tools();
+        if self.inner.pipeline.is_none() {
+            tools.extend(self.sub_agent_tools().into_iter().map(|t| t.info));
+        }
+        tools
     }
 
     /// The model of a node: its own `model`, or `llm.model`.

@@ -100,6 +100,7 @@ impl Engine {
                     let ctx = super::Ctx {
                         bearer: None,
                         session_id: "recovery".into(),
+                        hops: 0,
                     };
                     match engine.run_turn(id.clone(), ctx, guard).await {
                         Ok(_) => {

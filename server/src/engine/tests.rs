@@ -168,6 +168,7 @@ fn ctx() -> Ctx {
     CallContext {
         bearer: None,
         session_id: "test".into(),
+        hops: 0,
     }
 }
 

@@ -338,20 +338,7 @@ impl Engine {
             .unwrap_or_else(|| self.inner.config.prompt.clone());
         let llm = self.model_for(root.and_then(|r| r.model.as_deref()))?;
         let mut scope = Scope::simple(prompt, llm);
-        if let Some(r) = root {
-            scope.local = r
-                .a2a
-                .iter()
-                .map(|a| {
-                    super::scope::LocalTool::a2a(
-                        &a.name,
-                        &a.url,
-                        &a.description,
-                        a.destructive_hint,
-                    )
-                })
-                .collect();
-        }
+        scope.local = self.sub_agent_tools();
         if scope.system.contains('{') {
             let id = conversation_id.to_string();
             let user = self
@@ -537,6 +524,48 @@ impl Engine {
         Ok(final_text)
     }
 
+    /// Stores a pending approval and publishes it. In simple mode the
+    /// conversation pauses in the same transaction; a pipeline pauses once
+    /// every branch has stopped. `settle` runs in that transaction too (a
+    /// proxy approval marks the delegation step done there).
+    pub(super) async fn request_approval(
+        &self,
+        conversation_id: &str,
+        new: NewApproval,
+        scope: &Scope,
+        settle: Option<Box<dyn FnOnce(&rusqlite::Connection) -> Result<(), StoreError> + Send>>,
+    ) -> Result<PendingApproval, EngineError> {
+        let id = conversation_id.to_string();
+        let owns = scope.owns_status();
+        let tool = new.tool_name.clone();
+        let created = self
+            .inner
+            .store
+            .write(move |tx| {
+                if let Some(f) = settle {
+                    f(tx)?;
+                }
+                let a = approvals::insert(tx, new)?;
+                if owns {
+                    conversations::set_status(tx, &id, ConversationStatus::WaitingApproval)?;
+                    conversations::set_turn_running(tx, &id, false)?;
+                }
+                Ok(a)
+            })
+            .await?;
+        tracing::info!(conversation = %conversation_id, approval = %created.approval.uuid, tool = %tool, remote = created.approval.remote_agent_name.as_deref().unwrap_or("-"), "approval requested");
+        self.inner
+            .events
+            .emit(EventKind::ApprovalRequested, conversation_id, |e| {
+                e.status = Some(ConversationStatus::WaitingApproval);
+                e.running = Some(!owns);
+                e.tool = Some(tool.clone());
+                e.approval = Some(created.approval.uuid.clone());
+                e.node = scope.node_name();
+            });
+        Ok(created.approval)
+    }
+
     /// Handles the first unanswered call of the turn. Returns the approval
     /// when the turn must pause.
     pub(super) async fn handle_call(
@@ -561,8 +590,29 @@ impl Engine {
                 move |tx| approvals::for_message(tx, &mid)
             })
             .await?;
+        let destructive = info.as_ref().is_some_and(|i| i.destructive);
+        if let Some(LocalAction::A2a { agent, url }) =
+            scope.local_tool(&tc.name).map(|t| t.action.clone())
+        {
+            let target = super::delegate::Target {
+                agent: &agent,
+                url: &url,
+            };
+            return self
+                .handle_delegation(
+                    conversation_id,
+                    &message_id,
+                    &tc,
+                    approval,
+                    destructive,
+                    target,
+                    scope,
+                    ctx,
+                )
+                .await;
+        }
         match approval {
-            None if scope.asks_approval && info.as_ref().is_some_and(|i| i.destructive) => {
+            None if scope.asks_approval && destructive => {
                 let description = describe_call(&tc.name, tc.server.as_deref(), &tc.arguments);
                 let new = NewApproval {
                     conversation_id: conversation_id.to_string(),
@@ -571,36 +621,12 @@ impl Engine {
                     server: tc.server.clone(),
                     tool_args: tc.arguments.clone(),
                     description,
+                    remote: None,
                 };
-                let id = conversation_id.to_string();
-                // A pipeline sets the status itself once every branch has
-                // stopped; simple mode pauses the conversation right here.
-                let owns = scope.owns_status();
-                let created = store
-                    .write(move |tx| {
-                        let a = approvals::insert(tx, new)?;
-                        if owns {
-                            conversations::set_status(
-                                tx,
-                                &id,
-                                ConversationStatus::WaitingApproval,
-                            )?;
-                            conversations::set_turn_running(tx, &id, false)?;
-                        }
-                        Ok(a)
-                    })
-                    .await?;
-                tracing::info!(conversation = %conversation_id, approval = %created.approval.uuid, tool = %tc.name, "approval requested");
-                self.inner
-                    .events
-                    .emit(EventKind::ApprovalRequested, conversation_id, |e| {
-                        e.status = Some(ConversationStatus::WaitingApproval);
-                        e.running = Some(!owns);
-                        e.tool = Some(tc.name.clone());
-                        e.approval = Some(created.approval.uuid.clone());
-                        e.node = scope.node_name();
-                    });
-                Ok(Some(created.approval))
+                Ok(Some(
+                    self.request_approval(conversation_id, new, scope, None)
+                        .await?,
+                ))
             }
             None => {
                 self.execute(conversation_id, &message_id, &tc, None, scope, ctx)
@@ -750,29 +776,11 @@ impl Engine {
                 text: "The loop ends after this step.".into(),
                 is_error: false,
             }),
-            LocalAction::A2a { agent, url } => {
-                let message = match tc.arguments.get("message").and_then(Value::as_str) {
-                    Some(m) if !m.trim().is_empty() => m.to_string(),
-                    _ => {
-                        return Ok(ToolOutput {
-                            text: format!(
-                                "Invalid arguments, the sub-agent `{agent}` was not called: `message` (a non-empty string) is required"
-                            ),
-                            is_error: true,
-                        });
-                    }
-                };
-                Ok(match self.inner.a2a.send(url, &message, ctx).await {
-                    Ok(text) => ToolOutput {
-                        text,
-                        is_error: false,
-                    },
-                    Err(e) => ToolOutput {
-                        text: format!("sub-agent {agent} unavailable: {e}"),
-                        is_error: true,
-                    },
-                })
-            }
+            // Delegations go through `delegate.rs` (proxy approvals).
+            LocalAction::A2a { agent, .. } => Err(ToolError::Failed {
+                tool: tc.name.clone(),
+                message: format!("the sub-agent `{agent}` is called through a delegation"),
+            }),
         }
     }
 }

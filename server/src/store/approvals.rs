@@ -1,4 +1,6 @@
-//! Approvals as rows: one per destructive tool call, with its state machine.
+//! Approvals as rows: one per decision a tool call waits on, with its state
+//! machine. Most calls have at most one; a call to a sub-agent that asks
+//! again and again has one proxy approval per round (the latest rules).
 //!
 //! Every transition is a conditional `UPDATE … WHERE status IN (…)` inside
 //! the caller's transaction, so two racing decisions cannot both win: the
@@ -34,6 +36,18 @@ pub struct NewApproval {
     pub server: Option<String>,
     pub tool_args: Value,
     pub description: String,
+    /// Set for a proxy approval: a remote agent's task waits on it.
+    pub remote: Option<RemoteRef>,
+}
+
+/// The remote task a proxy approval continues.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RemoteRef {
+    pub task_id: String,
+    /// Our name for the sub-agent.
+    pub agent: String,
+    /// The agents the request came through, nearest first (starting with `agent`).
+    pub chain: Vec<String>,
 }
 
 const COLUMNS: &str = "uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, reason, \
@@ -45,10 +59,19 @@ pub fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError>
     let ts = now();
     let args =
         serde_json::to_string(&a.tool_args).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let (task, agent, chain) = match &a.remote {
+        Some(r) => (
+            Some(r.task_id.clone()),
+            Some(r.agent.clone()),
+            Some(serde_json::to_string(&r.chain).map_err(|e| StoreError::Corrupt(e.to_string()))?),
+        ),
+        None => (None, None, None),
+    };
     conn.execute(
-        "INSERT INTO approvals (uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, created_at, updated_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?8)",
-        params![uuid, a.conversation_id, a.message_id, a.tool_name, a.server, args, a.description, ts],
+        "INSERT INTO approvals (uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, \
+         remote_task_id, remote_agent_name, chain, created_at, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?9, ?10, ?11, ?11)",
+        params![uuid, a.conversation_id, a.message_id, a.tool_name, a.server, args, a.description, task, agent, chain, ts],
     )?;
     Ok(Approval {
         approval: PendingApproval {
@@ -58,9 +81,9 @@ pub fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError>
             tool_args: a.tool_args,
             description: a.description,
             server: a.server.clone(),
-            remote_task_id: None,
-            remote_agent_name: None,
-            chain: None,
+            remote_task_id: a.remote.as_ref().map(|r| r.task_id.clone()),
+            remote_agent_name: a.remote.as_ref().map(|r| r.agent.clone()),
+            chain: a.remote.as_ref().map(|r| r.chain.clone()),
             created_at: ts,
         },
         message_id: a.message_id,
@@ -84,10 +107,12 @@ pub fn get(conn: &Connection, uuid: &str) -> Result<Option<Approval>, StoreError
     .transpose()
 }
 
-/// The approval gating a tool-call message, if any.
+/// The latest approval of a tool-call message, if any.
 pub fn for_message(conn: &Connection, message_id: &str) -> Result<Option<Approval>, StoreError> {
     conn.query_row(
-        &format!("SELECT {COLUMNS} FROM approvals WHERE message_id = ?1"),
+        &format!(
+            "SELECT {COLUMNS} FROM approvals WHERE message_id = ?1 ORDER BY rowid DESC LIMIT 1"
+        ),
         [message_id],
         raw,
     )

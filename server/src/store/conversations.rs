@@ -220,6 +220,7 @@ pub fn summary(conn: &Connection) -> Result<Summary, StoreError> {
             Some(ConversationStatus::WaitingApproval) => s.waiting_approval += n,
             Some(ConversationStatus::Completed) => s.completed += n,
             Some(ConversationStatus::Failed) => s.failed += n,
+            Some(ConversationStatus::Cancelled) => s.cancelled += n,
             None => {
                 return Err(StoreError::Corrupt(format!(
                     "unknown conversation status {status:?}"

@@ -129,6 +129,16 @@ pub fn mark_started(conn: &Connection, message_id: &str) -> Result<(), StoreErro
     Ok(())
 }
 
+/// Clears a call's start: a call to a sub-agent that came back waiting for
+/// a proxy approval is not in flight any more.
+pub fn clear_started(conn: &Connection, message_id: &str) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE messages SET started_at = NULL WHERE id = ?1",
+        params![message_id],
+    )?;
+    Ok(())
+}
+
 /// Records a tool call's result; false if the message does not exist or
 /// already has a result (a result is written once).
 pub fn set_result(
@@ -225,7 +235,8 @@ pub fn of_conversations(
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT m.conversation_id, m.id, m.role, m.content, m.tool_call, m.created_at, \
                 m.started_at, m.finished_at, a.uuid, a.status, a.reason, a.decided_by, a.decided_at, m.node \
-         FROM messages m LEFT JOIN approvals a ON a.message_id = m.id \
+         FROM messages m LEFT JOIN approvals a ON a.rowid = \
+             (SELECT rowid FROM approvals WHERE message_id = m.id ORDER BY rowid DESC LIMIT 1) \
          WHERE m.conversation_id IN ({marks}) ORDER BY m.seq"
     ))?;
     let rows = stmt.query_map(params_from_iter(ids.iter()), |r| {

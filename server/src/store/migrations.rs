@@ -68,6 +68,36 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE messages ADD COLUMN node TEXT;
     ALTER TABLE messages ADD COLUMN node_run TEXT;
     "#,
+    // 4: several approvals per call: a call to a sub-agent can wait on one
+    // proxy approval after another (each round of the remote asking).
+    r#"
+    CREATE TABLE approvals_v4 (
+        uuid              TEXT PRIMARY KEY,
+        conversation_id   TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        message_id        TEXT NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+        tool_name         TEXT NOT NULL,
+        server            TEXT,
+        tool_args         TEXT NOT NULL,
+        description       TEXT NOT NULL,
+        status            TEXT NOT NULL,
+        reason            TEXT,
+        decided_by        TEXT,
+        decided_at        TEXT,
+        remote_task_id    TEXT,
+        remote_agent_name TEXT,
+        chain             TEXT,
+        created_at        TEXT NOT NULL,
+        updated_at        TEXT NOT NULL
+    );
+    INSERT INTO approvals_v4 SELECT uuid, conversation_id, message_id, tool_name, server, tool_args, description,
+        status, reason, decided_by, decided_at, remote_task_id, remote_agent_name, chain, created_at, updated_at
+        FROM approvals ORDER BY rowid;
+    DROP TABLE approvals;
+    ALTER TABLE approvals_v4 RENAME TO approvals;
+    CREATE INDEX approvals_by_status ON approvals(status, created_at);
+    CREATE INDEX approvals_by_conversation ON approvals(conversation_id, status);
+    CREATE INDEX approvals_by_message ON approvals(message_id);
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -1,0 +1,116 @@
+//! The agent card, at `/.well-known/agent-card.json` and the seed's
+//! `/.well-known/agent.json`.
+//!
+//! By default the card is dual-stack: the 1.0 fields (`supportedInterfaces`
+//! with a 1.0 and a 0.3 JSON-RPC interface) plus the 0.3 top-level `url`,
+//! `protocolVersion` and `preferredTransport`, so that 0.3 clients (most
+//! deployed agents) can use it. `a2a_card: v1` serves a pure 1.0 card: the
+//! 1.0 TCK's schema rejects the extra 0.3 keys. The endpoint URL comes from
+//! `public_url`, else from the request's `Host` (never the `0.0.0.0` the
+//! agent binds to). Skills are the agent's tools and sub-agents. The card
+//! is cacheable (`Cache-Control`, `ETag`, `304` on `If-None-Match`).
+
+use crate::config::A2aCardMode;
+use crate::state::AppState;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+/// The card for a request with these headers.
+pub fn card(state: &AppState, headers: &HeaderMap) -> Value {
+    let base = base_url(state, headers);
+    let endpoint = format!("{base}/a2a");
+    let c = &state.config;
+    let mut skills: Vec<Value> = state
+        .engine
+        .all_tools()
+        .iter()
+        .map(|t| {
+            let mut tags = vec![t.server.clone()];
+            if t.destructive {
+                tags.push("needs-approval".into());
+            }
+            json!({"id": t.name, "name": t.name, "description": if t.description.is_empty() { t.name.clone() } else { t.description.clone() }, "tags": tags})
+        })
+        .collect();
+    if skills.is_empty() {
+        skills.push(json!({"id": "chat", "name": "chat", "description": "Answers messages.", "tags": ["chat"]}));
+    }
+    let description = if c.description.trim().is_empty() {
+        format!("{} (a Stop & Go agent)", c.name)
+    } else {
+        c.description.clone()
+    };
+    let mut card = json!({
+        "name": c.name,
+        "description": description,
+        "version": env!("CARGO_PKG_VERSION"),
+        "supportedInterfaces": [
+            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+        ],
+        "capabilities": {"streaming": true, "pushNotifications": false},
+        "defaultInputModes": ["text/plain", "application/json"],
+        "defaultOutputModes": ["text/plain", "application/json"],
+        "skills": skills,
+    });
+    if c.a2a_card == A2aCardMode::Dual {
+        card["url"] = json!(endpoint);
+        card["protocolVersion"] = json!("0.3.0");
+        card["preferredTransport"] = json!("JSONRPC");
+    }
+    card
+}
+
+/// `public_url`, else `http://<Host>`.
+fn base_url(state: &AppState, headers: &HeaderMap) -> String {
+    if let Some(u) = &state.config.public_url {
+        return u.trim_end_matches('/').to_string();
+    }
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| !h.is_empty() && !h.contains(char::is_whitespace))
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("localhost:{}", state.config.port));
+    let host = host.replace("0.0.0.0", "localhost");
+    format!("http://{host}")
+}
+
+/// `GET /.well-known/agent-card.json` and `/.well-known/agent.json`.
+pub async fn get(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let body = card(&state, &headers).to_string();
+    let etag = format!("\"{:016x}\"", fnv(body.as_bytes()));
+    if headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag))
+    {
+        return (StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response();
+    }
+    let mut resp = (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response();
+    let h = resp.headers_mut();
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=300"),
+    );
+    if let Ok(v) = HeaderValue::from_str(&etag) {
+        h.insert(header::ETAG, v);
+    }
+    resp
+}
+
+/// FNV-1a: a stable, dependency-free hash for the ETag.
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100000001b3)
+    })
+}

@@ -1,0 +1,94 @@
+//! `POST /a2a` (and `/a2a/`): the JSON-RPC endpoint.
+//!
+//! Reads the envelope (`rpc`), checks the hop count, and dispatches by
+//! method to `tasks` (blocking calls) or `stream` (SSE). Every request's
+//! `Authorization: Bearer` and `X-Session-ID` are in the caller context and
+//! go along to sub-agents; `X-A2A-Hop-Count` beyond `a2a_max_hops` is
+//! refused so that delegation cycles end.
+
+use super::rpc::{self, RpcError};
+use super::wire::Dialect;
+use super::{stream, tasks};
+use crate::api::session::Caller;
+use crate::state::AppState;
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+/// The JSON-RPC handler.
+pub async fn handle(
+    State(state): State<AppState>,
+    Caller(mut ctx): Caller,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let req = match rpc::read(&headers, &body) {
+        Ok(r) => r,
+        Err((id, e, d)) => return Json(rpc::error(&id, &e, d)).into_response(),
+    };
+    let hops = headers
+        .get("x-a2a-hop-count")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .unwrap_or(0);
+    if hops > state.config.a2a_max_hops {
+        let e = RpcError::invalid_request(format!(
+            "this request has passed through {hops} agents, more than a2a_max_hops ({}): refusing, to stop a delegation cycle",
+            state.config.a2a_max_hops
+        ));
+        return Json(rpc::error(&req.id, &e, req.dialect)).into_response();
+    }
+    ctx.hops = hops;
+    let (id, d, p) = (req.id.clone(), req.dialect, &req.params);
+    tracing::info!(method = %req.method, hops, "a2a request");
+    let out = match req.method.as_str() {
+        "SendMessage" | "message/send" => tasks::send(&state, p, d, ctx).await,
+        "GetTask" | "tasks/get" => tasks::get(&state, p, d).await,
+        "CancelTask" | "tasks/cancel" => tasks::cancel(&state, p, d, ctx).await,
+        "ListTasks" => tasks::list(&state, p, d).await,
+        "SendStreamingMessage" | "message/stream" => {
+            return stream::send(state, id, p.clone(), d, ctx).await;
+        }
+        "SubscribeToTask" | "tasks/resubscribe" => {
+            return stream::subscribe(state, id, p.clone(), d).await;
+        }
+        m if m.contains("PushNotificationConfig")
+            || m.starts_with("tasks/pushNotificationConfig") =>
+        {
+            Err(RpcError::new(
+                -32003,
+                "push notifications are not supported by this agent",
+            ))
+        }
+        "GetExtendedAgentCard" | "agent/getAuthenticatedExtendedCard" => Err(RpcError::new(
+            -32007,
+            "this agent has no extended agent card; GET /.well-known/agent-card.json",
+        )),
+        other => Err(RpcError::method(format!(
+            "unknown method {other:?}: use SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask or SubscribeToTask (1.0), or message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe (0.3)"
+        ))),
+    };
+    match out {
+        Ok(result) => Json(rpc::result(&id, result)).into_response(),
+        Err(e) => {
+            if e.code == -32603 {
+                tracing::warn!(error = %e.message, "a2a request failed");
+            }
+            Json(rpc::error(&id, &e, d)).into_response()
+        }
+    }
+}
+
+/// Whether the dialect sends errors of streaming methods inside the stream
+/// (0.3 clients read them there; 1.0 wants plain JSON).
+pub fn errors_in_stream(d: Dialect) -> bool {
+    d != Dialect::V1
+}
+
+/// A JSON-RPC error response as plain JSON.
+pub fn plain_error(id: &Value, e: &RpcError, d: Dialect) -> Response {
+    Json(rpc::error(id, e, d)).into_response()
+}

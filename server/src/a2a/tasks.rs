@@ -1,0 +1,433 @@
+//! A2A tasks over our conversations: the task id and context id are the
+//! conversation id, so REST and A2A see one state (an approval given over
+//! REST completes the A2A task, and the other way round).
+//!
+//! - A conversation maps to a task state: a running turn is `working`, a
+//!   pending approval `input-required` (its status message carries a data
+//!   part `{approval_uuid, tool, arguments, description, chain}`), a
+//!   finished turn `completed` (the answer is an artifact), `failed`,
+//!   `canceled`.
+//! - `SendMessage` with a `taskId` continues that task: a waiting task
+//!   takes a decision (approve/reject words or `{"approved": bool}`);
+//!   anything else there is `-32602` with an explanation, never a silent
+//!   rejection. A terminal task (1.0/0.3) is `-32004`; the seed's legacy
+//!   clients continue the conversation instead, as the seed did. A message
+//!   with only a known `contextId` is the next turn of that conversation.
+//! - Turns run detached from the HTTP request (the engine spawns them), so
+//!   a client that disconnects does not stop its task.
+
+use super::rpc::{RpcError, param_str, param_u64};
+use super::wire::{
+    ArtifactView, Dialect, Incoming, MessageView, Part, Sender, TaskState, TaskView, decision,
+};
+use crate::engine::{Ctx, Decision, EngineError};
+use crate::state::AppState;
+use app::models::{Conversation, ConversationStatus, ListQuery, Role};
+use serde_json::{Value, json};
+
+/// The task view of a conversation. `history`: keep the last N messages.
+pub fn view(c: &Conversation, busy: bool, history: Option<usize>) -> TaskView {
+    let talk: Vec<&app::models::Message> = c
+        .messages
+        .iter()
+        .filter(|m| matches!(m.role, Role::User | Role::Assistant) && !m.content.is_empty())
+        .collect();
+    let last_answer = talk
+        .last()
+        .filter(|m| m.role == Role::Assistant)
+        .map(|m| (*m).clone());
+    let state = if busy {
+        TaskState::Working
+    } else {
+        match c.status {
+            ConversationStatus::WaitingApproval => TaskState::InputRequired,
+            ConversationStatus::Failed => TaskState::Failed,
+            ConversationStatus::Cancelled => TaskState::Canceled,
+            _ if talk.is_empty() => TaskState::Submitted,
+            _ if last_answer.is_some() => TaskState::Completed,
+            // The turn ended without an answer (interrupted by a restart).
+            _ => TaskState::Failed,
+        }
+    };
+    let agent = |parts: Vec<Part>, id: String| MessageView {
+        id,
+        role: Sender::Agent,
+        parts,
+        task_id: Some(c.id.clone()),
+        context_id: Some(c.id.clone()),
+    };
+    let last_note = || {
+        c.messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::System)
+            .map(|m| m.content.clone())
+    };
+    let status_message = match state {
+        TaskState::InputRequired => c.pending_approval.as_ref().map(|a| {
+            agent(
+                vec![
+                    Part::Text(format!("Approval needed: {}", a.description)),
+                    Part::Data(json!({
+                        "approval_uuid": a.uuid,
+                        "tool": a.tool_name,
+                        "arguments": a.tool_args,
+                        "description": a.description,
+                        "chain": a.chain.clone().unwrap_or_default(),
+                    })),
+                ],
+                format!("{}-approval", a.uuid),
+            )
+        }),
+        TaskState::Completed => last_answer.as_ref().map(|m| {
+            agent(
+                vec![Part::Text(m.content.clone())],
+                format!("{}-status", m.id),
+            )
+        }),
+        TaskState::Failed | TaskState::Canceled => {
+            last_note().map(|t| agent(vec![Part::Text(t)], format!("{}-note", c.id)))
+        }
+        _ => None,
+    };
+    let artifacts = match (&state, &last_answer) {
+        (TaskState::Completed, Some(m)) => vec![ArtifactView {
+            id: format!("answer-{}", m.id),
+            name: "answer".into(),
+            parts: vec![Part::Text(m.content.clone())],
+        }],
+        _ => Vec::new(),
+    };
+    let mut history_view: Vec<MessageView> = talk
+        .iter()
+        .map(|m| MessageView {
+            id: m.id.clone(),
+            role: if m.role == Role::User {
+                Sender::User
+            } else {
+                Sender::Agent
+            },
+            parts: vec![Part::Text(m.content.clone())],
+            task_id: Some(c.id.clone()),
+            context_id: Some(c.id.clone()),
+        })
+        .collect();
+    if let Some(n) = history {
+        let skip = history_view.len().saturating_sub(n);
+        history_view.drain(..skip);
+    }
+    TaskView {
+        id: c.id.clone(),
+        context_id: c.id.clone(),
+        state,
+        status_message,
+        timestamp: c.updated_at.clone(),
+        history: history_view,
+        artifacts,
+    }
+}
+
+/// What a `SendMessage` does.
+#[derive(Clone, Debug)]
+pub enum Plan {
+    /// A new conversation with this first message.
+    New(String),
+    /// The next turn of a conversation.
+    Turn { id: String, text: String },
+    /// A decision on a waiting conversation's pending approval.
+    Decide {
+        id: String,
+        uuid: String,
+        decision: Decision,
+    },
+}
+
+impl Plan {
+    pub fn conversation(&self) -> Option<&str> {
+        match self {
+            Plan::New(_) => None,
+            Plan::Turn { id, .. } | Plan::Decide { id, .. } => Some(id),
+        }
+    }
+}
+
+/// Reads a conversation or says the task does not exist.
+pub async fn load(state: &AppState, id: &str) -> Result<Conversation, RpcError> {
+    state
+        .store
+        .get_conversation(id.to_string())
+        .await
+        .map_err(|e| RpcError::internal(e.to_string()))?
+        .ok_or_else(|| RpcError::task_not_found(id))
+}
+
+/// Decides what a message means for the task it names.
+pub async fn plan(state: &AppState, m: &Incoming, d: Dialect) -> Result<Plan, RpcError> {
+    let target = match (&m.task_id, &m.context_id) {
+        (Some(t), ctx_id) => {
+            let c = load(state, t).await?;
+            if let Some(cid) = ctx_id
+                && cid != t
+            {
+                return Err(RpcError::params(format!(
+                    "contextId {cid:?} does not match task {t:?} (its contextId is {t:?})"
+                )));
+            }
+            let st = view(&c, state.engine.is_busy(&c.id), Some(0)).state;
+            if st.is_terminal() && d != Dialect::Legacy {
+                return Err(RpcError::unsupported(format!(
+                    "task {t:?} is {}: it takes no more messages; send a message with contextId {t:?} and no taskId to go on in the same conversation",
+                    st.wire(Dialect::V03)
+                )));
+            }
+            Some(c)
+        }
+        (None, Some(cid)) => state
+            .store
+            .get_conversation(cid.clone())
+            .await
+            .map_err(|e| RpcError::internal(e.to_string()))?,
+        (None, None) => None,
+    };
+    let Some(c) = target else {
+        return nonempty(m).map(|t| Plan::New(t.to_string()));
+    };
+    if let Some(a) = &c.pending_approval {
+        return match decision(m) {
+            Some((approve, reason)) => Ok(Plan::Decide {
+                id: c.id.clone(),
+                uuid: a.uuid.clone(),
+                decision: Decision { approve, reason },
+            }),
+            None => Err(RpcError::params(format!(
+                "task {:?} is waiting for approval of `{}` ({}): answer \"approve\" or \"reject\" (or a data part {{\"approved\": true|false}})",
+                c.id, a.tool_name, a.description
+            ))),
+        };
+    }
+    Ok(Plan::Turn {
+        id: c.id.clone(),
+        text: nonempty(m)?.to_string(),
+    })
+}
+
+fn nonempty(m: &Incoming) -> Result<&str, RpcError> {
+    if m.text.trim().is_empty() {
+        Err(RpcError::params(
+            "the message has no text: send at least one non-empty text part",
+        ))
+    } else {
+        Ok(&m.text)
+    }
+}
+
+/// Runs a plan to its end (the turn finished or paused) and returns the
+/// conversation. A failed model call is a failed task, not an RPC error.
+pub async fn run(state: &AppState, plan: Plan, ctx: Ctx) -> Result<Conversation, RpcError> {
+    let e = &state.engine;
+    let out = match plan {
+        Plan::New(text) => e.start_conversation(Some(text), ctx).await.map(|(c, _)| c),
+        Plan::Turn { id, text } => e.send_message(&id, text, ctx).await.map(|r| r.conversation),
+        Plan::Decide { uuid, decision, .. } => {
+            e.decide(&uuid, decision, ctx).await.map(|r| r.conversation)
+        }
+    };
+    match out {
+        Ok(c) => Ok(c),
+        Err(EngineError::Llm { conversation, .. }) => Ok(*conversation),
+        Err(e) => Err(engine_error(e)),
+    }
+}
+
+/// An engine error as an A2A error.
+pub fn engine_error(e: EngineError) -> RpcError {
+    match e {
+        EngineError::NotFound(m) => RpcError::new(-32001, m),
+        EngineError::Invalid(m) => RpcError::params(m),
+        e @ (EngineError::Busy(_)
+        | EngineError::WaitingApproval { .. }
+        | EngineError::AlreadyDecided { .. }
+        | EngineError::ConfigChanged(_)) => RpcError::unsupported(e.to_string()),
+        e => RpcError::internal(e.to_string()),
+    }
+}
+
+/// `SendMessage` / `message/send`, blocking unless asked not to.
+pub async fn send(
+    state: &AppState,
+    params: &Value,
+    d: Dialect,
+    ctx: Ctx,
+) -> Result<Value, RpcError> {
+    let m = super::wire::incoming(params).map_err(RpcError::params)?;
+    let config = params.get("configuration");
+    let immediate = match d {
+        Dialect::V1 => config
+            .and_then(|c| {
+                c.get("returnImmediately")
+                    .or_else(|| c.get("return_immediately"))
+            })
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        _ => config
+            .and_then(|c| c.get("blocking"))
+            .and_then(Value::as_bool)
+            .map(|b| !b)
+            .unwrap_or(false),
+    };
+    let history = config
+        .map(|c| param_u64(c, "historyLength", "history_length"))
+        .transpose()?
+        .flatten()
+        .map(|n| n as usize);
+    let plan = plan(state, &m, d).await?;
+    let c = if immediate {
+        let id = match plan.conversation() {
+            Some(id) => id.to_string(),
+            None => {
+                let (c, _) = state
+                    .engine
+                    .start_conversation(None, ctx.clone())
+                    .await
+                    .map_err(engine_error)?;
+                c.id
+            }
+        };
+        let plan = match plan {
+            Plan::New(text) => Plan::Turn {
+                id: id.clone(),
+                text,
+            },
+            p => p,
+        };
+        let (st, ctx2) = (state.clone(), ctx.clone());
+        tokio::spawn(async move {
+            if let Err(e) = run(&st, plan, ctx2).await {
+                tracing::warn!(error = %e.message, "a task sent with returnImmediately failed");
+            }
+        });
+        let mut c = load(state, &id).await?;
+        // Reported as working: the turn has been handed over.
+        c.status = ConversationStatus::Active;
+        let mut v = view(&c, true, history);
+        v.state = TaskState::Working;
+        return Ok(wrap(&v, d));
+    } else {
+        run(state, plan, ctx).await?
+    };
+    let v = view(&c, state.engine.is_busy(&c.id), history);
+    Ok(wrap(&v, d))
+}
+
+/// The `SendMessage` result: `{"task": …}` in 1.0, the task itself in 0.3.
+fn wrap(v: &TaskView, d: Dialect) -> Value {
+    let t = super::wire::task(v, d, true);
+    match d {
+        Dialect::V1 => json!({ "task": t }),
+        _ => t,
+    }
+}
+
+/// `GetTask` / `tasks/get`.
+pub async fn get(state: &AppState, params: &Value, d: Dialect) -> Result<Value, RpcError> {
+    let id = param_str(params, "id", "id").ok_or_else(|| RpcError::params("`id` is required"))?;
+    let history = param_u64(params, "historyLength", "history_length")?.map(|n| n as usize);
+    let c = load(state, &id).await?;
+    Ok(super::wire::task(
+        &view(&c, state.engine.is_busy(&id), history),
+        d,
+        true,
+    ))
+}
+
+/// `CancelTask` / `tasks/cancel`: pending approvals are cancelled, never run.
+pub async fn cancel(
+    state: &AppState,
+    params: &Value,
+    d: Dialect,
+    ctx: Ctx,
+) -> Result<Value, RpcError> {
+    let id = param_str(params, "id", "id").ok_or_else(|| RpcError::params("`id` is required"))?;
+    let c = load(state, &id).await?;
+    let st = view(&c, state.engine.is_busy(&id), Some(0)).state;
+    if st.is_terminal() {
+        return Err(RpcError::not_cancelable(format!(
+            "task {id:?} is {} and cannot be canceled",
+            st.wire(Dialect::V03)
+        )));
+    }
+    let c = state.engine.cancel(&id, ctx).await.map_err(|e| match e {
+        EngineError::Busy(_) => RpcError::not_cancelable(format!(
+            "task {id:?} is running a step right now; cancel it when it waits"
+        )),
+        e => engine_error(e),
+    })?;
+    Ok(super::wire::task(&view(&c, false, None), d, true))
+}
+
+/// `ListTasks` (1.0): newest first, cursor paging, optional filters.
+pub async fn list(state: &AppState, params: &Value, d: Dialect) -> Result<Value, RpcError> {
+    let page_size = param_u64(params, "pageSize", "page_size")?.unwrap_or(50);
+    if !(1..=100).contains(&page_size) {
+        return Err(RpcError::params(format!(
+            "pageSize {page_size} is out of range: use 1 to 100"
+        )));
+    }
+    let history = param_u64(params, "historyLength", "history_length")?.map(|n| n as usize);
+    let include_artifacts = params
+        .get("includeArtifacts")
+        .or_else(|| params.get("include_artifacts"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let wanted = match param_str(params, "status", "status") {
+        None => None,
+        Some(s) => Some(TaskState::parse(&s).ok_or_else(|| {
+            RpcError::params(format!("unknown status {s:?}: use a TASK_STATE_* name"))
+        })?),
+    };
+    let render = |c: &Conversation| {
+        let v = view(c, state.engine.is_busy(&c.id), history);
+        (v.state, super::wire::task(&v, d, include_artifacts))
+    };
+    if let Some(cid) = param_str(params, "contextId", "context_id") {
+        let found = state
+            .store
+            .get_conversation(cid)
+            .await
+            .map_err(|e| RpcError::internal(e.to_string()))?;
+        let tasks: Vec<Value> = found
+            .iter()
+            .map(render)
+            .filter(|(st, _)| wanted.is_none_or(|w| w == *st))
+            .map(|(_, t)| t)
+            .collect();
+        let n = tasks.len();
+        return Ok(
+            json!({"tasks": tasks, "nextPageToken": "", "pageSize": page_size, "totalSize": n}),
+        );
+    }
+    let token = param_str(params, "pageToken", "page_token").filter(|t| !t.is_empty());
+    let page = crate::api::conversations::list_page(
+        &state.store,
+        ListQuery {
+            limit: Some(page_size as u32),
+            cursor: token,
+            ..Default::default()
+        },
+    )
+    .await
+    .map_err(|e| RpcError::params(e.to_string()))?;
+    let tasks: Vec<Value> = page
+        .conversations
+        .iter()
+        .map(render)
+        .filter(|(st, _)| wanted.is_none_or(|w| w == *st))
+        .map(|(_, t)| t)
+        .collect();
+    Ok(json!({
+        "tasks": tasks,
+        "nextPageToken": page.next_cursor.unwrap_or_default(),
+        "pageSize": page_size,
+        "totalSize": page.summary.total,
+    }))
+}

@@ -1,0 +1,312 @@
+//! Delegation to sub-agents, with approvals proxied across agents.
+//!
+//! A call to a sub-agent (`a2a_<name>` tool or `a2a` node) is a tool call
+//! like any other: it may need local approval first (`destructiveHint`),
+//! and sending it is a side effect written ahead (the call is marked
+//! started, its approval `executing`). What differs is the answer: a
+//! remote task that waits for a decision (`input-required`) becomes a
+//! **proxy approval** on the same call, carrying the remote task id, the
+//! sub-agent's name and the chain of agents the request came through. The
+//! call then rests (nothing is in flight, so a restart changes nothing)
+//! until an operator decides here; the decision is sent to the remote task
+//! (same task id), whose next answer either completes the call or asks
+//! again (another proxy approval). A rejection is forwarded too, so the
+//! remote agent's model hears it; only a cancelled proxy ends the call
+//! locally.
+//!
+//! State is derived from the rows, as in the rest of the turn loop: the
+//! call's latest approval says what to do next.
+
+use super::scope::Scope;
+use super::turn::declined_text;
+use super::{Ctx, Engine, EngineError};
+use crate::a2a::{Outgoing, RemoteReply};
+use crate::store::approvals::{self, Approval, NewApproval, RemoteRef};
+use crate::store::messages;
+use app::models::{ApprovalStatus, EventKind, PendingApproval, ToolCall};
+use serde_json::Value;
+
+/// The sub-agent a call goes to.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Target<'a> {
+    pub agent: &'a str,
+    pub url: &'a str,
+}
+
+impl Engine {
+    /// Handles an unanswered call to a sub-agent, given its latest approval.
+    /// Returns the approval the turn waits on, if it must pause.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn handle_delegation(
+        &self,
+        conversation_id: &str,
+        message_id: &str,
+        tc: &ToolCall,
+        latest: Option<Approval>,
+        destructive: bool,
+        target: Target<'_>,
+        scope: &Scope,
+        ctx: &Ctx,
+    ) -> Result<Option<PendingApproval>, EngineError> {
+        let first = || {
+            let text = tc
+                .arguments
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            Outgoing::new(text)
+        };
+        let Some(a) = latest else {
+            if scope.asks_approval && destructive {
+                let new = NewApproval {
+                    conversation_id: conversation_id.to_string(),
+                    message_id: message_id.to_string(),
+                    tool_name: tc.name.clone(),
+                    server: tc.server.clone(),
+                    tool_args: tc.arguments.clone(),
+                    description: format!(
+                        "Delegate to the sub-agent `{}`: {}",
+                        target.agent,
+                        first().text
+                    ),
+                    remote: None,
+                };
+                return Ok(Some(
+                    self.request_approval(conversation_id, new, scope, None)
+                        .await?,
+                ));
+            }
+            if first().text.trim().is_empty() {
+                let text = format!(
+                    "Invalid arguments, the sub-agent `{}` was not called: `message` (a non-empty string) is required",
+                    target.agent
+                );
+                self.finish_call(conversation_id, message_id, tc, &text, true, None, scope)
+                    .await?;
+                return Ok(None);
+            }
+            return self
+                .delegate(
+                    conversation_id,
+                    message_id,
+                    tc,
+                    None,
+                    first(),
+                    target,
+                    scope,
+                    ctx,
+                )
+                .await;
+        };
+        let remote_task = a.approval.remote_task_id.clone();
+        match (a.status, remote_task) {
+            (ApprovalStatus::Pending, _) => Ok(Some(a.approval)),
+            (ApprovalStatus::Approved, None) => {
+                let gate = Some(a.approval.uuid.clone());
+                self.delegate(
+                    conversation_id,
+                    message_id,
+                    tc,
+                    gate,
+                    first(),
+                    target,
+                    scope,
+                    ctx,
+                )
+                .await
+            }
+            (ApprovalStatus::Approved, Some(task)) => {
+                let out = Outgoing::decision(&task, true, a.reason.clone());
+                let gate = Some(a.approval.uuid.clone());
+                self.delegate(
+                    conversation_id,
+                    message_id,
+                    tc,
+                    gate,
+                    out,
+                    target,
+                    scope,
+                    ctx,
+                )
+                .await
+            }
+            (ApprovalStatus::Rejected, Some(task)) => {
+                let out = Outgoing::decision(&task, false, a.reason.clone());
+                self.delegate(
+                    conversation_id,
+                    message_id,
+                    tc,
+                    None,
+                    out,
+                    target,
+                    scope,
+                    ctx,
+                )
+                .await
+            }
+            (ApprovalStatus::Rejected | ApprovalStatus::Cancelled, _) => {
+                let text = declined_text(a.reason.as_deref());
+                self.finish_call(conversation_id, message_id, tc, &text, true, None, scope)
+                    .await?;
+                Ok(None)
+            }
+            (
+                ApprovalStatus::Executing
+                | ApprovalStatus::InDoubt
+                | ApprovalStatus::Executed
+                | ApprovalStatus::Failed,
+                _,
+            ) => {
+                // Only reachable if a result write was lost; never send again.
+                let text = super::recovery::IN_DOUBT_TEXT;
+                self.finish_call(conversation_id, message_id, tc, text, true, None, scope)
+                    .await?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Sends `out` to the sub-agent, write-ahead, and records its answer:
+    /// the call's result, or a proxy approval when the remote task waits.
+    #[allow(clippy::too_many_arguments)]
+    async fn delegate(
+        &self,
+        conversation_id: &str,
+        message_id: &str,
+        tc: &ToolCall,
+        gate: Option<String>,
+        out: Outgoing,
+        target: Target<'_>,
+        scope: &Scope,
+        ctx: &Ctx,
+    ) -> Result<Option<PendingApproval>, EngineError> {
+        let (mid, uuid) = (message_id.to_string(), gate.clone());
+        let may_run = self
+            .inner
+            .store
+            .write(move |tx| {
+                if let Some(uuid) = &uuid
+                    && !approvals::transition(
+                        tx,
+                        uuid,
+                        &[ApprovalStatus::Approved],
+                        ApprovalStatus::Executing,
+                        None,
+                        None,
+                    )?
+                {
+                    return Ok(false);
+                }
+                messages::mark_started(tx, &mid)?;
+                Ok(true)
+            })
+            .await?;
+        if !may_run {
+            return Ok(None);
+        }
+        tracing::info!(agent = %target.agent, task = out.task_id.as_deref().unwrap_or("-"), "delegating to a sub-agent");
+        self.inner
+            .events
+            .emit(EventKind::ToolCallStarted, conversation_id, |e| {
+                e.running = Some(true);
+                e.tool = Some(tc.name.clone());
+                e.approval = gate.clone();
+                e.node = scope.node_name();
+            });
+        match self.inner.a2a.send(target.url, &out, ctx).await {
+            Ok(RemoteReply::Done(text)) => {
+                self.finish_call(conversation_id, message_id, tc, &text, false, gate, scope)
+                    .await?;
+                Ok(None)
+            }
+            Err(e) => {
+                let text = format!("sub-agent {} unavailable: {e}", target.agent);
+                tracing::warn!(agent = %target.agent, error = %e, "sub-agent call failed");
+                self.finish_call(conversation_id, message_id, tc, &text, true, gate, scope)
+                    .await?;
+                Ok(None)
+            }
+            Ok(RemoteReply::NeedsApproval(ask)) => {
+                let mut chain = vec![target.agent.to_string()];
+                chain.extend(ask.chain.iter().cloned());
+                let tool = ask.tool.clone().unwrap_or_else(|| "input".into());
+                let new = NewApproval {
+                    conversation_id: conversation_id.to_string(),
+                    message_id: message_id.to_string(),
+                    tool_name: tool,
+                    server: Some(target.agent.to_string()),
+                    tool_args: ask.arguments.clone(),
+                    description: format!("{} (asked by {})", ask.description, chain.join(" → ")),
+                    remote: Some(RemoteRef {
+                        task_id: ask.task_id.clone(),
+                        agent: target.agent.to_string(),
+                        chain,
+                    }),
+                };
+                // The send is done: the gate (if any) is executed and the
+                // call rests until the proxy approval is decided.
+                let mid = message_id.to_string();
+                let settle: Box<
+                    dyn FnOnce(&rusqlite::Connection) -> Result<(), crate::store::StoreError>
+                        + Send,
+                > = Box::new(move |tx| {
+                    if let Some(uuid) = &gate {
+                        approvals::transition(
+                            tx,
+                            uuid,
+                            &[ApprovalStatus::Executing],
+                            ApprovalStatus::Executed,
+                            None,
+                            None,
+                        )?;
+                    }
+                    messages::clear_started(tx, &mid)
+                });
+                Ok(Some(
+                    self.request_approval(conversation_id, new, scope, Some(settle))
+                        .await?,
+                ))
+            }
+        }
+    }
+
+    /// Records a call's result and settles its gate approval.
+    #[allow(clippy::too_many_arguments)]
+    async fn finish_call(
+        &self,
+        conversation_id: &str,
+        message_id: &str,
+        tc: &ToolCall,
+        text: &str,
+        is_error: bool,
+        gate: Option<String>,
+        scope: &Scope,
+    ) -> Result<(), EngineError> {
+        let (mid, text) = (message_id.to_string(), text.to_string());
+        self.inner
+            .store
+            .write(move |tx| {
+                messages::set_result(tx, &mid, &text, is_error)?;
+                if let Some(uuid) = &gate {
+                    let to = if is_error {
+                        ApprovalStatus::Failed
+                    } else {
+                        ApprovalStatus::Executed
+                    };
+                    approvals::transition(tx, uuid, &[ApprovalStatus::Executing], to, None, None)?;
+                }
+                Ok(())
+            })
+            .await?;
+        self.inner
+            .events
+            .emit(EventKind::ToolCallFinished, conversation_id, |e| {
+                e.running = Some(true);
+                e.tool = Some(tc.name.clone());
+                e.detail = Some(if is_error { "error" } else { "ok" }.into());
+                e.node = scope.node_name();
+            });
+        Ok(())
+    }
+}
