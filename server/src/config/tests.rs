@@ -431,6 +431,7 @@ fn shipped_configs_are_valid() {
     assert_eq!(
         pipelines,
         [
+            "e2e-chain-a.yaml",
             "e2e-loop.yaml",
             "e2e-parallel.yaml",
             "e2e-sequential.yaml",

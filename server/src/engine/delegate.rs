@@ -237,7 +237,7 @@ impl Engine {
                     tool_name: tool,
                     server: Some(target.agent.to_string()),
                     tool_args: ask.arguments.clone(),
-                    description: format!("{} (asked by {})", ask.description, chain.join(" → ")),
+                    description: ask.description.clone(),
                     remote: Some(RemoteRef {
                         task_id: ask.task_id.clone(),
                         agent: target.agent.to_string(),

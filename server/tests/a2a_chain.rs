@@ -1,0 +1,441 @@
+//! A2A with real processes: agents chained over A2A (A → B → C), the fake
+//! provider (Gemini wire format) scripting each agent by its prompt, and
+//! the real `mcp-resources` behind C. Covers the seed's TS-009 to TS-014,
+//! TS-020, TS-026 to TS-028: the card, send/get/cancel, input-required and
+//! continuations, proxy approvals two and three agents deep (decided at
+//! the top, over REST), kill -9 of the middle agent while an approval
+//! waits, identity (bearer, session id) along the chain.
+
+mod support;
+
+use serde_json::{Value, json};
+use server::fake_llm::FakeState;
+use server::llm::scripted::Rules;
+use std::path::PathBuf;
+use std::sync::Arc;
+use support::{Agent, client};
+
+const KEY: &str = "gm-a2a-chain-key";
+
+const RULES: &str = r#"
+rules:
+  - system: "agent C"
+    match: "(?i)add (\\w+) (-?\\d+)"
+    steps:
+      - call: resources_add
+        args: {name: "$1", value: "$2"}
+      - reply: "C added: {result}"
+  - system: "agent C"
+    steps:
+      - call: resources_list
+      - reply: "C has: {result}"
+  - system: "agent B"
+    match: "(?s)^(.*)$"
+    steps:
+      - call: a2a_c
+        args: {message: "$1"}
+      - reply: "B relayed: {result}"
+  - system: "agent A's analyzer"
+    steps:
+      - reply: "Analysis: looks fine"
+  - system: "agent A"
+    match: "(?s)^(.*)$"
+    steps:
+      - call: a2a_b
+        args: {message: "$1"}
+      - reply: "A relayed: {result}"
+"#;
+
+/// A free port (for an agent that must come back on the same address).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Chain {
+    _dirs: Vec<tempfile::TempDir>,
+    fake: Arc<FakeState>,
+    env: Vec<(&'static str, String)>,
+    /// C, B, A (when started).
+    agents: Vec<Agent>,
+    configs: Vec<PathBuf>,
+    db: PathBuf,
+}
+
+impl Chain {
+    /// Starts C (resources), then B (delegates to C) and, with `depth` 3,
+    /// A (delegates to B). `a_yaml` replaces A's agent-specific part.
+    async fn start(depth: usize, a_yaml: Option<&str>) -> Chain {
+        let fake = FakeState::new(Rules::parse(RULES).unwrap());
+        let base = server::fake_llm::spawn(fake.clone()).await.unwrap();
+        let env = vec![("GEMINI_API_KEY", KEY.to_string()), ("GEMINI_BASE_URL", base)];
+        let mut chain = Chain {
+            _dirs: Vec::new(),
+            fake,
+            env,
+            agents: Vec::new(),
+            configs: Vec::new(),
+            db: PathBuf::new(),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        chain.db = dir.path().join("resources.db");
+        let c_yaml = format!(
+            "name: agent-c\nprompt: You are agent C, the resource keeper.\nmcp_servers:\n  - name: resources\n    command: {}\n    args: [--db, {}]\n",
+            env!("CARGO_BIN_EXE_mcp-resources"),
+            chain.db.display()
+        );
+        chain.add(dir, &c_yaml, None);
+        let c_url = chain.agents[0].base.clone();
+        let b_port = free_port();
+        let b_yaml = format!(
+            "name: agent-b\nprompt: You are agent B, the relay.\na2a:\n  - {{name: c, url: \"{c_url}\", description: The resource keeper}}\n"
+        );
+        chain.add(tempfile::tempdir().unwrap(), &b_yaml, Some(b_port));
+        if depth == 3 {
+            let b_url = chain.agents[1].base.clone();
+            let a_yaml = match a_yaml {
+                Some(y) => y.replace("{B}", &b_url),
+                None => format!(
+                    "name: agent-a\nprompt: You are agent A, the front desk.\na2a:\n  - {{name: b, url: \"{b_url}\", description: The relay}}\n"
+                ),
+            };
+            chain.add(tempfile::tempdir().unwrap(), &a_yaml, None);
+        }
+        chain
+    }
+
+    fn add(&mut self, dir: tempfile::TempDir, yaml: &str, port: Option<u16>) {
+        let data = dir.path().join("data");
+        let mut cfg = support::write_config(dir.path(), &data, yaml);
+        if let Some(p) = port {
+            let text = std::fs::read_to_string(&cfg).unwrap();
+            cfg = dir.path().join("agent.yaml");
+            std::fs::write(&cfg, text.replace("port: 0", &format!("port: {p}"))).unwrap();
+        }
+        let env: Vec<(&str, &str)> = self.env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        self.agents.push(Agent::start_with_env(&cfg, &env));
+        self.configs.push(cfg);
+        self._dirs.push(dir);
+    }
+
+    fn c(&self) -> &Agent {
+        &self.agents[0]
+    }
+    fn b(&self) -> &Agent {
+        &self.agents[1]
+    }
+    fn a(&self) -> &Agent {
+        &self.agents[2]
+    }
+
+    fn resources(&self) -> usize {
+        server::resources::db::ResourceDb::open(&self.db)
+            .unwrap()
+            .list(None)
+            .unwrap()
+            .len()
+    }
+}
+
+async fn rpc(agent: &Agent, version: Option<&str>, method: &str, params: Value) -> Value {
+    let mut req = client()
+        .post(agent.url("/a2a"))
+        .timeout(std::time::Duration::from_secs(30))
+        .json(&json!({"jsonrpc": "2.0", "id": "r1", "method": method, "params": params}));
+    if let Some(v) = version {
+        req = req.header("A2A-Version", v);
+    }
+    let resp = req.send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    resp.json().await.unwrap()
+}
+
+async fn post(agent: &Agent, path: &str, body: Value) -> (u16, Value) {
+    let resp = client()
+        .post(agent.url(path))
+        .timeout(std::time::Duration::from_secs(30))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (resp.status().as_u16(), resp.json().await.unwrap_or(Value::Null))
+}
+
+fn v1_send(text: &str) -> Value {
+    json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}]}})
+}
+
+/// TS-009: the card, at both paths, dual-stack, with our real address.
+#[tokio::test]
+async fn the_agent_card_describes_the_agent_at_both_paths() {
+    let chain = Chain::start(2, None).await;
+    let c = chain.c();
+    let resp = client()
+        .get(c.url("/.well-known/agent-card.json"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(resp.headers()["cache-control"].to_str().unwrap().contains("max-age"));
+    let etag = resp.headers()["etag"].to_str().unwrap().to_string();
+    let card: Value = resp.json().await.unwrap();
+    assert_eq!(card["name"], "agent-c");
+    let endpoint = c.url("/a2a");
+    assert_eq!(card["supportedInterfaces"][0], json!({"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}));
+    assert_eq!(card["supportedInterfaces"][1]["protocolVersion"], "0.3");
+    assert_eq!((card["url"].as_str(), card["protocolVersion"].as_str()), (Some(endpoint.as_str()), Some("0.3.0")));
+    assert_eq!(card["capabilities"]["streaming"], true);
+    let skills: Vec<&str> = card["skills"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+    assert!(skills.contains(&"resources_add") && skills.contains(&"resources_list"), "{skills:?}");
+    let legacy: Value = support::get_json(c, "/.well-known/agent.json").await;
+    assert_eq!(legacy, card);
+    let again = client()
+        .get(c.url("/.well-known/agent-card.json"))
+        .header("If-None-Match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 304);
+    // B lists its sub-agent as a tool and a skill.
+    let tools = support::get_json(chain.b(), "/tools").await;
+    let a2a_c = support::tool(&tools, "a2a_c").unwrap();
+    assert_eq!((a2a_c["server"].as_str(), a2a_c["destructiveHint"].as_bool()), (Some("c"), Some(false)));
+}
+
+/// TS-010/TS-011/TS-020: send a safe message → completed with an artifact;
+/// a destructive one → input-required → approve over REST → GetTask says
+/// completed; continuation over A2A approves and rejects; errors.
+#[tokio::test]
+async fn tasks_complete_wait_and_continue_over_a2a_and_rest() {
+    let chain = Chain::start(2, None).await;
+    let c = chain.c();
+    let done = rpc(c, Some("1.0"), "SendMessage", v1_send("list please")).await;
+    let task = &done["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{done}");
+    assert!(task.get("kind").is_none());
+    assert!(task["artifacts"][0]["parts"][0]["text"].as_str().unwrap().starts_with("C has: {\"count\":0"));
+    assert_eq!(task["history"][0]["role"], "ROLE_USER");
+
+    // Destructive: input-required with the structured request.
+    let waiting = rpc(c, Some("1.0"), "SendMessage", v1_send("add pears 4")).await;
+    let task = &waiting["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{waiting}");
+    let data = &task["status"]["message"]["parts"][1]["data"];
+    assert_eq!(data["tool"], "resources_add");
+    assert_eq!(data["arguments"], json!({"name": "pears", "value": 4}));
+    let tid = task["id"].as_str().unwrap().to_string();
+    assert_eq!(chain.resources(), 0);
+    // Anything but a decision is refused with an explanation.
+    let unclear = rpc(c, Some("1.0"), "SendMessage", json!({"message": {"messageId": "m2", "role": "ROLE_USER", "taskId": tid, "parts": [{"text": "hmm"}]}})).await;
+    assert_eq!(unclear["error"]["code"], -32602, "{unclear}");
+    assert!(unclear["error"]["message"].as_str().unwrap().contains("approve"));
+    // Approve over REST; the A2A task is completed.
+    let uuid = data["approval_uuid"].as_str().unwrap();
+    let (status, _) = post(c, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
+    assert_eq!(status, 200);
+    let got = rpc(c, Some("1.0"), "GetTask", json!({"id": tid, "historyLength": 1})).await;
+    assert_eq!(got["result"]["status"]["state"], "TASK_STATE_COMPLETED", "{got}");
+    assert_eq!(got["result"]["history"].as_array().unwrap().len(), 1);
+    assert_eq!(chain.resources(), 1);
+    // A terminal task takes no more messages (1.0).
+    let late = rpc(c, Some("1.0"), "SendMessage", json!({"message": {"messageId": "m3", "role": "ROLE_USER", "taskId": tid, "parts": [{"text": "again"}]}})).await;
+    assert_eq!(late["error"]["code"], -32004, "{late}");
+
+    // 0.3: continuation approve, then another with reject.
+    let send03 = |text: &str, task: Option<&str>| {
+        let mut m = json!({"kind": "message", "messageId": "x", "role": "user", "parts": [{"kind": "text", "text": text}]});
+        if let Some(t) = task {
+            m["taskId"] = json!(t);
+        }
+        json!({ "message": m })
+    };
+    let w = rpc(c, None, "message/send", send03("add figs 2", None)).await;
+    assert_eq!((w["result"]["kind"].as_str(), w["result"]["status"]["state"].as_str()), (Some("task"), Some("input-required")), "{w}");
+    let t = w["result"]["id"].as_str().unwrap().to_string();
+    let ok = rpc(c, None, "message/send", send03("approve", Some(&t))).await;
+    assert_eq!(ok["result"]["status"]["state"], "completed", "{ok}");
+    assert!(ok["result"]["artifacts"][0]["parts"][0]["text"].as_str().unwrap().contains("\"figs\""));
+    assert_eq!(chain.resources(), 2);
+    let w = rpc(c, None, "message/send", send03("add kiwis 9", None)).await;
+    let t = w["result"]["id"].as_str().unwrap().to_string();
+    let no = rpc(c, None, "message/send", send03("no", Some(&t))).await;
+    assert_eq!(no["result"]["status"]["state"], "completed", "{no}");
+    assert!(no["result"]["artifacts"][0]["parts"][0]["text"].as_str().unwrap().contains("rejected"));
+    assert_eq!(chain.resources(), 2, "never run on reject");
+
+    // Errors in each dialect.
+    let missing = rpc(c, Some("1.0"), "GetTask", json!({"id": "nope"})).await;
+    assert_eq!(missing["error"]["code"], -32001);
+    assert_eq!(missing["error"]["data"][0]["reason"], "TASK_NOT_FOUND");
+    assert_eq!(rpc(c, None, "tasks/get", json!({"id": "nope"})).await["error"]["code"], -32001);
+    assert_eq!(rpc(c, None, "tasks/nothing", json!({})).await["error"]["code"], -32601);
+    assert_eq!(rpc(c, Some("99.0"), "GetTask", json!({"id": "x"})).await["error"]["code"], -32009);
+    assert_eq!(rpc(c, Some("1.0"), "SendMessage", json!({})).await["error"]["code"], -32602);
+}
+
+/// TS-028: cancelling a waiting task never runs its tool.
+#[tokio::test]
+async fn cancelling_a_waiting_task_never_runs_the_tool() {
+    let chain = Chain::start(2, None).await;
+    let c = chain.c();
+    let w = rpc(c, Some("1.0"), "SendMessage", v1_send("add plums 1")).await;
+    let tid = w["result"]["task"]["id"].as_str().unwrap().to_string();
+    let cancelled = rpc(c, Some("1.0"), "CancelTask", json!({"id": tid})).await;
+    assert_eq!(cancelled["result"]["status"]["state"], "TASK_STATE_CANCELED", "{cancelled}");
+    let again = rpc(c, Some("1.0"), "CancelTask", json!({"id": tid})).await;
+    assert_eq!(again["error"]["code"], -32002);
+    let conv = support::get_json(c, &format!("/conversations/{tid}")).await;
+    assert_eq!(conv["conversation"]["status"], "cancelled");
+    assert!(conv["conversation"].get("pending_approval").is_none());
+    assert_eq!(chain.resources(), 0);
+    let uuid = w["result"]["task"]["status"]["message"]["parts"][1]["data"]["approval_uuid"].as_str().unwrap();
+    let (status, _) = post(c, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
+    assert_eq!(status, 409, "a cancelled approval cannot be approved");
+    assert_eq!(chain.resources(), 0);
+}
+
+/// TS-026: two agents: C's approval is proxied by B, decided at B over
+/// REST, and the result flows back; a rejection too.
+#[tokio::test]
+async fn a_proxied_approval_is_decided_upstream_and_the_result_flows_back() {
+    let chain = Chain::start(2, None).await;
+    let b = chain.b();
+    let (status, body) = post(b, "/conversations", json!({"message": "add apples 5"})).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["result"]["waiting_approval"], true, "{body}");
+    let a = &body["result"]["approval"];
+    assert_eq!(a["tool_name"], "resources_add");
+    assert_eq!(a["tool_args"], json!({"name": "apples", "value": 5}));
+    assert_eq!(a["remote_agent_name"], "c");
+    assert_eq!(a["chain"], json!(["c"]));
+    let remote_task = a["remote_task_id"].as_str().unwrap().to_string();
+    let at_c = support::get_json(chain.c(), &format!("/conversations/{remote_task}")).await;
+    assert_eq!(at_c["conversation"]["status"], "waiting_approval");
+    assert_eq!(chain.resources(), 0);
+    let (status, body) = post(b, &format!("/approvals/{}", a["uuid"].as_str().unwrap()), json!({"approved": true})).await;
+    assert_eq!(status, 200, "{body}");
+    let response = body["result"]["response"].as_str().unwrap();
+    assert!(response.starts_with("B relayed: C added: {\"resource\""), "{response}");
+    assert_eq!(chain.resources(), 1);
+    let at_c = support::get_json(chain.c(), &format!("/conversations/{remote_task}")).await;
+    assert_eq!(at_c["conversation"]["status"], "active");
+
+    // Reject: C's model hears it, nothing runs, B gets C's answer.
+    let (_, body) = post(b, "/conversations", json!({"message": "add limes 3"})).await;
+    let uuid = body["result"]["approval"]["uuid"].as_str().unwrap().to_string();
+    let (status, body) = post(b, &format!("/approvals/{uuid}"), json!({"approved": false, "reason": "no limes"})).await;
+    assert_eq!(status, 200, "{body}");
+    let response = body["result"]["response"].as_str().unwrap();
+    assert!(response.contains("rejected") && response.contains("no limes"), "{response}");
+    assert_eq!(chain.resources(), 1);
+}
+
+/// TS-027: three deep, identity along the chain, and kill -9 of the middle
+/// agent while the approval waits; approved at the top afterwards.
+#[tokio::test]
+async fn three_agents_deep_with_a_crash_in_the_middle() {
+    let mut chain = Chain::start(3, None).await;
+    let resp = client()
+        .post(chain.a().url("/conversations"))
+        .header("Authorization", "Bearer chain-token-42")
+        .header("X-Session-ID", "sid-chain-1234")
+        .json(&json!({"message": "add cherries 8"}))
+        .timeout(std::time::Duration::from_secs(30))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201);
+    let body: Value = resp.json().await.unwrap();
+    let a = &body["result"]["approval"];
+    assert_eq!(a["chain"], json!(["b", "c"]), "{body}");
+    assert_eq!(a["remote_agent_name"], "b");
+    assert_eq!(a["tool_name"], "resources_add");
+    let uuid = a["uuid"].as_str().unwrap().to_string();
+    // The same session id is logged by every agent, the token by none.
+    for agent in &chain.agents {
+        let log = agent.wait_for_log("sid-chain-1234");
+        assert!(log.contains("sid=sid-chain-1234"), "{log}");
+        assert!(!log.contains("chain-token-42"), "a token in a log");
+    }
+    // Kill the middle agent while the approval waits, bring it back.
+    chain.agents[1].kill9_in_place();
+    let env: Vec<(&str, &str)> = chain.env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    chain.agents[1] = Agent::start_with_env(&chain.configs[1], &env);
+    assert_eq!(chain.resources(), 0);
+    let (status, body) = post(chain.a(), &format!("/approvals/{uuid}"), json!({"approved": true})).await;
+    assert_eq!(status, 200, "{body}");
+    let response = body["result"]["response"].as_str().unwrap();
+    assert!(response.starts_with("A relayed: B relayed: C added:"), "{response}");
+    assert_eq!(chain.resources(), 1, "ran exactly once");
+    // The bearer token reached every hop's model call? Never: LLM requests
+    // carry only the provider key.
+    for r in chain.fake.requests() {
+        assert!(!r.headers.iter().any(|(_, v)| v.contains("chain-token-42")));
+    }
+}
+
+/// A streaming send: the task, working updates with tool activity, the
+/// answer as an artifact, then the terminal status.
+#[tokio::test]
+async fn streaming_shows_progress_then_the_answer() {
+    let chain = Chain::start(2, None).await;
+    let resp = client()
+        .post(chain.c().url("/a2a"))
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": 7, "method": "SendStreamingMessage", "params": v1_send("list it")}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    let text = resp.text().await.unwrap();
+    let events: Vec<Value> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    assert!(events.len() >= 4, "{text}");
+    assert!(events.iter().all(|e| e["id"] == 7));
+    assert_eq!(events[0]["result"]["task"]["status"]["state"], "TASK_STATE_WORKING");
+    assert!(events.iter().any(|e| e["result"]["statusUpdate"]["status"]["message"]["parts"][0]["text"]
+        .as_str()
+        .is_some_and(|t| t.starts_with("Running resources_list"))), "{text}");
+    let n = events.len();
+    assert!(events[n - 2]["result"]["artifactUpdate"]["artifact"]["parts"][0]["text"].as_str().unwrap().starts_with("C has:"));
+    assert_eq!(events[n - 1]["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED");
+    assert!(!text.contains("\"final\""), "no 0.3 keys in 1.0");
+}
+
+/// FR-029 inside a pipeline: an `a2a` node's remote approval pauses the
+/// sequential pipeline at that node; approved at the top, the pipeline
+/// resumes there and nothing before it runs again.
+#[tokio::test]
+async fn a_proxied_approval_pauses_and_resumes_a_pipeline_node() {
+    let yaml = "name: agent-a\nagent:\n  name: flow\n  type: sequential\n  agents:\n    - {name: analyzer, type: llm, prompt: \"You are agent A's analyzer.\", output_key: analysis}\n    - {name: remote, type: a2a, url: \"{B}\", output_key: remote_answer}\n";
+    let chain = Chain::start(3, Some(yaml)).await;
+    let (status, body) = post(chain.a(), "/conversations", json!({"message": "add dates 6"})).await;
+    assert_eq!(status, 201, "{body}");
+    let a = &body["result"]["approval"];
+    assert_eq!(a["chain"], json!(["remote", "c"]), "{body}");
+    let ps = &body["conversation"]["pipeline_state"];
+    assert_eq!(ps["status"], "paused");
+    assert_eq!(ps["pending"][0]["node"], "remote");
+    let analyzer = |c: &Chain| {
+        c.fake
+            .requests()
+            .iter()
+            .filter(|r| r.body.to_string().contains("agent A's analyzer"))
+            .count()
+    };
+    assert_eq!(analyzer(&chain), 1);
+    let (status, body) = post(chain.a(), &format!("/approvals/{}", a["uuid"].as_str().unwrap()), json!({"approved": true})).await;
+    assert_eq!(status, 200, "{body}");
+    let response = body["result"]["response"].as_str().unwrap();
+    assert!(response.starts_with("B relayed: C added:"), "{response}");
+    assert_eq!(body["conversation"]["pipeline_state"]["status"], "completed");
+    assert!(body["conversation"]["pipeline_state"]["state"]["remote_answer"].as_str().unwrap().starts_with("B relayed"));
+    assert_eq!(analyzer(&chain), 1, "the analyzer did not run again");
+    assert_eq!(chain.resources(), 1);
+}
