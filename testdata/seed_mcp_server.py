@@ -7,6 +7,7 @@ the top level of each tool (`destructiveHint`, `readOnlyHint`), no
     seed_mcp_server.py --http       Streamable HTTP on 127.0.0.1, a free port,
                                     logs "listening on http://127.0.0.1:P/mcp"
 
+`seed_whoami` answers with the Authorization header its call carried (HTTP).
 Calling `seed_grow` adds a tool `seed_grown_N` and sends
 `notifications/tools/list_changed` (stdio only: over HTTP a notification
 needs an open stream, which this small server does not keep).
@@ -25,11 +26,14 @@ TOOLS = [
      "inputSchema": {"type": "object", "properties": {}}},
     {"name": "seed_grow", "description": "Adds a tool and announces it.", "readOnlyHint": True,
      "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "seed_whoami", "description": "Says which Authorization header the call carried.",
+     "readOnlyHint": True, "inputSchema": {"type": "object", "properties": {}}},
 ]
 
 
-def answer(msg):
-    """The JSON-RPC answer to one request, plus notifications to send after it."""
+def answer(msg, auth=None):
+    """The JSON-RPC answer to one request, plus notifications to send after it.
+    `auth` is the request's Authorization header (HTTP only)."""
     method = msg.get("method")
     notes = []
     if method == "initialize":
@@ -46,7 +50,10 @@ def answer(msg):
                           "destructiveHint": True,
                           "inputSchema": {"type": "object", "properties": {}}})
             notes.append({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-        result = {"content": [{"type": "text", "text": f"{name} ok"}], "isError": False}
+        text = f"{name} ok"
+        if name == "seed_whoami":
+            text = f"authorization: {auth or 'none'}"
+        result = {"content": [{"type": "text", "text": text}], "isError": False}
     else:
         return {"jsonrpc": "2.0", "id": msg["id"],
                 "error": {"code": -32601, "message": "method not found"}}, notes
@@ -86,7 +93,7 @@ def http():
                 self.send_response(202)
                 self.end_headers()
                 return
-            reply, _ = answer(msg)
+            reply, _ = answer(msg, self.headers.get("authorization"))
             body = json.dumps(reply).encode()
             self.send_response(200)
             self.send_header("content-type", "application/json")

@@ -71,7 +71,10 @@ impl Chain {
     async fn start(depth: usize, a_yaml: Option<&str>) -> Chain {
         let fake = FakeState::new(Rules::parse(RULES).unwrap());
         let base = server::fake_llm::spawn(fake.clone()).await.unwrap();
-        let env = vec![("GEMINI_API_KEY", KEY.to_string()), ("GEMINI_BASE_URL", base)];
+        let env = vec![
+            ("GEMINI_API_KEY", KEY.to_string()),
+            ("GEMINI_BASE_URL", base),
+        ];
         let mut chain = Chain {
             _dirs: Vec::new(),
             fake,
@@ -161,7 +164,10 @@ async fn post(agent: &Agent, path: &str, body: Value) -> (u16, Value) {
         .send()
         .await
         .unwrap();
-    (resp.status().as_u16(), resp.json().await.unwrap_or(Value::Null))
+    (
+        resp.status().as_u16(),
+        resp.json().await.unwrap_or(Value::Null),
+    )
 }
 
 fn v1_send(text: &str) -> Value {
@@ -179,17 +185,36 @@ async fn the_agent_card_describes_the_agent_at_both_paths() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 200);
-    assert!(resp.headers()["cache-control"].to_str().unwrap().contains("max-age"));
+    assert!(
+        resp.headers()["cache-control"]
+            .to_str()
+            .unwrap()
+            .contains("max-age")
+    );
     let etag = resp.headers()["etag"].to_str().unwrap().to_string();
     let card: Value = resp.json().await.unwrap();
     assert_eq!(card["name"], "agent-c");
     let endpoint = c.url("/a2a");
-    assert_eq!(card["supportedInterfaces"][0], json!({"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}));
+    assert_eq!(
+        card["supportedInterfaces"][0],
+        json!({"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"})
+    );
     assert_eq!(card["supportedInterfaces"][1]["protocolVersion"], "0.3");
-    assert_eq!((card["url"].as_str(), card["protocolVersion"].as_str()), (Some(endpoint.as_str()), Some("0.3.0")));
+    assert_eq!(
+        (card["url"].as_str(), card["protocolVersion"].as_str()),
+        (Some(endpoint.as_str()), Some("0.3.0"))
+    );
     assert_eq!(card["capabilities"]["streaming"], true);
-    let skills: Vec<&str> = card["skills"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
-    assert!(skills.contains(&"resources_add") && skills.contains(&"resources_list"), "{skills:?}");
+    let skills: Vec<&str> = card["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        skills.contains(&"resources_add") && skills.contains(&"resources_list"),
+        "{skills:?}"
+    );
     let legacy: Value = support::get_json(c, "/.well-known/agent.json").await;
     assert_eq!(legacy, card);
     let again = client()
@@ -202,7 +227,10 @@ async fn the_agent_card_describes_the_agent_at_both_paths() {
     // B lists its sub-agent as a tool and a skill.
     let tools = support::get_json(chain.b(), "/tools").await;
     let a2a_c = support::tool(&tools, "a2a_c").unwrap();
-    assert_eq!((a2a_c["server"].as_str(), a2a_c["destructiveHint"].as_bool()), (Some("c"), Some(false)));
+    assert_eq!(
+        (a2a_c["server"].as_str(), a2a_c["destructiveHint"].as_bool()),
+        (Some("c"), Some(false))
+    );
 }
 
 /// TS-010/TS-011/TS-020: send a safe message → completed with an artifact;
@@ -216,13 +244,21 @@ async fn tasks_complete_wait_and_continue_over_a2a_and_rest() {
     let task = &done["result"]["task"];
     assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{done}");
     assert!(task.get("kind").is_none());
-    assert!(task["artifacts"][0]["parts"][0]["text"].as_str().unwrap().starts_with("C has: {\"count\":0"));
+    assert!(
+        task["artifacts"][0]["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("C has: {\"count\":0")
+    );
     assert_eq!(task["history"][0]["role"], "ROLE_USER");
 
     // Destructive: input-required with the structured request.
     let waiting = rpc(c, Some("1.0"), "SendMessage", v1_send("add pears 4")).await;
     let task = &waiting["result"]["task"];
-    assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{waiting}");
+    assert_eq!(
+        task["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{waiting}"
+    );
     let data = &task["status"]["message"]["parts"][1]["data"];
     assert_eq!(data["tool"], "resources_add");
     assert_eq!(data["arguments"], json!({"name": "pears", "value": 4}));
@@ -231,13 +267,27 @@ async fn tasks_complete_wait_and_continue_over_a2a_and_rest() {
     // Anything but a decision is refused with an explanation.
     let unclear = rpc(c, Some("1.0"), "SendMessage", json!({"message": {"messageId": "m2", "role": "ROLE_USER", "taskId": tid, "parts": [{"text": "hmm"}]}})).await;
     assert_eq!(unclear["error"]["code"], -32602, "{unclear}");
-    assert!(unclear["error"]["message"].as_str().unwrap().contains("approve"));
+    assert!(
+        unclear["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("approve")
+    );
     // Approve over REST; the A2A task is completed.
     let uuid = data["approval_uuid"].as_str().unwrap();
     let (status, _) = post(c, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
     assert_eq!(status, 200);
-    let got = rpc(c, Some("1.0"), "GetTask", json!({"id": tid, "historyLength": 1})).await;
-    assert_eq!(got["result"]["status"]["state"], "TASK_STATE_COMPLETED", "{got}");
+    let got = rpc(
+        c,
+        Some("1.0"),
+        "GetTask",
+        json!({"id": tid, "historyLength": 1}),
+    )
+    .await;
+    assert_eq!(
+        got["result"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{got}"
+    );
     assert_eq!(got["result"]["history"].as_array().unwrap().len(), 1);
     assert_eq!(chain.resources(), 1);
     // A terminal task takes no more messages (1.0).
@@ -253,27 +303,56 @@ async fn tasks_complete_wait_and_continue_over_a2a_and_rest() {
         json!({ "message": m })
     };
     let w = rpc(c, None, "message/send", send03("add figs 2", None)).await;
-    assert_eq!((w["result"]["kind"].as_str(), w["result"]["status"]["state"].as_str()), (Some("task"), Some("input-required")), "{w}");
+    assert_eq!(
+        (
+            w["result"]["kind"].as_str(),
+            w["result"]["status"]["state"].as_str()
+        ),
+        (Some("task"), Some("input-required")),
+        "{w}"
+    );
     let t = w["result"]["id"].as_str().unwrap().to_string();
     let ok = rpc(c, None, "message/send", send03("approve", Some(&t))).await;
     assert_eq!(ok["result"]["status"]["state"], "completed", "{ok}");
-    assert!(ok["result"]["artifacts"][0]["parts"][0]["text"].as_str().unwrap().contains("\"figs\""));
+    assert!(
+        ok["result"]["artifacts"][0]["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("\"figs\"")
+    );
     assert_eq!(chain.resources(), 2);
     let w = rpc(c, None, "message/send", send03("add kiwis 9", None)).await;
     let t = w["result"]["id"].as_str().unwrap().to_string();
     let no = rpc(c, None, "message/send", send03("no", Some(&t))).await;
     assert_eq!(no["result"]["status"]["state"], "completed", "{no}");
-    assert!(no["result"]["artifacts"][0]["parts"][0]["text"].as_str().unwrap().contains("rejected"));
+    assert!(
+        no["result"]["artifacts"][0]["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("rejected")
+    );
     assert_eq!(chain.resources(), 2, "never run on reject");
 
     // Errors in each dialect.
     let missing = rpc(c, Some("1.0"), "GetTask", json!({"id": "nope"})).await;
     assert_eq!(missing["error"]["code"], -32001);
     assert_eq!(missing["error"]["data"][0]["reason"], "TASK_NOT_FOUND");
-    assert_eq!(rpc(c, None, "tasks/get", json!({"id": "nope"})).await["error"]["code"], -32001);
-    assert_eq!(rpc(c, None, "tasks/nothing", json!({})).await["error"]["code"], -32601);
-    assert_eq!(rpc(c, Some("99.0"), "GetTask", json!({"id": "x"})).await["error"]["code"], -32009);
-    assert_eq!(rpc(c, Some("1.0"), "SendMessage", json!({})).await["error"]["code"], -32602);
+    assert_eq!(
+        rpc(c, None, "tasks/get", json!({"id": "nope"})).await["error"]["code"],
+        -32001
+    );
+    assert_eq!(
+        rpc(c, None, "tasks/nothing", json!({})).await["error"]["code"],
+        -32601
+    );
+    assert_eq!(
+        rpc(c, Some("99.0"), "GetTask", json!({"id": "x"})).await["error"]["code"],
+        -32009
+    );
+    assert_eq!(
+        rpc(c, Some("1.0"), "SendMessage", json!({})).await["error"]["code"],
+        -32602
+    );
 }
 
 /// TS-028: cancelling a waiting task never runs its tool.
@@ -284,14 +363,19 @@ async fn cancelling_a_waiting_task_never_runs_the_tool() {
     let w = rpc(c, Some("1.0"), "SendMessage", v1_send("add plums 1")).await;
     let tid = w["result"]["task"]["id"].as_str().unwrap().to_string();
     let cancelled = rpc(c, Some("1.0"), "CancelTask", json!({"id": tid})).await;
-    assert_eq!(cancelled["result"]["status"]["state"], "TASK_STATE_CANCELED", "{cancelled}");
+    assert_eq!(
+        cancelled["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{cancelled}"
+    );
     let again = rpc(c, Some("1.0"), "CancelTask", json!({"id": tid})).await;
     assert_eq!(again["error"]["code"], -32002);
     let conv = support::get_json(c, &format!("/conversations/{tid}")).await;
     assert_eq!(conv["conversation"]["status"], "cancelled");
     assert!(conv["conversation"].get("pending_approval").is_none());
     assert_eq!(chain.resources(), 0);
-    let uuid = w["result"]["task"]["status"]["message"]["parts"][1]["data"]["approval_uuid"].as_str().unwrap();
+    let uuid = w["result"]["task"]["status"]["message"]["parts"][1]["data"]["approval_uuid"]
+        .as_str()
+        .unwrap();
     let (status, _) = post(c, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
     assert_eq!(status, 409, "a cancelled approval cannot be approved");
     assert_eq!(chain.resources(), 0);
@@ -315,21 +399,40 @@ async fn a_proxied_approval_is_decided_upstream_and_the_result_flows_back() {
     let at_c = support::get_json(chain.c(), &format!("/conversations/{remote_task}")).await;
     assert_eq!(at_c["conversation"]["status"], "waiting_approval");
     assert_eq!(chain.resources(), 0);
-    let (status, body) = post(b, &format!("/approvals/{}", a["uuid"].as_str().unwrap()), json!({"approved": true})).await;
+    let (status, body) = post(
+        b,
+        &format!("/approvals/{}", a["uuid"].as_str().unwrap()),
+        json!({"approved": true}),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     let response = body["result"]["response"].as_str().unwrap();
-    assert!(response.starts_with("B relayed: C added: {\"resource\""), "{response}");
+    assert!(
+        response.starts_with("B relayed: C added: {\"resource\""),
+        "{response}"
+    );
     assert_eq!(chain.resources(), 1);
     let at_c = support::get_json(chain.c(), &format!("/conversations/{remote_task}")).await;
     assert_eq!(at_c["conversation"]["status"], "active");
 
     // Reject: C's model hears it, nothing runs, B gets C's answer.
     let (_, body) = post(b, "/conversations", json!({"message": "add limes 3"})).await;
-    let uuid = body["result"]["approval"]["uuid"].as_str().unwrap().to_string();
-    let (status, body) = post(b, &format!("/approvals/{uuid}"), json!({"approved": false, "reason": "no limes"})).await;
+    let uuid = body["result"]["approval"]["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, body) = post(
+        b,
+        &format!("/approvals/{uuid}"),
+        json!({"approved": false, "reason": "no limes"}),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     let response = body["result"]["response"].as_str().unwrap();
-    assert!(response.contains("rejected") && response.contains("no limes"), "{response}");
+    assert!(
+        response.contains("rejected") && response.contains("no limes"),
+        "{response}"
+    );
     assert_eq!(chain.resources(), 1);
 }
 
@@ -365,10 +468,18 @@ async fn three_agents_deep_with_a_crash_in_the_middle() {
     let env: Vec<(&str, &str)> = chain.env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     chain.agents[1] = Agent::start_with_env(&chain.configs[1], &env);
     assert_eq!(chain.resources(), 0);
-    let (status, body) = post(chain.a(), &format!("/approvals/{uuid}"), json!({"approved": true})).await;
+    let (status, body) = post(
+        chain.a(),
+        &format!("/approvals/{uuid}"),
+        json!({"approved": true}),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     let response = body["result"]["response"].as_str().unwrap();
-    assert!(response.starts_with("A relayed: B relayed: C added:"), "{response}");
+    assert!(
+        response.starts_with("A relayed: B relayed: C added:"),
+        "{response}"
+    );
     assert_eq!(chain.resources(), 1, "ran exactly once");
     // The bearer token reached every hop's model call? Never: LLM requests
     // carry only the provider key.
@@ -398,13 +509,29 @@ async fn streaming_shows_progress_then_the_answer() {
         .collect();
     assert!(events.len() >= 4, "{text}");
     assert!(events.iter().all(|e| e["id"] == 7));
-    assert_eq!(events[0]["result"]["task"]["status"]["state"], "TASK_STATE_WORKING");
-    assert!(events.iter().any(|e| e["result"]["statusUpdate"]["status"]["message"]["parts"][0]["text"]
-        .as_str()
-        .is_some_and(|t| t.starts_with("Running resources_list"))), "{text}");
+    assert_eq!(
+        events[0]["result"]["task"]["status"]["state"],
+        "TASK_STATE_WORKING"
+    );
+    assert!(
+        events.iter().any(
+            |e| e["result"]["statusUpdate"]["status"]["message"]["parts"][0]["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("Running resources_list"))
+        ),
+        "{text}"
+    );
     let n = events.len();
-    assert!(events[n - 2]["result"]["artifactUpdate"]["artifact"]["parts"][0]["text"].as_str().unwrap().starts_with("C has:"));
-    assert_eq!(events[n - 1]["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED");
+    assert!(
+        events[n - 2]["result"]["artifactUpdate"]["artifact"]["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("C has:")
+    );
+    assert_eq!(
+        events[n - 1]["result"]["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
     assert!(!text.contains("\"final\""), "no 0.3 keys in 1.0");
 }
 
@@ -415,7 +542,12 @@ async fn streaming_shows_progress_then_the_answer() {
 async fn a_proxied_approval_pauses_and_resumes_a_pipeline_node() {
     let yaml = "name: agent-a\nagent:\n  name: flow\n  type: sequential\n  agents:\n    - {name: analyzer, type: llm, prompt: \"You are agent A's analyzer.\", output_key: analysis}\n    - {name: remote, type: a2a, url: \"{B}\", output_key: remote_answer}\n";
     let chain = Chain::start(3, Some(yaml)).await;
-    let (status, body) = post(chain.a(), "/conversations", json!({"message": "add dates 6"})).await;
+    let (status, body) = post(
+        chain.a(),
+        "/conversations",
+        json!({"message": "add dates 6"}),
+    )
+    .await;
     assert_eq!(status, 201, "{body}");
     let a = &body["result"]["approval"];
     assert_eq!(a["chain"], json!(["remote", "c"]), "{body}");
@@ -430,12 +562,25 @@ async fn a_proxied_approval_pauses_and_resumes_a_pipeline_node() {
             .count()
     };
     assert_eq!(analyzer(&chain), 1);
-    let (status, body) = post(chain.a(), &format!("/approvals/{}", a["uuid"].as_str().unwrap()), json!({"approved": true})).await;
+    let (status, body) = post(
+        chain.a(),
+        &format!("/approvals/{}", a["uuid"].as_str().unwrap()),
+        json!({"approved": true}),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     let response = body["result"]["response"].as_str().unwrap();
     assert!(response.starts_with("B relayed: C added:"), "{response}");
-    assert_eq!(body["conversation"]["pipeline_state"]["status"], "completed");
-    assert!(body["conversation"]["pipeline_state"]["state"]["remote_answer"].as_str().unwrap().starts_with("B relayed"));
+    assert_eq!(
+        body["conversation"]["pipeline_state"]["status"],
+        "completed"
+    );
+    assert!(
+        body["conversation"]["pipeline_state"]["state"]["remote_answer"]
+            .as_str()
+            .unwrap()
+            .starts_with("B relayed")
+    );
     assert_eq!(analyzer(&chain), 1, "the analyzer did not run again");
     assert_eq!(chain.resources(), 1);
 }

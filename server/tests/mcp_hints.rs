@@ -123,7 +123,7 @@ async fn a_list_changed_notification_refreshes_the_tools() {
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
     let a = Agent::start(&cfg);
     let before = get_json(&a, "/tools").await;
-    assert!(tool(&before, "seed_grown_5").is_none(), "{before}");
+    assert!(tool(&before, "seed_grown_6").is_none(), "{before}");
 
     let resp: Value = client()
         .post(a.url("/conversations"))
@@ -139,7 +139,7 @@ async fn a_list_changed_notification_refreshes_the_tools() {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let tools = get_json(&a, "/tools").await;
-        if let Some(t) = tool(&tools, "seed_grown_5") {
+        if let Some(t) = tool(&tools, "seed_grown_6") {
             assert_eq!(
                 t["destructiveHint"], true,
                 "the new tool's hint is read too"
@@ -151,5 +151,71 @@ async fn a_list_changed_notification_refreshes_the_tools() {
             "the new tool never appeared: {tools}"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The caller's `Authorization: Bearer` reaches an HTTP MCP server (present
+/// when sent, absent when not), and never with `forward_auth: false`.
+#[tokio::test]
+async fn the_callers_bearer_token_is_forwarded_to_http_servers_unless_opted_out() {
+    let seed = HttpSeed::start();
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.yaml");
+    std::fs::write(
+        &rules,
+        "rules:\n  - match: \"who\"\n    steps:\n      - call: seed_whoami\n      - reply: \"{result}\"\n",
+    )
+    .unwrap();
+    let ask = |a: &Agent, token: Option<&'static str>| {
+        let url = a.url("/conversations");
+        async move {
+            let mut req = client().post(url).json(&json!({"message": "who am i"}));
+            if let Some(t) = token {
+                req = req.bearer_auth(t);
+            }
+            let v: Value = req.send().await.unwrap().json().await.unwrap();
+            v["result"]["response"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        }
+    };
+    for (forward, expect_token) in [(true, true), (false, false)] {
+        let sub = dir.path().join(format!("agent-{forward}"));
+        std::fs::create_dir_all(&sub).unwrap();
+        let yaml = format!(
+            "llm: {{model: \"scripted:{}\"}}\nunannotated_tools: allow\nmcp_servers:\n  - name: seed\n    url: {}\n    forward_auth: {forward}\n",
+            rules.display(),
+            seed.url
+        );
+        let cfg = write_config(&sub, &sub.join("data"), &yaml);
+        let a = Agent::start(&cfg);
+        let with = ask(&a, Some("user-token-77")).await;
+        let expected = if expect_token {
+            "authorization: Bearer user-token-77"
+        } else {
+            "authorization: none"
+        };
+        assert_eq!(with, expected, "forward_auth: {forward}");
+        assert_eq!(
+            ask(&a, None).await,
+            "authorization: none",
+            "absent when not sent"
+        );
+        // Another caller's token is not reused for this one.
+        if expect_token {
+            assert_eq!(
+                ask(&a, Some("other-token-1")).await,
+                "authorization: Bearer other-token-1"
+            );
+        }
+        assert!(!a.log().contains("user-token-77"), "never logged");
+        for f in ["agent.db", "agent.db-wal"] {
+            let bytes = std::fs::read(sub.join("data").join(f)).unwrap_or_default();
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains("user-token-77"),
+                "never stored ({f})"
+            );
+        }
     }
 }

@@ -6,7 +6,8 @@
 //!   becomes `in_doubt`, its call gets a result saying so, and it is **never
 //!   re-run**; the operator sees it;
 //! - an approval left `approved` (decided, not yet started) is safe to run:
-//!   its conversation is resumed in the background;
+//!   its conversation is resumed in the background; so is a rejected proxy
+//!   approval that was not yet forwarded to its remote task;
 //! - a turn that was running otherwise stops: calls it had not answered get
 //!   an "interrupted" result (one that had started may have taken effect and
 //!   is not re-run), and a note tells the user to send the message again;
@@ -41,11 +42,26 @@ impl Engine {
                     conversations::set_status(tx, &a.approval.conversation_id, ConversationStatus::Active)?;
                     tracing::warn!(approval = %a.approval.uuid, tool = %a.approval.tool_name, "approval in doubt after a restart; not re-run");
                 }
-                let resume: BTreeSet<String> = approvals::with_status(tx, ApprovalStatus::Approved)?
+                let mut resume: BTreeSet<String> = approvals::with_status(tx, ApprovalStatus::Approved)?
                     .into_iter()
                     .map(|a| a.approval.conversation_id)
                     .collect();
                 for id in conversations::running(tx)? {
+                    // A rejected proxy approval not yet forwarded: the remote
+                    // task still waits; resuming sends it the rejection.
+                    let mut forward = false;
+                    for m in messages::stored(tx, &id)? {
+                        if m.is_unanswered_call()
+                            && approvals::for_message(tx, &m.message.id)?.is_some_and(|a| {
+                                a.status == ApprovalStatus::Rejected && a.approval.remote_task_id.is_some()
+                            })
+                        {
+                            forward = true;
+                        }
+                    }
+                    if forward {
+                        resume.insert(id.clone());
+                    }
                     if resume.contains(&id) {
                         continue;
                     }
@@ -97,9 +113,15 @@ impl Engine {
                     let Some(guard) = engine.inner.locks.try_lock(&id) else {
                         return;
                     };
+                    // The conversation's own session id, so the resumed
+                    // work greps out of every agent's log with the same sid.
+                    let session_id = match engine.inner.store.get_conversation(id.clone()).await {
+                        Ok(Some(c)) => c.session_id,
+                        _ => "recovery".into(),
+                    };
                     let ctx = super::Ctx {
                         bearer: None,
-                        session_id: "recovery".into(),
+                        session_id,
                         hops: 0,
                     };
                     match engine.run_turn(id.clone(), ctx, guard).await {

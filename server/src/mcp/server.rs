@@ -68,7 +68,14 @@ pub struct McpServer {
     tools: RwLock<Vec<ToolInfo>>,
     /// Why the server is unavailable, if it is.
     problem: RwLock<Option<String>>,
+    /// HTTP sessions that carry a caller's `Authorization: Bearer`, most
+    /// recently used last, at most [`TOKEN_SESSIONS`]. The token lives only
+    /// in memory, inside the session's headers; it is never logged.
+    by_token: tokio::sync::Mutex<Vec<(String, Service)>>,
 }
+
+/// HTTP sessions kept for forwarded tokens.
+const TOKEN_SESSIONS: usize = 32;
 
 impl McpServer {
     pub fn new(
@@ -84,6 +91,7 @@ impl McpServer {
             conn: tokio::sync::Mutex::new(None),
             tools: RwLock::new(Vec::new()),
             problem: RwLock::new(Some("not connected yet".into())),
+            by_token: tokio::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -228,18 +236,7 @@ impl McpServer {
         };
         if let Some(url) = &self.config.url {
             let headers = self.http_headers()?;
-            let http = reqwest::Client::builder()
-                .connect_timeout(Duration::from_secs(10))
-                .build()
-                .map_err(|e| e.to_string())?;
-            let transport = StreamableHttpClientTransport::with_client(
-                http,
-                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
-            );
-            handler
-                .serve(transport)
-                .await
-                .map_err(|e| format!("cannot connect to {url}: {e}"))
+            self.open_http(url, headers, handler).await
         } else {
             let command = self.config.command.clone().unwrap_or_default();
             let mut cmd = tokio::process::Command::new(&command);
@@ -288,14 +285,90 @@ impl McpServer {
         }
     }
 
+    /// Opens a Streamable HTTP session with `headers`.
+    async fn open_http(
+        &self,
+        url: &str,
+        headers: HttpHeaders,
+        handler: Handler,
+    ) -> Result<Service, String> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| e.to_string())?;
+        let transport = StreamableHttpClientTransport::with_client(
+            http,
+            StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers),
+        );
+        handler
+            .serve(transport)
+            .await
+            .map_err(|e| format!("cannot connect to {url}: {e}"))
+    }
+
+    /// The caller's token to forward to this server, if any: HTTP servers
+    /// with `forward_auth` (the default) whose config does not set its own
+    /// `Authorization` header.
+    fn forwarded_token<'a>(&self, ctx: &'a CallContext) -> Option<&'a str> {
+        let own = self
+            .config
+            .headers
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case("authorization"));
+        (self.is_http() && self.config.forward_auth && !own)
+            .then_some(ctx.bearer.as_deref())
+            .flatten()
+    }
+
+    /// A session carrying `token` (opened on first use, then reused).
+    async fn token_peer(&self, token: &str) -> Result<rmcp::Peer<RoleClient>, ToolError> {
+        let unavailable = |reason: String| ToolError::Unavailable {
+            server: self.name.clone(),
+            reason,
+        };
+        let mut sessions = self.by_token.lock().await;
+        sessions.retain(|(_, s)| !s.is_transport_closed());
+        if let Some(i) = sessions.iter().position(|(t, _)| t == token) {
+            let entry = sessions.remove(i);
+            let peer = entry.1.peer().clone();
+            sessions.push(entry);
+            return Ok(peer);
+        }
+        let url = self.config.url.clone().unwrap_or_default();
+        let mut headers = self.http_headers().map_err(unavailable)?;
+        let value =
+            reqwest::header::HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+                unavailable("the caller's bearer token is not a valid header value".into())
+            })?;
+        headers.insert(reqwest::header::AUTHORIZATION, value);
+        let handler = Handler {
+            server: self.name.clone(),
+            changed: self.changed.clone(),
+        };
+        let service = tokio::time::timeout(CONNECT_TIMEOUT, self.open_http(&url, headers, handler))
+            .await
+            .map_err(|_| unavailable("no answer to the MCP handshake in time".into()))?
+            .map_err(unavailable)?;
+        let peer = service.peer().clone();
+        if sessions.len() >= TOKEN_SESSIONS {
+            sessions.remove(0);
+        }
+        sessions.push((token.to_string(), service));
+        Ok(peer)
+    }
+
     /// Calls a tool; connects (or restarts a stdio server) first if needed.
+    /// Over HTTP the caller's bearer token goes along (see `forwarded_token`).
     pub async fn call(
         &self,
         name: &str,
         args: Value,
-        _ctx: &CallContext,
+        ctx: &CallContext,
     ) -> Result<ToolOutput, ToolError> {
-        let peer = {
+        let token = self.forwarded_token(ctx);
+        let peer = if let Some(t) = token {
+            self.token_peer(t).await?
+        } else {
             let needs_connect = {
                 let conn = self.conn.lock().await;
                 conn.as_ref().is_none_or(|s| s.is_transport_closed())
@@ -384,6 +457,9 @@ impl McpServer {
     /// server still running when its output closes is killed.
     pub async fn shutdown(&self) {
         if let Some(s) = self.conn.lock().await.take() {
+            let _ = s.cancel().await;
+        }
+        for (_, s) in self.by_token.lock().await.drain(..) {
             let _ = s.cancel().await;
         }
     }
