@@ -7,12 +7,14 @@ the top level of each tool (`destructiveHint`, `readOnlyHint`), no
     seed_mcp_server.py --http       Streamable HTTP on 127.0.0.1, a free port,
                                     logs "listening on http://127.0.0.1:P/mcp"
 
-`seed_whoami` answers with the Authorization header its call carried (HTTP).
+`seed_whoami` says whether its call carried an Authorization header (HTTP)
+and appends the header to the file named by $SEED_AUTH_LOG.
 Calling `seed_grow` adds a tool `seed_grown_N` and sends
 `notifications/tools/list_changed` (stdio only: over HTTP a notification
 needs an open stream, which this small server does not keep).
 """
 import json
+import os
 import sys
 
 TOOLS = [
@@ -52,7 +54,13 @@ def answer(msg, auth=None):
             notes.append({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         text = f"{name} ok"
         if name == "seed_whoami":
-            text = f"authorization: {auth or 'none'}"
+            # The token itself goes to a side file, not into the answer (which
+            # the agent stores): a test then proves the agent stores none.
+            record = os.environ.get("SEED_AUTH_LOG")
+            if record:
+                with open(record, "a") as f:
+                    f.write(f"{auth or 'none'}\n")
+            text = "authorization: " + ("present" if auth else "none")
         result = {"content": [{"type": "text", "text": text}], "isError": False}
     else:
         return {"jsonrpc": "2.0", "id": msg["id"],

@@ -868,7 +868,7 @@ async fn an_a2a_node_delegates_with_identity_and_its_answer_flows_on() {
             .unwrap();
         assert_eq!(resp.status(), 201);
         let body: Value = resp.json().await.unwrap();
-        let calls_seen = &log.lock().unwrap().calls;
+        let calls_seen = log.lock().unwrap().calls.clone();
         assert_eq!(calls_seen.len(), 1, "v1={v1}");
         let (headers, sent) = &calls_seen[0];
         let header = |n: &str| {
@@ -909,6 +909,15 @@ async fn an_a2a_node_delegates_with_identity_and_its_answer_flows_on() {
         assert!(
             !s.agent.log().contains("user-token-123"),
             "the token is never logged"
+        );
+        // Without a token, none is sent.
+        let (status, _) = s.ask("please do nothing").await;
+        assert_eq!(status, 201);
+        let calls_seen = log.lock().unwrap().calls.clone();
+        assert_eq!(calls_seen.len(), 2);
+        assert!(
+            !calls_seen[1].0.iter().any(|(k, _)| k == "authorization"),
+            "absent when not sent"
         );
     }
 
