@@ -109,7 +109,7 @@ export async function startResourcesAgent(): Promise<Agent> {
  * One of the pipeline examples in testdata/ (e2e-sequential.yaml, …) as a
  * user would run it, with its data, database and rules paths made absolute.
  */
-export async function startExampleAgent(example: string): Promise<Agent> {
+export async function startExampleAgent(example: string, edit: (yaml: string) => string = (y) => y): Promise<Agent> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stopgo-e2e-'));
   const testdata = path.join(root, 'testdata');
   const config = fs
@@ -117,9 +117,10 @@ export async function startExampleAgent(example: string): Promise<Agent> {
     .replace(/^data_dir: .*$/m, `data_dir: ${path.join(dir, 'data')}`)
     .replace(/model: "scripted:([^"]+)"/, (_m, rules) => `model: "scripted:${path.join(testdata, rules)}"`)
     .replace(/command: target\/release\/mcp-resources/, `command: ${path.join(root, 'target', 'release', 'mcp-resources')}`)
-    .replace(/args: \[--db, [^\]]+\]/, `args: [--db, ${path.join(dir, 'resources.db')}]`);
+    .replace(/args: \[--db, [^\]]+\]/, `args: [--db, ${path.join(dir, 'resources.db')}]`)
+    .replace(/^port: \d+$/m, 'port: 0');
   const configPath = path.join(dir, 'agent.yaml');
-  fs.writeFileSync(configPath, config);
+  fs.writeFileSync(configPath, edit(config));
   const agent = new Agent(dir, configPath);
   await agent.start();
   return agent;
