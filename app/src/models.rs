@@ -180,6 +180,9 @@ pub struct Conversation {
     pub pending_approval: Option<PendingApproval>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pipeline_state: Option<Value>,
+    /// The A2A context id, when an A2A client chose one (else the id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<String>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -498,6 +501,7 @@ mod tests {
             }],
             pending_approval: None,
             pipeline_state: None,
+            context_id: None,
             created_at: "2026-01-01T00:00:00.000Z".into(),
             updated_at: "2026-01-01T00:00:00.000Z".into(),
         };

@@ -64,6 +64,9 @@ pub struct Startup {
     pub site_root: String,
     /// The tools; `None` builds them from the config's MCP servers.
     pub tools: Option<Arc<dyn tools::ToolRouter>>,
+    /// Serve the A2A TCK's scripted behaviours instead of the agent
+    /// (`agent --a2a-conformance`).
+    pub a2a_conformance: bool,
 }
 
 /// Opens the store, settles work a crash left half-done, builds the model
@@ -134,9 +137,18 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
         );
         engine.resume_in_background(resume);
     }
+    let a2a: Arc<dyn a2a::executor::Executor> = if s.a2a_conformance {
+        tracing::warn!(
+            "A2A conformance mode: /a2a serves the TCK's scripted behaviours, not the agent"
+        );
+        Arc::new(a2a::conformance::Conformance::default())
+    } else {
+        Arc::new(a2a::executor::EngineExecutor)
+    };
     Ok(AppState {
         store,
         engine,
+        a2a,
         config,
         leptos: leptos_options(&s.site_root),
     })

@@ -16,6 +16,9 @@ pub struct AppState {
     /// Turns, approvals and tools. Shared because every request that changes
     /// a conversation goes through it (it owns the per-conversation locks).
     pub engine: Engine,
+    /// What runs A2A messages: the engine, or the TCK's conformance
+    /// executor (`agent --a2a-conformance`).
+    pub a2a: Arc<dyn crate::a2a::executor::Executor>,
     /// The validated config, read-only after startup.
     pub config: Arc<Config>,
     /// Where the UI's assets are and what they are called; Leptos reads it

@@ -2,7 +2,8 @@
 //!
 //! Server: [`card`] (the agent card), [`rpc`] (JSON-RPC framing, dialect
 //! choice, errors), [`wire`] (objects in 1.0 / 0.3 / legacy form), [`tasks`]
-//! (tasks over conversations), [`stream`] (SSE), [`server`] (the handler).
+//! (tasks over conversations), [`stream`] (SSE), [`server`] (the handler),
+//! [`executor`] (what runs a message: the engine, or [`conformance`]).
 //!
 //! - [`client`]: sends a message to a remote agent and reads its answer
 //!   (or what the remote's waiting task asks for); used by `a2a` nodes and
@@ -14,6 +15,8 @@
 
 pub mod card;
 pub mod client;
+pub mod conformance;
+pub mod executor;
 pub mod rpc;
 pub mod server;
 pub mod stream;

@@ -10,9 +10,10 @@
 //! disconnects stops only its stream. Errors found before streaming starts
 //! are plain JSON in 1.0 and an `error` event in 0.3, as each TCK expects.
 
+use super::executor::Ran;
 use super::rpc::{self, RpcError};
 use super::server::{errors_in_stream, plain_error};
-use super::tasks::{self, Plan};
+use super::tasks;
 use super::wire::{self, Dialect, MessageView, Part, Sender, TaskState, TaskView};
 use crate::engine::Ctx;
 use crate::events::Delivery;
@@ -35,27 +36,15 @@ enum Frame {
 /// `SendStreamingMessage` / `message/stream`.
 pub async fn send(state: AppState, id: Value, params: Value, d: Dialect, ctx: Ctx) -> Response {
     let start = async {
-        let m = wire::incoming(&params).map_err(RpcError::params)?;
-        let plan = tasks::plan(&state, &m, d).await?;
+        let mut m = wire::incoming(&params).map_err(RpcError::params)?;
+        m.dialect = Some(d);
+        let plan = state.a2a.plan(&state, &m, d).await?;
         // Know the conversation before the turn starts, to follow it.
         let cid = match plan.conversation() {
             Some(c) => c.to_string(),
-            None => {
-                let (c, _) = state
-                    .engine
-                    .start_conversation(None, ctx.clone())
-                    .await
-                    .map_err(tasks::engine_error)?;
-                c.id
-            }
+            None => tasks::create(&state, &m, &ctx).await?,
         };
-        let plan = match plan {
-            Plan::New(text) => Plan::Turn {
-                id: cid.clone(),
-                text,
-            },
-            p => p,
-        };
+        let plan = plan.on(&cid);
         Ok::<_, RpcError>((cid, plan))
     };
     let (cid, plan) = match start.await {
@@ -85,7 +74,7 @@ pub async fn send(state: AppState, id: Value, params: Value, d: Dialect, ctx: Ct
             // The client left: the turn still runs, detached.
         }
         let (st, ctx2) = (state.clone(), ctx);
-        let mut op = tokio::spawn(async move { tasks::run(&st, plan, ctx2).await });
+        let mut op = tokio::spawn(async move { st.a2a.run(&st, plan, ctx2).await });
         let outcome = loop {
             tokio::select! {
                 done = &mut op => break done,
@@ -101,11 +90,19 @@ pub async fn send(state: AppState, id: Value, params: Value, d: Dialect, ctx: Ct
             }
         };
         match outcome {
-            Ok(Ok(c)) => {
-                let v = tasks::view(&c, false, None);
+            Ok(Ok(Ran::Task(c))) => {
+                let v = tasks::view_of(&state, &c, None);
                 for f in finals(&v, d) {
                     let _ = tx.send(Frame::Result(f)).await;
                 }
+            }
+            Ok(Ok(Ran::Message(m))) => {
+                let msg = wire::message(&m, d);
+                let r = match d {
+                    Dialect::V1 => json!({ "message": msg }),
+                    _ => msg,
+                };
+                let _ = tx.send(Frame::Result(r)).await;
             }
             Ok(Err(e)) => {
                 let _ = tx.send(Frame::Error(e)).await;
@@ -131,7 +128,7 @@ pub async fn subscribe(state: AppState, id: Value, params: Value, d: Dialect) ->
         Ok(c) => c,
         Err(e) => return early_error(id, e, d),
     };
-    let v = tasks::view(&c, state.engine.is_busy(&tid), None);
+    let v = tasks::view_of(&state, &c, None);
     if v.state.is_terminal() {
         return early_error(
             id,
@@ -169,7 +166,7 @@ pub async fn subscribe(state: AppState, id: Value, params: Value, d: Dialect) ->
             let Ok(c) = tasks::load(&state, &tid).await else {
                 return;
             };
-            let now = tasks::view(&c, state.engine.is_busy(&tid), None);
+            let now = tasks::view_of(&state, &c, None);
             if ends(now.state) {
                 for f in finals(&now, d) {
                     let _ = tx.send(Frame::Result(f)).await;

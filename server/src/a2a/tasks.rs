@@ -16,6 +16,7 @@
 //! - Turns run detached from the HTTP request (the engine spawns them), so
 //!   a client that disconnects does not stop its task.
 
+use super::executor::Ran;
 use super::rpc::{RpcError, param_str, param_u64};
 use super::wire::{
     ArtifactView, Dialect, Incoming, MessageView, Part, Sender, TaskState, TaskView, decision,
@@ -54,7 +55,7 @@ pub fn view(c: &Conversation, busy: bool, history: Option<usize>) -> TaskView {
         role: Sender::Agent,
         parts,
         task_id: Some(c.id.clone()),
-        context_id: Some(c.id.clone()),
+        context_id: Some(context_of(c)),
     };
     let last_note = || {
         c.messages
@@ -109,7 +110,7 @@ pub fn view(c: &Conversation, busy: bool, history: Option<usize>) -> TaskView {
             },
             parts: vec![Part::Text(m.content.clone())],
             task_id: Some(c.id.clone()),
-            context_id: Some(c.id.clone()),
+            context_id: Some(context_of(c)),
         })
         .collect();
     if let Some(n) = history {
@@ -118,7 +119,7 @@ pub fn view(c: &Conversation, busy: bool, history: Option<usize>) -> TaskView {
     }
     TaskView {
         id: c.id.clone(),
-        context_id: c.id.clone(),
+        context_id: context_of(c),
         state,
         status_message,
         timestamp: c.updated_at.clone(),
@@ -127,13 +128,53 @@ pub fn view(c: &Conversation, busy: bool, history: Option<usize>) -> TaskView {
     }
 }
 
+/// The task's context id: the one its client chose, else the task id.
+pub fn context_of(c: &Conversation) -> String {
+    c.context_id.clone().unwrap_or_else(|| c.id.clone())
+}
+
+/// Creates an empty conversation for a new task (in the client's context,
+/// if it named one) and returns its id.
+pub async fn create(state: &AppState, m: &Incoming, ctx: &Ctx) -> Result<String, RpcError> {
+    let (c, _) = state
+        .engine
+        .start_conversation(None, ctx.clone())
+        .await
+        .map_err(engine_error)?;
+    if let Some(context) = &m.context_id {
+        remember_context(state, &c.id, context).await?;
+    }
+    Ok(c.id)
+}
+
+async fn remember_context(state: &AppState, id: &str, context: &str) -> Result<(), RpcError> {
+    let (id, context) = (id.to_string(), context.to_string());
+    state
+        .store
+        .write(move |tx| crate::store::conversations::set_context(tx, &id, &context))
+        .await
+        .map_err(|e| RpcError::internal(e.to_string()))
+}
+
+/// The task view of a conversation as the executor sees it (busy state,
+/// extra artifacts).
+pub fn view_of(state: &AppState, c: &Conversation, history: Option<usize>) -> TaskView {
+    let mut v = view(c, state.engine.is_busy(&c.id), history);
+    if let Some(extra) = state.a2a.artifacts(&c.id)
+        && v.state == TaskState::Completed
+    {
+        v.artifacts = extra;
+    }
+    v
+}
+
 /// What a `SendMessage` does.
 #[derive(Clone, Debug)]
 pub enum Plan {
     /// A new conversation with this first message.
-    New(String),
+    New(Incoming),
     /// The next turn of a conversation.
-    Turn { id: String, text: String },
+    Turn { id: String, m: Incoming },
     /// A decision on a waiting conversation's pending approval.
     Decide {
         id: String,
@@ -143,6 +184,17 @@ pub enum Plan {
 }
 
 impl Plan {
+    /// The same plan on conversation `id` (a new one becomes its first turn).
+    pub fn on(self, id: &str) -> Plan {
+        match self {
+            Plan::New(m) => Plan::Turn {
+                id: id.to_string(),
+                m,
+            },
+            p => p,
+        }
+    }
+
     pub fn conversation(&self) -> Option<&str> {
         match self {
             Plan::New(_) => None,
@@ -167,10 +219,11 @@ pub async fn plan(state: &AppState, m: &Incoming, d: Dialect) -> Result<Plan, Rp
         (Some(t), ctx_id) => {
             let c = load(state, t).await?;
             if let Some(cid) = ctx_id
-                && cid != t
+                && *cid != context_of(&c)
             {
                 return Err(RpcError::params(format!(
-                    "contextId {cid:?} does not match task {t:?} (its contextId is {t:?})"
+                    "contextId {cid:?} does not match task {t:?} (its contextId is {:?})",
+                    context_of(&c)
                 )));
             }
             let st = view(&c, state.engine.is_busy(&c.id), Some(0)).state;
@@ -182,15 +235,23 @@ pub async fn plan(state: &AppState, m: &Incoming, d: Dialect) -> Result<Plan, Rp
             }
             Some(c)
         }
-        (None, Some(cid)) => state
-            .store
-            .get_conversation(cid.clone())
-            .await
-            .map_err(|e| RpcError::internal(e.to_string()))?,
+        (None, Some(cid)) => {
+            let cid = cid.clone();
+            let found = state
+                .store
+                .read(move |tx| crate::store::conversations::by_context(tx, &cid))
+                .await
+                .map_err(|e| RpcError::internal(e.to_string()))?;
+            match found {
+                Some(id) => Some(load(state, &id).await?),
+                None => None,
+            }
+        }
         (None, None) => None,
     };
     let Some(c) = target else {
-        return nonempty(m).map(|t| Plan::New(t.to_string()));
+        nonempty(m)?;
+        return Ok(Plan::New(m.clone()));
     };
     if let Some(a) = &c.pending_approval {
         return match decision(m) {
@@ -205,9 +266,10 @@ pub async fn plan(state: &AppState, m: &Incoming, d: Dialect) -> Result<Plan, Rp
             ))),
         };
     }
+    nonempty(m)?;
     Ok(Plan::Turn {
         id: c.id.clone(),
-        text: nonempty(m)?.to_string(),
+        m: m.clone(),
     })
 }
 
@@ -226,8 +288,24 @@ fn nonempty(m: &Incoming) -> Result<&str, RpcError> {
 pub async fn run(state: &AppState, plan: Plan, ctx: Ctx) -> Result<Conversation, RpcError> {
     let e = &state.engine;
     let out = match plan {
-        Plan::New(text) => e.start_conversation(Some(text), ctx).await.map(|(c, _)| c),
-        Plan::Turn { id, text } => e.send_message(&id, text, ctx).await.map(|r| r.conversation),
+        Plan::New(m) => {
+            let context = m.context_id.clone();
+            let out = e
+                .start_conversation(Some(m.text), ctx)
+                .await
+                .map(|(c, _)| c);
+            match (out, context) {
+                (Ok(c), Some(context)) => {
+                    remember_context(state, &c.id, &context).await?;
+                    Ok(load(state, &c.id).await?)
+                }
+                (out, _) => out,
+            }
+        }
+        Plan::Turn { id, m } => e
+            .send_message(&id, m.text, ctx)
+            .await
+            .map(|r| r.conversation),
         Plan::Decide { uuid, decision, .. } => {
             e.decide(&uuid, decision, ctx).await.map(|r| r.conversation)
         }
@@ -259,7 +337,8 @@ pub async fn send(
     d: Dialect,
     ctx: Ctx,
 ) -> Result<Value, RpcError> {
-    let m = super::wire::incoming(params).map_err(RpcError::params)?;
+    let mut m = super::wire::incoming(params).map_err(RpcError::params)?;
+    m.dialect = Some(d);
     let config = params.get("configuration");
     let immediate = match d {
         Dialect::V1 => config
@@ -280,43 +359,35 @@ pub async fn send(
         .transpose()?
         .flatten()
         .map(|n| n as usize);
-    let plan = plan(state, &m, d).await?;
-    let c = if immediate {
+    let plan = state.a2a.plan(state, &m, d).await?;
+    if immediate {
         let id = match plan.conversation() {
             Some(id) => id.to_string(),
-            None => {
-                let (c, _) = state
-                    .engine
-                    .start_conversation(None, ctx.clone())
-                    .await
-                    .map_err(engine_error)?;
-                c.id
-            }
+            None => create(state, &m, &ctx).await?,
         };
-        let plan = match plan {
-            Plan::New(text) => Plan::Turn {
-                id: id.clone(),
-                text,
-            },
-            p => p,
-        };
+        let plan = plan.on(&id);
         let (st, ctx2) = (state.clone(), ctx.clone());
         tokio::spawn(async move {
-            if let Err(e) = run(&st, plan, ctx2).await {
+            if let Err(e) = st.a2a.run(&st, plan, ctx2).await {
                 tracing::warn!(error = %e.message, "a task sent with returnImmediately failed");
             }
         });
-        let mut c = load(state, &id).await?;
+        let c = load(state, &id).await?;
         // Reported as working: the turn has been handed over.
-        c.status = ConversationStatus::Active;
-        let mut v = view(&c, true, history);
+        let mut v = view_of(state, &c, history);
         v.state = TaskState::Working;
         return Ok(wrap(&v, d));
-    } else {
-        run(state, plan, ctx).await?
-    };
-    let v = view(&c, state.engine.is_busy(&c.id), history);
-    Ok(wrap(&v, d))
+    }
+    match state.a2a.run(state, plan, ctx).await? {
+        Ran::Task(c) => Ok(wrap(&view_of(state, &c, history), d)),
+        Ran::Message(m) => {
+            let msg = super::wire::message(&m, d);
+            Ok(match d {
+                Dialect::V1 => json!({ "message": msg }),
+                _ => msg,
+            })
+        }
+    }
 }
 
 /// The `SendMessage` result: `{"task": …}` in 1.0, the task itself in 0.3.
@@ -333,11 +404,7 @@ pub async fn get(state: &AppState, params: &Value, d: Dialect) -> Result<Value, 
     let id = param_str(params, "id", "id").ok_or_else(|| RpcError::params("`id` is required"))?;
     let history = param_u64(params, "historyLength", "history_length")?.map(|n| n as usize);
     let c = load(state, &id).await?;
-    Ok(super::wire::task(
-        &view(&c, state.engine.is_busy(&id), history),
-        d,
-        true,
-    ))
+    Ok(super::wire::task(&view_of(state, &c, history), d, true))
 }
 
 /// `CancelTask` / `tasks/cancel`: pending approvals are cancelled, never run.
@@ -386,15 +453,23 @@ pub async fn list(state: &AppState, params: &Value, d: Dialect) -> Result<Value,
         })?),
     };
     let render = |c: &Conversation| {
-        let v = view(c, state.engine.is_busy(&c.id), history);
+        let v = view_of(state, c, history);
         (v.state, super::wire::task(&v, d, include_artifacts))
     };
     if let Some(cid) = param_str(params, "contextId", "context_id") {
-        let found = state
+        let id = state
             .store
-            .get_conversation(cid)
+            .read(move |tx| crate::store::conversations::by_context(tx, &cid))
             .await
             .map_err(|e| RpcError::internal(e.to_string()))?;
+        let found = match id {
+            Some(id) => state
+                .store
+                .get_conversation(id)
+                .await
+                .map_err(|e| RpcError::internal(e.to_string()))?,
+            None => None,
+        };
         let tasks: Vec<Value> = found
             .iter()
             .map(render)

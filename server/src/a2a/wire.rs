@@ -80,6 +80,13 @@ impl TaskState {
 pub enum Part {
     Text(String),
     Data(Value),
+    /// A file, inline (`raw`, base64) or by `url`.
+    File {
+        raw: Option<String>,
+        url: Option<String>,
+        filename: String,
+        media_type: String,
+    },
 }
 
 /// Who wrote a message.
@@ -127,6 +134,40 @@ pub fn part(p: &Part, d: Dialect) -> Value {
         (Dialect::V03, Part::Data(v)) => json!({"kind": "data", "data": v}),
         (Dialect::Legacy, Part::Text(t)) => json!({"type": "text", "kind": "text", "text": t}),
         (Dialect::Legacy, Part::Data(v)) => json!({"type": "data", "kind": "data", "data": v}),
+        (
+            Dialect::V1,
+            Part::File {
+                raw,
+                url,
+                filename,
+                media_type,
+            },
+        ) => {
+            let mut o = json!({"filename": filename, "mediaType": media_type});
+            match (raw, url) {
+                (Some(r), _) => o["raw"] = json!(r),
+                (None, Some(u)) => o["url"] = json!(u),
+                (None, None) => {}
+            }
+            o
+        }
+        (
+            _,
+            Part::File {
+                raw,
+                url,
+                filename,
+                media_type,
+            },
+        ) => {
+            let mut f = json!({"name": filename, "mimeType": media_type});
+            match (raw, url) {
+                (Some(r), _) => f["bytes"] = json!(r),
+                (None, Some(u)) => f["uri"] = json!(u),
+                (None, None) => {}
+            }
+            json!({"kind": "file", "file": f})
+        }
     }
 }
 
@@ -222,6 +263,8 @@ pub fn artifact_update(t: &TaskView, a: &ArtifactView, d: Dialect) -> Value {
 /// A message as read from a request.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Incoming {
+    /// The dialect it came in (set by the handler).
+    pub dialect: Option<Dialect>,
     pub message_id: Option<String>,
     /// The text parts, joined by newlines.
     pub text: String,
@@ -271,6 +314,7 @@ pub fn incoming(params: &Value) -> Result<Incoming, String> {
             .map(str::to_string)
     };
     Ok(Incoming {
+        dialect: None,
         message_id: s("messageId", "message_id"),
         text: texts.join("\n"),
         data,

@@ -14,6 +14,11 @@ struct Args {
     /// The agent.yaml to run.
     #[arg(long, short, default_value = server::config::DEFAULT_CONFIG_PATH, env = "AGENT_CONFIG")]
     config: PathBuf,
+    /// Serve the A2A TCK's scripted behaviours at /a2a (messageId
+    /// prefixes such as tck-complete-task) instead of the agent: for
+    /// running the official conformance kit, never in production.
+    #[arg(long)]
+    a2a_conformance: bool,
 }
 
 #[tokio::main]
@@ -55,6 +60,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         config_dir,
         site_root,
         tools: None,
+        a2a_conformance: args.a2a_conformance,
     })
     .await
     .context("starting the agent")?;

@@ -45,7 +45,7 @@ mod sequential;
 mod turn;
 
 pub use decide::Decision;
-pub use locks::ConversationLocks;
+pub use locks::{ConversationLocks, LockGuard};
 pub use recovery::{IN_DOUBT_TEXT, INTERRUPTED_TEXT, TURN_INTERRUPTED_NOTE};
 pub use scope::EXIT_LOOP;
 pub use turn::{TurnOutcome, declined_text, describe_call};
@@ -188,6 +188,12 @@ impl Engine {
                 a2a,
             }),
         }
+    }
+
+    /// Takes the conversation's writer lock (it then reads as busy); `None`
+    /// if another writer has it. For the A2A conformance executor.
+    pub fn hold(&self, conversation_id: &str) -> Option<LockGuard> {
+        self.inner.locks.try_lock(conversation_id)
     }
 
     /// The configured tree as the UI draws it; `None` in simple mode.

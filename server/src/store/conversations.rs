@@ -30,7 +30,8 @@ pub struct Page {
     pub next: Option<i64>,
 }
 
-const COLUMNS: &str = "seq, id, session_id, status, pipeline_state, created_at, updated_at";
+const COLUMNS: &str =
+    "seq, id, session_id, status, pipeline_state, created_at, updated_at, context_id";
 
 /// Inserts a new, empty, active conversation.
 pub fn insert(conn: &Connection, session_id: &str) -> Result<Conversation, StoreError> {
@@ -47,9 +48,31 @@ pub fn insert(conn: &Connection, session_id: &str) -> Result<Conversation, Store
         messages: Vec::new(),
         pending_approval: None,
         pipeline_state: None,
+        context_id: None,
         created_at: ts.clone(),
         updated_at: ts,
     })
+}
+
+/// Records the A2A context id a client chose for a conversation.
+pub fn set_context(conn: &Connection, id: &str, context_id: &str) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE conversations SET context_id = ?2 WHERE id = ?1",
+        params![id, context_id],
+    )?;
+    Ok(())
+}
+
+/// The newest conversation of an A2A context: one whose id or chosen
+/// context id is `context_id`.
+pub fn by_context(conn: &Connection, context_id: &str) -> Result<Option<String>, StoreError> {
+    Ok(conn
+        .query_row(
+            "SELECT id FROM conversations WHERE id = ?1 OR context_id = ?1 ORDER BY seq DESC LIMIT 1",
+            [context_id],
+            |r| r.get(0),
+        )
+        .optional()?)
 }
 
 /// Sets a conversation's status; false if it does not exist.
@@ -241,6 +264,7 @@ fn head(r: &Row<'_>) -> rusqlite::Result<(i64, Result<Conversation, StoreError>)
     let session_id: String = r.get(2)?;
     let created_at: String = r.get(5)?;
     let updated_at: String = r.get(6)?;
+    let context_id: Option<String> = r.get(7)?;
     let decoded = (|| {
         let status = ConversationStatus::parse(&status).ok_or_else(|| {
             StoreError::Corrupt(format!("conversation {id}: unknown status {status:?}"))
@@ -256,6 +280,7 @@ fn head(r: &Row<'_>) -> rusqlite::Result<(i64, Result<Conversation, StoreError>)
             messages: Vec::new(),
             pending_approval: None,
             pipeline_state,
+            context_id,
             created_at,
             updated_at,
         })

@@ -98,6 +98,11 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX approvals_by_conversation ON approvals(conversation_id, status);
     CREATE INDEX approvals_by_message ON approvals(message_id);
     "#,
+    // 5: the A2A context id a client chose for a conversation.
+    r#"
+    ALTER TABLE conversations ADD COLUMN context_id TEXT;
+    CREATE INDEX conversations_by_context ON conversations(context_id, seq);
+    "#,
 ];
 
 /// The schema version this binary writes.
