@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs the official A2A TCK (a2aproject/a2a-tck, never vendored here)
+# against this agent in conformance mode (`agent --a2a-conformance`).
+#
+#   scripts/a2a-tck.sh 1.0 /path/to/a2a-tck-1.0-dev    # --level must
+#   scripts/a2a-tck.sh 0.3 /path/to/a2a-tck-0.3.0.beta4 # --category mandatory
+#
+# The checkout needs a Python >= 3.11 virtualenv with its dependencies:
+#   python3 -m venv .venv && .venv/bin/pip install -e .
+# The 1.0 TCK rejects the 0.3 fields of our dual-stack card, so 1.0 runs
+# with `a2a_card: v1`; the 0.3 TCK needs them, so 0.3 runs with `dual`.
+set -euo pipefail
+VERSION="${1:?usage: scripts/a2a-tck.sh 1.0|0.3 TCK_CHECKOUT}"
+TCK="$(cd "${2:?usage: scripts/a2a-tck.sh 1.0|0.3 TCK_CHECKOUT}" && pwd)"
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+AGENT="${AGENT_BIN:-$ROOT/target/release/agent}"
+PORT="${TCK_PORT:-9999}"
+WORK="$(mktemp -d)"
+trap 'kill "$PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+CARD=v1
+[[ "$VERSION" == "0.3" ]] && CARD=dual
+cat > "$WORK/agent.yaml" <<YAML
+name: stopgo-conformance
+description: Stop & Go in A2A conformance mode
+host: 127.0.0.1
+port: $PORT
+data_dir: $WORK/data
+a2a_card: $CARD
+public_url: http://127.0.0.1:$PORT
+llm:
+  model: "scripted:$ROOT/testdata/e2e-rules.yaml"
+YAML
+"$AGENT" --config "$WORK/agent.yaml" --a2a-conformance > "$WORK/agent.log" 2>&1 &
+PID=$!
+for _ in $(seq 50); do
+  curl -sf "http://127.0.0.1:$PORT/health" > /dev/null && break
+  sleep 0.2
+done
+cd "$TCK"
+if [[ "$VERSION" == "1.0" ]]; then
+  .venv/bin/python run_tck.py --sut-host "http://127.0.0.1:$PORT" --transport jsonrpc --level must
+else
+  .venv/bin/python run_tck.py --sut-url "http://127.0.0.1:$PORT/a2a" --category mandatory
+fi

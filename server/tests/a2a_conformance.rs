@@ -1,0 +1,188 @@
+//! `agent --a2a-conformance`: the behaviours the official TCK drives by
+//! messageId prefix, checked here so CI guards them (the TCK itself runs
+//! from its own checkout: scripts/a2a-tck.sh). Also the protocol edges the
+//! TCK insists on: exact error codes, plain-JSON errors before a 1.0 stream,
+//! a client's contextId kept.
+
+mod support;
+
+use serde_json::{Value, json};
+use std::process::{Child, Command, Stdio};
+use support::client;
+
+struct Conf {
+    child: Child,
+    base: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Conf {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start() -> Conf {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = support::write_config(dir.path(), &dir.path().join("data"), "a2a_card: v1\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent"))
+        .arg("--config")
+        .arg(&cfg)
+        .arg("--a2a-conformance")
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if let Some(a) = line.split("listening on ").nth(1) {
+                let _ = tx.send(a.split_whitespace().next().unwrap_or("").to_string());
+            }
+        }
+    });
+    let base = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("agent did not start");
+    Conf {
+        child,
+        base,
+        _dir: dir,
+    }
+}
+
+async fn rpc(c: &Conf, method: &str, params: Value) -> Value {
+    client()
+        .post(format!("{}/a2a", c.base))
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+fn send(id: &str) -> Value {
+    json!({"message": {"messageId": id, "role": "ROLE_USER", "parts": [{"text": "hello"}]}})
+}
+
+#[tokio::test]
+async fn the_tck_behaviours_are_served_by_prefix() {
+    let c = start();
+    let card: Value = client()
+        .get(format!("{}/.well-known/agent-card.json", c.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(card.get("url").is_none(), "a2a_card: v1 has no 0.3 keys");
+
+    let done = rpc(&c, "SendMessage", send("tck-complete-task-1a2b-jsonrpc")).await;
+    let t = &done["result"]["task"];
+    assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{done}");
+    assert_eq!(t["status"]["message"]["parts"][0]["text"], "Hello from TCK");
+
+    let data = rpc(&c, "SendMessage", send("tck-artifact-data-1")).await;
+    assert_eq!(
+        data["result"]["task"]["artifacts"][0]["parts"][0]["data"],
+        json!({"key": "value", "count": 42})
+    );
+    let file = rpc(&c, "SendMessage", send("tck-artifact-file-url-1")).await;
+    let part = &file["result"]["task"]["artifacts"][0]["parts"][0];
+    assert_eq!(
+        (part["url"].as_str(), part["filename"].as_str()),
+        (Some("https://example.com/output.txt"), Some("output.txt"))
+    );
+
+    let msg = rpc(&c, "SendMessage", send("tck-message-response-1")).await;
+    assert_eq!(
+        msg["result"]["message"]["parts"][0]["text"], "Direct message response",
+        "{msg}"
+    );
+    assert!(msg["result"].get("task").is_none());
+
+    // input-required, a follow-up on it, then cancel of another.
+    let w = rpc(&c, "SendMessage", send("tck-input-required-1")).await;
+    let tid = w["result"]["task"]["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        w["result"]["task"]["status"]["state"],
+        "TASK_STATE_INPUT_REQUIRED"
+    );
+    let follow = rpc(&c, "SendMessage", json!({"message": {"messageId": "tck-complete-task-2", "role": "ROLE_USER", "taskId": tid, "parts": [{"text": "TCK history message 1"}]}})).await;
+    assert_eq!(
+        follow["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{follow}"
+    );
+    let w = rpc(&c, "SendMessage", send("tck-input-required-2")).await;
+    let tid = w["result"]["task"]["id"].as_str().unwrap().to_string();
+    let cancelled = rpc(&c, "CancelTask", json!({"id": tid})).await;
+    assert_eq!(
+        cancelled["result"]["status"]["state"],
+        "TASK_STATE_CANCELED"
+    );
+    assert_eq!(
+        rpc(&c, "CancelTask", json!({"id": tid})).await["error"]["code"],
+        -32002
+    );
+
+    // A client's contextId is kept and finds its task.
+    let mut m = send("tck-complete-task-3");
+    m["message"]["contextId"] = json!("tck-client-context-9");
+    let r = rpc(&c, "SendMessage", m).await;
+    assert_eq!(
+        r["result"]["task"]["contextId"], "tck-client-context-9",
+        "{r}"
+    );
+    let listed = rpc(
+        &c,
+        "ListTasks",
+        json!({"context_id": "tck-client-context-9", "page_size": 5}),
+    )
+    .await;
+    assert_eq!(
+        listed["result"]["tasks"].as_array().unwrap().len(),
+        1,
+        "{listed}"
+    );
+    assert_eq!(listed["result"]["nextPageToken"], "");
+
+    // Streams: a terminal task cannot be subscribed to, as plain JSON.
+    let resp = client()
+        .post(format!("{}/a2a", c.base))
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "SubscribeToTask", "params": {"id": r["result"]["task"]["id"]}}))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        resp.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32004);
+    let resp = client()
+        .post(format!("{}/a2a", c.base))
+        .header("Content-Type", "text/plain")
+        .body("not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.json::<Value>().await.unwrap()["error"]["code"], -32005);
+    let push = rpc(
+        &c,
+        "CreateTaskPushNotificationConfig",
+        json!({"task_id": "t", "url": "https://example.com"}),
+    )
+    .await;
+    assert_eq!(push["error"]["code"], -32003);
+}
