@@ -8,7 +8,11 @@
 //!    and the MCP round trip);
 //! 2. read latency with 10,000 stored conversations;
 //! 3. 1,000 conversations in flight against a model that takes 1 s, on a
-//!    fresh agent: wall time and peak RSS.
+//!    fresh agent: wall time and peak RSS;
+//! 4. A2A: `SendMessage` round trips per second (concurrency 1 and 32),
+//!    beside the same against a minimal agent built with the official
+//!    Python SDK (`a2a-sdk`, when `scripts/setup.sh test` installed it),
+//!    and the latency a hop adds in a three-agent chain A → B → C.
 
 use server::fake_llm::FakeState;
 use server::llm::scripted::Rules;
@@ -23,6 +27,18 @@ rules:
     steps:
       - call: resources_list
       - reply: "Resources: {result}"
+  - system: "bench agent B"
+    match: "(?s)^(.*)$"
+    steps:
+      - call: a2a_c
+        args: {message: "$1"}
+      - reply: "B: {result}"
+  - system: "bench agent A"
+    match: "(?s)^(.*)$"
+    steps:
+      - call: a2a_b
+        args: {message: "$1"}
+      - reply: "A: {result}"
 default: "hello"
 "#;
 
@@ -34,9 +50,14 @@ struct Agent {
 
 impl Agent {
     fn start(fake_base: &str, with_tools: bool) -> Agent {
+        Self::start_with(fake_base, with_tools, "")
+    }
+
+    /// With `extra` YAML appended (prompt, sub-agents).
+    fn start_with(fake_base: &str, with_tools: bool, extra: &str) -> Agent {
         let dir = tempfile::tempdir().unwrap();
         let mut yaml = format!(
-            "host: 127.0.0.1\nport: 0\ndata_dir: {}\nllm: {{model: openai-gpt-4o}}\n",
+            "host: 127.0.0.1\nport: 0\ndata_dir: {}\nllm: {{model: openai-gpt-4o}}\n{extra}",
             dir.path().join("data").display()
         );
         if with_tools {
@@ -335,6 +356,10 @@ async fn main() {
         "< 150 MB".into(),
     ));
 
+    // 4. A2A.
+    fake.set_latency(Duration::ZERO);
+    a2a_rows(&http, &fake_base, &mut rows, quick).await;
+
     println!(
         "\nStop & Go agent benchmark (fake provider, OpenAI wire format; mcp-resources over stdio)\n"
     );
@@ -343,4 +368,205 @@ async fn main() {
     for (m, v, t) in rows {
         println!("| {m:<52} | {v:>20} | {t:<16} |");
     }
+}
+
+/// `SendMessage` (1.0) round trips: (per second, sorted latencies).
+async fn a2a_sends(
+    http: &reqwest::Client,
+    url: &str,
+    n: usize,
+    concurrency: usize,
+) -> (f64, Vec<Duration>) {
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..concurrency {
+        let (http, url, next) = (http.clone(), url.to_string(), next.clone());
+        workers.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < n {
+                let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                    "params": {"message": {"messageId": uuid::Uuid::new_v4().to_string(),
+                        "role": "ROLE_USER", "parts": [{"text": "hello"}]}}});
+                let t = Instant::now();
+                let r = http
+                    .post(&url)
+                    .header("A2A-Version", "1.0")
+                    .json(&body)
+                    .send()
+                    .await
+                    .unwrap();
+                let v: serde_json::Value = r.json().await.unwrap();
+                assert!(v.get("result").is_some(), "{v}");
+                lat.push(t.elapsed());
+            }
+            lat
+        }));
+    }
+    let mut all = Vec::new();
+    for w in workers {
+        all.extend(w.await.unwrap());
+    }
+    let secs = started.elapsed().as_secs_f64();
+    all.sort();
+    (all.len() as f64 / secs, all)
+}
+
+/// A minimal agent on the official Python SDK, if installed: its base URL.
+struct PyAgent {
+    child: Child,
+    base: String,
+}
+
+impl PyAgent {
+    fn start() -> Option<PyAgent> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let python = root.join(".tools/a2a-sdk-1/bin/python");
+        let script = root.join("testdata/a2a_interop/agent.py");
+        if !python.is_file() || !script.is_file() {
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .ok()?
+            .local_addr()
+            .ok()?
+            .port();
+        let mut child = Command::new(python)
+            .arg(script)
+            .arg(port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .ok()?;
+        let stderr = child.stderr.take()?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains("listening on") {
+                    let _ = tx.send(());
+                }
+            }
+        });
+        rx.recv_timeout(Duration::from_secs(30)).ok()?;
+        Some(PyAgent {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+        })
+    }
+}
+
+impl Drop for PyAgent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The JSON-RPC endpoint an agent card names (1.0 interface, else `url`).
+async fn endpoint_of(http: &reqwest::Client, base: &str) -> Option<String> {
+    let card: serde_json::Value = http
+        .get(format!("{base}/.well-known/agent-card.json"))
+        .send()
+        .await
+        .ok()?
+        .json()
+        .await
+        .ok()?;
+    card["supportedInterfaces"]
+        .as_array()
+        .and_then(|l| {
+            l.iter()
+                .find(|i| i["protocolVersion"].as_str().is_some_and(|v| v.starts_with('1')))
+        })
+        .and_then(|i| i["url"].as_str())
+        .or_else(|| card["url"].as_str())
+        .map(str::to_string)
+}
+
+async fn a2a_rows(
+    http: &reqwest::Client,
+    fake_base: &str,
+    rows: &mut Vec<(String, String, String)>,
+    quick: bool,
+) {
+    let (n1, n32) = if quick { (100, 500) } else { (500, 3000) };
+    let c = Agent::start(fake_base, false);
+    let url = format!("{}/a2a", c.base);
+    let _ = a2a_sends(http, &url, 20, 1).await;
+    let (ours1, lat_c) = a2a_sends(http, &url, n1, 1).await;
+    let (ours32, _) = a2a_sends(http, &url, n32, 32).await;
+    let py = PyAgent::start();
+    let theirs = match &py {
+        Some(p) => match endpoint_of(http, &p.base).await {
+            Some(u) => {
+                let _ = a2a_sends(http, &u, 20, 1).await;
+                let (t1, _) = a2a_sends(http, &u, n1.min(300), 1).await;
+                let (t32, _) = a2a_sends(http, &u, n32.min(1000), 32).await;
+                Some((t1, t32))
+            }
+            None => None,
+        },
+        None => None,
+    };
+    let fmt = |ours: f64, theirs: Option<f64>| match theirs {
+        Some(t) => format!("{ours:.0} vs {t:.0} ({:.1}x)", ours / t),
+        None => format!("{ours:.0} vs n/a"),
+    };
+    rows.push((
+        "A2A SendMessage/s, c=1: ours vs Python a2a-sdk".into(),
+        fmt(ours1, theirs.map(|t| t.0)),
+        ">= 10x".into(),
+    ));
+    rows.push((
+        "A2A SendMessage/s, c=32: ours vs Python a2a-sdk".into(),
+        fmt(ours32, theirs.map(|t| t.1)),
+        ">= 10x".into(),
+    ));
+    if py.is_none() {
+        rows.push((
+            "  (Python SDK agent not installed: scripts/setup.sh test)".into(),
+            "".into(),
+            "".into(),
+        ));
+    }
+    // A → B → C: each hop is an agent turn (two model calls) and an A2A call.
+    let b = Agent::start_with(
+        fake_base,
+        false,
+        &format!("prompt: You are bench agent B.\na2a: [{{name: c, url: \"{}\"}}]\n", c.base),
+    );
+    let a = Agent::start_with(
+        fake_base,
+        false,
+        &format!("prompt: You are bench agent A.\na2a: [{{name: b, url: \"{}\"}}]\n", b.base),
+    );
+    let url_a = format!("{}/a2a", a.base);
+    let _ = a2a_sends(http, &url_a, 20, 1).await;
+    let (_, lat_a) = a2a_sends(http, &url_a, if quick { 100 } else { 300 }, 1).await;
+    // The fake's own round trip, to subtract the four extra model calls.
+    let mut llm = Vec::new();
+    for _ in 0..200 {
+        let t = Instant::now();
+        let r = http
+            .post(format!("{fake_base}/v1/chat/completions"))
+            .bearer_auth("k")
+            .json(&serde_json::json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "hello"}]}))
+            .send()
+            .await
+            .unwrap();
+        let _ = r.bytes().await;
+        llm.push(t.elapsed());
+    }
+    llm.sort();
+    let hop = (pct(&lat_a, 0.5) - pct(&lat_c, 0.5)) / 2.0;
+    rows.push((
+        "A2A chain A→B→C p50 (ms) vs C alone".into(),
+        format!("{:.2} vs {:.2}", pct(&lat_a, 0.5), pct(&lat_c, 0.5)),
+        "".into(),
+    ));
+    rows.push((
+        "  added per hop, p50 (ms): all / without 2 model calls".into(),
+        format!("{hop:.2} / {:.2}", hop - 2.0 * pct(&llm, 0.5)),
+        "< 3 ms".into(),
+    ));
 }

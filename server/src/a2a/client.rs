@@ -1,7 +1,8 @@
 //! A minimal A2A client: one blocking `SendMessage` and its answer.
 //!
 //! It reads the remote agent card (`/.well-known/agent-card.json`, then the
-//! seed's `/.well-known/agent.json`), prefers a 1.0 JSON-RPC interface,
+//! seed's `/.well-known/agent.json`; cached as its `Cache-Control` says,
+//! else for 5 minutes, and forgotten when the agent cannot be reached), prefers a 1.0 JSON-RPC interface,
 //! falls back to 0.3 framing (the card's top-level `url`) and to the seed's
 //! legacy form for a card without `protocolVersion`, and answers in the
 //! dialect it chose. It forwards the caller's `Authorization: Bearer` and
@@ -14,7 +15,7 @@ use super::{Outgoing, RemoteAgents, RemoteAsk, RemoteReply};
 use crate::llm::BoxFuture;
 use crate::tools::CallContext;
 use serde_json::{Value, json};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long a card may take.
 const CARD_TIMEOUT: Duration = Duration::from_secs(10);
@@ -44,23 +45,59 @@ enum Dialect {
     Legacy,
 }
 
+/// How long a card is trusted when its answer says nothing (seconds).
+const DEFAULT_CARD_TTL: u64 = 300;
+
 /// An A2A client over reqwest.
 pub struct A2aClient {
     http: reqwest::Client,
+    /// Cards read, by base URL: the endpoint, dialect, and until when they
+    /// hold (the card's `Cache-Control: max-age`, else 5 minutes).
+    cards: std::sync::Mutex<std::collections::HashMap<String, (String, Dialect, Instant)>>,
 }
 
 impl Default for A2aClient {
     fn default() -> Self {
         A2aClient {
             http: reqwest::Client::new(),
+            cards: Default::default(),
         }
     }
 }
 
 impl A2aClient {
-    /// Reads the card at `base` and picks the endpoint and dialect.
+    /// The endpoint and dialect of the agent at `base`, from the cache or
+    /// its card.
     async fn discover(&self, base: &str) -> Result<(String, Dialect), A2aError> {
-        let base = base.trim_end_matches('/');
+        let key = base.trim_end_matches('/').to_string();
+        if let Some((e, d, until)) = self
+            .cards
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .cloned()
+            && until > Instant::now()
+        {
+            return Ok((e, d));
+        }
+        let (endpoint, dialect, ttl) = self.read_card(&key).await?;
+        self.cards
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, (endpoint.clone(), dialect, Instant::now() + ttl));
+        Ok((endpoint, dialect))
+    }
+
+    /// Forgets a card (after a failure, the agent may have moved).
+    fn forget(&self, base: &str) {
+        self.cards
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(base.trim_end_matches('/'));
+    }
+
+    /// Reads the card at `base`: endpoint, dialect, how long to trust it.
+    async fn read_card(&self, base: &str) -> Result<(String, Dialect, Duration), A2aError> {
         let mut last = String::new();
         for path in ["/.well-known/agent-card.json", "/.well-known/agent.json"] {
             let url = format!("{base}{path}");
@@ -78,11 +115,18 @@ impl A2aClient {
                 last = format!("{url} answered {}", resp.status());
                 continue;
             }
+            let ttl = resp
+                .headers()
+                .get(reqwest::header::CACHE_CONTROL)
+                .and_then(|v| v.to_str().ok())
+                .and_then(max_age)
+                .unwrap_or(DEFAULT_CARD_TTL);
             let card: Value = resp
                 .json()
                 .await
                 .map_err(|e| A2aError::BadCard(format!("{url}: not a JSON agent card: {e}")))?;
-            return pick(&card, base);
+            let (endpoint, dialect) = pick(&card, base)?;
+            return Ok((endpoint, dialect, Duration::from_secs(ttl)));
         }
         Err(A2aError::BadCard(format!("no agent card: {last}")))
     }
@@ -109,9 +153,12 @@ impl A2aClient {
             req = req.bearer_auth(token);
         }
         req = req.header("X-A2A-Hop-Count", (ctx.hops + 1).to_string());
-        let resp = req.send().await.map_err(|e| A2aError::Unreachable {
-            url: endpoint.clone(),
-            reason: short(&e),
+        let resp = req.send().await.map_err(|e| {
+            self.forget(base);
+            A2aError::Unreachable {
+                url: endpoint.clone(),
+                reason: short(&e),
+            }
         })?;
         let status = resp.status();
         let answer: Value = resp.json().await.map_err(|e| {
@@ -194,6 +241,16 @@ fn short(e: &reqwest::Error) -> String {
         }
         s
     }
+}
+
+/// `max-age=N` of a Cache-Control value (`no-store`/`no-cache` → 0).
+fn max_age(v: &str) -> Option<u64> {
+    let v = v.to_ascii_lowercase();
+    if v.contains("no-store") || v.contains("no-cache") {
+        return Some(0);
+    }
+    v.split(',')
+        .find_map(|d| d.trim().strip_prefix("max-age=")?.trim().parse().ok())
 }
 
 /// The endpoint and dialect a card offers.
@@ -352,6 +409,13 @@ fn parts_text(v: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn card_lifetimes_follow_cache_control() {
+        assert_eq!(max_age("public, max-age=300"), Some(300));
+        assert_eq!(max_age("no-store"), Some(0));
+        assert_eq!(max_age("private"), None);
+    }
 
     #[test]
     fn cards_pick_1_0_then_0_3_then_legacy() {
