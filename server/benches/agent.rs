@@ -475,8 +475,11 @@ async fn endpoint_of(http: &reqwest::Client, base: &str) -> Option<String> {
     card["supportedInterfaces"]
         .as_array()
         .and_then(|l| {
-            l.iter()
-                .find(|i| i["protocolVersion"].as_str().is_some_and(|v| v.starts_with('1')))
+            l.iter().find(|i| {
+                i["protocolVersion"]
+                    .as_str()
+                    .is_some_and(|v| v.starts_with('1'))
+            })
         })
         .and_then(|i| i["url"].as_str())
         .or_else(|| card["url"].as_str())
@@ -533,12 +536,18 @@ async fn a2a_rows(
     let b = Agent::start_with(
         fake_base,
         false,
-        &format!("prompt: You are bench agent B.\na2a: [{{name: c, url: \"{}\"}}]\n", c.base),
+        &format!(
+            "prompt: You are bench agent B.\na2a: [{{name: c, url: \"{}\"}}]\n",
+            c.base
+        ),
     );
     let a = Agent::start_with(
         fake_base,
         false,
-        &format!("prompt: You are bench agent A.\na2a: [{{name: b, url: \"{}\"}}]\n", b.base),
+        &format!(
+            "prompt: You are bench agent A.\na2a: [{{name: b, url: \"{}\"}}]\n",
+            b.base
+        ),
     );
     let url_a = format!("{}/a2a", a.base);
     let _ = a2a_sends(http, &url_a, 20, 1).await;

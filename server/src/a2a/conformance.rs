@@ -220,7 +220,7 @@ impl Conformance {
                     .await?;
             }
         }
-        Ok(Ran::Task(tasks::load(state, id).await?))
+        Ok(Ran::Task(Box::new(tasks::load(state, id).await?)))
     }
 
     async fn complete(&self, state: &AppState, id: &str, text: &str) -> Result<(), RpcError> {

@@ -19,7 +19,7 @@ use app::models::Conversation;
 #[derive(Debug)]
 pub enum Ran {
     /// The task, as its conversation stands now.
-    Task(Conversation),
+    Task(Box<Conversation>),
     /// A direct answer without a task.
     Message(MessageView),
 }
@@ -68,6 +68,10 @@ impl Executor for EngineExecutor {
         plan: Plan,
         ctx: Ctx,
     ) -> BoxFuture<'a, Result<Ran, RpcError>> {
-        Box::pin(async move { super::tasks::run(state, plan, ctx).await.map(Ran::Task) })
+        Box::pin(async move {
+            super::tasks::run(state, plan, ctx)
+                .await
+                .map(|c| Ran::Task(Box::new(c)))
+        })
     }
 }

@@ -247,10 +247,7 @@ impl Engine {
                 // The send is done: the gate (if any) is executed and the
                 // call rests until the proxy approval is decided.
                 let mid = message_id.to_string();
-                let settle: Box<
-                    dyn FnOnce(&rusqlite::Connection) -> Result<(), crate::store::StoreError>
-                        + Send,
-                > = Box::new(move |tx| {
+                let settle: super::turn::Settle = Box::new(move |tx| {
                     if let Some(uuid) = &gate {
                         approvals::transition(
                             tx,

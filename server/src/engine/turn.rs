@@ -13,6 +13,9 @@ use app::models::{
 };
 use serde_json::Value;
 
+/// A write to run in the same transaction as a new approval.
+pub(crate) type Settle = Box<dyn FnOnce(&rusqlite::Connection) -> Result<(), StoreError> + Send>;
+
 /// How a tool loop ended.
 #[derive(Clone, Debug)]
 pub(crate) enum ScopeEnd {
@@ -533,7 +536,7 @@ impl Engine {
         conversation_id: &str,
         new: NewApproval,
         scope: &Scope,
-        settle: Option<Box<dyn FnOnce(&rusqlite::Connection) -> Result<(), StoreError> + Send>>,
+        settle: Option<Settle>,
     ) -> Result<PendingApproval, EngineError> {
         let id = conversation_id.to_string();
         let owns = scope.owns_status();
