@@ -584,3 +584,101 @@ async fn a_proxied_approval_pauses_and_resumes_a_pipeline_node() {
     assert_eq!(analyzer(&chain), 1, "the analyzer did not run again");
     assert_eq!(chain.resources(), 1);
 }
+
+/// REST and A2A share one state: a stream subscribed to a waiting task
+/// ends with `completed` once the approval is given over REST. A client
+/// that gives up on a blocking send does not stop its task. Hop limits end
+/// delegation cycles.
+#[tokio::test]
+async fn subscriptions_detached_turns_and_hop_limits() {
+    let chain = Chain::start(2, None).await;
+    let c = chain.c();
+    let w = rpc(c, Some("1.0"), "SendMessage", v1_send("add melons 3")).await;
+    let tid = w["result"]["task"]["id"].as_str().unwrap().to_string();
+    let uuid = w["result"]["task"]["status"]["message"]["parts"][1]["data"]["approval_uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let resp = client()
+        .post(c.url("/a2a"))
+        .header("A2A-Version", "1.0")
+        .timeout(std::time::Duration::from_secs(20))
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 9, "method": "SubscribeToTask", "params": {"id": tid}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    let reader = tokio::spawn(async move { resp.text().await.unwrap() });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let (status, _) = post(c, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
+    assert_eq!(status, 200);
+    let text = tokio::time::timeout(std::time::Duration::from_secs(10), reader)
+        .await
+        .expect("the stream ends at the terminal state")
+        .unwrap();
+    let events: Vec<Value> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    assert_eq!(
+        events[0]["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{text}"
+    );
+    let last = events.last().unwrap();
+    assert_eq!(
+        last["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{text}"
+    );
+
+    // A client that gives up early: the turn still finishes.
+    chain
+        .fake
+        .set_latency(std::time::Duration::from_millis(600));
+    let gave_up = client()
+        .post(c.url("/a2a"))
+        .header("A2A-Version", "1.0")
+        .timeout(std::time::Duration::from_millis(150))
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": v1_send("list now")}))
+        .send()
+        .await;
+    assert!(gave_up.is_err(), "the client timed out");
+    chain.fake.set_latency(std::time::Duration::ZERO);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let list = rpc(c, Some("1.0"), "ListTasks", json!({"pageSize": 1})).await;
+        let t = &list["result"]["tasks"][0];
+        if t["status"]["state"] == "TASK_STATE_COMPLETED" && t["id"] != tid.as_str() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the detached turn never finished: {list}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+
+    // Too many hops: refused.
+    let resp: Value = client()
+        .post(c.url("/a2a"))
+        .header("A2A-Version", "1.0")
+        .header("X-A2A-Hop-Count", "9")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": v1_send("list")}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(resp["error"]["code"], -32600, "{resp}");
+    assert!(
+        resp["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("a2a_max_hops")
+    );
+}

@@ -921,6 +921,57 @@ async fn an_a2a_node_delegates_with_identity_and_its_answer_flows_on() {
         );
     }
 
+    // A destructive delegation waits for approval here first; the resumed
+    // call carries the approving request's token, not the asker's.
+    let (remote, log) = fake_remote(true).await;
+    let s = Setup::start("e2e-sequential.yaml", |y| {
+        y.replace(
+            "    - name: executor\n",
+            &format!(
+                "    - name: remote\n      type: a2a\n      url: {remote}\n      destructiveHint: true\n    - name: executor\n"
+            ),
+        )
+    })
+    .await;
+    let resp = client()
+        .post(s.agent.url("/conversations"))
+        .header("Authorization", "Bearer asker-token")
+        .json(&json!({"message": "please do nothing"}))
+        .send()
+        .await
+        .unwrap();
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(
+        body["result"]["approval"]["tool_name"], "a2a_remote",
+        "{body}"
+    );
+    assert!(
+        log.lock().unwrap().calls.is_empty(),
+        "nothing sent before approval"
+    );
+    let uuid = body["result"]["approval"]["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let resp = client()
+        .post(s.agent.url(&format!("/approvals/{uuid}")))
+        .header("Authorization", "Bearer approver-token")
+        .json(&json!({"approved": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let seen = log.lock().unwrap().calls.clone();
+    assert_eq!(seen.len(), 1);
+    assert!(
+        seen[0]
+            .0
+            .iter()
+            .any(|(k, v)| k == "authorization" && v == "Bearer approver-token"),
+        "{:?}",
+        seen[0].0
+    );
+
     // A remote that is down: the node says so and the pipeline goes on.
     let closed = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
