@@ -59,6 +59,25 @@ need_test_tools() {
   npm_ci "$ROOT/end2end" playwright "Playwright (the browser is Debian's chromium)"
   npm_ci "$ROOT/testdata/mcp-npm" mcp-server-everything "third-party MCP servers for the tests"
   vendor_specs
+  a2a_python_sdks
+}
+
+# The official A2A Python SDK, for the interop tests and the bench's
+# baseline: 1.3.0 speaks A2A 1.0, 0.3.26 speaks 0.3. One virtualenv each
+# under .tools/ (uvicorn serves the SDK's test agent).
+a2a_python_sdks() {
+  local spec v pkg venv want
+  for spec in "1:1.3.0" "03:0.3.26"; do
+    v=${spec%%:*} want=${spec#*:}
+    venv="$TOOLS/a2a-sdk-$v"
+    if [[ "$(cat "$venv/.version" 2>/dev/null || true)" != "$want" ]]; then
+      say "installing the A2A Python SDK $want into .tools/a2a-sdk-$v"
+      rm -rf "$venv"
+      python3 -m venv "$venv"
+      "$venv/bin/pip" install --quiet "a2a-sdk[http-server]==$want" "uvicorn==0.38.0"
+      echo "$want" > "$venv/.version"
+    fi
+  done
 }
 
 # The providers' own API specs (OpenAI and Anthropic OpenAPI, Gemini

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Drives one of our agents with the official Python SDK's 1.x client.
+
+    client.py AGENT_BASE_URL
+
+Uses the SDK's own card resolution and JSON-RPC transport (not raw HTTP):
+a blocking send that completes, one that needs approval, the continuation
+that approves it, a cancel, a get, and a streaming send. Prints one JSON
+object per step, states as the SDK names them (TASK_STATE_*); exits
+non-zero with the SDK's error if a call fails. Used by
+server/tests/a2a_interop.rs against the agent on testdata/e2e-rules.yaml.
+"""
+import asyncio
+import json
+import sys
+import uuid
+
+import httpx
+from a2a.client import ClientConfig, create_client
+from a2a.types import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageRequest,
+    TaskState,
+)
+
+
+def say(step, **fields):
+    print(json.dumps({"step": step, **fields}), flush=True)
+
+
+def message(text, task_id=None):
+    m = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)])
+    if task_id:
+        m.task_id = task_id
+    return SendMessageRequest(message=m)
+
+
+def text_of(task):
+    """The answer: artifacts first, else the status message."""
+    parts = [p.text for a in task.artifacts for p in a.parts if p.text]
+    if not parts and task.status.HasField("message"):
+        parts = [p.text for p in task.status.message.parts if p.text]
+    return "\n".join(parts)
+
+
+async def last_task(client, request):
+    """Sends and returns the final task the SDK aggregated."""
+    task = None
+    async for event in client.send_message(request):
+        if event.HasField("task"):
+            task = event.task
+    if task is None:
+        raise RuntimeError("no task in the answer")
+    return task
+
+
+async def main(base):
+    async with httpx.AsyncClient(timeout=30) as http:
+        blocking = await create_client(base, ClientConfig(streaming=False, httpx_client=http))
+        done = await last_task(blocking, message("list resources"))
+        say("send", state=TaskState.Name(done.status.state), text=text_of(done))
+
+        waiting = await last_task(blocking, message("add apples 5"))
+        say("destructive", state=TaskState.Name(waiting.status.state), task=waiting.id)
+
+        approved = await last_task(blocking, message("approve", waiting.id))
+        say("approve", state=TaskState.Name(approved.status.state), text=text_of(approved))
+
+        other = await last_task(blocking, message("add pears 2"))
+        cancelled = await blocking.cancel_task(CancelTaskRequest(id=other.id))
+        say("cancel", state=TaskState.Name(cancelled.status.state))
+
+        got = await blocking.get_task(GetTaskRequest(id=other.id))
+        say("get", state=TaskState.Name(got.status.state), history=len(got.history))
+
+        streaming = await create_client(base, ClientConfig(streaming=True, httpx_client=http))
+        kinds = []
+        async for event in streaming.send_message(message("list resources")):
+            kind = event.WhichOneof("payload") or next(
+                (f for f in ("task", "message", "status_update", "artifact_update") if event.HasField(f)), "?"
+            )
+            state = ""
+            if event.HasField("task"):
+                state = TaskState.Name(event.task.status.state)
+            elif event.HasField("status_update"):
+                state = TaskState.Name(event.status_update.status.state)
+            kinds.append([kind, state])
+        say("stream", events=kinds)
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main(sys.argv[1]))
+    except Exception as e:  # the SDK's error, readable for the Rust test
+        print(json.dumps({"step": "error", "error": f"{type(e).__name__}: {e}"}), flush=True)
+        sys.exit(1)
