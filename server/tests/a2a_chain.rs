@@ -682,3 +682,32 @@ async fn subscriptions_detached_turns_and_hop_limits() {
             .contains("a2a_max_hops")
     );
 }
+
+/// The seed's legacy form: `type`-tagged parts, integer ids, `taskId`
+/// beside the message; a completed task takes the next turn (as the seed's
+/// agents did) instead of -32004.
+#[tokio::test]
+async fn the_seed_legacy_dialect_still_works() {
+    let chain = Chain::start(2, None).await;
+    let c = chain.c();
+    let send = |text: &str, task: Option<&str>| {
+        let mut p = json!({"message": {"role": "user", "parts": [{"type": "text", "text": text}]}});
+        if let Some(t) = task {
+            p["taskId"] = json!(t);
+        }
+        p
+    };
+    let first = rpc(c, None, "message/send", send("list please", None)).await;
+    let t = first["result"]["id"].as_str().unwrap().to_string();
+    assert_eq!(first["result"]["status"]["state"], "completed", "{first}");
+    assert_eq!(first["result"]["artifacts"][0]["parts"][0]["type"], "text");
+    let waiting = rpc(c, None, "message/send", send("add grapes 1", Some(&t))).await;
+    assert_eq!(
+        waiting["result"]["status"]["state"], "input-required",
+        "{waiting}"
+    );
+    assert_eq!(waiting["result"]["id"], t.as_str(), "the same conversation");
+    let done = rpc(c, None, "message/send", send("yes", Some(&t))).await;
+    assert_eq!(done["result"]["status"]["state"], "completed", "{done}");
+    assert_eq!(chain.resources(), 1);
+}

@@ -49,7 +49,9 @@ fn run_client(v: &str, script: &str, base: &str) -> Vec<Value> {
         "{script} failed:\n{text}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 fn step<'a>(steps: &'a [Value], name: &str) -> &'a Value {
@@ -66,15 +68,34 @@ fn the_python_sdk_1_0_client_drives_our_server() {
     let a = rt.block_on(async { resources_agent(dir.path()) });
     let steps = run_client("1", "client.py", &a.base);
     assert_eq!(step(&steps, "send")["state"], "TASK_STATE_COMPLETED");
-    assert!(step(&steps, "send")["text"].as_str().unwrap().starts_with("Here is what I found"));
-    assert_eq!(step(&steps, "destructive")["state"], "TASK_STATE_INPUT_REQUIRED");
+    assert!(
+        step(&steps, "send")["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Here is what I found")
+    );
+    assert_eq!(
+        step(&steps, "destructive")["state"],
+        "TASK_STATE_INPUT_REQUIRED"
+    );
     assert_eq!(step(&steps, "approve")["state"], "TASK_STATE_COMPLETED");
-    assert!(step(&steps, "approve")["text"].as_str().unwrap().contains("\"apples\""));
+    assert!(
+        step(&steps, "approve")["text"]
+            .as_str()
+            .unwrap()
+            .contains("\"apples\"")
+    );
     assert_eq!(step(&steps, "cancel")["state"], "TASK_STATE_CANCELED");
     assert_eq!(step(&steps, "get")["state"], "TASK_STATE_CANCELED");
     let events = step(&steps, "stream")["events"].as_array().unwrap().clone();
-    assert_eq!(events.first().unwrap(), &json!(["task", "TASK_STATE_WORKING"]));
-    assert_eq!(events.last().unwrap(), &json!(["status_update", "TASK_STATE_COMPLETED"]));
+    assert_eq!(
+        events.first().unwrap(),
+        &json!(["task", "TASK_STATE_WORKING"])
+    );
+    assert_eq!(
+        events.last().unwrap(),
+        &json!(["status_update", "TASK_STATE_COMPLETED"])
+    );
     assert!(events.iter().any(|e| e[0] == "artifact_update"));
 }
 
@@ -90,7 +111,10 @@ fn the_python_sdk_0_3_client_drives_our_server() {
     assert_eq!(step(&steps, "cancel")["state"], "canceled");
     assert_eq!(step(&steps, "get")["state"], "canceled");
     let events = step(&steps, "stream")["events"].as_array().unwrap().clone();
-    assert_eq!(events.last().unwrap(), &json!(["status-update", "completed"]));
+    assert_eq!(
+        events.last().unwrap(),
+        &json!(["status-update", "completed"])
+    );
     assert!(events.iter().any(|e| e[0] == "artifact-update"));
 }
 

@@ -462,13 +462,16 @@ pub(crate) async fn paused_elsewhere(
         .inner
         .store
         .read(move |tx| {
-            let ps = conversations::pipeline_state(tx, &id)?;
+            // Most conversations never ran a pipeline: one cheap read.
+            let Some(ps) = conversations::pipeline_state(tx, &id)? else {
+                return Ok((None, None));
+            };
             let turn = messages::stored(tx, &id)?
                 .into_iter()
                 .rev()
                 .find(|m| m.message.role == Role::User)
                 .map(|m| m.message.id);
-            Ok((ps, turn))
+            Ok((Some(ps), turn))
         })
         .await?;
     match ps {
