@@ -349,6 +349,9 @@ async fn openapi_and_docs_describe_every_route_from_the_shared_types() {
         ("/approvals", "get"),
         ("/events", "get"),
         ("/conversations/{id}/events", "get"),
+        ("/pipeline", "get"),
+        ("/.well-known/agent-card.json", "get"),
+        ("/a2a", "post"),
     ] {
         assert!(
             doc["paths"][path][method].is_object(),
@@ -396,6 +399,8 @@ async fn openapi_and_docs_describe_every_route_from_the_shared_types() {
         "/conversations/{id}/messages",
         "/approvals/{uuid}",
         "/events",
+        "/pipeline",
+        "/a2a",
     ] {
         assert!(html.contains(path), "{path} not on /docs");
     }

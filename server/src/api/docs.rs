@@ -138,6 +138,28 @@ const ROUTES: &[Route] = &[
     },
     Route {
         method: "GET",
+        path: "/.well-known/agent-card.json",
+        summary: "The A2A agent card (also at `/.well-known/agent.json`): 1.0 `supportedInterfaces` plus the 0.3 top-level fields unless `a2a_card: v1`. See README, \"A2A\".",
+        request: None,
+        response: None,
+        status: 200,
+        errors: &[],
+        example: None,
+    },
+    Route {
+        method: "POST",
+        path: "/a2a",
+        summary: "A2A JSON-RPC 2.0 (1.0 `SendMessage`, `SendStreamingMessage`, `GetTask`, `ListTasks`, `CancelTask`, `SubscribeToTask`; 0.3 `message/send`, `message/stream`, `tasks/get`, `tasks/cancel`, `tasks/resubscribe`). Errors are JSON-RPC errors with HTTP 200.",
+        request: None,
+        response: None,
+        status: 200,
+        errors: &[],
+        example: Some(
+            r#"{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "list all resources"}]}}}"#,
+        ),
+    },
+    Route {
+        method: "GET",
         path: "/events",
         summary: "Server-sent events for every conversation (`text/event-stream`; the data is an `Event`). Send `Last-Event-ID` to catch up after a drop; `resync` means reload.",
         request: None,
