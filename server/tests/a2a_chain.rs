@@ -711,3 +711,40 @@ async fn the_seed_legacy_dialect_still_works() {
     assert_eq!(done["result"]["status"]["state"], "completed", "{done}");
     assert_eq!(chain.resources(), 1);
 }
+
+/// `returnImmediately`: the answer is the task, working; the turn goes on
+/// without the client and `GetTask` later shows it completed.
+#[tokio::test]
+async fn return_immediately_hands_the_task_over() {
+    let chain = Chain::start(2, None).await;
+    let c = chain.c();
+    chain
+        .fake
+        .set_latency(std::time::Duration::from_millis(300));
+    let mut params = v1_send("list quickly");
+    params["configuration"] = json!({"returnImmediately": true});
+    let started = std::time::Instant::now();
+    let r = rpc(c, Some("1.0"), "SendMessage", params).await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(300),
+        "did not wait for the model"
+    );
+    let task = &r["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_WORKING", "{r}");
+    let tid = task["id"].as_str().unwrap().to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let got = rpc(c, Some("1.0"), "GetTask", json!({"id": tid})).await;
+        if got["result"]["status"]["state"] == "TASK_STATE_COMPLETED" {
+            assert!(
+                got["result"]["artifacts"][0]["parts"][0]["text"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("C has:")
+            );
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{got}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}

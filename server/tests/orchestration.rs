@@ -999,3 +999,51 @@ async fn an_a2a_node_delegates_with_identity_and_its_answer_flows_on() {
         "completed"
     );
 }
+
+/// `approvals: enforce` on a loop: every iteration's destructive call
+/// waits; each approval resumes the loop in the iteration it paused in,
+/// and earlier iterations never run again.
+#[tokio::test]
+async fn an_enforced_loop_pauses_in_each_iteration_and_resumes_there() {
+    let s = Setup::start("e2e-loop.yaml", |y| {
+        y.replace(
+            "  max_iterations: 5\n",
+            "  max_iterations: 5\n  approvals: enforce\n",
+        )
+    })
+    .await;
+    let (status, mut body) = s.ask("fill up").await;
+    assert_eq!(status, 201, "{body}");
+    for round in 1..=3 {
+        assert_eq!(
+            body["result"]["waiting_approval"], true,
+            "round {round}: {body}"
+        );
+        let pending = &body["conversation"]["pipeline_state"]["pending"][0];
+        assert_eq!(
+            pending["run"],
+            format!("refine/worker@{round}"),
+            "{pending}"
+        );
+        assert_eq!(
+            s.resources().await.len(),
+            round - 1,
+            "nothing runs before approval"
+        );
+        let uuid = body["result"]["approval"]["uuid"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let (status, next) = s
+            .post(&format!("/approvals/{uuid}"), json!({"approved": true}))
+            .await;
+        assert_eq!(status, 200, "{next}");
+        body = next;
+    }
+    assert_eq!(body["result"]["waiting_approval"], false, "{body}");
+    assert_eq!(body["result"]["response"], "Threshold reached.");
+    assert_eq!(s.resources().await.len(), 3);
+    // 3 steps per worker round, each round's model calls made once.
+    assert_eq!(s.requests_for("You are the worker").len(), 9);
+    assert_eq!(s.requests_for("You are the checker").len(), 3);
+}
