@@ -748,3 +748,35 @@ async fn return_immediately_hands_the_task_over() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
+
+/// Cancelling at the top of a chain cancels the waiting tasks below it:
+/// nothing runs anywhere.
+#[tokio::test]
+async fn cancelling_at_the_top_cancels_down_the_chain() {
+    let chain = Chain::start(3, None).await;
+    let (status, body) = post(
+        chain.a(),
+        "/conversations",
+        json!({"message": "add quinces 2"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let a_task = body["conversation"]["id"].as_str().unwrap().to_string();
+    let b_task = body["result"]["approval"]["remote_task_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let cancelled = rpc(chain.a(), Some("1.0"), "CancelTask", json!({"id": a_task})).await;
+    assert_eq!(
+        cancelled["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{cancelled}"
+    );
+    let at_b = support::get_json(chain.b(), &format!("/conversations/{b_task}")).await;
+    assert_eq!(at_b["conversation"]["status"], "cancelled", "{at_b}");
+    let c_pending = support::get_json(chain.c(), "/approvals").await;
+    assert!(
+        c_pending["approvals"].as_array().unwrap().is_empty(),
+        "{c_pending}"
+    );
+    assert_eq!(chain.resources(), 0);
+}

@@ -168,7 +168,68 @@ impl A2aClient {
     }
 }
 
+impl A2aClient {
+    async fn cancel_task(
+        &self,
+        base: &str,
+        task_id: &str,
+        ctx: &CallContext,
+    ) -> Result<(), A2aError> {
+        let (endpoint, dialect) = self.discover(base).await?;
+        let (method, version) = match dialect {
+            Dialect::V1 => ("CancelTask", Some("1.0")),
+            Dialect::V03 => ("tasks/cancel", Some("0.3")),
+            Dialect::Legacy => ("tasks/cancel", None),
+        };
+        let body = json!({"jsonrpc": "2.0", "id": uuid::Uuid::new_v4().to_string(),
+                          "method": method, "params": {"id": task_id}});
+        let mut req = self
+            .http
+            .post(&endpoint)
+            .timeout(CARD_TIMEOUT)
+            .header("X-Session-ID", &ctx.session_id)
+            .header("X-A2A-Hop-Count", (ctx.hops + 1).to_string())
+            .json(&body);
+        if let Some(v) = version {
+            req = req.header("A2A-Version", v);
+        }
+        if let Some(token) = &ctx.bearer {
+            req = req.bearer_auth(token);
+        }
+        let answer: Value = req
+            .send()
+            .await
+            .map_err(|e| A2aError::Unreachable {
+                url: endpoint.clone(),
+                reason: short(&e),
+            })?
+            .json()
+            .await
+            .map_err(|e| A2aError::Protocol(format!("{endpoint}: {e}")))?;
+        match answer.get("error") {
+            None => Ok(()),
+            Some(err) => Err(A2aError::Remote {
+                code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
+                message: err
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(no message)")
+                    .to_string(),
+            }),
+        }
+    }
+}
+
 impl RemoteAgents for A2aClient {
+    fn cancel<'a>(
+        &'a self,
+        url: &'a str,
+        task_id: &'a str,
+        ctx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<(), A2aError>> {
+        Box::pin(self.cancel_task(url, task_id, ctx))
+    }
+
     fn send<'a>(
         &'a self,
         url: &'a str,

@@ -90,4 +90,12 @@ pub trait RemoteAgents: Send + Sync {
         message: &'a Outgoing,
         ctx: &'a CallContext,
     ) -> BoxFuture<'a, Result<RemoteReply, A2aError>>;
+
+    /// Cancels a remote task (when the task waiting on it is cancelled here).
+    fn cancel<'a>(
+        &'a self,
+        url: &'a str,
+        task_id: &'a str,
+        ctx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<(), A2aError>>;
 }

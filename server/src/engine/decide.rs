@@ -215,8 +215,9 @@ impl Engine {
     }
 
     /// Cancels a conversation (A2A `CancelTask`): every waiting action is
-    /// cancelled and never runs, a pipeline run stops, and the conversation
-    /// is `cancelled` until a new message opens it again. A turn that is
+    /// cancelled and never runs, remote tasks a proxy approval waited on are
+    /// cancelled too, a pipeline run stops, and the conversation is
+    /// `cancelled` until a new message opens it again. A turn that is
     /// running cannot be cancelled (Busy).
     pub async fn cancel(
         &self,
@@ -231,9 +232,10 @@ impl Engine {
             .try_lock(conversation_id)
             .ok_or_else(|| EngineError::Busy(conversation_id.to_string()))?;
         let (id, by) = (conversation_id.to_string(), ctx.session_id.clone());
-        let cancelled = store
+        let (cancelled, remote) = store
             .write(move |tx| {
                 let mut n = 0;
+                let mut remote = Vec::new();
                 for status in [ApprovalStatus::Pending, ApprovalStatus::Approved] {
                     for a in approvals::with_status(tx, status)? {
                         if a.approval.conversation_id != id {
@@ -247,6 +249,11 @@ impl Engine {
                             Some(&by),
                             Some("the task was cancelled"),
                         )?;
+                        if let (Some(task), Some(agent)) =
+                            (a.approval.remote_task_id.clone(), a.approval.remote_agent_name.clone())
+                        {
+                            remote.push((agent, task));
+                        }
                         messages::set_result(
                             tx,
                             &a.message_id,
@@ -273,10 +280,24 @@ impl Engine {
                 messages::append(tx, &id, NewMessage::text(Role::System, note))?;
                 conversations::set_status(tx, &id, ConversationStatus::Cancelled)?;
                 conversations::set_turn_running(tx, &id, false)?;
-                Ok(n)
+                Ok((n, remote))
             })
             .await?;
         tracing::info!(conversation = %conversation_id, cancelled_actions = cancelled, "conversation cancelled");
+        // The remote tasks that waited with us are cancelled too (down the
+        // chain), best effort: a remote that cannot be reached is logged.
+        for (agent, task) in remote {
+            let Some(url) = self.sub_agent_url(&agent) else {
+                tracing::warn!(agent = %agent, "cannot cancel the remote task: the sub-agent is no longer configured");
+                continue;
+            };
+            match self.inner.a2a.cancel(&url, &task, &ctx).await {
+                Ok(()) => tracing::info!(agent = %agent, task = %task, "remote task cancelled"),
+                Err(e) => {
+                    tracing::warn!(agent = %agent, task = %task, error = %e, "could not cancel the remote task")
+                }
+            }
+        }
         self.emit_status(conversation_id, Some(ConversationStatus::Cancelled), false);
         load(store, conversation_id).await
     }

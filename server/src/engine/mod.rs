@@ -217,6 +217,27 @@ impl Engine {
             .collect()
     }
 
+    /// The URL of the sub-agent this agent calls `name`: a top-level or
+    /// node-level `a2a` entry, or an `a2a` node.
+    pub(crate) fn sub_agent_url(&self, name: &str) -> Option<String> {
+        fn walk(n: &NodeConfig, name: &str) -> Option<String> {
+            if n.kind == NodeKind::A2a && n.name == name {
+                return n.url.clone();
+            }
+            n.a2a
+                .iter()
+                .find(|a| a.name == name)
+                .map(|a| a.url.clone())
+                .or_else(|| n.agents.iter().find_map(|c| walk(c, name)))
+        }
+        let c = &self.inner.config;
+        c.a2a
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| a.url.clone())
+            .or_else(|| c.agent.as_ref().and_then(|root| walk(root, name)))
+    }
+
     /// Every tool a simple-mode turn can call: the router's and the
     /// sub-agents' (what `GET /tools` lists).
     pub fn all_tools(&self) -> Vec<crate::tools::ToolInfo> {
