@@ -268,9 +268,10 @@ impl Engine {
         }
     }
 
-    /// Records a call's result and settles its gate approval.
+    /// Records a call's result and settles its gate approval (`executing`
+    /// → `executed` or `failed`); shared by tool calls and delegations.
     #[allow(clippy::too_many_arguments)]
-    async fn finish_call(
+    pub(super) async fn finish_call(
         &self,
         conversation_id: &str,
         message_id: &str,

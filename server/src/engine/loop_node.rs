@@ -7,7 +7,7 @@
 //! (seed FR-024).
 
 use super::EngineError;
-use super::pipeline::{Node, NodeEnd, Run, child_key, run_node};
+use super::pipeline::{Node, NodeEnd, Run};
 use crate::config::DEFAULT_MAX_ITERATIONS;
 use crate::store::{NewMessage, NodeTag};
 use app::models::Role;
@@ -27,23 +27,20 @@ pub(crate) async fn run(run: Arc<Run>, node: Arc<Node>, key: &str) -> Result<Nod
             None,
         )
         .await?;
-        for child in &node.children {
-            let ck = child_key(key, child, Some(i));
-            match run_node(run.clone(), child.clone(), ck, Some(i)).await? {
-                NodeEnd::Done {
-                    output: o,
-                    exit_loop,
-                } => {
-                    output = o;
-                    if exit_loop {
-                        return Ok(NodeEnd::Done {
-                            output,
-                            exit_loop: false,
-                        });
-                    }
+        match super::sequential::run_children(&run, &node, key, Some(i)).await? {
+            NodeEnd::Done {
+                output: o,
+                exit_loop,
+            } => {
+                output = o;
+                if exit_loop {
+                    return Ok(NodeEnd::Done {
+                        output,
+                        exit_loop: false,
+                    });
                 }
-                other => return Ok(other),
             }
+            other => return Ok(other),
         }
     }
     let tag = NodeTag {

@@ -9,10 +9,22 @@ use super::pipeline::{Node, NodeEnd, Run, child_key, run_node};
 use std::sync::Arc;
 
 pub(crate) async fn run(run: Arc<Run>, node: Arc<Node>, key: &str) -> Result<NodeEnd, EngineError> {
+    run_children(&run, &node, key, None).await
+}
+
+/// Runs `node`'s children in order (the iteration's children for a loop).
+/// Stops at a pause, a stop, or an `exit_loop` (reported in the result);
+/// the output is the last child's.
+pub(crate) async fn run_children(
+    run: &Arc<Run>,
+    node: &Node,
+    key: &str,
+    iteration: Option<u32>,
+) -> Result<NodeEnd, EngineError> {
     let mut output = String::new();
     for child in &node.children {
-        let k = child_key(key, child, None);
-        match run_node(run.clone(), child.clone(), k, None).await? {
+        let k = child_key(key, child, iteration);
+        match run_node(run.clone(), child.clone(), k, iteration).await? {
             NodeEnd::Done {
                 output: o,
                 exit_loop,

@@ -734,30 +734,16 @@ impl Engine {
             Err(e) => (e.to_string(), true),
         };
         tracing::info!(tool = %tc.name, is_error, ms = started.elapsed().as_millis() as u64, "tool call finished");
-        let mid = message_id.to_string();
-        store
-            .write(move |tx| {
-                messages::set_result(tx, &mid, &text, is_error)?;
-                if let Some(uuid) = &approval {
-                    let to = if is_error {
-                        ApprovalStatus::Failed
-                    } else {
-                        ApprovalStatus::Executed
-                    };
-                    approvals::transition(tx, uuid, &[ApprovalStatus::Executing], to, None, None)?;
-                }
-                Ok(())
-            })
-            .await?;
-        self.inner
-            .events
-            .emit(EventKind::ToolCallFinished, conversation_id, |e| {
-                e.running = Some(true);
-                e.tool = Some(tc.name.clone());
-                e.detail = Some(if is_error { "error" } else { "ok" }.into());
-                e.node = scope.node_name();
-            });
-        Ok(())
+        self.finish_call(
+            conversation_id,
+            message_id,
+            tc,
+            &text,
+            is_error,
+            approval,
+            scope,
+        )
+        .await
     }
 
     /// Calls a tool: the scope's own (`exit_loop`, sub-agents) or the router's.
