@@ -67,12 +67,10 @@ pub fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError>
         ),
         None => (None, None, None),
     };
-    conn.execute(
-        "INSERT INTO approvals (uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, \
+    conn.prepare_cached("INSERT INTO approvals (uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, \
          remote_task_id, remote_agent_name, chain, created_at, updated_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?9, ?10, ?11, ?11)",
-        params![uuid, a.conversation_id, a.message_id, a.tool_name, a.server, args, a.description, task, agent, chain, ts],
-    )?;
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?9, ?10, ?11, ?11)")?
+        .execute(params![uuid, a.conversation_id, a.message_id, a.tool_name, a.server, args, a.description, task, agent, chain, ts])?;
     Ok(Approval {
         approval: PendingApproval {
             uuid,
@@ -97,25 +95,19 @@ pub fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError>
 
 /// One approval by uuid.
 pub fn get(conn: &Connection, uuid: &str) -> Result<Option<Approval>, StoreError> {
-    conn.query_row(
-        &format!("SELECT {COLUMNS} FROM approvals WHERE uuid = ?1"),
-        [uuid],
-        raw,
-    )
-    .optional()?
-    .map(decode)
-    .transpose()
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM approvals WHERE uuid = ?1"))?
+        .query_row([uuid], raw)
+        .optional()?
+        .map(decode)
+        .transpose()
 }
 
 /// The latest approval of a tool-call message, if any.
 pub fn for_message(conn: &Connection, message_id: &str) -> Result<Option<Approval>, StoreError> {
-    conn.query_row(
-        &format!(
-            "SELECT {COLUMNS} FROM approvals WHERE message_id = ?1 ORDER BY rowid DESC LIMIT 1"
-        ),
-        [message_id],
-        raw,
-    )
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM approvals WHERE message_id = ?1 ORDER BY rowid DESC LIMIT 1"
+    ))?
+    .query_row([message_id], raw)
     .optional()?
     .map(decode)
     .transpose()
@@ -155,7 +147,10 @@ pub fn transition(
             renumber(&marks, 4)
         )
     };
-    Ok(conn.execute(&sql, params_from_iter(values.iter()))? == 1)
+    Ok(conn
+        .prepare_cached(&sql)?
+        .execute(params_from_iter(values.iter()))?
+        == 1)
 }
 
 /// `?,?,?` → `?4,?5,?6`.

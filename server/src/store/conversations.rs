@@ -37,9 +37,8 @@ const COLUMNS: &str =
 pub fn insert(conn: &Connection, session_id: &str) -> Result<Conversation, StoreError> {
     let id = new_id();
     let ts = now();
-    conn.execute(
-        "INSERT INTO conversations (id, session_id, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)",
-        params![id, session_id, ConversationStatus::Active.as_str(), ts],
+    conn.prepare_cached("INSERT INTO conversations (id, session_id, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)")?
+        .execute(params![id, session_id, ConversationStatus::Active.as_str(), ts],
     )?;
     Ok(Conversation {
         id,
@@ -56,10 +55,8 @@ pub fn insert(conn: &Connection, session_id: &str) -> Result<Conversation, Store
 
 /// Records the A2A context id a client chose for a conversation.
 pub fn set_context(conn: &Connection, id: &str, context_id: &str) -> Result<(), StoreError> {
-    conn.execute(
-        "UPDATE conversations SET context_id = ?2 WHERE id = ?1",
-        params![id, context_id],
-    )?;
+    conn.prepare_cached("UPDATE conversations SET context_id = ?2 WHERE id = ?1")?
+        .execute(params![id, context_id])?;
     Ok(())
 }
 
@@ -67,9 +64,8 @@ pub fn set_context(conn: &Connection, id: &str, context_id: &str) -> Result<(), 
 /// context id is `context_id`.
 pub fn by_context(conn: &Connection, context_id: &str) -> Result<Option<String>, StoreError> {
     Ok(conn
-        .query_row(
-            "SELECT id FROM conversations WHERE id = ?1 OR context_id = ?1 ORDER BY seq DESC LIMIT 1",
-            [context_id],
+        .prepare_cached("SELECT id FROM conversations WHERE id = ?1 OR context_id = ?1 ORDER BY seq DESC LIMIT 1")?
+        .query_row([context_id],
             |r| r.get(0),
         )
         .optional()?)
@@ -81,20 +77,17 @@ pub fn set_status(
     id: &str,
     status: ConversationStatus,
 ) -> Result<bool, StoreError> {
-    let n = conn.execute(
-        "UPDATE conversations SET status = ?2, updated_at = ?3 WHERE id = ?1",
-        params![id, status.as_str(), now()],
-    )?;
+    let n = conn
+        .prepare_cached("UPDATE conversations SET status = ?2, updated_at = ?3 WHERE id = ?1")?
+        .execute(params![id, status.as_str(), now()])?;
     Ok(n == 1)
 }
 
 /// Marks whether a turn is running (cleared when it ends or pauses); a
 /// conversation still marked at startup was interrupted by a crash.
 pub fn set_turn_running(conn: &Connection, id: &str, running: bool) -> Result<(), StoreError> {
-    conn.execute(
-        "UPDATE conversations SET turn_running = ?2 WHERE id = ?1",
-        params![id, i64::from(running)],
-    )?;
+    conn.prepare_cached("UPDATE conversations SET turn_running = ?2 WHERE id = ?1")?
+        .execute(params![id, i64::from(running)])?;
     Ok(())
 }
 
@@ -105,10 +98,10 @@ pub fn set_pipeline_state(
     state: &PipelineState,
 ) -> Result<(), StoreError> {
     let json = serde_json::to_string(state).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    conn.execute(
+    conn.prepare_cached(
         "UPDATE conversations SET pipeline_state = ?2, updated_at = ?3 WHERE id = ?1",
-        params![id, json, now()],
-    )?;
+    )?
+    .execute(params![id, json, now()])?;
     Ok(())
 }
 
@@ -116,11 +109,8 @@ pub fn set_pipeline_state(
 /// cannot read is an error naming the conversation, never a panic.
 pub fn pipeline_state(conn: &Connection, id: &str) -> Result<Option<PipelineState>, StoreError> {
     let raw: Option<String> = conn
-        .query_row(
-            "SELECT pipeline_state FROM conversations WHERE id = ?1",
-            [id],
-            |r| r.get(0),
-        )
+        .prepare_cached("SELECT pipeline_state FROM conversations WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))
         .optional()?
         .flatten();
     raw.map(|s| serde_json::from_str(&s))
@@ -139,11 +129,8 @@ pub fn running(conn: &Connection) -> Result<Vec<String>, StoreError> {
 /// True if the conversation exists.
 pub fn exists(conn: &Connection, id: &str) -> Result<bool, StoreError> {
     Ok(conn
-        .query_row(
-            "SELECT 1 FROM conversations WHERE id = ?1",
-            [id],
-            |_| Ok(()),
-        )
+        .prepare_cached("SELECT 1 FROM conversations WHERE id = ?1")?
+        .query_row([id], |_| Ok(()))
         .optional()?
         .is_some())
 }
@@ -151,11 +138,10 @@ pub fn exists(conn: &Connection, id: &str) -> Result<bool, StoreError> {
 /// One conversation with its messages.
 pub fn get(conn: &Connection, id: &str) -> Result<Option<Conversation>, StoreError> {
     let row = conn
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM conversations WHERE id = ?1"),
-            [id],
-            head,
-        )
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM conversations WHERE id = ?1"
+        ))?
+        .query_row([id], head)
         .optional()?;
     let Some((_, decoded)) = row else {
         return Ok(None);

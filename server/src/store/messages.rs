@@ -86,10 +86,9 @@ pub fn append(
     m: NewMessage,
 ) -> Result<Option<Message>, StoreError> {
     let ts = now();
-    let touched = conn.execute(
-        "UPDATE conversations SET updated_at = ?2 WHERE id = ?1",
-        params![conversation_id, ts],
-    )?;
+    let touched = conn
+        .prepare_cached("UPDATE conversations SET updated_at = ?2 WHERE id = ?1")?
+        .execute(params![conversation_id, ts])?;
     if touched == 0 {
         return Ok(None);
     }
@@ -105,11 +104,9 @@ pub fn append(
         Some(t) => (Some(t.name.clone()), Some(t.run.clone())),
         None => (None, None),
     };
-    conn.execute(
-        "INSERT INTO messages (id, conversation_id, role, content, tool_call, created_at, call_id, step, server, signature, node, node_run) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-        params![id, conversation_id, m.role.as_str(), m.content, tool_call, ts, m.call_id, m.step, server, m.signature, node, node_run],
-    )?;
+    conn.prepare_cached("INSERT INTO messages (id, conversation_id, role, content, tool_call, created_at, call_id, step, server, signature, node, node_run) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)")?
+        .execute(params![id, conversation_id, m.role.as_str(), m.content, tool_call, ts, m.call_id, m.step, server, m.signature, node, node_run])?;
     Ok(Some(Message {
         id,
         role: m.role,
@@ -122,20 +119,16 @@ pub fn append(
 
 /// Marks a tool call as started (written before the tool runs).
 pub fn mark_started(conn: &Connection, message_id: &str) -> Result<(), StoreError> {
-    conn.execute(
-        "UPDATE messages SET started_at = ?2 WHERE id = ?1",
-        params![message_id, now()],
-    )?;
+    conn.prepare_cached("UPDATE messages SET started_at = ?2 WHERE id = ?1")?
+        .execute(params![message_id, now()])?;
     Ok(())
 }
 
 /// Clears a call's start: a call to a sub-agent that came back waiting for
 /// a proxy approval is not in flight any more.
 pub fn clear_started(conn: &Connection, message_id: &str) -> Result<(), StoreError> {
-    conn.execute(
-        "UPDATE messages SET started_at = NULL WHERE id = ?1",
-        params![message_id],
-    )?;
+    conn.prepare_cached("UPDATE messages SET started_at = NULL WHERE id = ?1")?
+        .execute(params![message_id])?;
     Ok(())
 }
 
@@ -148,11 +141,8 @@ pub fn set_result(
     is_error: bool,
 ) -> Result<bool, StoreError> {
     let row: Option<String> = conn
-        .query_row(
-            "SELECT tool_call FROM messages WHERE id = ?1",
-            [message_id],
-            |r| r.get(0),
-        )
+        .prepare_cached("SELECT tool_call FROM messages WHERE id = ?1")?
+        .query_row([message_id], |r| r.get(0))
         .optional()?
         .flatten();
     let Some(raw) = row else { return Ok(false) };
@@ -165,14 +155,10 @@ pub fn set_result(
     call.is_error = Some(is_error);
     let json = serde_json::to_string(&call).map_err(|e| StoreError::Corrupt(e.to_string()))?;
     let ts = now();
-    conn.execute(
-        "UPDATE messages SET tool_call = ?2, finished_at = ?3 WHERE id = ?1",
-        params![message_id, json, ts],
-    )?;
-    conn.execute(
-        "UPDATE conversations SET updated_at = ?2 WHERE id = (SELECT conversation_id FROM messages WHERE id = ?1)",
-        params![message_id, ts],
-    )?;
+    conn.prepare_cached("UPDATE messages SET tool_call = ?2, finished_at = ?3 WHERE id = ?1")?
+        .execute(params![message_id, json, ts])?;
+    conn.prepare_cached("UPDATE conversations SET updated_at = ?2 WHERE id = (SELECT conversation_id FROM messages WHERE id = ?1)")?
+        .execute(params![message_id, ts])?;
     Ok(true)
 }
 

@@ -183,10 +183,13 @@ async fn corrupt_rows_are_reported_not_panicked_on() {
     assert!(e.to_string().contains("unknown status"), "{e}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_write_in_a_group_commit_undoes_only_itself() {
     let (_d, s) = temp_store();
     let c = s.create_conversation("s".into()).await.unwrap();
+    // Hold the write connection so that every write below queues for the
+    // writer thread and they commit together.
+    let held = s.inner.writer.lock().unwrap();
     let mut tasks = Vec::new();
     for i in 0..60 {
         let s = s.clone();
@@ -203,6 +206,10 @@ async fn a_failing_write_in_a_group_commit_undoes_only_itself() {
             .is_ok()
         }));
     }
+    while s.inner.queued.load(std::sync::atomic::Ordering::Acquire) < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    drop(held);
     let mut ok = 0;
     for t in tasks {
         ok += usize::from(t.await.unwrap());
@@ -219,4 +226,57 @@ async fn a_failing_write_in_a_group_commit_undoes_only_itself() {
             .iter()
             .all(|m| m.content[1..].parse::<u32>().unwrap() % 2 == 0)
     );
+}
+
+#[tokio::test]
+async fn a_panicking_read_is_an_error_and_leaves_the_store_usable() {
+    let (_d, s) = temp_store();
+    let c = s.create_conversation("s".into()).await.unwrap();
+    let e = s
+        .read(|_tx| -> Result<(), StoreError> { panic!("boom") })
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("panicked"), "{e}");
+    // The connection the read ran on is out of its transaction: writes and
+    // reads go on.
+    s.append_message(c.id.clone(), text(Role::User, "after"))
+        .await
+        .unwrap()
+        .unwrap();
+    let got = s.get_conversation(c.id).await.unwrap().unwrap();
+    assert_eq!(got.messages.len(), 1);
+}
+
+#[tokio::test]
+async fn the_wal_is_checkpointed_so_it_stays_bounded() {
+    let (d, s) = temp_store();
+    let c = s.create_conversation("s".into()).await.unwrap();
+    let wal = d.path().join("agent.db-wal");
+    let frames = || (std::fs::metadata(&wal).unwrap().len().saturating_sub(32)) / (4096 + 24);
+    let writes = 6 * super::CHECKPOINT_EVERY;
+    let (mut most, mut per_write) = (0, 0.0);
+    for i in 0..writes {
+        s.append_message(c.id.clone(), text(Role::User, &format!("m{i}")))
+            .await
+            .unwrap()
+            .unwrap();
+        if i % 50 == 0 {
+            // Let the writer thread take its turn.
+            tokio::task::yield_now().await;
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        if i == super::CHECKPOINT_EVERY / 2 {
+            per_write = frames() as f64 / i as f64;
+        }
+        // The file's size is its high-water mark: after a checkpoint, new
+        // frames go to its start again.
+        most = most.max(frames());
+    }
+    let unbounded = per_write * writes as f64;
+    assert!(
+        (most as f64) < unbounded / 2.0,
+        "the WAL grew to {most} frames over {writes} writes ({per_write:.1} frames each)"
+    );
+    let got = s.get_conversation(c.id).await.unwrap().unwrap();
+    assert_eq!(got.messages.len(), writes);
 }
