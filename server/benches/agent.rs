@@ -221,11 +221,79 @@ async fn main() {
         .build()
         .unwrap();
     let mut rows: Vec<(String, String, String)> = Vec::new();
+    // `BENCH_ONLY=a2a make bench`: the A2A rows alone.
+    if std::env::var("BENCH_ONLY").as_deref() != Ok("a2a") {
+        core_rows(&http, &fake, &fake_base, &mut rows, quick).await;
+    }
 
+    // 4. A2A.
+    fake.set_latency(Duration::ZERO);
+    a2a_rows(&http, &fake_base, &mut rows, quick).await;
+
+    println!(
+        "\nStop & Go agent benchmark (fake provider, OpenAI wire format; mcp-resources over stdio)\n"
+    );
+    println!("| {:<52} | {:>20} | {:<16} |", "measure", "value", "target");
+    println!("|{:-<54}|{:-<22}|{:-<18}|", "", "", "");
+    for (m, v, t) in rows {
+        println!("| {m:<52} | {v:>20} | {t:<16} |");
+    }
+}
+
+/// `SendMessage` (1.0) round trips: (per second, sorted latencies).
+async fn a2a_sends(
+    http: &reqwest::Client,
+    url: &str,
+    n: usize,
+    concurrency: usize,
+) -> (f64, Vec<Duration>) {
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..concurrency {
+        let (http, url, next) = (http.clone(), url.to_string(), next.clone());
+        workers.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < n {
+                let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                    "params": {"message": {"messageId": uuid::Uuid::new_v4().to_string(),
+                        "role": "ROLE_USER", "parts": [{"text": "hello"}]}}});
+                let t = Instant::now();
+                let r = http
+                    .post(&url)
+                    .header("A2A-Version", "1.0")
+                    .json(&body)
+                    .send()
+                    .await
+                    .unwrap();
+                let v: serde_json::Value = r.json().await.unwrap();
+                assert!(v.get("result").is_some(), "{v}");
+                lat.push(t.elapsed());
+            }
+            lat
+        }));
+    }
+    let mut all = Vec::new();
+    for w in workers {
+        all.extend(w.await.unwrap());
+    }
+    let secs = started.elapsed().as_secs_f64();
+    all.sort();
+    (all.len() as f64 / secs, all)
+}
+
+/// Turns, reads and 1,000 in flight against one agent.
+async fn core_rows(
+    http: &reqwest::Client,
+    fake: &FakeState,
+    fake_base: &str,
+    rows: &mut Vec<(String, String, String)>,
+    quick: bool,
+) {
     // 1. Turns.
-    let agent = Agent::start(&fake_base, true);
-    let _ = turns(&http, &agent.base, 20, 1).await; // warm up (MCP child, caches)
-    let (tps1, lat1) = turns(&http, &agent.base, if quick { 100 } else { 500 }, 1).await;
+    let agent = Agent::start(fake_base, true);
+    let _ = turns(http, &agent.base, 20, 1).await; // warm up (MCP child, caches)
+    let (tps1, lat1) = turns(http, &agent.base, if quick { 100 } else { 500 }, 1).await;
     rows.push((
         "\"list\" turns/s, concurrency 1".into(),
         format!("{tps1:.0}"),
@@ -238,7 +306,7 @@ async fn main() {
     ));
     let total = 10_000usize;
     let done_so_far = 20 + lat1.len();
-    let (tps32, lat32) = turns(&http, &agent.base, total - done_so_far, 32).await;
+    let (tps32, lat32) = turns(http, &agent.base, total - done_so_far, 32).await;
     rows.push((
         "\"list\" turns/s, concurrency 32".into(),
         format!("{tps32:.0}"),
@@ -300,7 +368,7 @@ async fn main() {
     let one: Vec<String> = (0..2000)
         .map(|i| format!("{}/conversations/{}", agent.base, ids[i % ids.len()]))
         .collect();
-    let lat = reads(&http, &one).await;
+    let lat = reads(http, &one).await;
     rows.push((
         "GET /conversations/:id p50 / p99 (ms), 10k stored".into(),
         format!("{:.2} / {:.2}", pct(&lat, 0.5), pct(&lat, 0.99)),
@@ -309,7 +377,7 @@ async fn main() {
     let page: Vec<String> = (0..500)
         .map(|_| format!("{}/conversations?limit=50", agent.base))
         .collect();
-    let lat = reads(&http, &page).await;
+    let lat = reads(http, &page).await;
     rows.push((
         "GET /conversations?limit=50 p50 / p99 (ms)".into(),
         format!("{:.2} / {:.2}", pct(&lat, 0.5), pct(&lat, 0.99)),
@@ -324,7 +392,7 @@ async fn main() {
 
     // 3. 1,000 in flight against a 1 s model.
     fake.set_latency(Duration::from_secs(1));
-    let agent = Agent::start(&fake_base, false);
+    let agent = Agent::start(fake_base, false);
     let started = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..1000 {
@@ -355,61 +423,6 @@ async fn main() {
         format!("{:.1}", agent.peak_rss_mib()),
         "< 150 MB".into(),
     ));
-
-    // 4. A2A.
-    fake.set_latency(Duration::ZERO);
-    a2a_rows(&http, &fake_base, &mut rows, quick).await;
-
-    println!(
-        "\nStop & Go agent benchmark (fake provider, OpenAI wire format; mcp-resources over stdio)\n"
-    );
-    println!("| {:<52} | {:>20} | {:<16} |", "measure", "value", "target");
-    println!("|{:-<54}|{:-<22}|{:-<18}|", "", "", "");
-    for (m, v, t) in rows {
-        println!("| {m:<52} | {v:>20} | {t:<16} |");
-    }
-}
-
-/// `SendMessage` (1.0) round trips: (per second, sorted latencies).
-async fn a2a_sends(
-    http: &reqwest::Client,
-    url: &str,
-    n: usize,
-    concurrency: usize,
-) -> (f64, Vec<Duration>) {
-    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let started = Instant::now();
-    let mut workers = Vec::new();
-    for _ in 0..concurrency {
-        let (http, url, next) = (http.clone(), url.to_string(), next.clone());
-        workers.push(tokio::spawn(async move {
-            let mut lat = Vec::new();
-            while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < n {
-                let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-                    "params": {"message": {"messageId": uuid::Uuid::new_v4().to_string(),
-                        "role": "ROLE_USER", "parts": [{"text": "hello"}]}}});
-                let t = Instant::now();
-                let r = http
-                    .post(&url)
-                    .header("A2A-Version", "1.0")
-                    .json(&body)
-                    .send()
-                    .await
-                    .unwrap();
-                let v: serde_json::Value = r.json().await.unwrap();
-                assert!(v.get("result").is_some(), "{v}");
-                lat.push(t.elapsed());
-            }
-            lat
-        }));
-    }
-    let mut all = Vec::new();
-    for w in workers {
-        all.extend(w.await.unwrap());
-    }
-    let secs = started.elapsed().as_secs_f64();
-    all.sort();
-    (all.len() as f64 / secs, all)
 }
 
 /// A minimal agent on the official Python SDK, if installed: its base URL.

@@ -61,7 +61,7 @@ impl Engine {
             .locks
             .try_lock(&c.id)
             .ok_or_else(|| EngineError::Busy(c.id.clone()))?;
-        let reply = self.run_turn(c.id.clone(), ctx, guard).await?;
+        let reply = self.run_turn(c.id.clone(), ctx, guard, true).await?;
         Ok((reply.conversation.clone(), Some(reply)))
     }
 
@@ -113,7 +113,8 @@ impl Engine {
                 e.status = Some(ConversationStatus::Active);
                 e.running = Some(true);
             });
-        self.run_turn(conversation_id.to_string(), ctx, guard).await
+        self.run_turn(conversation_id.to_string(), ctx, guard, false)
+            .await
     }
 
     /// Approves or rejects a pending approval, then lets the turn go on.
@@ -204,7 +205,7 @@ impl Engine {
                     .into(),
                 );
             });
-        self.run_turn(conversation_id, ctx, guard).await
+        self.run_turn(conversation_id, ctx, guard, false).await
     }
 }
 

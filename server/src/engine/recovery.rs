@@ -124,7 +124,7 @@ impl Engine {
                         session_id,
                         hops: 0,
                     };
-                    match engine.run_turn(id.clone(), ctx, guard).await {
+                    match engine.run_turn(id.clone(), ctx, guard, false).await {
                         Ok(_) => {
                             tracing::info!(conversation = %id, "resumed an approved action after a restart")
                         }

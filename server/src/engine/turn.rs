@@ -74,12 +74,14 @@ pub fn describe_call(tool: &str, server: Option<&str>, args: &Value) -> String {
 impl Engine {
     /// Runs the turn of `conversation_id` until it answers or pauses, as a
     /// detached task that owns `guard` (the conversation's lock), and builds
-    /// the reply.
+    /// the reply. `fresh`: the conversation was created for this turn, so
+    /// it has no earlier pipeline run to check.
     pub(crate) async fn run_turn(
         &self,
         conversation_id: String,
         ctx: Ctx,
         guard: super::locks::LockGuard,
+        fresh: bool,
     ) -> Result<Reply, EngineError> {
         let engine = self.clone();
         let id = conversation_id.clone();
@@ -89,7 +91,7 @@ impl Engine {
         let task = tokio::spawn(tracing::Instrument::instrument(
             async move {
                 let _guard = guard;
-                let outcome = engine.drive(&id, &ctx).await;
+                let outcome = engine.drive(&id, &ctx, fresh).await;
                 // Every way out of `drive` that succeeds clears the running
                 // flag in its last write; an error may not have.
                 if outcome.is_err() {
@@ -145,11 +147,18 @@ impl Engine {
 
     /// Runs the turn: the pipeline when one is configured, else the simple
     /// tool loop.
-    async fn drive(&self, conversation_id: &str, ctx: &Ctx) -> Result<TurnOutcome, EngineError> {
+    async fn drive(
+        &self,
+        conversation_id: &str,
+        ctx: &Ctx,
+        fresh: bool,
+    ) -> Result<TurnOutcome, EngineError> {
         if self.inner.pipeline.is_some() {
             return self.drive_pipeline(conversation_id, ctx).await;
         }
-        if let Some(problem) = super::pipeline::paused_elsewhere(self, conversation_id).await? {
+        if !fresh
+            && let Some(problem) = super::pipeline::paused_elsewhere(self, conversation_id).await?
+        {
             return Err(problem);
         }
         let scope = self.simple_scope(conversation_id).await?;
