@@ -43,7 +43,10 @@ pub async fn handle(
     }
     ctx.hops = hops;
     let (id, d, p) = (req.id.clone(), req.dialect, &req.params);
-    tracing::info!(method = %req.method, hops, "a2a request");
+    // Shown on the request's "done" line (one log line per request).
+    let span = tracing::Span::current();
+    span.record("rpc", tracing::field::display(&req.method));
+    span.record("hops", hops);
     let out = match req.method.as_str() {
         "SendMessage" | "message/send" => tasks::send(&state, p, d, ctx).await,
         "GetTask" | "tasks/get" => tasks::get(&state, p, d).await,

@@ -59,7 +59,16 @@ pub async fn layer(mut req: Request, next: Next) -> Response {
         }
     };
     req.extensions_mut().insert(SessionId(sid.clone()));
-    let span = tracing::info_span!("request", sid = %sid, method = %req.method(), path = %req.uri().path());
+    // `rpc` and `hops` are filled in by the A2A endpoint, so one line per
+    // request ("done") says what it was.
+    let span = tracing::info_span!(
+        "request",
+        sid = %sid,
+        method = %req.method(),
+        path = %req.uri().path(),
+        rpc = tracing::field::Empty,
+        hops = tracing::field::Empty
+    );
     let started = Instant::now();
     let mut resp = next.run(req).instrument(span.clone()).await;
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;

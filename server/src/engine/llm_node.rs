@@ -47,7 +47,7 @@ pub(crate) async fn run(run: &Run, node: &Node, key: &str) -> Result<NodeEnd, En
         .run_scope(&run.conversation_id, &scope, &run.ctx)
         .await?;
     Ok(match end {
-        ScopeEnd::Done(output) => NodeEnd::Done {
+        ScopeEnd::Done(output) | ScopeEnd::Answered(output, _) => NodeEnd::Done {
             output,
             exit_loop: false,
         },

@@ -672,7 +672,7 @@ impl Engine {
                     .store
                     .write(move |tx| conversations::set_turn_running(tx, &id, false))
                     .await?;
-                Ok(TurnOutcome::Done(output))
+                Ok(TurnOutcome::Done(output, None))
             }
             Ok(NodeEnd::Stopped(text)) => {
                 let (out, note) = (text.clone(), text.clone());
@@ -688,7 +688,7 @@ impl Engine {
                     .store
                     .write(move |tx| conversations::set_turn_running(tx, &id, false))
                     .await?;
-                Ok(TurnOutcome::Done(text))
+                Ok(TurnOutcome::Done(text, None))
             }
             Ok(NodeEnd::Paused(list)) => {
                 let first = list

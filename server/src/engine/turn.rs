@@ -21,6 +21,10 @@ pub(crate) type Settle = Box<dyn FnOnce(&rusqlite::Connection) -> Result<(), Sto
 pub(crate) enum ScopeEnd {
     /// The model answered with text.
     Done(String),
+    /// Simple mode: the model answered with text, and the conversation as
+    /// the final write left it (read in that write's transaction, so the
+    /// reply needs no read of its own).
+    Answered(String, Box<app::models::Conversation>),
     /// A destructive call waits for an operator.
     Waiting(Box<PendingApproval>),
     /// The model called `exit_loop` (its text, if any).
@@ -32,8 +36,9 @@ pub(crate) enum ScopeEnd {
 /// How a turn ended.
 #[derive(Clone, Debug)]
 pub enum TurnOutcome {
-    /// The model answered with text.
-    Done(String),
+    /// The model answered with text; the conversation as the turn's last
+    /// write left it, when that write read it back.
+    Done(String, Option<Box<app::models::Conversation>>),
     /// A destructive call waits for an operator.
     Waiting(Box<PendingApproval>),
 }
@@ -108,7 +113,7 @@ impl Engine {
                     }
                 }
                 match &outcome {
-                    Ok(TurnOutcome::Done(_)) | Err(_) => engine.emit_status(&id, None, false),
+                    Ok(TurnOutcome::Done(..)) | Err(_) => engine.emit_status(&id, None, false),
                     // The approval request already said so.
                     Ok(TurnOutcome::Waiting(_)) => {}
                 }
@@ -126,18 +131,27 @@ impl Engine {
         conversation_id: &str,
         outcome: TurnOutcome,
     ) -> Result<Reply, EngineError> {
-        let conversation = super::decide::load(&self.inner.store, conversation_id).await?;
-        let result = match outcome {
-            TurnOutcome::Done(text) => ProcessResult {
-                response: text,
-                waiting_approval: false,
-                approval: None,
-            },
-            TurnOutcome::Waiting(a) => ProcessResult {
-                response: format!("Approval needed: {}", a.description),
-                waiting_approval: true,
-                approval: Some(*a),
-            },
+        let (result, snapshot) = match outcome {
+            TurnOutcome::Done(text, snapshot) => (
+                ProcessResult {
+                    response: text,
+                    waiting_approval: false,
+                    approval: None,
+                },
+                snapshot,
+            ),
+            TurnOutcome::Waiting(a) => (
+                ProcessResult {
+                    response: format!("Approval needed: {}", a.description),
+                    waiting_approval: true,
+                    approval: Some(*a),
+                },
+                None,
+            ),
+        };
+        let conversation = match snapshot {
+            Some(c) => *c,
+            None => super::decide::load(&self.inner.store, conversation_id).await?,
         };
         Ok(Reply {
             conversation,
@@ -166,8 +180,9 @@ impl Engine {
         Ok(match end {
             ScopeEnd::Waiting(a) => TurnOutcome::Waiting(a),
             ScopeEnd::Done(t) | ScopeEnd::ExitLoop(t) | ScopeEnd::Stopped(t) => {
-                TurnOutcome::Done(t)
+                TurnOutcome::Done(t, None)
             }
+            ScopeEnd::Answered(t, c) => TurnOutcome::Done(t, Some(c)),
         })
     }
 
@@ -304,11 +319,13 @@ impl Engine {
             match llm.complete(&req).await {
                 Ok(resp) => {
                     // A final answer ends the scope without another read.
-                    if let Some(text) = self
+                    match self
                         .record_step(conversation_id, resp, &tools, scope)
                         .await?
                     {
-                        return Ok(ScopeEnd::Done(text));
+                        Some((text, Some(c))) => return Ok(ScopeEnd::Answered(text, Box::new(c))),
+                        Some((text, None)) => return Ok(ScopeEnd::Done(text)),
+                        None => {}
                     }
                 }
                 Err(error) => {
@@ -443,7 +460,7 @@ impl Engine {
         resp: ChatResponse,
         tools: &[ToolInfo],
         scope: &Scope,
-    ) -> Result<Option<String>, StoreError> {
+    ) -> Result<Option<(String, Option<app::models::Conversation>)>, StoreError> {
         let final_text = resp.tool_calls.is_empty().then(|| {
             let t = resp.text.clone().unwrap_or_default();
             if t.is_empty() {
@@ -510,7 +527,8 @@ impl Engine {
         let id = conversation_id.to_string();
         let ends_turn = final_text.is_some();
         let clear_running = ends_turn && scope.owns_status();
-        self.inner
+        let snapshot = self
+            .inner
             .store
             .write(move |tx| {
                 for (m, immediate) in rows {
@@ -523,8 +541,10 @@ impl Engine {
                 }
                 if clear_running {
                     conversations::set_turn_running(tx, &id, false)?;
+                    // The turn's reply, read where it was written.
+                    return conversations::get(tx, &id);
                 }
-                Ok(())
+                Ok(None)
             })
             .await?;
         self.inner
@@ -533,7 +553,7 @@ impl Engine {
                 e.running = Some(!clear_running);
                 e.node = scope.node_name();
             });
-        Ok(final_text)
+        Ok(final_text.map(|t| (t, snapshot)))
     }
 
     /// Stores a pending approval and publishes it. In simple mode the
