@@ -7,12 +7,6 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use tracing_subscriber::EnvFilter;
 
-/// mimalloc instead of glibc's malloc: a turn allocates and frees many
-/// small buffers (JSON, SQL rows, HTTP) across threads, and glibc's
-/// allocator took ~12 % of the agent's CPU under A2A load (`perf`).
-#[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Stop & Go agent server.
 #[derive(Parser, Debug)]
 #[command(version, about)]
