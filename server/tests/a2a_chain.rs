@@ -780,3 +780,107 @@ async fn cancelling_at_the_top_cancels_down_the_chain() {
     );
     assert_eq!(chain.resources(), 0);
 }
+
+/// `ListTasks` with a status filter: only tasks in that state, in full
+/// pages, with `totalSize` counting the matching tasks (not all of them).
+#[tokio::test]
+async fn list_tasks_filters_by_state_with_exact_totals_and_full_pages() {
+    let chain = Chain::start(1, None).await;
+    let c = chain.c();
+    let mut completed = Vec::new();
+    let mut waiting = Vec::new();
+    // Interleaved, so that a filter applied after paging would give short
+    // or empty pages.
+    for i in 0..5 {
+        let t = rpc(c, Some("1.0"), "SendMessage", v1_send("list please")).await;
+        completed.push(t["result"]["task"]["id"].as_str().unwrap().to_string());
+        if i < 3 {
+            let t = rpc(
+                c,
+                Some("1.0"),
+                "SendMessage",
+                v1_send(&format!("add pears {i}")),
+            )
+            .await;
+            assert_eq!(
+                t["result"]["task"]["status"]["state"],
+                "TASK_STATE_INPUT_REQUIRED"
+            );
+            waiting.push(t["result"]["task"]["id"].as_str().unwrap().to_string());
+        }
+    }
+    let ids = |v: &Value| -> Vec<String> {
+        v["result"]["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let all = rpc(c, Some("1.0"), "ListTasks", json!({"pageSize": 100})).await;
+    assert_eq!(all["result"]["totalSize"], 8, "{all}");
+
+    let w = rpc(
+        c,
+        Some("1.0"),
+        "ListTasks",
+        json!({"status": "TASK_STATE_INPUT_REQUIRED", "pageSize": 2}),
+    )
+    .await;
+    assert_eq!(w["result"]["totalSize"], 3, "{w}");
+    let first = ids(&w);
+    assert_eq!(
+        first,
+        vec![waiting[2].clone(), waiting[1].clone()],
+        "newest first: {w}"
+    );
+    let token = w["result"]["nextPageToken"].as_str().unwrap().to_string();
+    assert!(!token.is_empty(), "{w}");
+    let w2 = rpc(
+        c,
+        Some("1.0"),
+        "ListTasks",
+        json!({"status": "TASK_STATE_INPUT_REQUIRED", "pageSize": 2, "pageToken": token}),
+    )
+    .await;
+    assert_eq!(ids(&w2), vec![waiting[0].clone()], "{w2}");
+    assert_eq!(
+        w2["result"]["totalSize"], 3,
+        "the total stays the filter's: {w2}"
+    );
+    assert_eq!(w2["result"]["nextPageToken"], "", "{w2}");
+
+    let done = rpc(
+        c,
+        Some("1.0"),
+        "ListTasks",
+        json!({"status": "TASK_STATE_COMPLETED", "pageSize": 5}),
+    )
+    .await;
+    assert_eq!(done["result"]["totalSize"], 5, "{done}");
+    let mut got = ids(&done);
+    got.reverse();
+    assert_eq!(got, completed, "{done}");
+    for t in done["result"]["tasks"].as_array().unwrap() {
+        assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED");
+    }
+
+    let none = rpc(
+        c,
+        Some("1.0"),
+        "ListTasks",
+        json!({"status": "TASK_STATE_CANCELED"}),
+    )
+    .await;
+    assert_eq!(none["result"]["totalSize"], 0, "{none}");
+    assert_eq!(none["result"]["tasks"], json!([]), "{none}");
+
+    let bad = rpc(
+        c,
+        Some("1.0"),
+        "ListTasks",
+        json!({"status": "TASK_STATE_INPUT_REQUIRED", "pageToken": "nope"}),
+    )
+    .await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+}

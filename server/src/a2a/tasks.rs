@@ -26,6 +26,24 @@ use crate::state::AppState;
 use app::models::{Conversation, ConversationStatus, ListQuery, Role};
 use serde_json::{Value, json};
 
+/// A task's state from its conversation's status, whether a turn is
+/// running, and whether its last user/assistant message is an answer
+/// (`None`: it has none).
+pub fn task_state(status: ConversationStatus, busy: bool, answered: Option<bool>) -> TaskState {
+    if busy {
+        return TaskState::Working;
+    }
+    match (status, answered) {
+        (ConversationStatus::WaitingApproval, _) => TaskState::InputRequired,
+        (ConversationStatus::Failed, _) => TaskState::Failed,
+        (ConversationStatus::Cancelled, _) => TaskState::Canceled,
+        (_, None) => TaskState::Submitted,
+        (_, Some(true)) => TaskState::Completed,
+        // The turn ended without an answer (interrupted by a restart).
+        (_, Some(false)) => TaskState::Failed,
+    }
+}
+
 /// The task view of a conversation. `history`: keep the last N messages.
 pub fn view(c: &Conversation, busy: bool, history: Option<usize>) -> TaskView {
     let talk: Vec<&app::models::Message> = c
@@ -37,19 +55,8 @@ pub fn view(c: &Conversation, busy: bool, history: Option<usize>) -> TaskView {
         .last()
         .filter(|m| m.role == Role::Assistant)
         .map(|m| (*m).clone());
-    let state = if busy {
-        TaskState::Working
-    } else {
-        match c.status {
-            ConversationStatus::WaitingApproval => TaskState::InputRequired,
-            ConversationStatus::Failed => TaskState::Failed,
-            ConversationStatus::Cancelled => TaskState::Canceled,
-            _ if talk.is_empty() => TaskState::Submitted,
-            _ if last_answer.is_some() => TaskState::Completed,
-            // The turn ended without an answer (interrupted by a restart).
-            _ => TaskState::Failed,
-        }
-    };
+    let answered = talk.last().map(|m| m.role == Role::Assistant);
+    let state = task_state(c.status, busy, answered);
     let agent = |parts: Vec<Part>, id: String| MessageView {
         id,
         role: Sender::Agent,
@@ -482,6 +489,9 @@ pub async fn list(state: &AppState, params: &Value, d: Dialect) -> Result<Value,
         );
     }
     let token = param_str(params, "pageToken", "page_token").filter(|t| !t.is_empty());
+    if let Some(w) = wanted {
+        return list_in_state(state, w, token, page_size as usize, render).await;
+    }
     let page = crate::api::conversations::list_page(
         &state.store,
         ListQuery {
@@ -492,17 +502,64 @@ pub async fn list(state: &AppState, params: &Value, d: Dialect) -> Result<Value,
     )
     .await
     .map_err(|e| RpcError::params(e.to_string()))?;
-    let tasks: Vec<Value> = page
-        .conversations
-        .iter()
-        .map(render)
-        .filter(|(st, _)| wanted.is_none_or(|w| w == *st))
-        .map(|(_, t)| t)
-        .collect();
+    let tasks: Vec<Value> = page.conversations.iter().map(|c| render(c).1).collect();
     Ok(json!({
         "tasks": tasks,
         "nextPageToken": page.next_cursor.unwrap_or_default(),
         "pageSize": page_size,
         "totalSize": page.summary.total,
     }))
+}
+
+/// `ListTasks` with a status filter. A task's state is derived (from the
+/// conversation's status, its messages and whether a turn runs), so the
+/// filter runs over one light row per conversation rather than in SQL;
+/// `totalSize` counts the matching tasks, and pages hold `page_size` of
+/// them (the token is the position after the last one, as without a
+/// filter).
+async fn list_in_state(
+    state: &AppState,
+    wanted: TaskState,
+    token: Option<String>,
+    page_size: usize,
+    render: impl Fn(&Conversation) -> (TaskState, Value),
+) -> Result<Value, RpcError> {
+    let before = match token {
+        None => i64::MAX,
+        Some(t) => t.parse::<i64>().map_err(|_| {
+            RpcError::params(format!(
+                "pageToken {t:?} is not one this server issued: pass the nextPageToken of the previous page"
+            ))
+        })?,
+    };
+    let rows = state
+        .store
+        .read(|tx| crate::store::conversations::task_rows(tx, i64::MAX))
+        .await
+        .map_err(|e| RpcError::internal(e.to_string()))?;
+    let matching: Vec<_> = rows
+        .into_iter()
+        .filter(|r| task_state(r.status, state.engine.is_busy(&r.id), r.answered) == wanted)
+        .collect();
+    let total = matching.len();
+    let after_token: Vec<_> = matching.iter().filter(|r| r.seq < before).collect();
+    let mut tasks = Vec::new();
+    let mut last = None;
+    for r in after_token.iter().take(page_size) {
+        // A conversation deleted since the scan is skipped.
+        if let Some(c) = state
+            .store
+            .get_conversation(r.id.clone())
+            .await
+            .map_err(|e| RpcError::internal(e.to_string()))?
+        {
+            tasks.push(render(&c).1);
+        }
+        last = Some(r.seq);
+    }
+    let next = match last {
+        Some(seq) if after_token.len() > page_size => seq.to_string(),
+        _ => String::new(),
+    };
+    Ok(json!({"tasks": tasks, "nextPageToken": next, "pageSize": page_size, "totalSize": total}))
 }

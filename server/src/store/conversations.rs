@@ -240,6 +240,51 @@ pub fn summary(conn: &Connection) -> Result<Summary, StoreError> {
     Ok(s)
 }
 
+/// What an A2A task's state is derived from, for one conversation.
+#[derive(Clone, Debug)]
+pub struct TaskRow {
+    pub seq: i64,
+    pub id: String,
+    pub status: ConversationStatus,
+    /// Whether its last non-empty user or assistant message is the
+    /// assistant's; `None` when it has none.
+    pub answered: Option<bool>,
+}
+
+/// [`TaskRow`]s of every conversation older than `before`, newest first:
+/// one light row each (no messages), for filtering tasks by derived state.
+pub fn task_rows(conn: &Connection, before: i64) -> Result<Vec<TaskRow>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT c.seq, c.id, c.status, \
+             (SELECT m.role FROM messages m WHERE m.conversation_id = c.id \
+                AND m.role IN ('user', 'assistant') AND m.content != '' \
+                ORDER BY m.seq DESC LIMIT 1) \
+         FROM conversations c WHERE c.seq < ?1 ORDER BY c.seq DESC",
+    )?;
+    let rows = stmt.query_map([before], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, Option<String>>(3)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (seq, id, status, last) = row?;
+        let status = ConversationStatus::parse(&status).ok_or_else(|| {
+            StoreError::Corrupt(format!("conversation {id}: unknown status {status:?}"))
+        })?;
+        out.push(TaskRow {
+            seq,
+            id,
+            status,
+            answered: last.map(|r| r == "assistant"),
+        });
+    }
+    Ok(out)
+}
+
 /// Maps a conversation row (without messages). The inner result carries
 /// decoding errors of our own columns, which rusqlite cannot express.
 fn head(r: &Row<'_>) -> rusqlite::Result<(i64, Result<Conversation, StoreError>)> {
