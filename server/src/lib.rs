@@ -21,6 +21,7 @@ pub mod events;
 pub mod fake_llm;
 pub mod llm;
 pub mod mcp;
+pub mod net;
 pub mod resources;
 pub mod state;
 pub mod store;

@@ -65,14 +65,12 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     .await
     .context("starting the agent")?;
     let db = state.store.path().display().to_string();
-    let listener = tokio::net::TcpListener::bind(&addr)
-        .await
-        .with_context(|| {
-            format!(
-                "cannot listen on {addr} (host and port in {})",
-                args.config.display()
-            )
-        })?;
+    let listener = server::net::listen(&addr).await.with_context(|| {
+        format!(
+            "cannot listen on {addr} (host and port in {})",
+            args.config.display()
+        )
+    })?;
     let local = listener.local_addr()?;
     let shutdown = shutdown_signal();
     tracing::info!(agent = %name, db = %db, "listening on http://{local}");

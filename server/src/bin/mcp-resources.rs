@@ -61,7 +61,7 @@ async fn main() -> anyhow::Result<()> {
                 "/health",
                 axum::routing::get(|| async { axum::Json(serde_json::json!({"status": "ok"})) }),
             );
-            let listener = tokio::net::TcpListener::bind(&addr)
+            let listener = server::net::listen(&addr)
                 .await
                 .with_context(|| format!("cannot listen on {addr}"))?;
             let local = listener.local_addr()?;
