@@ -112,7 +112,9 @@ async fn a_client_session_id_is_kept_stored_echoed_and_logged() {
     assert_eq!(resp.headers()["x-session-id"], "user-42.run:7");
     let (_, body) = json(resp).await;
     assert_eq!(body["conversation"]["session_id"], "user-42.run:7");
-    let log = a.wait_for_log("sid=user-42.run:7");
+    // The access line ("done") is the request's last; an earlier line of
+    // the same request carries the sid too, so wait for the status.
+    let log = a.wait_for_log("status=201");
     let line = log
         .lines()
         .find(|l| l.contains("sid=user-42.run:7") && l.contains("status=201"))

@@ -77,7 +77,7 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<ApprovalList>, A
 /// The pending approvals, oldest first.
 pub async fn pending(store: &crate::store::Store) -> Result<ApprovalList, ApiError> {
     let rows = store
-        .read(|tx| crate::store::approvals::with_status(tx, ApprovalStatus::Pending))
+        .read_long(|tx| crate::store::approvals::with_status(tx, ApprovalStatus::Pending))
         .await?;
     Ok(ApprovalList {
         approvals: rows.into_iter().map(|a| a.approval).collect(),

@@ -23,9 +23,12 @@
 //!   so a busy turn never blocks the UI.
 //! - **No thread hop on the fast path.** Measured on a 2-core VM, a hop to
 //!   another thread and back (two wake-ups) cost more than the query
-//!   itself: reads run inline when a pooled connection is idle (only a read
-//!   that finds none goes to `spawn_blocking`, where new connections are
-//!   opened), writes when the write connection is free. The one slow
+//!   itself: short reads run inline on the write connection when it is
+//!   free (its page cache is warm), else on an idle pooled connection;
+//!   [`Store::read_long`] (pages, scans) only ever uses the pool, so writes
+//!   never wait for it; a read that finds no idle connection goes to
+//!   `spawn_blocking` (where new connections are opened). Writes run inline
+//!   when the write connection is free. The one slow
 //!   thing a commit can do, a WAL checkpoint with its `fsync`, is taken
 //!   off the commit path (`wal_autocheckpoint=0`) and run by the writer
 //!   thread every [`CHECKPOINT_EVERY`] writes. Reads are bounded by a
@@ -349,8 +352,29 @@ impl Store {
         }
     }
 
-    /// Runs `f` in one read transaction (a consistent snapshot) on the blocking pool.
+    /// Runs `f` in one read transaction (a consistent snapshot). For short
+    /// reads (a conversation, a few rows): it may run on the write
+    /// connection, holding writes back while it does.
     pub async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.read_with(f, true).await
+    }
+
+    /// Like [`Store::read`], for reads that may take long (a page of
+    /// conversations, a text search, a scan): always on a read connection,
+    /// so writes never wait for them.
+    pub async fn read_long<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.read_with(f, false).await
+    }
+
+    async fn read_with<T, F>(&self, f: F, short: bool) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
@@ -365,7 +389,7 @@ impl Store {
         // holds what was just written; a pooled connection's cache is
         // dropped whenever another connection commits, and re-reading those
         // pages costs a `pread` each.
-        {
+        if short {
             let writer = match self.inner.writer.try_lock() {
                 Ok(conn) if self.inner.queued.load(std::sync::atomic::Ordering::Acquire) == 0 => {
                     Some(conn)
@@ -475,7 +499,7 @@ impl Store {
         &self,
         req: PageRequest,
     ) -> Result<(Page, Summary), StoreError> {
-        self.read(move |tx| Ok((conversations::list(tx, &req)?, conversations::summary(tx)?)))
+        self.read_long(move |tx| Ok((conversations::list(tx, &req)?, conversations::summary(tx)?)))
             .await
     }
 }
