@@ -128,37 +128,23 @@ fn pct(sorted: &[Duration], p: f64) -> f64 {
     sorted[i].as_secs_f64() * 1000.0
 }
 
-/// Runs `n` turns with `concurrency` workers; returns (turns/s, sorted latencies).
-async fn turns(
-    http: &reqwest::Client,
-    base: &str,
-    n: usize,
-    concurrency: usize,
-) -> (f64, Vec<Duration>) {
+/// Runs `one` `n` times over `concurrency` workers, timing each call;
+/// returns (calls/s, sorted latencies).
+async fn load<F, Fut>(n: usize, concurrency: usize, one: F) -> (f64, Vec<Duration>)
+where
+    F: Fn() -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let started = Instant::now();
     let mut workers = Vec::new();
     for _ in 0..concurrency {
-        let http = http.clone();
-        let url = format!("{base}/conversations");
-        let next = next.clone();
+        let (next, one) = (next.clone(), one.clone());
         workers.push(tokio::spawn(async move {
             let mut lat = Vec::new();
             while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < n {
                 let t = Instant::now();
-                let resp = http
-                    .post(&url)
-                    .json(&serde_json::json!({"message": "list"}))
-                    .send()
-                    .await
-                    .unwrap();
-                assert_eq!(
-                    resp.status().as_u16(),
-                    201,
-                    "{}",
-                    resp.text().await.unwrap_or_default()
-                );
-                let _ = resp.bytes().await;
+                one().await;
                 lat.push(t.elapsed());
             }
             lat
@@ -171,6 +157,35 @@ async fn turns(
     let secs = started.elapsed().as_secs_f64();
     all.sort();
     (all.len() as f64 / secs, all)
+}
+
+/// Runs `n` turns with `concurrency` workers; returns (turns/s, sorted latencies).
+async fn turns(
+    http: &reqwest::Client,
+    base: &str,
+    n: usize,
+    concurrency: usize,
+) -> (f64, Vec<Duration>) {
+    let (http, url) = (http.clone(), format!("{base}/conversations"));
+    load(n, concurrency, move || {
+        let (http, url) = (http.clone(), url.clone());
+        async move {
+            let resp = http
+                .post(&url)
+                .json(&serde_json::json!({"message": "list"}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(
+                resp.status().as_u16(),
+                201,
+                "{}",
+                resp.text().await.unwrap_or_default()
+            );
+            let _ = resp.bytes().await;
+        }
+    })
+    .await
 }
 
 async fn reads(http: &reqwest::Client, urls: &[String]) -> Vec<Duration> {
@@ -247,39 +262,25 @@ async fn a2a_sends(
     n: usize,
     concurrency: usize,
 ) -> (f64, Vec<Duration>) {
-    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let started = Instant::now();
-    let mut workers = Vec::new();
-    for _ in 0..concurrency {
-        let (http, url, next) = (http.clone(), url.to_string(), next.clone());
-        workers.push(tokio::spawn(async move {
-            let mut lat = Vec::new();
-            while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < n {
-                let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-                    "params": {"message": {"messageId": uuid::Uuid::new_v4().to_string(),
-                        "role": "ROLE_USER", "parts": [{"text": "hello"}]}}});
-                let t = Instant::now();
-                let r = http
-                    .post(&url)
-                    .header("A2A-Version", "1.0")
-                    .json(&body)
-                    .send()
-                    .await
-                    .unwrap();
-                let v: serde_json::Value = r.json().await.unwrap();
-                assert!(v.get("result").is_some(), "{v}");
-                lat.push(t.elapsed());
-            }
-            lat
-        }));
-    }
-    let mut all = Vec::new();
-    for w in workers {
-        all.extend(w.await.unwrap());
-    }
-    let secs = started.elapsed().as_secs_f64();
-    all.sort();
-    (all.len() as f64 / secs, all)
+    let (http, url) = (http.clone(), url.to_string());
+    load(n, concurrency, move || {
+        let (http, url) = (http.clone(), url.clone());
+        async move {
+            let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                "params": {"message": {"messageId": uuid::Uuid::new_v4().to_string(),
+                    "role": "ROLE_USER", "parts": [{"text": "hello"}]}}});
+            let r = http
+                .post(&url)
+                .header("A2A-Version", "1.0")
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            let v: serde_json::Value = r.json().await.unwrap();
+            assert!(v.get("result").is_some(), "{v}");
+        }
+    })
+    .await
 }
 
 /// Turns, reads and 1,000 in flight against one agent.

@@ -208,14 +208,7 @@ impl A2aClient {
             .map_err(|e| A2aError::Protocol(format!("{endpoint}: {e}")))?;
         match answer.get("error") {
             None => Ok(()),
-            Some(err) => Err(A2aError::Remote {
-                code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
-                message: err
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("(no message)")
-                    .to_string(),
-            }),
+            Some(err) => Err(remote_error(err)),
         }
     }
 }
@@ -340,17 +333,22 @@ fn pick(card: &Value, base: &str) -> Result<(String, Dialect), A2aError> {
     }
 }
 
+/// A JSON-RPC `error` object as the remote's error.
+fn remote_error(err: &Value) -> A2aError {
+    A2aError::Remote {
+        code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
+        message: err
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("(no message)")
+            .to_string(),
+    }
+}
+
 /// The outcome of a JSON-RPC answer, or why there is none.
 fn read_answer(answer: &Value) -> Result<RemoteReply, A2aError> {
     if let Some(err) = answer.get("error") {
-        return Err(A2aError::Remote {
-            code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
-            message: err
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("(no message)")
-                .to_string(),
-        });
+        return Err(remote_error(err));
     }
     let result = answer
         .get("result")

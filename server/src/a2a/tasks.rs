@@ -534,7 +534,7 @@ async fn list_in_state(
     };
     let rows = state
         .store
-        .read_long(|tx| crate::store::conversations::task_rows(tx, i64::MAX))
+        .read_long(crate::store::conversations::task_rows)
         .await
         .map_err(|e| RpcError::internal(e.to_string()))?;
     let matching: Vec<_> = rows

@@ -251,17 +251,17 @@ pub struct TaskRow {
     pub answered: Option<bool>,
 }
 
-/// [`TaskRow`]s of every conversation older than `before`, newest first:
+/// [`TaskRow`]s of every conversation, newest first:
 /// one light row each (no messages), for filtering tasks by derived state.
-pub fn task_rows(conn: &Connection, before: i64) -> Result<Vec<TaskRow>, StoreError> {
+pub fn task_rows(conn: &Connection) -> Result<Vec<TaskRow>, StoreError> {
     let mut stmt = conn.prepare_cached(
         "SELECT c.seq, c.id, c.status, \
              (SELECT m.role FROM messages m WHERE m.conversation_id = c.id \
                 AND m.role IN ('user', 'assistant') AND m.content != '' \
                 ORDER BY m.seq DESC LIMIT 1) \
-         FROM conversations c WHERE c.seq < ?1 ORDER BY c.seq DESC",
+         FROM conversations c ORDER BY c.seq DESC",
     )?;
-    let rows = stmt.query_map([before], |r| {
+    let rows = stmt.query_map([], |r| {
         Ok((
             r.get::<_, i64>(0)?,
             r.get::<_, String>(1)?,

@@ -306,12 +306,7 @@ impl Store {
         let job: Box<dyn WriteJob> = Box::new(Job { f, reply });
         // Fast path, all synchronous (no guard lives across an `.await`).
         let done = {
-            let inline = match self.inner.writer.try_lock() {
-                Ok(conn) if self.inner.queued.load(Ordering::Acquire) == 0 => Some(conn),
-                Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
-                _ => None,
-            };
-            match inline {
+            match self.idle_writer() {
                 Some(conn) => {
                     commit_batch(&conn, vec![job]);
                     None
@@ -337,6 +332,19 @@ impl Store {
                     .map_err(|_| StoreError::Worker("the writer thread has stopped".into()))?
             }
         }
+    }
+
+    /// The write connection, if it is free and no write is queued for the
+    /// writer thread (queued writes go first). A poisoned lock is taken
+    /// anyway: writes and reads catch panics, so the connection is never
+    /// left inside a transaction.
+    fn idle_writer(&self) -> Option<std::sync::MutexGuard<'_, Connection>> {
+        let conn = match self.inner.writer.try_lock() {
+            Ok(conn) => conn,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        (self.inner.queued.load(std::sync::atomic::Ordering::Acquire) == 0).then_some(conn)
     }
 
     /// Counts a write; every [`CHECKPOINT_EVERY`] writes, asks the writer
@@ -389,16 +397,8 @@ impl Store {
         // holds what was just written; a pooled connection's cache is
         // dropped whenever another connection commits, and re-reading those
         // pages costs a `pread` each.
-        if short {
-            let writer = match self.inner.writer.try_lock() {
-                Ok(conn) if self.inner.queued.load(std::sync::atomic::Ordering::Acquire) == 0 => {
-                    Some(conn)
-                }
-                _ => None,
-            };
-            if let Some(conn) = writer {
-                return read_on(&conn, f);
-            }
+        if short && let Some(conn) = self.idle_writer() {
+            return read_on(&conn, f);
         }
         // Fast path: with an idle connection at hand, run the read right
         // here. Reads are short (one conversation, one page), and a hop to
