@@ -58,6 +58,7 @@ need_test_tools() {
   fi
   npm_ci "$ROOT/end2end" playwright "Playwright (the browser is Debian's chromium)"
   npm_ci "$ROOT/testdata/mcp-npm" mcp-server-everything "third-party MCP servers for the tests"
+  npm_ci "$ROOT/testdata/oidc" oidc-provider "a real OpenID provider for the auth tests"
   vendor_specs
   a2a_python_sdks
 }

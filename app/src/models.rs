@@ -116,8 +116,8 @@ pub struct ToolCall {
     pub approval: Option<ApprovalOutcome>,
 }
 
-/// An approval as its tool call shows it: where it stands, and who decided
-/// when (`decided_by` is the deciding request's session id).
+/// An approval as its tool call shows it: where it stands, who asked, and
+/// who decided how and when (AUTH.md §5).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct ApprovalOutcome {
@@ -125,8 +125,15 @@ pub struct ApprovalOutcome {
     pub status: ApprovalStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The principal whose request raised it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_by: Option<String>,
+    /// The deciding principal's name (`anonymous` in auth mode none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_by: Option<String>,
+    /// `rest`, `ui`, `a2a` or `link`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_via: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_at: Option<String>,
 }
@@ -147,7 +154,7 @@ pub struct Message {
 }
 
 /// A destructive action waiting for an operator's decision.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct PendingApproval {
     pub uuid: String,
@@ -166,6 +173,17 @@ pub struct PendingApproval {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chain: Option<Vec<String>>,
     pub created_at: String,
+    /// The principal whose request raised it (AUTH.md §5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_by: Option<String>,
+    /// Set once decided: the principal's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+    /// `rest`, `ui`, `a2a` or `link`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_via: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_at: Option<String>,
 }
 
 /// A conversation with its whole timeline (`C` in DESIGN.md).

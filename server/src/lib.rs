@@ -15,6 +15,7 @@
 
 pub mod a2a;
 pub mod api;
+pub mod auth;
 pub mod config;
 pub mod engine;
 pub mod events;
@@ -75,7 +76,26 @@ pub struct Startup {
 /// logged and reported by `/health`, not fatal: existing conversations and
 /// approvals stay usable.
 pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
-    let store = Store::open(&s.config.data_dir)?;
+    let audit_key = s
+        .config
+        .audit
+        .key
+        .as_ref()
+        .map(|k| k.expose().as_bytes().to_vec());
+    let store = Store::open_keyed(&s.config.data_dir, audit_key.as_deref())?;
+    let auth = Arc::new(auth::Auth::new(&s.config));
+    if s.config.auth.mode == config::AuthMode::None && !net::is_loopback_host(&s.config.host) {
+        tracing::warn!(host = %s.config.host, "{}", auth::NO_AUTH_BANNER);
+    }
+    store
+        .audit(
+            "agent".into(),
+            "config.loaded",
+            serde_json::json!({"config_digest": s.config.source_digest, "auth_mode": s.config.auth.mode.as_str(), "name": s.config.name}),
+        )
+        .await?;
+    let (rows, head) = store.audit_head().await?;
+    tracing::info!(rows, head = %head, "audit chain head");
     let config = Arc::new(s.config);
     let load = |model: &str| {
         config::parse_model(model)
@@ -150,6 +170,7 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
         store,
         engine,
         a2a,
+        auth,
         config,
         leptos: leptos_options(&s.site_root),
     })
@@ -164,6 +185,20 @@ pub async fn run(
 ) -> std::io::Result<()> {
     use axum::serve::ListenerExt;
     let events = state.engine.events().clone();
+    let store = state.store.clone();
+    // The audit chain's head goes to the log every hour (and at startup
+    // and shutdown), so an external log holds anchors (AUTH.md §7).
+    let anchors = tokio::spawn({
+        let store = store.clone();
+        async move {
+            let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
+            every.tick().await;
+            loop {
+                every.tick().await;
+                log_audit_head(&store).await;
+            }
+        }
+    });
     let app = api::router(state);
     // Answers go out as soon as they are written: without TCP_NODELAY a
     // response written in two parts waits for the client's delayed ACK.
@@ -172,12 +207,26 @@ pub async fn run(
             tracing::debug!("could not set TCP_NODELAY: {e}");
         }
     });
-    axum::serve(listener, app)
+    // The peer address is what failed sign-ins are counted by, and what
+    // mode `proxy` checks against `trusted_proxies`.
+    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown.await;
             // Open SSE streams never finish by themselves; end them so the
             // graceful shutdown does not wait for browsers to go away.
             events.close();
         })
-        .await
+        .await;
+    anchors.abort();
+    log_audit_head(&store).await;
+    served
+}
+
+/// Logs the audit chain's row count and head hash.
+async fn log_audit_head(store: &Store) {
+    match store.audit_head().await {
+        Ok((rows, head)) => tracing::info!(rows, head = %head, "audit chain head"),
+        Err(e) => tracing::error!(error = %e, "cannot read the audit chain's head"),
+    }
 }

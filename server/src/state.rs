@@ -19,6 +19,9 @@ pub struct AppState {
     /// What runs A2A messages: the engine, or the TCK's conformance
     /// executor (`agent --a2a-conformance`).
     pub a2a: Arc<dyn crate::a2a::executor::Executor>,
+    /// Who may do what: credentials, sessions' settings, failure limits.
+    /// Shared because every request is checked against it.
+    pub auth: Arc<crate::auth::Auth>,
     /// The validated config, read-only after startup.
     pub config: Arc<Config>,
     /// Where the UI's assets are and what they are called; Leptos reads it

@@ -56,6 +56,14 @@ pub struct CallContext {
     /// How many agents this request has already passed through
     /// (`X-A2A-Hop-Count`); a sub-agent call sends one more.
     pub hops: u32,
+    /// Who is calling (AUTH.md): recorded as who asked or decided.
+    pub principal: crate::auth::Principal,
+    /// How the request came in: `rest`, `ui` or `a2a` (a decision's `decided_via`).
+    pub via: &'static str,
+    /// Headers configured for the sub-agent being called (`headers` on an
+    /// `a2a` entry or node); an `Authorization` among them replaces the
+    /// forwarded bearer.
+    pub headers: Vec<(String, String)>,
 }
 
 /// Why a call could not be made. The engine records the text in the

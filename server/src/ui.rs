@@ -77,9 +77,25 @@ pub fn routes(state: &AppState) -> Router<AppState> {
     Router::new().leptos_routes_with_context(
         state,
         generate_route_list(app::App),
-        move || provide_context(backend.clone()),
+        move || {
+            provide_context(backend.clone());
+            page_csp();
+        },
         move || app::shell(options.clone()),
     )
+}
+
+/// Puts this page's CSP on the response: leptos_axum gives each render a
+/// fresh nonce, which its inline hydration scripts carry (AUTH.md §4).
+fn page_csp() {
+    use leptos::prelude::use_context;
+    if let (Some(nonce), Some(res)) = (
+        leptos::nonce::use_nonce(),
+        use_context::<leptos_axum::ResponseOptions>(),
+    ) && let Ok(v) = axum::http::HeaderValue::from_str(&crate::auth::origin::page_csp(&nonce))
+    {
+        res.insert_header(axum::http::header::CONTENT_SECURITY_POLICY, v);
+    }
 }
 
 /// Unknown paths: assets and UI paths go to Leptos (a file, or the 404
@@ -91,7 +107,10 @@ pub async fn fallback(State(state): State<AppState>, req: Request) -> Response {
             state: state.clone(),
         });
         let handler = leptos_axum::file_and_error_handler_with_context::<AppState, _>(
-            move || provide_context(backend.clone()),
+            move || {
+                provide_context(backend.clone());
+                page_csp();
+            },
             app::shell,
         );
         return handler(req.uri().clone(), State(state), req).await;
@@ -107,6 +126,11 @@ fn is_ui_path(path: &str, site_root: &str) -> bool {
     if path == "/" || path.starts_with("/ui/") || path.starts_with("/pkg/") {
         return true;
     }
+    is_static_file(path, site_root)
+}
+
+/// Whether `path` names a file in the site root (`/robots.txt`).
+pub(crate) fn is_static_file(path: &str, site_root: &str) -> bool {
     let rel = path.trim_start_matches('/');
     !rel.is_empty()
         && !rel.split('/').any(|seg| seg == ".." || seg.is_empty())

@@ -87,17 +87,18 @@ async fn create_get_and_list_follow_the_contract() {
 }
 
 #[tokio::test]
-async fn a_posted_body_with_no_content_type_or_no_body_still_creates() {
+async fn a_post_with_no_body_creates_and_a_body_without_json_type_is_415() {
     let (_d, a) = start();
     let resp = client().post(a.url("/conversations")).send().await.unwrap();
     assert_eq!(resp.status().as_u16(), 201);
+    // AUTH.md §4: a body a foreign page could send without a preflight.
     let resp = client()
         .post(a.url("/conversations"))
         .body("{}")
         .send()
         .await
         .unwrap();
-    assert_eq!(resp.status().as_u16(), 201);
+    assert_eq!(resp.status().as_u16(), 415);
 }
 
 #[tokio::test]
@@ -207,18 +208,28 @@ async fn bad_requests_get_a_json_error_naming_the_problem() {
     let http = client();
     let cases: Vec<(reqwest::RequestBuilder, u16, &str)> = vec![
         (
-            http.post(a.url("/conversations")).body("{not json"),
+            http.post(a.url("/conversations"))
+                .header("content-type", "application/json")
+                .body("{not json"),
             400,
             "invalid JSON",
         ),
         (
+            http.post(a.url("/conversations")).body("{}"),
+            415,
+            "Content-Type: application/json",
+        ),
+        (
             http.post(a.url("/conversations"))
+                .header("content-type", "application/json")
                 .body(r#"{"mesage":"hi"}"#),
             400,
             "mesage",
         ),
         (
-            http.post(a.url("/conversations")).body(r#"{"message":5}"#),
+            http.post(a.url("/conversations"))
+                .header("content-type", "application/json")
+                .body(r#"{"message":5}"#),
             400,
             "invalid type",
         ),
@@ -295,6 +306,7 @@ async fn a_body_over_the_limit_is_413_and_the_limit_is_configurable() {
     let (status, body) = json(
         client()
             .post(a.url("/conversations"))
+            .header("content-type", "application/json")
             .body(big)
             .send()
             .await
@@ -308,6 +320,7 @@ async fn a_body_over_the_limit_is_413_and_the_limit_is_configurable() {
         let big = format!(r#"{{"message":"{}"}}"#, "x".repeat(1024 * 1024 + 10));
         client()
             .post(a.url("/conversations"))
+            .header("content-type", "application/json")
             .body(big)
             .send()
             .await

@@ -274,7 +274,9 @@ async fn the_inbox_lists_pending_approvals_oldest_first_and_tool_calls_show_the_
     let call = add_call(&a, &b1).await;
     assert_eq!(call["approval"]["uuid"], u1.as_str());
     assert_eq!(call["approval"]["status"], "executed");
-    assert_eq!(call["approval"]["decided_by"], "op-alice");
+    // Mode none: the principal is `anonymous`; the session id is kept too.
+    assert_eq!(call["approval"]["decided_by"], "anonymous");
+    assert_eq!(call["approval"]["decided_via"], "rest");
     assert!(call["approval"]["decided_at"].is_string());
     assert!(call["duration_ms"].is_u64(), "{call}");
 

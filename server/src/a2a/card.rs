@@ -60,7 +60,45 @@ pub fn card(state: &AppState, headers: &HeaderMap) -> Value {
         card["protocolVersion"] = json!("0.3.0");
         card["preferredTransport"] = json!("JSONRPC");
     }
+    declare_security(&mut card, c);
     card
+}
+
+/// With auth on, the card says how to authenticate (AUTH.md §3): a bearer
+/// (an operator token, or a JWT from the OpenID provider). The 1.0 card
+/// uses the 1.0 field shapes; the dual card the 0.3 ones, which 0.3
+/// clients read (1.0 clients ignore them).
+fn declare_security(card: &mut Value, c: &crate::config::Config) {
+    use crate::config::AuthMode;
+    let oidc_url = c.auth.oidc.as_ref().map(|o| {
+        format!(
+            "{}/.well-known/openid-configuration",
+            o.issuer.trim_end_matches('/')
+        )
+    });
+    match (c.auth.mode, c.a2a_card) {
+        (AuthMode::None | AuthMode::Proxy, _) => {}
+        (mode, A2aCardMode::V1) => {
+            let scheme = match (mode, &oidc_url) {
+                (AuthMode::Oidc, Some(u)) => {
+                    json!({"openIdConnectSecurityScheme": {"openIdConnectUrl": u}})
+                }
+                _ => json!({"httpAuthSecurityScheme": {"scheme": "Bearer"}}),
+            };
+            card["securitySchemes"] = json!({"bearer": scheme});
+            card["securityRequirements"] = json!([{"schemes": {"bearer": {"list": []}}}]);
+        }
+        (mode, A2aCardMode::Dual) => {
+            let scheme = match (mode, &oidc_url) {
+                (AuthMode::Oidc, Some(u)) => {
+                    json!({"type": "openIdConnect", "openIdConnectUrl": u})
+                }
+                _ => json!({"type": "http", "scheme": "bearer"}),
+            };
+            card["securitySchemes"] = json!({"bearer": scheme});
+            card["security"] = json!([{"bearer": []}]);
+        }
+    }
 }
 
 /// `public_url`, else `http://<Host>`.

@@ -149,9 +149,7 @@ impl A2aClient {
         if let Some(v) = version {
             req = req.header("A2A-Version", v);
         }
-        if let Some(token) = &ctx.bearer {
-            req = req.bearer_auth(token);
-        }
+        req = with_identity(req, ctx);
         req = req.header("X-A2A-Hop-Count", (ctx.hops + 1).to_string());
         let resp = req.send().await.map_err(|e| {
             self.forget(base);
@@ -193,9 +191,7 @@ impl A2aClient {
         if let Some(v) = version {
             req = req.header("A2A-Version", v);
         }
-        if let Some(token) = &ctx.bearer {
-            req = req.bearer_auth(token);
-        }
+        req = with_identity(req, ctx);
         let answer: Value = req
             .send()
             .await
@@ -463,6 +459,22 @@ fn parts_text(v: &Value) -> String {
                 .join("\n")
         })
         .unwrap_or_default()
+}
+
+/// The caller's identity on a request to a sub-agent: the sub-agent's own
+/// configured headers (its credential) if any, else the forwarded bearer.
+fn with_identity(mut req: reqwest::RequestBuilder, ctx: &CallContext) -> reqwest::RequestBuilder {
+    let own_auth = ctx
+        .headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+    if !own_auth && let Some(token) = &ctx.bearer {
+        req = req.bearer_auth(token);
+    }
+    for (k, v) in &ctx.headers {
+        req = req.header(k.as_str(), v.as_str());
+    }
+    req
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 //! tests can stand in for the network and the full client (proxy approvals,
 //! streaming) can replace this one without touching the engine.
 
+pub mod authorize;
 pub mod card;
 pub mod client;
 pub mod conformance;

@@ -14,6 +14,9 @@ use serde_json::{Value, json};
 pub struct RpcError {
     pub code: i64,
     pub message: String,
+    /// The HTTP status of the answer: 200, except 403 for a caller who may
+    /// not do this (AUTH.md §6).
+    pub http_status: u16,
 }
 
 impl RpcError {
@@ -21,6 +24,14 @@ impl RpcError {
         RpcError {
             code,
             message: message.into(),
+            http_status: 200,
+        }
+    }
+    /// The caller may not: HTTP 403 with this JSON-RPC error.
+    pub fn forbidden(m: impl Into<String>) -> Self {
+        RpcError {
+            http_status: 403,
+            ..Self::new(-32600, format!("forbidden: {}", m.into()))
         }
     }
     pub fn parse(m: impl Into<String>) -> Self {
@@ -35,8 +46,11 @@ impl RpcError {
     pub fn params(m: impl Into<String>) -> Self {
         Self::new(-32602, m)
     }
+    /// An internal failure: the detail goes to the log under a correlation
+    /// id, the client gets the id and a generic message (AUTH.md §8).
     pub fn internal(m: impl Into<String>) -> Self {
-        Self::new(-32603, m)
+        let id = crate::api::error::log_internal(&m.into());
+        Self::new(-32603, crate::api::error::internal_message(&id))
     }
     pub fn task_not_found(id: &str) -> Self {
         Self::new(-32001, format!("Task not found: {id:?}"))

@@ -42,7 +42,11 @@ pub async fn handle(
         return Json(rpc::error(&req.id, &e, req.dialect)).into_response();
     }
     ctx.hops = hops;
+    ctx.via = "a2a";
     let (id, d, p) = (req.id.clone(), req.dialect, &req.params);
+    if let Err(e) = super::authorize::method(&state, &req.method, &ctx) {
+        return plain_error(&id, &e, d);
+    }
     // Shown on the request's "done" line (one log line per request).
     let span = tracing::Span::current();
     span.record("rpc", tracing::field::display(&req.method));
@@ -80,7 +84,7 @@ pub async fn handle(
             if e.code == -32603 {
                 tracing::warn!(error = %e.message, "a2a request failed");
             }
-            Json(rpc::error(&id, &e, d)).into_response()
+            plain_error(&id, &e, d)
         }
     }
 }
@@ -93,5 +97,7 @@ pub fn errors_in_stream(d: Dialect) -> bool {
 
 /// A JSON-RPC error response as plain JSON.
 pub fn plain_error(id: &Value, e: &RpcError, d: Dialect) -> Response {
-    Json(rpc::error(id, e, d)).into_response()
+    let status =
+        axum::http::StatusCode::from_u16(e.http_status).unwrap_or(axum::http::StatusCode::OK);
+    (status, Json(rpc::error(id, e, d))).into_response()
 }

@@ -39,6 +39,7 @@ pub async fn send(state: AppState, id: Value, params: Value, d: Dialect, ctx: Ct
         let mut m = wire::incoming(&params).map_err(RpcError::params)?;
         m.dialect = Some(d);
         let plan = state.a2a.plan(&state, &m, d).await?;
+        super::authorize::plan(&state, &plan, &ctx).await?;
         // Know the conversation before the turn starts, to follow it.
         let cid = match plan.conversation() {
             Some(c) => c.to_string(),
@@ -242,7 +243,7 @@ fn progress(e: &Event) -> Option<String> {
 /// An error before the stream starts: plain JSON in 1.0, an SSE `error`
 /// event in 0.3 (whose clients read errors there).
 fn early_error(id: Value, e: RpcError, d: Dialect) -> Response {
-    if !errors_in_stream(d) {
+    if !errors_in_stream(d) || e.http_status != 200 {
         return plain_error(&id, &e, d);
     }
     let (tx, rx) = mpsc::channel::<Frame>(1);

@@ -328,6 +328,7 @@ pub async fn run(state: &AppState, plan: Plan, ctx: Ctx) -> Result<Conversation,
 pub fn engine_error(e: EngineError) -> RpcError {
     match e {
         EngineError::NotFound(m) => RpcError::new(-32001, m),
+        EngineError::Forbidden(m) => RpcError::forbidden(m),
         EngineError::Invalid(m) => RpcError::params(m),
         e @ (EngineError::Busy(_)
         | EngineError::WaitingApproval { .. }
@@ -367,6 +368,7 @@ pub async fn send(
         .flatten()
         .map(|n| n as usize);
     let plan = state.a2a.plan(state, &m, d).await?;
+    super::authorize::plan(state, &plan, &ctx).await?;
     if immediate {
         let id = match plan.conversation() {
             Some(id) => id.to_string(),
@@ -423,6 +425,7 @@ pub async fn cancel(
 ) -> Result<Value, RpcError> {
     let id = param_str(params, "id", "id").ok_or_else(|| RpcError::params("`id` is required"))?;
     let c = load(state, &id).await?;
+    super::authorize::cancel(state, &id, &ctx).await?;
     let st = view(&c, state.engine.is_busy(&id), Some(0)).state;
     if st.is_terminal() {
         return Err(RpcError::not_cancelable(format!(

@@ -26,6 +26,18 @@ pub enum ApiError {
     PayloadTooLarge(String),
     #[error("{0}")]
     NotImplemented(String),
+    /// 401: no or bad credentials.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// 403: the caller may not do this (the message names the role).
+    #[error("{0}")]
+    Forbidden(String),
+    /// 415: a state-changing body that is not JSON.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// 429: too many failed sign-ins from this address.
+    #[error("too many failed sign-ins from this address: try again in {wait} s")]
+    TooManyRequests { wait: u64 },
     /// 409 while a conversation waits for approval: the body carries the approval.
     #[error("{message}")]
     WaitingApproval {
@@ -74,6 +86,7 @@ impl From<EngineError> for ApiError {
             EngineError::Store(s) => ApiError::Store(s),
             EngineError::Task(m) => ApiError::Internal(m),
             EngineError::ConfigChanged(m) => ApiError::Conflict(m),
+            EngineError::Forbidden(m) => ApiError::Forbidden(m),
         }
     }
 }
@@ -87,6 +100,10 @@ impl ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::WaitingApproval { .. } => StatusCode::CONFLICT,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Upstream { status, .. } => {
@@ -96,30 +113,47 @@ impl ApiError {
         }
     }
 
+    /// Whether the detail must stay in the log (AUTH.md §8).
+    pub fn is_internal(&self) -> bool {
+        matches!(self, ApiError::Internal(_) | ApiError::Store(_))
+    }
+
     /// The text the client sees.
     pub fn public_message(&self) -> String {
         match self {
-            ApiError::Store(_) => {
-                "internal storage error; the details are in the agent's log (search it for this request's X-Session-ID)"
-                    .into()
-            }
-            ApiError::Internal(_) => {
-                "internal error; the details are in the agent's log (search it for this request's X-Session-ID)".into()
-            }
+            ApiError::Store(_) | ApiError::Internal(_) => internal_message(&new_error_id()),
             other => other.to_string(),
         }
     }
 }
 
+/// A correlation id for an internal error: the client gets it, the log
+/// line with the detail carries it.
+pub fn new_error_id() -> String {
+    crate::api::session::generate()
+}
+
+/// What a client is told about an internal error.
+pub fn internal_message(id: &str) -> String {
+    format!("internal error (id {id}); the details are in the agent's log under error_id={id}")
+}
+
+/// Logs an internal error's detail under a fresh correlation id and
+/// returns the id.
+pub fn log_internal(detail: &dyn std::fmt::Display) -> String {
+    let id = new_error_id();
+    tracing::error!(error_id = %id, error = %detail, "request failed");
+    id
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        match &self {
-            ApiError::Store(e) => tracing::error!(error = %e, "request failed"),
-            ApiError::Internal(e) => tracing::error!(error = %e, "request failed"),
-            _ => {}
-        }
         let status = self.status();
-        let error = self.public_message();
+        let error = match &self {
+            ApiError::Store(e) => internal_message(&log_internal(e)),
+            ApiError::Internal(e) => internal_message(&log_internal(e)),
+            other => other.public_message(),
+        };
         match self {
             ApiError::WaitingApproval { approval, .. } => (
                 status,
@@ -134,6 +168,22 @@ impl IntoResponse for ApiError {
                 Json(serde_json::json!({"error": error, "conversation": c})),
             )
                 .into_response(),
+            ApiError::TooManyRequests { wait } => {
+                let mut r = (status, Json(ErrorBody { error })).into_response();
+                r.headers_mut().insert(
+                    axum::http::header::RETRY_AFTER,
+                    axum::http::HeaderValue::from(wait),
+                );
+                r
+            }
+            ApiError::Unauthorized(_) => {
+                let mut r = (status, Json(ErrorBody { error })).into_response();
+                r.headers_mut().insert(
+                    axum::http::header::WWW_AUTHENTICATE,
+                    axum::http::HeaderValue::from_static("Bearer"),
+                );
+                r
+            }
             _ => (status, Json(ErrorBody { error })).into_response(),
         }
     }
@@ -141,14 +191,14 @@ impl IntoResponse for ApiError {
 
 impl From<ApiError> for app::api::ApiError {
     fn from(e: ApiError) -> Self {
-        match &e {
-            ApiError::Store(inner) => tracing::error!(error = %inner, "page data failed"),
-            ApiError::Internal(inner) => tracing::error!(error = %inner, "page data failed"),
-            _ => {}
-        }
+        let message = match &e {
+            ApiError::Store(inner) => internal_message(&log_internal(inner)),
+            ApiError::Internal(inner) => internal_message(&log_internal(inner)),
+            other => other.public_message(),
+        };
         app::api::ApiError {
             status: e.status().as_u16(),
-            message: e.public_message(),
+            message,
         }
     }
 }

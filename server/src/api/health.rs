@@ -9,10 +9,16 @@ use app::models::{AgentInfo, Health};
 use axum::Json;
 use axum::extract::State;
 
-pub async fn health(State(state): State<AppState>) -> Json<Health> {
+/// With auth on, a caller who proved nothing gets the status only
+/// (AUTH.md §3): the model's problem is for operators.
+pub async fn health(
+    State(state): State<AppState>,
+    identity: Option<axum::Extension<crate::auth::guard::Identity>>,
+) -> Json<Health> {
+    let known = !state.auth.enforced() || identity.is_some_and(|i| i.0.known());
     Json(Health {
         status: "ok".into(),
-        llm: state.engine.llm_problem(),
+        llm: state.engine.llm_problem().filter(|_| known),
     })
 }
 

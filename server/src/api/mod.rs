@@ -10,6 +10,7 @@
 //! use it, so tests exercise exactly what users run.
 
 pub mod approvals;
+pub mod audit;
 pub mod conversations;
 pub mod docs;
 pub mod error;
@@ -22,6 +23,7 @@ pub mod tools;
 
 pub use error::ApiError;
 
+use crate::auth::signin;
 use crate::state::AppState;
 use crate::ui;
 use axum::Router;
@@ -55,11 +57,29 @@ pub fn router(state: AppState) -> Router {
         .route("/a2a/", post(crate::a2a::server::handle))
         .route("/openapi.json", get(docs::openapi_json))
         .route("/docs", get(docs::page))
+        .route("/audit", get(audit::export))
+        .route("/auth/me", get(signin::whoami))
+        .route("/ui/sign-in", get(signin::page).post(signin::with_token))
+        .route("/ui/sign-out", post(signin::sign_out))
+        .route("/ui/auth/oidc", get(signin::oidc_start))
+        .route("/ui/auth/callback", get(signin::oidc_callback))
+        .route("/ui/audit", get(audit::page))
         .method_not_allowed_fallback(method_not_allowed);
+    // Outermost first: session id and log span, cross-site refusal and
+    // security headers, then who is calling and whether they may.
+    let origins = state.auth.origins.clone();
     ui::routes(&state)
         .merge(api)
         .fallback(ui::fallback)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::auth::guard::layer,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            origins,
+            crate::auth::origin::layer,
+        ))
         .layer(axum::middleware::from_fn(session::layer))
         .with_state(state)
 }

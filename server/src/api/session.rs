@@ -85,9 +85,18 @@ pub async fn layer(mut req: Request, next: Next) -> Response {
     resp
 }
 
-/// Who is calling: the session id and the caller's bearer token (kept in
-/// memory for forwarding to tool servers; never logged or stored).
+/// Who is calling: the session id, the principal, how the request came in,
+/// and the caller's bearer token (kept in memory for forwarding to tool
+/// servers and sub-agents; never logged or stored). The guard has put the
+/// principal in the request's extensions ([`crate::auth::guard::Identity`]).
+///
+/// A bearer is forwarded only if it is the user's own (auth modes none,
+/// oidc and proxy): a static operator token (mode tokens) is this agent's
+/// credential and never leaves it (AUTH.md §6).
 pub struct Caller(pub crate::tools::CallContext);
+
+/// The header the web UI sends, so decisions made there are recorded as `ui`.
+pub const UI_CLIENT_HEADER: &str = "x-stopgo-client";
 
 impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
     type Rejection = std::convert::Infallible;
@@ -96,25 +105,36 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
         parts: &mut axum::http::request::Parts,
         _state: &S,
     ) -> Result<Self, Self::Rejection> {
+        use crate::auth::Source;
         let session_id = parts
             .extensions
             .get::<SessionId>()
             .map(|s| s.0.clone())
             .unwrap_or_else(generate);
-        let bearer = parts
-            .headers
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                v.strip_prefix("Bearer ")
-                    .or_else(|| v.strip_prefix("bearer "))
-            })
-            .map(|t| t.trim().to_string())
-            .filter(|t| !t.is_empty());
+        let principal = parts
+            .extensions
+            .get::<crate::auth::guard::Identity>()
+            .map(|i| (*i.0).clone())
+            .unwrap_or_default();
+        let forwardable = matches!(
+            principal.source,
+            Source::Anonymous | Source::Jwt | Source::Proxy
+        );
+        let bearer = crate::auth::guard::bearer(&parts.headers)
+            .filter(|_| forwardable)
+            .map(str::to_string);
+        let from_ui = principal.source == Source::Session
+            || parts
+                .headers
+                .get(UI_CLIENT_HEADER)
+                .is_some_and(|v| v.as_bytes() == b"ui");
         Ok(Caller(crate::tools::CallContext {
             bearer,
             session_id,
             hops: 0,
+            principal,
+            via: if from_ui { "ui" } else { "rest" },
+            headers: Vec::new(),
         }))
     }
 }

@@ -12,8 +12,10 @@ use tracing_subscriber::EnvFilter;
 #[command(version, about)]
 struct Args {
     /// The agent.yaml to run.
-    #[arg(long, short, default_value = server::config::DEFAULT_CONFIG_PATH, env = "AGENT_CONFIG")]
+    #[arg(long, short, global = true, default_value = server::config::DEFAULT_CONFIG_PATH, env = "AGENT_CONFIG")]
     config: PathBuf,
+    #[command(subcommand)]
+    command: Option<Command>,
     /// Serve the A2A TCK's scripted behaviours at /a2a (messageId
     /// prefixes such as tck-complete-task) instead of the agent: for
     /// running the official conformance kit, never in production.
@@ -21,15 +23,38 @@ struct Args {
     a2a_conformance: bool,
 }
 
+#[derive(clap::Subcommand, Debug)]
+enum Command {
+    /// The audit trail.
+    Audit {
+        #[command(subcommand)]
+        action: AuditAction,
+    },
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum AuditAction {
+    /// Checks the hash chain: exit 0 with the row count and head hash when
+    /// intact, exit 1 naming the first bad row.
+    Verify,
+}
+
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
+    let args = Args::parse();
+    if let Some(Command::Audit {
+        action: AuditAction::Verify,
+    }) = &args.command
+    {
+        return verify(&args.config);
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
         .with_ansi(std::io::stdout().is_terminal())
         .init();
-    match serve(Args::parse()).await {
+    match serve(args).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             // Startup errors go to stderr once, as one readable message.
@@ -77,6 +102,31 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     server::run(listener, state, shutdown).await?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// `agent audit verify`: walks the chain of the config's database.
+fn verify(config: &std::path::Path) -> std::process::ExitCode {
+    let out = server::config::load(config)
+        .context("loading the config")
+        .and_then(|c| {
+            let key = c.audit.key.as_ref().map(|k| k.expose().as_bytes().to_vec());
+            server::store::audit_verify(&c.db_path(), key.as_deref())
+                .context("reading the audit trail")
+        });
+    match out {
+        Ok(server::store::audit::Verdict::Intact { rows, head }) => {
+            println!("audit trail intact: {rows} rows, head {head}");
+            std::process::ExitCode::SUCCESS
+        }
+        Ok(server::store::audit::Verdict::Broken { seq, problem }) => {
+            println!("audit trail BROKEN at seq {seq}: {problem}");
+            std::process::ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
 }
 
 /// Installs the SIGINT and SIGTERM handlers now (so a signal that arrives

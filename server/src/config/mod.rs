@@ -6,6 +6,7 @@
 //! rules of [`validate`]. A config that loads is one the agent can run; the
 //! server never discovers a config mistake in the middle of a conversation.
 
+mod auth;
 mod error;
 mod expand;
 mod model;
@@ -13,6 +14,10 @@ mod schema;
 mod suggest;
 mod validate;
 
+pub use auth::{
+    AuditConfig, AuthConfig, AuthMode, MIN_TOKEN_LEN, OidcConfig, ProxyConfig, ROLE_NAMES, Secret,
+    TokenConfig,
+};
 pub use error::{ConfigError, Problem};
 pub use model::{ModelRef, Provider, parse_model};
 pub use schema::{
@@ -67,7 +72,7 @@ pub fn parse(
             )]));
         }
     }
-    let mut problems = Vec::new();
+    let mut problems = auth::literal_secrets(&value);
     expand::expand_tree(&mut value, env, &mut problems);
     if !problems.is_empty() {
         return Err(invalid(problems));
@@ -86,6 +91,10 @@ pub fn parse(
         .unwrap_or_else(|| PathBuf::from("."));
     let problems = validate::validate(&config, &base_dir);
     if problems.is_empty() {
+        let mut config = config;
+        config.source_digest = crate::store::audit::hex(&sha2::Digest::finalize(
+            <sha2::Sha256 as sha2::Digest>::new_with_prefix(text.as_bytes()),
+        ));
         Ok(config)
     } else {
         Err(invalid(problems))

@@ -53,6 +53,16 @@ pub struct Config {
     /// The orchestration tree; absent means simple mode.
     #[serde(default)]
     pub agent: Option<NodeConfig>,
+    /// Who may call the agent (AUTH.md).
+    #[serde(default)]
+    pub auth: super::auth::AuthConfig,
+    /// The audit trail's options.
+    #[serde(default)]
+    pub audit: super::auth::AuditConfig,
+    /// SHA-256 of the file as written (with `${VAR}` references, so no
+    /// secret): `config.loaded` in the audit trail records it.
+    #[serde(skip)]
+    pub source_digest: String,
 }
 
 /// `llm:`.
@@ -148,6 +158,10 @@ pub struct A2aAgentConfig {
     /// Ask for local approval before delegating to it.
     #[serde(default, rename = "destructiveHint", alias = "destructive_hint")]
     pub destructive_hint: bool,
+    /// Extra HTTP headers sent to the sub-agent (values may use `${VAR}`),
+    /// e.g. its own `Authorization`, which replaces the forwarded bearer.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
 }
 
 /// The kind of an orchestration node.
@@ -232,6 +246,10 @@ pub struct NodeConfig {
     pub approvals: Option<ApprovalsMode>,
     #[serde(default)]
     pub on_reject: OnReject,
+    /// `a2a` nodes: extra HTTP headers for the remote agent (see
+    /// [`A2aAgentConfig::headers`]).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
 }
 
 /// Default loop bound when `max_iterations` is absent.

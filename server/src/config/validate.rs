@@ -83,7 +83,29 @@ pub fn validate(config: &Config, base_dir: &Path) -> Vec<Problem> {
     if let Some(root) = &config.agent {
         check_tree(root, base_dir, &mut p);
     }
+    super::auth::validate(&config.auth, &config.audit, &mut p);
     p
+}
+
+/// Header names and values that can be sent as written.
+fn check_headers(
+    headers: &std::collections::BTreeMap<String, String>,
+    at: &str,
+    p: &mut Vec<Problem>,
+) {
+    for (k, v) in headers {
+        if axum::http::HeaderName::from_bytes(k.as_bytes()).is_err() {
+            p.push(Problem::new(
+                format!("{at}.headers"),
+                format!("`{k}` is not a valid header name"),
+            ));
+        } else if axum::http::HeaderValue::from_str(v).is_err() {
+            p.push(Problem::new(
+                format!("{at}.headers.{k}"),
+                "is not a valid header value (no line breaks or control characters)",
+            ));
+        }
+    }
 }
 
 fn check_mcp_servers(config: &Config, p: &mut Vec<Problem>) {
@@ -156,6 +178,7 @@ fn check_a2a_list(list: &[A2aAgentConfig], at: &str, p: &mut Vec<Problem>) {
         if let Err(e) = check_http_url(&a.url) {
             p.push(Problem::new(format!("{here}.url"), e));
         }
+        check_headers(&a.headers, &here, p);
     }
 }
 
@@ -224,8 +247,15 @@ fn check_node(
                     format!("`url` applies to `a2a` nodes, not `{kind}`"),
                 ));
             }
+            if !n.headers.is_empty() {
+                p.push(Problem::new(
+                    format!("{at}.headers"),
+                    format!("`headers` applies to `a2a` nodes, not `{kind}` (sub-agents of an `llm` node take `headers` in their `a2a` entries)"),
+                ));
+            }
         }
     }
+    check_headers(&n.headers, at, p);
     if let Some(model) = &n.model {
         if n.kind == NodeKind::Llm {
             check_model(model, &format!("{at}.model"), base_dir, p);

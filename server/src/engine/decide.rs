@@ -2,7 +2,8 @@
 
 use super::turn::declined_text;
 use super::{Ctx, Engine, EngineError, Reply};
-use crate::store::approvals;
+use crate::store::approvals::{self, Decider};
+use crate::store::audit::{self, Event};
 use crate::store::{NewMessage, Store, conversations, messages};
 use app::models::{ApprovalStatus, Conversation, ConversationStatus, EventKind, Role};
 use app::pipeline::RunStatus;
@@ -36,18 +37,29 @@ impl Engine {
     ) -> Result<(Conversation, Option<Reply>), EngineError> {
         let store = &self.inner.store;
         let Some(text) = message else {
-            let c = store.create_conversation(ctx.session_id.clone()).await?;
+            let (sid, who) = (ctx.session_id.clone(), ctx.principal.name.clone());
+            let c = store
+                .write(move |tx| {
+                    let c = conversations::insert(tx, &sid)?;
+                    conversations::set_requester(tx, &c.id, &who, &sid)?;
+                    created(tx, &who, &c.id, &sid)?;
+                    Ok(c)
+                })
+                .await?;
             self.emit_status(&c.id, Some(c.status), false);
             return Ok((c, None));
         };
         check_message(&text)?;
         self.llm()?;
         // One transaction: the conversation, its first message, the running flag.
-        let sid = ctx.session_id.clone();
+        let (sid, who) = (ctx.session_id.clone(), ctx.principal.name.clone());
         let c = store
             .write(move |tx| {
                 let c = conversations::insert(tx, &sid)?;
-                messages::append(tx, &c.id, NewMessage::text(Role::User, text))?;
+                conversations::set_requester(tx, &c.id, &who, &sid)?;
+                created(tx, &who, &c.id, &sid)?;
+                let m = messages::append(tx, &c.id, NewMessage::text(Role::User, text))?;
+                sent(tx, &who, &c.id, m.as_ref().map(|m| m.id.as_str()))?;
                 conversations::set_turn_running(tx, &c.id, true)?;
                 Ok(c)
             })
@@ -88,6 +100,7 @@ impl Engine {
         }
         self.llm()?;
         let id = conversation_id.to_string();
+        let (sid, who) = (ctx.session_id.clone(), ctx.principal.name.clone());
         let waiting = store
             .write(move |tx| {
                 // Re-checked inside the transaction: the pending approval is
@@ -95,7 +108,9 @@ impl Engine {
                 if let Some(a) = approvals::pending_for(tx, &id)? {
                     return Ok(Some(a));
                 }
-                messages::append(tx, &id, NewMessage::text(Role::User, text))?;
+                conversations::set_requester(tx, &id, &who, &sid)?;
+                let m = messages::append(tx, &id, NewMessage::text(Role::User, text))?;
+                sent(tx, &who, &id, m.as_ref().map(|m| m.id.as_str()))?;
                 conversations::set_status(tx, &id, ConversationStatus::Active)?;
                 conversations::set_turn_running(tx, &id, true)?;
                 Ok(None)
@@ -138,6 +153,14 @@ impl Engine {
                 status: found.status,
             });
         }
+        let auth = &self.inner.config.auth;
+        let overrides = crate::auth::may_decide(
+            auth.mode != crate::config::AuthMode::None,
+            auth.separation_of_duties(),
+            &ctx.principal,
+            found.approval.requested_by.as_deref(),
+        )
+        .map_err(|r| EngineError::Forbidden(r.message(&ctx.principal.name)))?;
         let conversation_id = found.approval.conversation_id.clone();
         let guard = self
             .inner
@@ -149,9 +172,15 @@ impl Engine {
             conversation_id.clone(),
             found.message_id.clone(),
         );
-        let by = ctx.session_id.clone();
+        let by = Decider {
+            name: ctx.principal.name.clone(),
+            via: if ctx.via.is_empty() { "rest" } else { ctx.via }.to_string(),
+            session: ctx.session_id.clone(),
+        };
         let proxy = found.approval.remote_task_id.is_some();
         let d = decision.clone();
+        let digest = audit::digest(&found.approval.tool_args);
+        let tool = found.approval.tool_name.clone();
         let outcome = store
             .write(move |tx| {
                 let to = if d.approve {
@@ -172,6 +201,27 @@ impl Engine {
                         .unwrap_or(ApprovalStatus::Cancelled);
                     return Ok(Err(now));
                 }
+                let mut details = serde_json::json!({
+                    "decision": if d.approve { "approved" } else { "rejected" },
+                    "reason": d.reason,
+                    "via": by.via,
+                    "session_id": by.session,
+                    "tool": tool,
+                    "arguments_digest": digest,
+                });
+                if overrides {
+                    details["override"] = "separation_of_duties".into();
+                }
+                audit::append(
+                    tx,
+                    &Event {
+                        actor: &by.name,
+                        event: "approval.decided",
+                        conversation_id: Some(&cid),
+                        approval_uuid: Some(&u),
+                        details,
+                    },
+                )?;
                 // A rejected local call is answered now; a rejected proxy
                 // approval is forwarded to the remote task by the turn.
                 if !d.approve && !proxy {
@@ -232,7 +282,13 @@ impl Engine {
             .locks
             .try_lock(conversation_id)
             .ok_or_else(|| EngineError::Busy(conversation_id.to_string()))?;
-        let (id, by) = (conversation_id.to_string(), ctx.session_id.clone());
+        let id = conversation_id.to_string();
+        let by = ctx.session_id.clone();
+        let decider = Decider {
+            name: ctx.principal.name.clone(),
+            via: if ctx.via.is_empty() { "rest" } else { ctx.via }.to_string(),
+            session: ctx.session_id.clone(),
+        };
         let (cancelled, remote) = store
             .write(move |tx| {
                 let mut n = 0;
@@ -247,8 +303,18 @@ impl Engine {
                             &a.approval.uuid,
                             &[status],
                             ApprovalStatus::Cancelled,
-                            Some(&by),
+                            Some(&decider),
                             Some("the task was cancelled"),
+                        )?;
+                        audit::append(
+                            tx,
+                            &Event {
+                                actor: &decider.name,
+                                event: "approval.cancelled",
+                                conversation_id: Some(&id),
+                                approval_uuid: Some(&a.approval.uuid),
+                                details: serde_json::json!({"reason": "the task was cancelled", "via": decider.via, "session_id": decider.session}),
+                            },
                         )?;
                         if let (Some(task), Some(agent)) =
                             (a.approval.remote_task_id.clone(), a.approval.remote_agent_name.clone())
@@ -292,7 +358,8 @@ impl Engine {
                 tracing::warn!(agent = %agent, "cannot cancel the remote task: the sub-agent is no longer configured");
                 continue;
             };
-            match self.inner.a2a.cancel(&url, &task, &ctx).await {
+            let agent_ctx = self.ctx_for_agent(&agent, &ctx);
+            match self.inner.a2a.cancel(&url, &task, &agent_ctx).await {
                 Ok(()) => tracing::info!(agent = %agent, task = %task, "remote task cancelled"),
                 Err(e) => {
                     tracing::warn!(agent = %agent, task = %task, error = %e, "could not cancel the remote task")
@@ -302,6 +369,45 @@ impl Engine {
         self.emit_status(conversation_id, Some(ConversationStatus::Cancelled), false);
         load(store, conversation_id).await
     }
+}
+
+/// Records `conversation.created`.
+fn created(
+    tx: &rusqlite::Connection,
+    who: &str,
+    id: &str,
+    session: &str,
+) -> Result<(), crate::store::StoreError> {
+    audit::append(
+        tx,
+        &Event {
+            actor: who,
+            event: "conversation.created",
+            conversation_id: Some(id),
+            approval_uuid: None,
+            details: serde_json::json!({"session_id": session}),
+        },
+    )
+}
+
+/// Records `message.sent` (its id, not its text: the trail holds who did
+/// what, the conversation holds what was said).
+fn sent(
+    tx: &rusqlite::Connection,
+    who: &str,
+    id: &str,
+    message_id: Option<&str>,
+) -> Result<(), crate::store::StoreError> {
+    audit::append(
+        tx,
+        &Event {
+            actor: who,
+            event: "message.sent",
+            conversation_id: Some(id),
+            approval_uuid: None,
+            details: serde_json::json!({"message_id": message_id}),
+        },
+    )
 }
 
 fn check_message(text: &str) -> Result<(), EngineError> {

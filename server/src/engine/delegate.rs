@@ -214,7 +214,8 @@ impl Engine {
                 e.approval = gate.clone();
                 e.node = scope.node_name();
             });
-        match self.inner.a2a.send(target.url, &out, ctx).await {
+        let agent_ctx = self.ctx_for_agent(target.agent, ctx);
+        match self.inner.a2a.send(target.url, &out, &agent_ctx).await {
             Ok(RemoteReply::Done(text)) => {
                 self.finish_call(conversation_id, message_id, tc, &text, false, gate, scope)
                     .await?;
@@ -282,9 +283,16 @@ impl Engine {
         scope: &Scope,
     ) -> Result<(), EngineError> {
         let (mid, text) = (message_id.to_string(), text.to_string());
+        let (cid, tool, server, digest) = (
+            conversation_id.to_string(),
+            tc.name.clone(),
+            tc.server.clone(),
+            crate::store::audit::digest(&tc.arguments),
+        );
         self.inner
             .store
             .write(move |tx| {
+                let ms = messages::running_ms(tx, &mid)?;
                 messages::set_result(tx, &mid, &text, is_error)?;
                 if let Some(uuid) = &gate {
                     let to = if is_error {
@@ -294,6 +302,22 @@ impl Engine {
                     };
                     approvals::transition(tx, uuid, &[ApprovalStatus::Executing], to, None, None)?;
                 }
+                crate::store::audit::append(
+                    tx,
+                    &crate::store::audit::Event {
+                        actor: "agent",
+                        event: "tool.executed",
+                        conversation_id: Some(&cid),
+                        approval_uuid: gate.as_deref(),
+                        details: serde_json::json!({
+                            "tool": tool,
+                            "server": server,
+                            "arguments_digest": digest,
+                            "outcome": if is_error { "error" } else { "ok" },
+                            "duration_ms": ms,
+                        }),
+                    },
+                )?;
                 Ok(())
             })
             .await?;

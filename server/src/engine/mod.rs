@@ -105,6 +105,9 @@ pub enum EngineError {
     /// A paused pipeline run no longer matches the config.
     #[error("{0}")]
     ConfigChanged(String),
+    /// The caller may not do this (AUTH.md): the message says why.
+    #[error("{0}")]
+    Forbidden(String),
 }
 
 /// A cheap, cloneable handle to the engine.
@@ -220,22 +223,40 @@ impl Engine {
     /// The URL of the sub-agent this agent calls `name`: a top-level or
     /// node-level `a2a` entry, or an `a2a` node.
     pub(crate) fn sub_agent_url(&self, name: &str) -> Option<String> {
-        fn walk(n: &NodeConfig, name: &str) -> Option<String> {
+        self.sub_agent(name).map(|(url, _)| url)
+    }
+
+    /// The URL and configured headers of the sub-agent `name`.
+    pub(crate) fn sub_agent(&self, name: &str) -> Option<(String, Vec<(String, String)>)> {
+        fn entry(a: &crate::config::A2aAgentConfig) -> (String, Vec<(String, String)>) {
+            (a.url.clone(), a.headers.clone().into_iter().collect())
+        }
+        fn walk(n: &NodeConfig, name: &str) -> Option<(String, Vec<(String, String)>)> {
             if n.kind == NodeKind::A2a && n.name == name {
-                return n.url.clone();
+                return n
+                    .url
+                    .clone()
+                    .map(|u| (u, n.headers.clone().into_iter().collect()));
             }
             n.a2a
                 .iter()
                 .find(|a| a.name == name)
-                .map(|a| a.url.clone())
+                .map(entry)
                 .or_else(|| n.agents.iter().find_map(|c| walk(c, name)))
         }
         let c = &self.inner.config;
         c.a2a
             .iter()
             .find(|a| a.name == name)
-            .map(|a| a.url.clone())
+            .map(entry)
             .or_else(|| c.agent.as_ref().and_then(|root| walk(root, name)))
+    }
+
+    /// `ctx` for a call to the sub-agent `name`, with its configured headers.
+    pub(crate) fn ctx_for_agent(&self, name: &str, ctx: &Ctx) -> Ctx {
+        let mut c = ctx.clone();
+        c.headers = self.sub_agent(name).map(|(_, h)| h).unwrap_or_default();
+        c
     }
 
     /// Every tool a simple-mode turn can call: the router's and the

@@ -521,6 +521,16 @@ async fn end_unresumable(
                         None,
                         Some("the config changed"),
                     )?;
+                    crate::store::audit::append(
+                        tx,
+                        &crate::store::audit::Event {
+                            actor: "agent",
+                            event: "approval.cancelled",
+                            conversation_id: Some(&a.approval.conversation_id),
+                            approval_uuid: Some(&a.approval.uuid),
+                            details: serde_json::json!({"reason": "the config changed"}),
+                        },
+                    )?;
                     messages::set_result(
                         tx,
                         &a.message_id,

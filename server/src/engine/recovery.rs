@@ -38,6 +38,19 @@ impl Engine {
             .write(|tx| {
                 for a in approvals::with_status(tx, ApprovalStatus::Executing)? {
                     approvals::transition(tx, &a.approval.uuid, &[ApprovalStatus::Executing], ApprovalStatus::InDoubt, None, None)?;
+                    crate::store::audit::append(
+                        tx,
+                        &crate::store::audit::Event {
+                            actor: "agent",
+                            event: "approval.in_doubt",
+                            conversation_id: Some(&a.approval.conversation_id),
+                            approval_uuid: Some(&a.approval.uuid),
+                            details: serde_json::json!({
+                                "tool": a.approval.tool_name,
+                                "reason": "the agent stopped while the action was running; it is not run again",
+                            }),
+                        },
+                    )?;
                     messages::set_result(tx, &a.message_id, IN_DOUBT_TEXT, true)?;
                     conversations::set_status(tx, &a.approval.conversation_id, ConversationStatus::Active)?;
                     tracing::warn!(approval = %a.approval.uuid, tool = %a.approval.tool_name, "approval in doubt after a restart; not re-run");
@@ -122,7 +135,11 @@ impl Engine {
                     let ctx = super::Ctx {
                         bearer: None,
                         session_id,
-                        hops: 0,
+                        principal: crate::auth::Principal {
+                            name: "agent".into(),
+                            ..crate::auth::Principal::anonymous()
+                        },
+                        ..Default::default()
                     };
                     match engine.run_turn(id.clone(), ctx, guard, false).await {
                         Ok(_) => {

@@ -166,9 +166,8 @@ fn setup() -> Setup {
 
 fn ctx() -> Ctx {
     CallContext {
-        bearer: None,
         session_id: "test".into(),
-        hops: 0,
+        ..Default::default()
     }
 }
 
@@ -585,7 +584,11 @@ async fn after_a_crash_an_approved_action_is_resumed_and_runs_once() {
                     &u,
                     &[ApprovalStatus::Pending],
                     ApprovalStatus::Approved,
-                    Some("op"),
+                    Some(&crate::store::approvals::Decider {
+                        name: "op".into(),
+                        via: "rest".into(),
+                        session: "test".into(),
+                    }),
                     None,
                 )?;
                 crate::store::conversations::set_turn_running(tx, &cid, true)?;

@@ -578,6 +578,26 @@ impl Engine {
                     f(tx)?;
                 }
                 let a = approvals::insert(tx, new)?;
+                crate::store::audit::append(
+                    tx,
+                    &crate::store::audit::Event {
+                        actor: a
+                            .approval
+                            .requested_by
+                            .as_deref()
+                            .unwrap_or(crate::auth::ANONYMOUS),
+                        event: "approval.requested",
+                        conversation_id: Some(&a.approval.conversation_id),
+                        approval_uuid: Some(&a.approval.uuid),
+                        details: serde_json::json!({
+                            "tool": a.approval.tool_name,
+                            "server": a.approval.server,
+                            "arguments_digest": crate::store::audit::digest(&a.approval.tool_args),
+                            "remote_agent": a.approval.remote_agent_name,
+                            "remote_task_id": a.approval.remote_task_id,
+                        }),
+                    },
+                )?;
                 if owns {
                     conversations::set_status(tx, &id, ConversationStatus::WaitingApproval)?;
                     conversations::set_turn_running(tx, &id, false)?;

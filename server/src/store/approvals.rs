@@ -27,6 +27,17 @@ pub struct Approval {
     pub decided_at: Option<String>,
 }
 
+/// Who decided, and how (AUTH.md §5).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decider {
+    /// The principal's name (`anonymous` in auth mode none).
+    pub name: String,
+    /// `rest`, `ui`, `a2a` or `link`.
+    pub via: String,
+    /// The deciding request's session id.
+    pub session: String,
+}
+
 /// What a new approval is for.
 #[derive(Clone, Debug)]
 pub struct NewApproval {
@@ -51,7 +62,10 @@ pub struct RemoteRef {
 }
 
 const COLUMNS: &str = "uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, reason, \
-                       decided_by, decided_at, remote_task_id, remote_agent_name, chain, created_at";
+                       decided_by, decided_at, remote_task_id, remote_agent_name, chain, created_at, \
+                       requested_by, decided_via";
+/// Columns read by [`raw`].
+const NCOLS: usize = 17;
 
 /// Inserts a pending approval.
 pub fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError> {
@@ -67,10 +81,18 @@ pub fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError>
         ),
         None => (None, None, None),
     };
+    // Raised by whoever sent the conversation's latest message.
     conn.prepare_cached("INSERT INTO approvals (uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, \
-         remote_task_id, remote_agent_name, chain, created_at, updated_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?9, ?10, ?11, ?11)")?
+         remote_task_id, remote_agent_name, chain, created_at, updated_at, requested_by, requested_session) \
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?9, ?10, ?11, ?11, \
+           COALESCE(c.requested_by, 'anonymous'), COALESCE(c.requested_session, c.session_id) \
+         FROM conversations c WHERE c.id = ?2")?
         .execute(params![uuid, a.conversation_id, a.message_id, a.tool_name, a.server, args, a.description, task, agent, chain, ts])?;
+    let requested_by: Option<String> = conn
+        .prepare_cached("SELECT requested_by FROM approvals WHERE uuid = ?1")?
+        .query_row([&uuid], |r| r.get(0))
+        .optional()?
+        .flatten();
     Ok(Approval {
         approval: PendingApproval {
             uuid,
@@ -83,6 +105,8 @@ pub fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError>
             remote_agent_name: a.remote.as_ref().map(|r| r.agent.clone()),
             chain: a.remote.as_ref().map(|r| r.chain.clone()),
             created_at: ts,
+            requested_by,
+            ..Default::default()
         },
         message_id: a.message_id,
         server: a.server,
@@ -119,7 +143,7 @@ pub fn transition(
     uuid: &str,
     from: &[ApprovalStatus],
     to: ApprovalStatus,
-    decided_by: Option<&str>,
+    decided_by: Option<&Decider>,
     reason: Option<&str>,
 ) -> Result<bool, StoreError> {
     let marks = vec!["?"; from.len()].join(",");
@@ -131,12 +155,27 @@ pub fn transition(
         ApprovalStatus::Approved | ApprovalStatus::Rejected | ApprovalStatus::Cancelled
     );
     let sql = if decision {
-        values.push(decided_by.unwrap_or("").to_string());
+        values.push(
+            decided_by
+                .map(|d| d.name.as_str())
+                .unwrap_or("")
+                .to_string(),
+        );
         values.push(reason.unwrap_or("").to_string());
+        values.push(decided_by.map(|d| d.via.as_str()).unwrap_or("").to_string());
+        values.push(
+            decided_by
+                .map(|d| d.session.as_str())
+                .unwrap_or("")
+                .to_string(),
+        );
         let n = values.len();
         format!(
             "UPDATE approvals SET status = ?2, updated_at = ?3, decided_at = ?3, decided_by = NULLIF(?{}, ''), \
-             reason = NULLIF(?{}, '') WHERE uuid = ?1 AND status IN ({})",
+             reason = NULLIF(?{}, ''), decided_via = NULLIF(?{}, ''), decided_session = NULLIF(?{}, '') \
+             WHERE uuid = ?1 AND status IN ({})",
+            n - 3,
+            n - 2,
             n - 1,
             n,
             renumber(&marks, 4)
@@ -206,8 +245,8 @@ pub fn with_status(conn: &Connection, status: ApprovalStatus) -> Result<Vec<Appr
 type RawRow = (Vec<Option<String>>,);
 
 fn raw(r: &Row<'_>) -> rusqlite::Result<RawRow> {
-    let mut cols = Vec::with_capacity(15);
-    for i in 0..15 {
+    let mut cols = Vec::with_capacity(NCOLS);
+    for i in 0..NCOLS {
         cols.push(r.get::<_, Option<String>>(i)?);
     }
     Ok((cols,))
@@ -231,6 +270,8 @@ fn decode((cols,): RawRow) -> Result<Approval, StoreError> {
     let remote_agent_name = next();
     let chain = next();
     let created_at = next().unwrap_or_default();
+    let requested_by = next();
+    let decided_via = next();
     let status = ApprovalStatus::parse(&status_s).ok_or_else(|| {
         StoreError::Corrupt(format!("approval {uuid}: unknown status {status_s:?}"))
     })?;
@@ -252,6 +293,10 @@ fn decode((cols,): RawRow) -> Result<Approval, StoreError> {
             remote_agent_name,
             chain,
             created_at,
+            requested_by,
+            decided_by: decided_by.clone(),
+            decided_via,
+            decided_at: decided_at.clone(),
         },
         message_id,
         server,

@@ -318,3 +318,30 @@ fn head(r: &Row<'_>) -> rusqlite::Result<(i64, Result<Conversation, StoreError>)
     })();
     Ok((seq, decoded))
 }
+
+/// Records who sent the conversation's latest message (the principal and
+/// the request's session id): approvals it raises are theirs. The first
+/// sender is also kept as its creator.
+pub fn set_requester(
+    conn: &Connection,
+    id: &str,
+    name: &str,
+    session: &str,
+) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "UPDATE conversations SET requested_by = ?2, requested_session = ?3, \
+         created_by = COALESCE(created_by, ?2) WHERE id = ?1",
+    )?
+    .execute(rusqlite::params![id, name, session])?;
+    Ok(())
+}
+
+/// Who created a conversation, if recorded.
+pub fn created_by(conn: &Connection, id: &str) -> Result<Option<String>, StoreError> {
+    use rusqlite::OptionalExtension;
+    Ok(conn
+        .prepare_cached("SELECT created_by FROM conversations WHERE id = ?1")?
+        .query_row([id], |r| r.get::<_, Option<String>>(0))
+        .optional()?
+        .flatten())
+}

@@ -220,7 +220,8 @@ pub fn of_conversations(
     // along, so the UI can show the outcome, who decided, and the duration.
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT m.conversation_id, m.id, m.role, m.content, m.tool_call, m.created_at, \
-                m.started_at, m.finished_at, a.uuid, a.status, a.reason, a.decided_by, a.decided_at, m.node \
+                m.started_at, m.finished_at, a.uuid, a.status, a.reason, a.decided_by, a.decided_at, m.node, \
+                a.requested_by, a.decided_via \
          FROM messages m LEFT JOIN approvals a ON a.rowid = \
              (SELECT rowid FROM approvals WHERE message_id = m.id ORDER BY rowid DESC LIMIT 1) \
          WHERE m.conversation_id IN ({marks}) ORDER BY m.seq"
@@ -243,6 +244,8 @@ pub fn of_conversations(
                         reason: r.get(10)?,
                         decided_by: r.get(11)?,
                         decided_at: r.get(12)?,
+                        requested_by: r.get(14)?,
+                        decided_via: r.get(15)?,
                     }),
                     None => None,
                 },
@@ -275,6 +278,8 @@ struct RawOutcome {
     reason: Option<String>,
     decided_by: Option<String>,
     decided_at: Option<String>,
+    requested_by: Option<String>,
+    decided_via: Option<String>,
 }
 
 /// Milliseconds between two stored timestamps.
@@ -302,7 +307,9 @@ impl RawMessage {
                         uuid: a.uuid,
                         status: ApprovalStatus::parse(&a.status).unwrap_or(ApprovalStatus::Pending),
                         reason: a.reason,
+                        requested_by: a.requested_by,
                         decided_by: a.decided_by,
+                        decided_via: a.decided_via,
                         decided_at: a.decided_at,
                     });
                 }
@@ -317,4 +324,15 @@ impl RawMessage {
             created_at: self.created_at,
         })
     }
+}
+
+/// How long a tool call has run, from its `started_at` to now.
+pub fn running_ms(conn: &Connection, id: &str) -> Result<Option<u64>, StoreError> {
+    use rusqlite::OptionalExtension;
+    let started: Option<String> = conn
+        .prepare_cached("SELECT started_at FROM messages WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))
+        .optional()?
+        .flatten();
+    Ok(started.and_then(|s| millis_between(&s, &super::now())))
 }

@@ -103,6 +103,35 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE conversations ADD COLUMN context_id TEXT;
     CREATE INDEX conversations_by_context ON conversations(context_id, seq);
     "#,
+    // 6: who may approve (AUTH.md): who asked and who decided, browser
+    // sessions, and the hash-chained audit trail.
+    r#"
+    ALTER TABLE conversations ADD COLUMN created_by TEXT;
+    ALTER TABLE conversations ADD COLUMN requested_by TEXT;
+    ALTER TABLE conversations ADD COLUMN requested_session TEXT;
+    ALTER TABLE approvals ADD COLUMN requested_by TEXT;
+    ALTER TABLE approvals ADD COLUMN requested_session TEXT;
+    ALTER TABLE approvals ADD COLUMN decided_via TEXT;
+    ALTER TABLE approvals ADD COLUMN decided_session TEXT;
+    CREATE TABLE sessions (
+        id_hash    TEXT PRIMARY KEY,
+        name       TEXT NOT NULL,
+        roles      TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+    );
+    CREATE TABLE audit (
+        seq             INTEGER PRIMARY KEY,
+        at              TEXT NOT NULL,
+        actor           TEXT NOT NULL,
+        event           TEXT NOT NULL,
+        conversation_id TEXT,
+        approval_uuid   TEXT,
+        details         TEXT NOT NULL,
+        prev_hash       TEXT NOT NULL,
+        hash            TEXT NOT NULL
+    );
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -40,10 +40,12 @@
 //! replicas sharing one state) can later sit behind the same methods.
 
 pub mod approvals;
+pub mod audit;
 pub mod conversations;
 mod error;
 pub mod messages;
 mod migrations;
+pub mod sessions;
 
 pub use conversations::{Page, PageRequest};
 pub use error::StoreError;
@@ -106,6 +108,9 @@ struct Inner {
     /// Bounds concurrent reads to the pool's size, so a burst of reads waits
     /// for a connection instead of opening hundreds.
     read_permits: tokio::sync::Semaphore,
+    /// The audit chain's HMAC key (`audit.key`), registered on every
+    /// connection's `stopgo_audit_hash` (see [`audit`]).
+    audit_key: Option<Arc<[u8]>>,
 }
 
 /// What a job does once its batch has committed (`None`) or failed (the error).
@@ -247,17 +252,27 @@ fn writer_loop(
 impl Store {
     /// Opens (creating if needed) `data_dir/agent.db` and migrates it.
     pub fn open(data_dir: &Path) -> Result<Store, StoreError> {
+        Self::open_keyed(data_dir, None)
+    }
+
+    /// Like [`Store::open`], hashing the audit chain with `audit_key`.
+    pub fn open_keyed(data_dir: &Path, audit_key: Option<&[u8]>) -> Result<Store, StoreError> {
         std::fs::create_dir_all(data_dir).map_err(|source| StoreError::CreateDir {
             path: data_dir.display().to_string(),
             source,
         })?;
-        Self::open_file(&data_dir.join("agent.db"))
+        Self::open_file_keyed(&data_dir.join("agent.db"), audit_key)
     }
 
     /// Opens the database file at `path`, migrates it and starts the writer.
     pub fn open_file(path: &Path) -> Result<Store, StoreError> {
+        Self::open_file_keyed(path, None)
+    }
+
+    fn open_file_keyed(path: &Path, audit_key: Option<&[u8]>) -> Result<Store, StoreError> {
+        let audit_key: Option<Arc<[u8]>> = audit_key.map(Arc::from);
         let shown = path.display().to_string();
-        let mut writer = connect(path).map_err(|source| StoreError::Open {
+        let mut writer = connect(path, &audit_key).map_err(|source| StoreError::Open {
             path: shown.clone(),
             source,
         })?;
@@ -283,6 +298,7 @@ impl Store {
                 commits: std::sync::atomic::AtomicUsize::new(0),
                 readers: Mutex::new(Vec::new()),
                 read_permits: tokio::sync::Semaphore::new(READERS),
+                audit_key,
             }),
         })
     }
@@ -428,7 +444,7 @@ impl Store {
                 .pop();
             let conn = match idle {
                 Some(c) => c,
-                None => connect(&inner.path)?,
+                None => connect(&inner.path, &inner.audit_key)?,
             };
             let out = read_on(&conn, f);
             inner
@@ -505,8 +521,9 @@ impl Store {
 }
 
 /// Opens a connection with the settings every connection needs.
-fn connect(path: &Path) -> Result<Connection, rusqlite::Error> {
+fn connect(path: &Path, audit_key: &Option<Arc<[u8]>>) -> Result<Connection, rusqlite::Error> {
     let conn = Connection::open(path)?;
+    audit::register(&conn, audit_key.clone())?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
@@ -519,3 +536,24 @@ fn connect(path: &Path) -> Result<Connection, rusqlite::Error> {
 
 #[cfg(test)]
 mod tests;
+
+/// Checks the audit chain of the database at `path` (read-only: a running
+/// agent may keep writing).
+pub fn audit_verify(path: &Path, key: Option<&[u8]>) -> Result<audit::Verdict, StoreError> {
+    if !path.exists() {
+        return Err(StoreError::Worker(format!(
+            "no database at {}",
+            path.display()
+        )));
+    }
+    let conn = Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|source| StoreError::Open {
+        path: path.display().to_string(),
+        source,
+    })?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    read_on(&conn, |c| audit::verify(c, key))
+}

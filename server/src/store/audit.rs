@@ -1,0 +1,341 @@
+//! The audit trail (AUTH.md §7): an append-only, hash-chained table.
+//!
+//! Each row's `hash` is SHA-256 (HMAC-SHA-256 with `audit.key`) over the
+//! previous row's hash followed by the row's canonical JSON
+//! ([`canonical_row`]: keys sorted, no spaces). The first row's
+//! `prev_hash` is 64 zeros. Rows are appended by [`append`] inside the
+//! transaction of the state change they describe, so there is no decision
+//! without its row, and nothing in the application updates or deletes one.
+//!
+//! The hash is computed by an SQL function (`stopgo_audit_hash`) that each
+//! connection registers with the key when it is opened: the key lives in
+//! the store's connections only, and any write closure can append a row
+//! with nothing but the connection it already has. [`verify`] recomputes
+//! the chain in Rust with the same function and names the first bad row.
+
+use super::error::StoreError;
+use super::now;
+use hmac::{Hmac, Mac};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The `prev_hash` of the first row.
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// One event to record.
+#[derive(Clone, Debug)]
+pub struct Event<'a> {
+    /// Who did it: a principal's name, or `agent` for the agent itself.
+    pub actor: &'a str,
+    /// e.g. `approval.decided`.
+    pub event: &'a str,
+    pub conversation_id: Option<&'a str>,
+    pub approval_uuid: Option<&'a str>,
+    pub details: Value,
+}
+
+/// A stored row.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Row {
+    pub seq: i64,
+    pub at: String,
+    pub actor: String,
+    pub event: String,
+    pub conversation_id: Option<String>,
+    pub approval_uuid: Option<String>,
+    pub details: Value,
+    pub prev_hash: String,
+    pub hash: String,
+}
+
+/// Hex SHA-256 (or HMAC-SHA-256 with `key`) of `prev_hash` then `canonical`.
+pub fn chain_hash(key: Option<&[u8]>, prev_hash: &str, canonical: &str) -> String {
+    let bytes = match key {
+        Some(k) => {
+            // HMAC accepts keys of any length.
+            let mut m = <Hmac<Sha256> as Mac>::new_from_slice(k).unwrap_or_else(|_| {
+                <Hmac<Sha256> as Mac>::new_from_slice(&[0u8; 32])
+                    .expect("a 32-byte HMAC key is valid")
+            });
+            m.update(prev_hash.as_bytes());
+            m.update(canonical.as_bytes());
+            m.finalize().into_bytes().to_vec()
+        }
+        None => {
+            let mut h = Sha256::new();
+            h.update(prev_hash.as_bytes());
+            h.update(canonical.as_bytes());
+            h.finalize().to_vec()
+        }
+    };
+    hex(&bytes)
+}
+
+/// Lower-case hex.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Hex SHA-256 of a value's canonical JSON: how arguments are recorded
+/// (a digest, never the arguments, which may hold secrets).
+pub fn digest(v: &Value) -> String {
+    hex(&Sha256::digest(canonical(v).as_bytes()))
+}
+
+/// JSON with object keys sorted at every level and no whitespace.
+pub fn canonical(v: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(v, &mut out);
+    out
+}
+
+fn write_canonical(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                write_canonical(&m[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(x, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+/// The canonical JSON a row's hash covers: every column but the hashes.
+pub fn canonical_row(
+    seq: i64,
+    at: &str,
+    actor: &str,
+    event: &str,
+    conversation_id: Option<&str>,
+    approval_uuid: Option<&str>,
+    details: &Value,
+) -> String {
+    canonical(&serde_json::json!({
+        "seq": seq,
+        "at": at,
+        "actor": actor,
+        "event": event,
+        "conversation_id": conversation_id,
+        "approval_uuid": approval_uuid,
+        "details": details,
+    }))
+}
+
+/// Registers `stopgo_audit_hash(prev_hash, canonical)` on `conn`.
+pub fn register(conn: &Connection, key: Option<std::sync::Arc<[u8]>>) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    conn.create_scalar_function(
+        "stopgo_audit_hash",
+        2,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        move |ctx| {
+            let prev: String = ctx.get(0)?;
+            let canonical: String = ctx.get(1)?;
+            Ok(chain_hash(key.as_deref(), &prev, &canonical))
+        },
+    )
+}
+
+/// Appends `e` inside the caller's transaction.
+pub fn append(conn: &Connection, e: &Event<'_>) -> Result<(), StoreError> {
+    let head: Option<(i64, String)> = conn
+        .prepare_cached("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1")?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let (prev_seq, prev_hash) = head.unwrap_or((0, GENESIS.to_string()));
+    let seq = prev_seq + 1;
+    let at = now();
+    let canonical = canonical_row(
+        seq,
+        &at,
+        e.actor,
+        e.event,
+        e.conversation_id,
+        e.approval_uuid,
+        &e.details,
+    );
+    conn.prepare_cached(
+        "INSERT INTO audit (seq, at, actor, event, conversation_id, approval_uuid, details, prev_hash, hash) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, stopgo_audit_hash(?8, ?9))",
+    )?
+    .execute(params![
+        seq,
+        at,
+        e.actor,
+        e.event,
+        e.conversation_id,
+        e.approval_uuid,
+        canonical_details(&e.details),
+        prev_hash,
+        canonical
+    ])?;
+    Ok(())
+}
+
+fn canonical_details(v: &Value) -> String {
+    canonical(v)
+}
+
+/// Up to `limit` rows after `after`, oldest first.
+pub fn page(conn: &Connection, after: i64, limit: u32) -> Result<Vec<Row>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, at, actor, event, conversation_id, approval_uuid, details, prev_hash, hash \
+         FROM audit WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![after, limit], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, String>(3)?,
+            r.get::<_, Option<String>>(4)?,
+            r.get::<_, Option<String>>(5)?,
+            r.get::<_, String>(6)?,
+            r.get::<_, String>(7)?,
+            r.get::<_, String>(8)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (seq, at, actor, event, conversation_id, approval_uuid, details, prev_hash, hash) =
+            row?;
+        // A row whose details are not JSON (edited by hand) still reads, as
+        // a string, so `verify` can name it instead of failing to read.
+        let details = serde_json::from_str(&details).unwrap_or(Value::String(details));
+        out.push(Row {
+            seq,
+            at,
+            actor,
+            event,
+            conversation_id,
+            approval_uuid,
+            details,
+            prev_hash,
+            hash,
+        });
+    }
+    Ok(out)
+}
+
+/// The newest row's `(seq, hash)`, or `(0, GENESIS)` for an empty trail.
+pub fn head(conn: &Connection) -> Result<(i64, String), StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1")?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?
+        .unwrap_or((0, GENESIS.to_string())))
+}
+
+/// What [`verify`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Intact { rows: i64, head: String },
+    Broken { seq: i64, problem: String },
+}
+
+/// Walks the whole chain from the first row.
+pub fn verify(conn: &Connection, key: Option<&[u8]>) -> Result<Verdict, StoreError> {
+    let mut expected_seq = 1;
+    let mut prev = GENESIS.to_string();
+    let mut after = 0;
+    loop {
+        let rows = page(conn, after, 1000)?;
+        let Some(last) = rows.last() else { break };
+        after = last.seq;
+        for r in rows {
+            if r.seq != expected_seq {
+                let problem = if r.seq > expected_seq {
+                    format!("row {expected_seq} is missing (the next row is {})", r.seq)
+                } else {
+                    format!("row {} is out of order", r.seq)
+                };
+                return Ok(Verdict::Broken {
+                    seq: expected_seq.min(r.seq),
+                    problem,
+                });
+            }
+            if r.prev_hash != prev {
+                return Ok(Verdict::Broken {
+                    seq: r.seq,
+                    problem: format!(
+                        "row {} does not follow row {} (prev_hash differs): a row was deleted, inserted or reordered",
+                        r.seq,
+                        r.seq - 1
+                    ),
+                });
+            }
+            let canonical = canonical_row(
+                r.seq,
+                &r.at,
+                &r.actor,
+                &r.event,
+                r.conversation_id.as_deref(),
+                r.approval_uuid.as_deref(),
+                &r.details,
+            );
+            if chain_hash(key, &r.prev_hash, &canonical) != r.hash {
+                return Ok(Verdict::Broken {
+                    seq: r.seq,
+                    problem: format!(
+                        "row {} was changed after it was written (its hash does not match its content{})",
+                        r.seq,
+                        if key.is_some() {
+                            ", or it was rewritten without the audit key"
+                        } else {
+                            ""
+                        }
+                    ),
+                });
+            }
+            prev = r.hash;
+            expected_seq += 1;
+        }
+    }
+    Ok(Verdict::Intact {
+        rows: expected_seq - 1,
+        head: prev,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_level() {
+        let v = serde_json::json!({"b": 1, "a": {"d": [1, {"z": true, "y": null}], "c": "x"}});
+        assert_eq!(
+            canonical(&v),
+            r#"{"a":{"c":"x","d":[1,{"y":null,"z":true}]},"b":1}"#
+        );
+    }
+
+    #[test]
+    fn keyed_and_plain_hashes_differ() {
+        let a = chain_hash(None, GENESIS, "{}");
+        let b = chain_hash(Some(b"k".as_slice()), GENESIS, "{}");
+        assert_eq!(a.len(), 64);
+        assert_ne!(a, b);
+        assert_eq!(a, chain_hash(None, GENESIS, "{}"));
+    }
+}

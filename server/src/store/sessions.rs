@@ -1,0 +1,155 @@
+//! Browser sessions (AUTH.md §3): one row per signed-in browser.
+//!
+//! The cookie carries 32 random bytes; the table keeps only their SHA-256
+//! (`id_hash`), so a copy of the database holds no usable session. A row is
+//! the session: signing out deletes it and expiry is checked on every
+//! lookup, so both take effect at once.
+
+use super::error::StoreError;
+use rusqlite::{Connection, OptionalExtension, params};
+
+/// A signed-in browser.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Session {
+    pub name: String,
+    /// Role names.
+    pub roles: Vec<String>,
+    pub expires_at: String,
+}
+
+/// Stores a session under `id_hash`.
+pub fn insert(conn: &Connection, id_hash: &str, s: &Session) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO sessions (id_hash, name, roles, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![id_hash, s.name, s.roles.join(","), super::now(), s.expires_at])?;
+    Ok(())
+}
+
+/// The live session under `id_hash`, if any (`now` is RFC 3339, like
+/// `expires_at`, so they compare as strings).
+pub fn get(conn: &Connection, id_hash: &str, now: &str) -> Result<Option<Session>, StoreError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT name, roles, expires_at FROM sessions WHERE id_hash = ?1 AND expires_at > ?2",
+        )?
+        .query_row(params![id_hash, now], |r| {
+            let roles: String = r.get(1)?;
+            Ok(Session {
+                name: r.get(0)?,
+                roles: roles
+                    .split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect(),
+                expires_at: r.get(2)?,
+            })
+        })
+        .optional()?)
+}
+
+/// Deletes a session; returns it if it existed.
+pub fn delete(conn: &Connection, id_hash: &str) -> Result<Option<Session>, StoreError> {
+    let s = get(conn, id_hash, "")?;
+    conn.prepare_cached("DELETE FROM sessions WHERE id_hash = ?1")?
+        .execute([id_hash])?;
+    Ok(s)
+}
+
+/// Deletes expired sessions.
+pub fn purge(conn: &Connection, now: &str) -> Result<usize, StoreError> {
+    Ok(conn
+        .prepare_cached("DELETE FROM sessions WHERE expires_at <= ?1")?
+        .execute([now])?)
+}
+
+use super::Store;
+use super::audit::{self, Event};
+
+impl Store {
+    /// Starts a session and records `auth.signed_in`, in one transaction.
+    pub async fn sign_in(
+        &self,
+        id_hash: String,
+        session: Session,
+        method: &'static str,
+    ) -> Result<(), StoreError> {
+        self.write(move |tx| {
+            insert(tx, &id_hash, &session)?;
+            audit::append(
+                tx,
+                &Event {
+                    actor: &session.name,
+                    event: "auth.signed_in",
+                    conversation_id: None,
+                    approval_uuid: None,
+                    details: serde_json::json!({"method": method, "roles": session.roles, "expires_at": session.expires_at}),
+                },
+            )?;
+            // Old sessions go when new ones come: no separate sweeper.
+            purge(tx, &super::now())?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Ends a session and records `auth.signed_out`; false if there was none.
+    pub async fn sign_out(&self, id_hash: String) -> Result<bool, StoreError> {
+        self.write(move |tx| {
+            let Some(s) = delete(tx, &id_hash)? else {
+                return Ok(false);
+            };
+            audit::append(
+                tx,
+                &Event {
+                    actor: &s.name,
+                    event: "auth.signed_out",
+                    conversation_id: None,
+                    approval_uuid: None,
+                    details: serde_json::json!({}),
+                },
+            )?;
+            Ok(true)
+        })
+        .await
+    }
+
+    /// The live session under `id_hash`.
+    pub async fn session(&self, id_hash: String) -> Result<Option<Session>, StoreError> {
+        self.read(move |tx| get(tx, &id_hash, &super::now())).await
+    }
+
+    /// Records one audit event in its own transaction (events that change
+    /// no other state: `auth.denied`, `config.loaded`).
+    pub async fn audit(
+        &self,
+        actor: String,
+        event: &'static str,
+        details: serde_json::Value,
+    ) -> Result<(), StoreError> {
+        self.write(move |tx| {
+            audit::append(
+                tx,
+                &Event {
+                    actor: &actor,
+                    event,
+                    conversation_id: None,
+                    approval_uuid: None,
+                    details,
+                },
+            )
+        })
+        .await
+    }
+
+    /// Up to `limit` audit rows after `after`.
+    pub async fn audit_page(&self, after: i64, limit: u32) -> Result<Vec<audit::Row>, StoreError> {
+        self.read_long(move |tx| audit::page(tx, after, limit))
+            .await
+    }
+
+    /// The audit chain's newest `(seq, hash)`.
+    pub async fn audit_head(&self) -> Result<(i64, String), StoreError> {
+        self.read(audit::head).await
+    }
+}
