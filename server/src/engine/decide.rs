@@ -42,7 +42,7 @@ impl Engine {
                 .write(move |tx| {
                     let c = conversations::insert(tx, &sid)?;
                     conversations::set_requester(tx, &c.id, &who, &sid)?;
-                    created(tx, &who, &c.id, &sid)?;
+                    audit::conversation_created(tx, &who, &c.id, &sid)?;
                     Ok(c)
                 })
                 .await?;
@@ -57,9 +57,9 @@ impl Engine {
             .write(move |tx| {
                 let c = conversations::insert(tx, &sid)?;
                 conversations::set_requester(tx, &c.id, &who, &sid)?;
-                created(tx, &who, &c.id, &sid)?;
+                audit::conversation_created(tx, &who, &c.id, &sid)?;
                 let m = messages::append(tx, &c.id, NewMessage::text(Role::User, text))?;
-                sent(tx, &who, &c.id, m.as_ref().map(|m| m.id.as_str()))?;
+                audit::message_sent(tx, &who, &c.id, m.as_ref().map(|m| m.id.as_str()))?;
                 conversations::set_turn_running(tx, &c.id, true)?;
                 Ok(c)
             })
@@ -110,7 +110,7 @@ impl Engine {
                 }
                 conversations::set_requester(tx, &id, &who, &sid)?;
                 let m = messages::append(tx, &id, NewMessage::text(Role::User, text))?;
-                sent(tx, &who, &id, m.as_ref().map(|m| m.id.as_str()))?;
+                audit::message_sent(tx, &who, &id, m.as_ref().map(|m| m.id.as_str()))?;
                 conversations::set_status(tx, &id, ConversationStatus::Active)?;
                 conversations::set_turn_running(tx, &id, true)?;
                 Ok(None)
@@ -172,11 +172,7 @@ impl Engine {
             conversation_id.clone(),
             found.message_id.clone(),
         );
-        let by = Decider {
-            name: ctx.principal.name.clone(),
-            via: if ctx.via.is_empty() { "rest" } else { ctx.via }.to_string(),
-            session: ctx.session_id.clone(),
-        };
+        let by = decider(&ctx);
         let proxy = found.approval.remote_task_id.is_some();
         let d = decision.clone();
         let digest = audit::digest(&found.approval.tool_args);
@@ -284,11 +280,7 @@ impl Engine {
             .ok_or_else(|| EngineError::Busy(conversation_id.to_string()))?;
         let id = conversation_id.to_string();
         let by = ctx.session_id.clone();
-        let decider = Decider {
-            name: ctx.principal.name.clone(),
-            via: if ctx.via.is_empty() { "rest" } else { ctx.via }.to_string(),
-            session: ctx.session_id.clone(),
-        };
+        let decider = decider(&ctx);
         let (cancelled, remote) = store
             .write(move |tx| {
                 let mut n = 0;
@@ -371,43 +363,13 @@ impl Engine {
     }
 }
 
-/// Records `conversation.created`.
-fn created(
-    tx: &rusqlite::Connection,
-    who: &str,
-    id: &str,
-    session: &str,
-) -> Result<(), crate::store::StoreError> {
-    audit::append(
-        tx,
-        &Event {
-            actor: who,
-            event: "conversation.created",
-            conversation_id: Some(id),
-            approval_uuid: None,
-            details: serde_json::json!({"session_id": session}),
-        },
-    )
-}
-
-/// Records `message.sent` (its id, not its text: the trail holds who did
-/// what, the conversation holds what was said).
-fn sent(
-    tx: &rusqlite::Connection,
-    who: &str,
-    id: &str,
-    message_id: Option<&str>,
-) -> Result<(), crate::store::StoreError> {
-    audit::append(
-        tx,
-        &Event {
-            actor: who,
-            event: "message.sent",
-            conversation_id: Some(id),
-            approval_uuid: None,
-            details: serde_json::json!({"message_id": message_id}),
-        },
-    )
+/// Who is deciding, as the approval row records it.
+fn decider(ctx: &Ctx) -> Decider {
+    Decider {
+        name: ctx.principal.name.clone(),
+        via: if ctx.via.is_empty() { "rest" } else { ctx.via }.to_string(),
+        session: ctx.session_id.clone(),
+    }
 }
 
 fn check_message(text: &str) -> Result<(), EngineError> {
