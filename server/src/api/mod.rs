@@ -57,6 +57,7 @@ pub fn router(state: AppState) -> Router {
         .route("/a2a/", post(crate::a2a::server::handle))
         .route("/openapi.json", get(docs::openapi_json))
         .route("/docs", get(docs::page))
+        .route("/docs.js", get(docs::script))
         .route("/audit", get(audit::export))
         .route("/auth/me", get(signin::whoami))
         .route("/ui/sign-in", get(signin::page).post(signin::with_token))
