@@ -58,7 +58,7 @@ need_test_tools() {
   fi
   npm_ci "$ROOT/end2end" playwright "Playwright (the browser is Debian's chromium)"
   npm_ci "$ROOT/testdata/mcp-npm" mcp-server-everything "third-party MCP servers for the tests"
-  npm_ci "$ROOT/testdata/oidc" oidc-provider "a real OpenID provider for the auth tests"
+  npm_ci "$ROOT/testdata/oidc" "" "a real OpenID provider for the auth tests"
   vendor_specs
   a2a_python_sdks
 }
@@ -99,7 +99,9 @@ vendor_specs() {
 # the current package-lock.json (a copy is kept as a stamp).
 npm_ci() {
   local dir=$1 bin=$2 what=$3
-  if [[ ! -x "$dir/node_modules/.bin/$bin" ]] || ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.stopgo-lock"; then
+  # `bin` may be empty for a package with no command (the lock marker
+  # alone then says whether the install is current).
+  if { [[ -n "$bin" ]] && [[ ! -x "$dir/node_modules/.bin/$bin" ]]; } || ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.stopgo-lock"; then
     say "installing $what (npm ci in ${dir#"$ROOT"/})"
     (cd "$dir" && npm ci --no-audit --no-fund && cp package-lock.json node_modules/.stopgo-lock)
   fi

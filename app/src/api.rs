@@ -10,7 +10,7 @@
 
 use crate::models::{
     AgentInfo, ApprovalList, Conversation, ConversationList, ConversationResponse, ListQuery,
-    ToolList,
+    ToolList, Viewer,
 };
 use crate::pipeline::PipelineView;
 use serde::{Deserialize, Serialize};
@@ -149,6 +149,22 @@ pub async fn agent_info() -> Result<AgentInfo, ApiError> {
     }
 }
 
+/// `GET /auth/me`: who is looking. While rendering, the server provides
+/// it as context (it knows the request's identity).
+pub async fn viewer() -> Result<Viewer, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        leptos::prelude::use_context::<Viewer>().ok_or_else(|| ApiError {
+            status: 500,
+            message: "the viewer is not provided to the renderer".into(),
+        })
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        client::get_json("/auth/me").await
+    }
+}
+
 /// `GET /approvals`: pending approvals, oldest first.
 pub async fn list_approvals() -> Result<ApprovalList, ApiError> {
     #[cfg(feature = "ssr")]
@@ -262,6 +278,7 @@ mod client {
         SendWrapper::new(async move {
             let resp = Request::get(&path)
                 .header("Accept", "application/json")
+                .header("X-Stopgo-Client", "ui")
                 .send()
                 .await
                 .map_err(network)?;
@@ -283,6 +300,7 @@ mod client {
             let resp = Request::post(&path)
                 .header("Content-Type", "application/json")
                 .header("Accept", "application/json")
+                .header("X-Stopgo-Client", "ui")
                 .body(body)
                 .map_err(network)?
                 .send()

@@ -54,6 +54,7 @@ pub fn App() -> impl IntoView {
     let (hydrated, set_hydrated) = signal(false);
     Effect::new(move |_| set_hydrated.set(true));
     let live = live::provide_live();
+    components::viewer::provide_viewer();
 
     view! {
         <Stylesheet id="leptos" href="/pkg/stopgo.css"/>
@@ -75,6 +76,7 @@ pub fn App() -> impl IntoView {
                     <span class="live-state" role="status" id="live-state">
                         {move || (!live.connected.get()).then_some("Reconnecting…")}
                     </span>
+                    <components::viewer::UserMenu/>
                 </header>
                 <components::agent_banner::AgentBanner/>
                 <main id="main">

@@ -388,6 +388,60 @@ impl AgentInfo {
     }
 }
 
+/// `GET /auth/me`: who the caller is, as the UI shows it, and what it may
+/// offer them. The server answers it and also hands it to the page
+/// renderer, so the first HTML already shows the right header and buttons.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+pub struct Viewer {
+    /// The auth mode: `none`, `tokens`, `oidc` or `proxy`.
+    pub mode: String,
+    /// A known principal (not `anonymous`) in a mode that enforces.
+    pub signed_in: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub roles: Vec<String>,
+    /// Holds the approver or admin role (before separation of duties,
+    /// which depends on the approval).
+    pub can_decide: bool,
+    /// Nobody decides an approval their own request raised (admins may).
+    #[serde(default)]
+    pub separation_of_duties: bool,
+    /// A warning every page shows (mode `none` on a non-loopback host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+impl Viewer {
+    /// Why this viewer may not decide `approval` (the server refuses it
+    /// too), or `None` when they may.
+    pub fn refusal(&self, approval: &PendingApproval) -> Option<String> {
+        if self.mode == "none" || self.mode.is_empty() {
+            return None;
+        }
+        let who = self.name.as_deref().unwrap_or("anonymous");
+        if !self.can_decide {
+            let had = if self.roles.is_empty() {
+                "no role".to_string()
+            } else {
+                self.roles.join(", ")
+            };
+            return Some(format!(
+                "You ({who}) cannot decide: that needs the approver or admin role, and you have {had}."
+            ));
+        }
+        let own = self.separation_of_duties
+            && self.name.is_some()
+            && approval.requested_by.as_deref() == self.name.as_deref();
+        let admin = self.roles.iter().any(|r| r == "admin");
+        (own && !admin).then(|| {
+            "You asked for this action, so someone else must decide it (separation of duties)."
+                .to_string()
+        })
+    }
+}
+
 /// `POST /conversations/:id/messages` body.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]

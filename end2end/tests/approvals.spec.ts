@@ -48,7 +48,7 @@ test('an add waits for approval with its arguments, then runs once on approve', 
   // The call's card shows the outcome, who decided and the duration.
   const call = page.locator('.tool-call', { has: page.locator('.tool-name', { hasText: 'resources_add' }) });
   await expect(call.locator('.approval-outcome')).toContainText('Approved and run');
-  await expect(call.locator('.approval-outcome')).toContainText('by session');
+  await expect(call.locator('.approval-outcome')).toContainText('by anonymous via ui');
   await expect(call.locator('.tool-duration')).toContainText(/\d+(\.\d)? (ms|s)/);
 
   // The resource exists exactly once.

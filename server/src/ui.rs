@@ -77,12 +77,28 @@ pub fn routes(state: &AppState) -> Router<AppState> {
     Router::new().leptos_routes_with_context(
         state,
         generate_route_list(app::App),
-        move || {
-            provide_context(backend.clone());
-            page_csp();
+        {
+            let state = state.clone();
+            move || {
+                provide_context(backend.clone());
+                provide_viewer(&state);
+                page_csp();
+            }
         },
         move || app::shell(options.clone()),
     )
+}
+
+/// Tells the renderer who is looking: the guard put their [`Identity`] in
+/// the request's extensions, which leptos_axum hands over as `Parts`.
+///
+/// [`Identity`]: crate::auth::guard::Identity
+fn provide_viewer(state: &AppState) {
+    let parts = leptos::prelude::use_context::<axum::http::request::Parts>();
+    let identity = parts
+        .as_ref()
+        .and_then(|p| p.extensions.get::<crate::auth::guard::Identity>());
+    provide_context(crate::auth::signin::me(state, identity));
 }
 
 /// Puts this page's CSP on the response: leptos_axum gives each render a
@@ -107,9 +123,13 @@ pub async fn fallback(State(state): State<AppState>, req: Request) -> Response {
             state: state.clone(),
         });
         let handler = leptos_axum::file_and_error_handler_with_context::<AppState, _>(
-            move || {
-                provide_context(backend.clone());
-                page_csp();
+            {
+                let state = state.clone();
+                move || {
+                    provide_context(backend.clone());
+                    provide_viewer(&state);
+                    page_csp();
+                }
             },
             app::shell,
         );

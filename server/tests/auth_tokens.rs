@@ -6,6 +6,7 @@ mod support;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use support::matrix::{self, Caller, bearer};
 use support::{Agent, client, write_config};
 
 const VIEWER: &str = "viewer-token-0123456789";
@@ -99,52 +100,22 @@ async fn every_route_answers_401_403_or_200_as_the_role_table_says() {
     let dir = tempfile::tempdir().unwrap();
     let a = start(dir.path());
     let (cid, _uuid) = pending_by(&a, BOB).await;
-    let conv = format!("/conversations/{cid}");
-    // (method, path, body, the least role that may)
-    let routes: Vec<(&str, String, Option<Value>, &str)> = vec![
-        ("GET", "/conversations".into(), None, "viewer"),
-        ("GET", conv.clone(), None, "viewer"),
-        ("GET", "/approvals".into(), None, "viewer"),
-        ("GET", "/tools".into(), None, "viewer"),
-        ("GET", "/pipeline".into(), None, "viewer"),
-        ("GET", "/agent".into(), None, "viewer"),
-        ("GET", "/openapi.json".into(), None, "viewer"),
-        (
-            "POST",
-            "/conversations".into(),
-            Some(json!({})),
-            "requester",
-        ),
-        ("GET", "/audit".into(), None, "admin"),
-    ];
-    let who = [
+    let callers = [
         ("vera", VIEWER, &["viewer"][..]),
-        ("bob", BOB, &["viewer", "requester"]),
-        ("alice", ALICE, &["viewer", "approver"]),
-        ("ops", OPS, &["viewer", "requester", "approver", "admin"]),
-    ];
-    for (m, p, body, need) in &routes {
-        let (s, v) = call(&a, m, p, None, body.clone()).await;
-        assert_eq!(
-            s,
-            StatusCode::UNAUTHORIZED,
-            "{m} {p} without credentials: {v}"
-        );
-        let (s, _) = call(&a, m, p, Some("not-a-token-at-all-xx"), body.clone()).await;
-        assert!(
-            s == StatusCode::UNAUTHORIZED || s == StatusCode::TOO_MANY_REQUESTS,
-            "{m} {p} bad token: {s}"
-        );
-        for (name, token, roles) in who {
-            let (s, v) = call(&a, m, p, Some(token), body.clone()).await;
-            if roles.contains(need) {
-                assert!(s.is_success(), "{m} {p} as {name}: {s} {v}");
-            } else {
-                assert_eq!(s, StatusCode::FORBIDDEN, "{m} {p} as {name}: {v}");
-                assert!(v["error"].as_str().unwrap().contains(need), "{v}");
-            }
-        }
-    }
+        ("bob", BOB, &["requester"]),
+        ("alice", ALICE, &["approver"]),
+        ("carol", CAROL, &["requester", "approver"]),
+        ("ops", OPS, &["admin"]),
+    ]
+    .map(|(name, token, roles)| Caller {
+        name,
+        creds: bearer(token),
+        roles,
+    });
+    matrix::check(&a, &cid, &callers).await;
+    // A token that is none of ours: 401, like no token.
+    let (s, v) = call(&a, "GET", "/approvals", Some("not-a-token-at-all-xx"), None).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED, "{v}");
     // Open routes.
     for p in [
         "/health",
@@ -462,6 +433,18 @@ async fn sign_in_sessions_rate_limits_and_cross_site_requests() {
         .unwrap();
     assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
     assert!(r.headers().contains_key("retry-after"));
+    // Another address is not locked out.
+    let elsewhere = reqwest::Client::builder()
+        .local_address("127.0.0.2".parse::<std::net::IpAddr>().unwrap())
+        .build()
+        .unwrap();
+    let r = elsewhere
+        .post(a.url("/ui/sign-in"))
+        .json(&json!({"token": ALICE}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK, "another address was locked out");
     // The log holds no token or cookie value.
     let log = a.log();
     let session_value = cookie
@@ -471,6 +454,18 @@ async fn sign_in_sessions_rate_limits_and_cross_site_requests() {
         .trim_start_matches("stopgo_session=");
     for t in [ALICE, BOB, session_value] {
         assert!(!log.contains(t), "a secret reached the log");
+    }
+    // Nor does the database: sessions are stored as digests. (The session
+    // value is 32 random bytes, so it cannot be there by chance.)
+    let data = dir.path().join("data");
+    for f in ["agent.db", "agent.db-wal"] {
+        let bytes = std::fs::read(data.join(f)).unwrap_or_default();
+        for t in [ALICE, session_value] {
+            assert!(
+                !bytes.windows(t.len()).any(|w| w == t.as_bytes()),
+                "a secret is in {f}"
+            );
+        }
     }
 }
 
@@ -542,4 +537,107 @@ async fn audit_verify_passes_then_names_an_edited_deleted_or_reordered_row() {
         assert_eq!(code, Some(1), "{sql}: {out}");
         assert!(out.contains(bad), "{sql}: {out}");
     }
+}
+
+#[tokio::test]
+async fn with_an_audit_key_a_chain_recomputed_without_it_is_still_detected() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = config(dir.path());
+    let text = std::fs::read_to_string(&plain).unwrap();
+    let keyed = dir.path().join("keyed.yaml");
+    std::fs::write(&keyed, format!("{text}audit:\n  key: \"${{AUDIT_KEY}}\"\n")).unwrap();
+    let env = [
+        ("VIEWER_T", VIEWER),
+        ("BOB_T", BOB),
+        ("ALICE_T", ALICE),
+        ("CAROL_T", CAROL),
+        ("OPS_T", OPS),
+        ("AUDIT_KEY", "audit-key-kept-in-a-vault-0123"),
+    ];
+    let a = Agent::start_with_env(&keyed, &env);
+    let (_, uuid) = pending_by(&a, BOB).await;
+    call(
+        &a,
+        "POST",
+        &format!("/approvals/{uuid}"),
+        Some(ALICE),
+        Some(json!({"approved": true})),
+    )
+    .await;
+    a.terminate();
+    let verify = |cfg: &std::path::Path| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent"));
+        cmd.args(["audit", "verify", "--config"]).arg(cfg);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+        )
+    };
+    assert_eq!(verify(&keyed).0, Some(0));
+    // Without the key the keyed chain does not verify: the hashes are HMACs.
+    assert_eq!(verify(&plain).0, Some(1));
+
+    // The attack: rewrite who decided, then recompute every hash the way
+    // the (public) unkeyed algorithm does.
+    let db = dir.path().join("data/agent.db");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute(
+        "UPDATE audit SET actor = 'mallory' WHERE event = 'approval.decided'",
+        [],
+    )
+    .unwrap();
+    type Cols = (
+        i64,
+        String,
+        String,
+        String,
+        Option<String>,
+        Option<String>,
+        String,
+    );
+    let rows: Vec<Cols> = c
+        .prepare("SELECT seq, at, actor, event, conversation_id, approval_uuid, details FROM audit ORDER BY seq")
+        .unwrap()
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut prev = server::store::audit::GENESIS.to_string();
+    for (seq, at, actor, event, cid, auuid, details) in rows {
+        let details: Value = serde_json::from_str(&details).unwrap();
+        let canonical = server::store::audit::canonical_row(
+            seq,
+            &at,
+            &actor,
+            &event,
+            cid.as_deref(),
+            auuid.as_deref(),
+            &details,
+        );
+        let hash = server::store::audit::chain_hash(None, &prev, &canonical);
+        c.execute(
+            "UPDATE audit SET prev_hash = ?1, hash = ?2 WHERE seq = ?3",
+            rusqlite::params![prev, hash, seq],
+        )
+        .unwrap();
+        prev = hash;
+    }
+    drop(c);
+    // The forgery is consistent: a verifier without the key accepts it...
+    let (code, out) = verify(&plain);
+    assert_eq!(
+        code,
+        Some(0),
+        "the recomputation is not what an attacker would do: {out}"
+    );
+    // ...and the keyed verify names the first row.
+    let (code, out) = verify(&keyed);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("seq 1"), "{out}");
 }

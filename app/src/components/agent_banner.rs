@@ -1,5 +1,6 @@
-//! Banners about the agent itself: a model that cannot be used, or the
-//! scripted demo model.
+//! Banners about the agent itself: no operator authentication on a
+//! reachable address, a model that cannot be used, or the scripted demo
+//! model.
 
 use crate::api;
 use leptos::prelude::*;
@@ -9,6 +10,13 @@ use leptos::prelude::*;
 pub fn AgentBanner() -> impl IntoView {
     let info = Resource::new(|| (), |_| api::agent_info());
     view! {
+        <Transition fallback=|| ()>
+            {move || Suspend::new(async move {
+                crate::components::viewer::current().await.warning.map(|w| view! {
+                    <p class="banner banner-open" role="alert" id="open-banner">{w}</p>
+                })
+            })}
+        </Transition>
         <Transition fallback=|| ()>
             {move || Suspend::new(async move {
                 match info.await {

@@ -1,7 +1,9 @@
 //! The approval card: what will run, with which arguments, on which server
 //! or agent, who asked (the chain for a proxy approval), and the Approve /
 //! Reject buttons. It takes the keyboard focus when it appears, so a
-//! keyboard or screen-reader user lands on the decision.
+//! keyboard or screen-reader user lands on the decision. A viewer who may
+//! not decide (no approver role, or their own request under separation of
+//! duties) sees why instead of the buttons.
 
 use crate::components::args_view::ArgsView;
 use crate::models::PendingApproval;
@@ -37,6 +39,7 @@ pub fn ApprovalCard(
     let reason_id = format!("reason-{}", approval.uuid);
     let title_id = format!("approval-title-{}", approval.uuid);
     let labelled_by = title_id.clone();
+    let for_actions = approval.clone();
     view! {
         <section class="approval-card" role="region" aria-labelledby=labelled_by
                  tabindex="-1" node_ref=card data-approval=approval.uuid.clone()>
@@ -47,22 +50,39 @@ pub fn ApprovalCard(
                 {approval.server.clone().map(|s| view! { <dt>"Server"</dt><dd class="approval-server">{s}</dd> })}
                 {approval.remote_agent_name.clone().map(|a| view! { <dt>"Agent"</dt><dd>{a}</dd> })}
                 {chain.map(|c| view! { <dt>"Asked via"</dt><dd class="approval-chain">{c}</dd> })}
+                {approval.requested_by.clone().map(|r| view! { <dt>"Asked by"</dt><dd class="approval-requested-by">{r}</dd> })}
                 <dt>"Asked"</dt><dd><time datetime=approval.created_at.clone()>{short_time(&approval.created_at)}</time></dd>
             </dl>
             <h3 class="label">"Arguments"</h3>
             <div class="approval-args" data-args=approval.tool_args.to_string()><ArgsView args=approval.tool_args.clone()/></div>
-            <label class="reason" for=reason_id.clone()>"Reason (optional, told to the agent if you reject)"</label>
-            <input type="text" id=reason_id prop:value=reason on:input=move |ev| set_reason.set(event_target_value(&ev))/>
-            <div class="approval-actions">
-                <button type="button" class="btn btn-approve" disabled=move || busy.get()
-                    on:click=move |_| on_decide.run((true, reason_value()))>
-                    <span aria-hidden="true">"✓ "</span>"Approve"
-                </button>
-                <button type="button" class="btn btn-reject" disabled=move || busy.get()
-                    on:click=move |_| on_decide.run((false, reason_value()))>
-                    <span aria-hidden="true">"✕ "</span>"Reject"
-                </button>
-            </div>
+            <Transition fallback=|| ()>
+                {move || {
+                    let approval = for_actions.clone();
+                    let reason_id = reason_id.clone();
+                    Suspend::new(async move {
+                        let viewer = crate::components::viewer::current().await;
+                        match viewer.refusal(&approval) {
+                            Some(why) => view! {
+                                <p class="decide-refused" role="note">{why}</p>
+                            }.into_any(),
+                            None => view! {
+                                <label class="reason" for=reason_id.clone()>"Reason (optional, told to the agent if you reject)"</label>
+                                <input type="text" id=reason_id prop:value=reason on:input=move |ev| set_reason.set(event_target_value(&ev))/>
+                                <div class="approval-actions">
+                                    <button type="button" class="btn btn-approve" disabled=move || busy.get()
+                                        on:click=move |_| on_decide.run((true, reason_value()))>
+                                        <span aria-hidden="true">"✓ "</span>"Approve"
+                                    </button>
+                                    <button type="button" class="btn btn-reject" disabled=move || busy.get()
+                                        on:click=move |_| on_decide.run((false, reason_value()))>
+                                        <span aria-hidden="true">"✕ "</span>"Reject"
+                                    </button>
+                                </div>
+                            }.into_any(),
+                        }
+                    })
+                }}
+            </Transition>
         </section>
     }
 }

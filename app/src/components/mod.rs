@@ -6,3 +6,4 @@ pub mod args_view;
 pub mod inbox_badge;
 pub mod pipeline_tree;
 pub mod status_badge;
+pub mod viewer;

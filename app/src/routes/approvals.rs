@@ -42,6 +42,7 @@ pub fn ApprovalsPage() -> impl IntoView {
         })}
         <Transition fallback=|| view! { <p class="muted">"Loading approvals…"</p> }>
             {move || Suspend::new(async move {
+                let viewer = crate::components::viewer::current().await;
                 match approvals.await {
                     Ok(list) if list.approvals.is_empty() => view! {
                         <p class="panel empty" id="no-approvals">"Nothing is waiting for approval."</p>
@@ -51,6 +52,19 @@ pub fn ApprovalsPage() -> impl IntoView {
                             {list.approvals.into_iter().map(|a| {
                                 let for_approve = a.clone();
                                 let for_reject = a.clone();
+                                let refusal = viewer.refusal(&a);
+                                let buttons = refusal.is_none().then(|| view! {
+                                    <button type="button" class="btn btn-approve" disabled=move || busy.get()
+                                        aria-label=format!("Approve {} ({})", a.tool_name, a.uuid)
+                                        on:click=move |_| { decide.dispatch((for_approve.clone(), true)); }>
+                                        <span aria-hidden="true">"✓ "</span>"Approve"
+                                    </button>
+                                    <button type="button" class="btn btn-reject" disabled=move || busy.get()
+                                        aria-label=format!("Reject {} ({})", a.tool_name, a.uuid)
+                                        on:click=move |_| { decide.dispatch((for_reject.clone(), false)); }>
+                                        <span aria-hidden="true">"✕ "</span>"Reject"
+                                    </button>
+                                });
                                 view! {
                                     <li class="inbox-item" data-approval=a.uuid.clone()>
                                         <div class="inbox-head">
@@ -59,20 +73,15 @@ pub fn ApprovalsPage() -> impl IntoView {
                                             <span class="muted">" · asked "
                                                 <Age at=a.created_at.clone()/>
                                             </span>
+                                            {a.requested_by.clone().map(|r| view! {
+                                                <span class="muted approval-requested-by">" by " {r}</span>
+                                            })}
                                         </div>
                                         <p class="approval-description">{a.description.clone()}</p>
                                         <div class="approval-args" data-args=a.tool_args.to_string()><ArgsView args=a.tool_args.clone()/></div>
+                                        {refusal.map(|why| view! { <p class="decide-refused" role="note">{why}</p> })}
                                         <div class="approval-actions">
-                                            <button type="button" class="btn btn-approve" disabled=move || busy.get()
-                                                aria-label=format!("Approve {} ({})", a.tool_name, a.uuid)
-                                                on:click=move |_| { decide.dispatch((for_approve.clone(), true)); }>
-                                                <span aria-hidden="true">"✓ "</span>"Approve"
-                                            </button>
-                                            <button type="button" class="btn btn-reject" disabled=move || busy.get()
-                                                aria-label=format!("Reject {} ({})", a.tool_name, a.uuid)
-                                                on:click=move |_| { decide.dispatch((for_reject.clone(), false)); }>
-                                                <span aria-hidden="true">"✕ "</span>"Reject"
-                                            </button>
+                                            {buttons}
                                             <a class="btn" href=format!("/ui/conversations/{}", a.conversation_id)>"Open conversation"</a>
                                         </div>
                                     </li>

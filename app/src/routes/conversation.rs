@@ -370,7 +370,8 @@ fn ApprovalOutcomeLine(a: ApprovalOutcome) -> impl IntoView {
         <p class=format!("approval-outcome outcome-{}", a.status.as_str()) data-status=a.status.as_str()>
             <span aria-hidden="true">{icon} " "</span>
             <strong>{words}</strong>
-            {a.decided_by.clone().map(|by| view! { " by session " <code>{by}</code> })}
+            {a.decided_by.clone().map(|by| view! { " by " <span class="decided-by">{by}</span> })}
+            {a.decided_via.clone().map(|via| view! { " via " <span class="decided-via">{via}</span> })}
             {a.decided_at.clone().map(|at| view! { " at " <time datetime=at.clone()>{short_time(&at)}</time> })}
             {a.reason.clone().map(|r| view! { <span class="outcome-reason">" · reason: " {r}</span> })}
         </p>

@@ -31,6 +31,10 @@ pub enum A2aError {
     BadCard(String),
     #[error("the agent answered with error {code}: {message}")]
     Remote { code: i64, message: String },
+    /// HTTP 401/403: this agent's credential for it is missing or not
+    /// enough (AUTH.md §6: `headers:` on the `a2a` entry or node).
+    #[error("the agent refused the request (HTTP {status}): {message}")]
+    Refused { status: u16, message: String },
     #[error("the task ended as {state}: {text}")]
     Failed { state: String, text: String },
     #[error("unexpected answer: {0}")]
@@ -162,6 +166,7 @@ impl A2aClient {
         let answer: Value = resp.json().await.map_err(|e| {
             A2aError::Protocol(format!("{endpoint} answered {status} without JSON: {e}"))
         })?;
+        refused(status, &answer)?;
         read_answer(&answer)
     }
 }
@@ -192,16 +197,16 @@ impl A2aClient {
             req = req.header("A2A-Version", v);
         }
         req = with_identity(req, ctx);
-        let answer: Value = req
-            .send()
-            .await
-            .map_err(|e| A2aError::Unreachable {
-                url: endpoint.clone(),
-                reason: short(&e),
-            })?
+        let resp = req.send().await.map_err(|e| A2aError::Unreachable {
+            url: endpoint.clone(),
+            reason: short(&e),
+        })?;
+        let status = resp.status();
+        let answer: Value = resp
             .json()
             .await
             .map_err(|e| A2aError::Protocol(format!("{endpoint}: {e}")))?;
+        refused(status, &answer)?;
         match answer.get("error") {
             None => Ok(()),
             Some(err) => Err(remote_error(err)),
@@ -327,6 +332,26 @@ fn pick(card: &Value, base: &str) -> Result<(String, Dialect), A2aError> {
     } else {
         Ok((url, Dialect::Legacy))
     }
+}
+
+/// HTTP 401/403 as [`A2aError::Refused`], with the remote's reason (a
+/// REST `{"error": "..."}` from its guard, or a JSON-RPC error body).
+fn refused(status: reqwest::StatusCode, answer: &Value) -> Result<(), A2aError> {
+    if status != reqwest::StatusCode::UNAUTHORIZED && status != reqwest::StatusCode::FORBIDDEN {
+        return Ok(());
+    }
+    let err = answer.get("error");
+    let message = err
+        .and_then(Value::as_str)
+        .or_else(|| err.and_then(|e| e.get("message")).and_then(Value::as_str))
+        .unwrap_or("(no reason given)")
+        .chars()
+        .take(300)
+        .collect();
+    Err(A2aError::Refused {
+        status: status.as_u16(),
+        message,
+    })
 }
 
 /// A JSON-RPC `error` object as the remote's error.

@@ -21,6 +21,7 @@ use crate::api::extract::ApiJson;
 use crate::config::AuthMode;
 use crate::state::AppState;
 use crate::store::sessions::Session;
+use app::models::Viewer;
 use axum::Json;
 use axum::extract::{Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -189,33 +190,30 @@ pub async fn sign_out(
     Ok(r)
 }
 
-/// What `/auth/me` answers.
-#[derive(serde::Serialize)]
-pub struct Me {
-    pub mode: &'static str,
-    pub signed_in: bool,
-    pub name: Option<String>,
-    pub roles: Vec<&'static str>,
-    /// May decide approvals (before separation of duties, which depends on
-    /// the approval).
-    pub can_decide: bool,
-}
-
-/// Who `identity` is, as the UI shows it.
-pub fn me(state: &AppState, identity: Option<&Identity>) -> Me {
+/// Who `identity` is, as the UI shows it (`GET /auth/me`, and the page
+/// renderer's context).
+pub fn me(state: &AppState, identity: Option<&Identity>) -> Viewer {
     let p = identity.map(|i| i.0.clone());
     let known = identity.is_some_and(Identity::known);
-    Me {
-        mode: state.auth.mode.as_str(),
+    Viewer {
+        mode: state.auth.mode.as_str().to_string(),
         signed_in: known && state.auth.enforced(),
         name: p.as_ref().filter(|_| known).map(|p| p.name.clone()),
-        roles: p.as_ref().map(|p| p.roles.names()).unwrap_or_default(),
+        roles: p
+            .as_ref()
+            .map(|p| p.roles.names().into_iter().map(String::from).collect())
+            .unwrap_or_default(),
         can_decide: p.is_some_and(|p| p.allow(Role::Approver)),
+        separation_of_duties: state.auth.enforced() && state.auth.separation_of_duties,
+        warning: state
+            .auth
+            .open_warning
+            .then(|| super::NO_AUTH_BANNER.to_string()),
     }
 }
 
 /// `GET /auth/me`.
-pub async fn whoami(State(state): State<AppState>, req: Request) -> Json<Me> {
+pub async fn whoami(State(state): State<AppState>, req: Request) -> Json<Viewer> {
     Json(me(&state, req.extensions().get::<Identity>()))
 }
 

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod matrix;
 pub mod specs;
 
 use std::io::{BufRead, BufReader};
@@ -59,42 +60,14 @@ impl Agent {
         cmd.arg("--config")
             .arg(config)
             .env("RUST_LOG", "info")
-            .env_remove("AGENT_CONFIG")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .env_remove("AGENT_CONFIG");
         for key in PROVIDER_ENV {
             cmd.env_remove(key);
         }
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let mut child = cmd.spawn().expect("start agent");
-        let log = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = std::sync::mpsc::channel::<String>();
-        for stream in [
-            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
-            Box::new(child.stderr.take().unwrap()),
-        ] {
-            let log = log.clone();
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                    if let Some(addr) = line.split("listening on http://").nth(1) {
-                        let _ = tx.send(addr.split_whitespace().next().unwrap_or("").to_string());
-                    }
-                    let mut l = log.lock().unwrap();
-                    l.push_str(&line);
-                    l.push('\n');
-                }
-            });
-        }
-        let addr = match rx.recv_timeout(Duration::from_secs(20)) {
-            Ok(a) => a,
-            Err(_) => {
-                let _ = child.kill();
-                panic!("agent did not start; log:\n{}", log.lock().unwrap());
-            }
-        };
+        let (child, addr, log) = spawn_listening(cmd, "agent");
         Agent {
             child,
             base: format!("http://{addr}"),
@@ -150,6 +123,100 @@ impl Agent {
 }
 
 impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `cmd`, collects its stdout and stderr, and waits for the line
+/// `... listening on http://ADDR` (the agent's and the test OpenID
+/// provider's); returns the child, ADDR and the growing log.
+fn spawn_listening(mut cmd: Command, what: &str) -> (Child, String, Arc<Mutex<String>>) {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("start {what}: {e}"));
+    let log = Arc::new(Mutex::new(String::new()));
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    for stream in [
+        Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+        Box::new(child.stderr.take().unwrap()),
+    ] {
+        let log = log.clone();
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                if let Some(addr) = line.split("listening on http://").nth(1) {
+                    let _ = tx.send(addr.split_whitespace().next().unwrap_or("").to_string());
+                }
+                let mut l = log.lock().unwrap();
+                l.push_str(&line);
+                l.push('\n');
+            }
+        });
+    }
+    match rx.recv_timeout(Duration::from_secs(20)) {
+        Ok(a) => (child, a, log),
+        Err(_) => {
+            let _ = child.kill();
+            panic!("{what} did not start; log:\n{}", log.lock().unwrap());
+        }
+    }
+}
+
+/// The test OpenID provider (`testdata/oidc`, the certified npm
+/// `oidc-provider`), on a free loopback port; stopped when dropped.
+pub struct OidcProvider {
+    child: Child,
+    /// The issuer, `http://127.0.0.1:PORT`.
+    pub issuer: String,
+}
+
+impl OidcProvider {
+    /// Starts it; `client_secret` makes the UI client confidential.
+    pub fn start(client_secret: Option<&str>) -> OidcProvider {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut cmd = Command::new("node");
+        cmd.arg(root.join("testdata/oidc/provider.mjs"))
+            .args(["--port", "0"]);
+        if let Some(s) = client_secret {
+            cmd.args(["--client-secret", s]);
+        }
+        let (child, addr, _log) = spawn_listening(cmd, "the test OpenID provider");
+        OidcProvider {
+            child,
+            issuer: format!("http://{addr}"),
+        }
+    }
+
+    /// `POST /test/token`: a token as the test asks (see testdata/oidc).
+    pub async fn token(&self, spec: serde_json::Value) -> String {
+        let v: serde_json::Value = client()
+            .post(format!("{}/test/token", self.issuer))
+            .json(&spec)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        v["token"].as_str().expect("a token").to_string()
+    }
+
+    /// `POST /test/...` with a JSON body; the JSON answer.
+    pub async fn control(&self, path: &str, body: serde_json::Value) -> serde_json::Value {
+        client()
+            .post(format!("{}/test/{path}", self.issuer))
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+}
+
+impl Drop for OidcProvider {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
