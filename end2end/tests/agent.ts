@@ -9,16 +9,49 @@ const root = path.resolve(__dirname, '..', '..');
 const binary = process.env.AGENT_BIN || path.join(root, 'target', 'release', 'agent');
 const siteRoot = process.env.LEPTOS_SITE_ROOT || path.join(root, 'target', 'site');
 
+/**
+ * Collects `child`'s stdout and stderr (each chunk also goes to `onLog`)
+ * until a line says `listening on http://ADDR`; resolves to that URL.
+ */
+function listeningOn(child: ChildProcess, what: string, onLog: (text: string) => void): Promise<string> {
+  let seen = '';
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what} did not start:\n${seen}`)), 20_000);
+    const onData = (chunk: Buffer) => {
+      const text = chunk.toString();
+      seen += text;
+      onLog(text);
+      const m = seen.match(/listening on (http:\/\/[0-9.:]+)/);
+      if (m) {
+        clearTimeout(timer);
+        child.removeListener('exit', onExit);
+        resolve(m[1]);
+      }
+    };
+    const onExit = (code: number | null) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited with ${code}:\n${seen}`));
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', onExit);
+  });
+}
+
 export class Agent {
   baseURL = '';
   log = '';
   private child?: ChildProcess;
 
-  constructor(readonly dir: string, readonly configPath: string) {}
+  constructor(
+    readonly dir: string,
+    readonly configPath: string,
+    readonly extraEnv: Record<string, string> = {},
+  ) {}
 
   /** Starts the process and waits for its "listening on" line. */
   async start(): Promise<void> {
-    const env = { ...process.env, LEPTOS_SITE_ROOT: siteRoot, RUST_LOG: 'info' };
+    const env = { ...process.env, LEPTOS_SITE_ROOT: siteRoot, RUST_LOG: 'info', ...this.extraEnv };
     for (const k of ['GEMINI_API_KEY', 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'MISTRAL_API_KEY', 'OPENROUTER_API_KEY']) delete env[k];
     const child = spawn(binary, ['--config', this.configPath], {
       cwd: root,
@@ -26,26 +59,8 @@ export class Agent {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
-    const from = this.log.length; // a restart must not match the previous run's line
-    this.baseURL = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`agent did not start:\n${this.log}`)), 20_000);
-      const onData = (chunk: Buffer) => {
-        this.log += chunk.toString();
-        const m = this.log.slice(from).match(/listening on (http:\/\/[0-9.:]+)/);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]);
-        }
-      };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
-      child.on('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`agent exited with ${code}:\n${this.log}`));
-      });
-    });
-    // Keep collecting the log after startup.
-    child.removeAllListeners('exit');
+    // A restart appends to the log: only this run's output counts.
+    this.baseURL = await listeningOn(child, 'agent', (text) => (this.log += text));
   }
 
   /** kill -9, as a crash would. */
@@ -82,7 +97,7 @@ export async function startAgent(extraYaml = ''): Promise<Agent> {
  * The resources agent on the scripted model (testdata/e2e-rules.yaml) with
  * the real release `mcp-resources` over stdio, in its own data directory.
  */
-export async function startResourcesAgent(): Promise<Agent> {
+export async function startResourcesAgent(extraYaml = '', env: Record<string, string> = {}): Promise<Agent> {
   const rules = path.join(root, 'testdata', 'e2e-rules.yaml');
   const mcp = path.join(root, 'target', 'release', 'mcp-resources');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stopgo-e2e-'));
@@ -96,11 +111,12 @@ export async function startResourcesAgent(): Promise<Agent> {
     '  - name: resources',
     `    command: ${mcp}`,
     `    args: [--db, ${path.join(dir, 'resources.db')}]`,
+    extraYaml,
     '',
   ].join('\n');
   const configPath = path.join(dir, 'agent.yaml');
   fs.writeFileSync(configPath, config);
-  const agent = new Agent(dir, configPath);
+  const agent = new Agent(dir, configPath, env);
   await agent.start();
   return agent;
 }
@@ -124,6 +140,41 @@ export async function startExampleAgent(example: string, edit: (yaml: string) =>
   const agent = new Agent(dir, configPath);
   await agent.start();
   return agent;
+}
+
+/**
+ * The test OpenID provider (testdata/oidc: the certified npm
+ * `oidc-provider`) on a free loopback port. `issuer` is its URL.
+ */
+export class OidcProvider {
+  issuer = '';
+  private child?: ChildProcess;
+
+  async start(args: string[] = []): Promise<void> {
+    const child = spawn('node', [path.join(root, 'testdata', 'oidc', 'provider.mjs'), '--port', '0', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    this.issuer = await listeningOn(child, 'oidc-provider', () => {});
+  }
+
+  /** `POST /test/token`: a bearer token for `sub` (see testdata/oidc/README.md). */
+  async token(sub: string): Promise<string> {
+    const r = await fetch(`${this.issuer}/test/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ sub }),
+    });
+    return (await r.json()).token;
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  }
 }
 
 /** Fails the test on any browser console error or uncaught exception. */

@@ -12,7 +12,12 @@
 //! 4. A2A: `SendMessage` round trips per second (concurrency 1 and 32),
 //!    beside the same against a minimal agent built with the official
 //!    Python SDK (`a2a-sdk`, when `scripts/setup.sh test` installed it),
-//!    and the latency a hop adds in a three-agent chain A → B → C.
+//!    and the latency a hop adds in a three-agent chain A → B → C;
+//! 5. auth: the p50 that modes tokens and oidc add over none
+//!    ([`auth`]).
+
+#[path = "agent/auth.rs"]
+mod auth;
 
 use server::fake_llm::FakeState;
 use server::llm::scripted::Rules;
@@ -74,23 +79,15 @@ impl Agent {
             .arg(&cfg)
             .env("RUST_LOG", "warn,agent=info")
             .env("OPENAI_API_KEY", "sk-bench")
+            .env("BENCH_TOKEN", auth::TOKEN)
             .env("OPENAI_BASE_URL", format!("{fake_base}/v1"))
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(a) = line.split("listening on http://").nth(1) {
-                    let _ = tx.send(a.split_whitespace().next().unwrap_or("").to_string());
-                }
-            }
-        });
-        // `listening` is logged at info; the filter above hides info, so ask for it explicitly.
-        let addr = rx
-            .recv_timeout(Duration::from_secs(20))
+        // `listening` is logged at info by the `agent` target, which the
+        // filter above keeps.
+        let addr = after_line(child.stdout.take().unwrap(), "listening on http://", 20)
             .expect("agent did not start");
         Agent {
             child,
@@ -118,6 +115,26 @@ impl Drop for Agent {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Reads `stream` (a child's output) in the background until a line holds
+/// `needle`; the first word after it (an address), or `None` after
+/// `seconds`. The rest of the output is read and dropped, so the child
+/// never blocks on a full pipe.
+fn after_line(
+    stream: impl std::io::Read + Send + 'static,
+    needle: &'static str,
+    seconds: u64,
+) -> Option<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            if let Some(rest) = line.split(needle).nth(1) {
+                let _ = tx.send(rest.split_whitespace().next().unwrap_or("").to_string());
+            }
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(seconds)).ok()
 }
 
 fn pct(sorted: &[Duration], p: f64) -> f64 {
@@ -236,14 +253,23 @@ async fn main() {
         .build()
         .unwrap();
     let mut rows: Vec<(String, String, String)> = Vec::new();
-    // `BENCH_ONLY=a2a make bench`: the A2A rows alone.
-    if std::env::var("BENCH_ONLY").as_deref() != Ok("a2a") {
+    // `BENCH_ONLY=a2a make bench` (or `auth`): those rows alone.
+    let only = std::env::var("BENCH_ONLY").ok();
+    let wants = |part: &str| only.as_deref().is_none_or(|o| o == part);
+    if wants("core") {
         core_rows(&http, &fake, &fake_base, &mut rows, quick).await;
     }
 
     // 4. A2A.
     fake.set_latency(Duration::ZERO);
-    a2a_rows(&http, &fake_base, &mut rows, quick).await;
+    if wants("a2a") {
+        a2a_rows(&http, &fake_base, &mut rows, quick).await;
+    }
+
+    // 5. Auth.
+    if wants("auth") {
+        auth::rows(&http, &fake_base, &mut rows, quick).await;
+    }
 
     println!(
         "\nStop & Go agent benchmark (fake provider, OpenAI wire format; mcp-resources over stdio)\n"
@@ -437,16 +463,7 @@ impl PyAgent {
             .stderr(Stdio::piped())
             .spawn()
             .ok()?;
-        let stderr = child.stderr.take()?;
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if line.contains("listening on") {
-                    let _ = tx.send(());
-                }
-            }
-        });
-        rx.recv_timeout(Duration::from_secs(30)).ok()?;
+        after_line(child.stderr.take()?, "listening on", 30)?;
         Some(PyAgent {
             child,
             base: format!("http://127.0.0.1:{port}"),

@@ -10,20 +10,13 @@ mod support;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use support::{Agent, OidcProvider, client, write_config};
+use support::{Agent, OidcProvider, client, resources_yaml, write_config};
 
 const CLIENT_SECRET: &str = "oidc-client-secret-0123456789";
 
 fn start(dir: &std::path::Path, idp: &OidcProvider) -> Agent {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let yaml = format!(
-        r#"name: oidc-test
-llm: {{model: "scripted:{rules}"}}
-mcp_servers:
-  - name: resources
-    command: {mcp}
-    args: [--db, {db}]
-auth:
+        r#"{base}auth:
   mode: oidc
   oidc:
     issuer: {issuer}
@@ -34,9 +27,7 @@ auth:
     roles_claim: groups
     role_map: {{sre-oncall: approver, sre: requester, platform-admins: admin}}
 "#,
-        rules = root.join("testdata/e2e-rules.yaml").display(),
-        mcp = env!("CARGO_BIN_EXE_mcp-resources"),
-        db = dir.join("resources.db").display(),
+        base = resources_yaml("oidc-test", dir),
         issuer = idp.issuer,
     );
     Agent::start_with_env(
@@ -217,17 +208,7 @@ async fn a_decision_names_the_user_the_provider_vouched_for() {
         .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     let v: Value = r.json().await.unwrap();
-    let outcome = v["conversation"]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find_map(|m| {
-            m["tool_call"]["approval"]
-                .as_object()
-                .filter(|o| o["uuid"] == uuid.as_str())
-        })
-        .unwrap()
-        .clone();
+    let outcome = support::approval_outcome(&v, &uuid);
     assert_eq!(outcome["decided_by"], "alice@example.test");
     assert_eq!(outcome["decided_via"], "rest");
 }

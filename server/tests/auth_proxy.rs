@@ -9,7 +9,7 @@ mod support;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use support::matrix::{self, Caller, Creds};
-use support::{Agent, write_config};
+use support::{Agent, resources_yaml, write_config};
 
 fn proxied(email: &str, groups: &str) -> Creds {
     vec![
@@ -19,15 +19,8 @@ fn proxied(email: &str, groups: &str) -> Creds {
 }
 
 fn start(dir: &std::path::Path) -> Agent {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let yaml = format!(
-        r#"name: proxy-test
-llm: {{model: "scripted:{rules}"}}
-mcp_servers:
-  - name: resources
-    command: {mcp}
-    args: [--db, {db}]
-auth:
+        r#"{base}auth:
   mode: proxy
   proxy:
     user_header: X-Forwarded-Email
@@ -35,9 +28,7 @@ auth:
     role_map: {{readers: viewer, sre: requester, sre-oncall: approver, platform-admins: admin}}
     trusted_proxies: [127.0.0.1/32, "::1/128"]
 "#,
-        rules = root.join("testdata/e2e-rules.yaml").display(),
-        mcp = env!("CARGO_BIN_EXE_mcp-resources"),
-        db = dir.join("resources.db").display()
+        base = resources_yaml("proxy-test", dir)
     );
     Agent::start(&write_config(dir, &dir.join("data"), &yaml))
 }
@@ -110,17 +101,7 @@ async fn the_proxy_headers_map_to_roles_route_by_route() {
     )
     .await;
     assert_eq!(s, StatusCode::OK, "{v}");
-    let outcome = v["conversation"]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find_map(|m| {
-            m["tool_call"]["approval"]
-                .as_object()
-                .filter(|o| o["uuid"] == uuid.as_str())
-        })
-        .unwrap()
-        .clone();
+    let outcome = support::approval_outcome(&v, &uuid);
     assert_eq!(outcome["decided_by"], "alice@example.test");
     assert_eq!(outcome["requested_by"], "bob@example.test");
     assert_eq!(outcome["decided_via"], "rest");

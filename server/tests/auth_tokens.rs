@@ -7,7 +7,7 @@ mod support;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use support::matrix::{self, Caller, bearer};
-use support::{Agent, client, write_config};
+use support::{Agent, client, resources_yaml, write_config};
 
 const VIEWER: &str = "viewer-token-0123456789";
 const BOB: &str = "bob-requester-token-0123";
@@ -15,17 +15,18 @@ const ALICE: &str = "alice-approver-token-012";
 const CAROL: &str = "carol-both-roles-token-0";
 const OPS: &str = "ops-admin-token-012345678";
 
+/// The operator tokens, as the agent reads them from the environment.
+const ENV: [(&str, &str); 5] = [
+    ("VIEWER_T", VIEWER),
+    ("BOB_T", BOB),
+    ("ALICE_T", ALICE),
+    ("CAROL_T", CAROL),
+    ("OPS_T", OPS),
+];
+
 fn config(dir: &std::path::Path) -> std::path::PathBuf {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let rules = root.join("testdata/e2e-rules.yaml");
     let yaml = format!(
-        r#"name: auth-test
-llm: {{model: "scripted:{rules}"}}
-mcp_servers:
-  - name: resources
-    command: {mcp}
-    args: [--db, {db}]
-auth:
+        r#"{base}auth:
   mode: tokens
   tokens:
     - {{name: vera, token: "${{VIEWER_T}}", roles: [viewer]}}
@@ -34,24 +35,13 @@ auth:
     - {{name: carol, token: "${{CAROL_T}}", roles: [requester, approver]}}
     - {{name: ops, token: "${{OPS_T}}", roles: [admin]}}
 "#,
-        rules = rules.display(),
-        mcp = env!("CARGO_BIN_EXE_mcp-resources"),
-        db = dir.join("resources.db").display()
+        base = resources_yaml("auth-test", dir)
     );
     write_config(dir, &dir.join("data"), &yaml)
 }
 
 fn start(dir: &std::path::Path) -> Agent {
-    Agent::start_with_env(
-        &config(dir),
-        &[
-            ("VIEWER_T", VIEWER),
-            ("BOB_T", BOB),
-            ("ALICE_T", ALICE),
-            ("CAROL_T", CAROL),
-            ("OPS_T", OPS),
-        ],
-    )
+    Agent::start_with_env(&config(dir), &ENV)
 }
 
 async fn call(
@@ -203,14 +193,7 @@ async fn decisions_record_who_and_respect_separation_of_duties() {
     )
     .await;
     assert_eq!(s, StatusCode::OK, "{v}");
-    let call_msg = v["conversation"]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["tool_call"]["approval"]["uuid"] == uuid.as_str())
-        .unwrap()
-        .clone();
-    let outcome = &call_msg["tool_call"]["approval"];
+    let outcome = support::approval_outcome(&v, &uuid);
     assert_eq!(outcome["decided_by"], "alice", "{outcome}");
     assert_eq!(outcome["decided_via"], "rest");
     assert_eq!(outcome["requested_by"], "carol");
@@ -469,20 +452,12 @@ async fn sign_in_sessions_rate_limits_and_cross_site_requests() {
     }
 }
 
-#[tokio::test]
-async fn audit_verify_passes_then_names_an_edited_deleted_or_reordered_row() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path());
-    let env = [
-        ("VIEWER_T", VIEWER),
-        ("BOB_T", BOB),
-        ("ALICE_T", ALICE),
-        ("CAROL_T", CAROL),
-        ("OPS_T", OPS),
-    ];
-    let a = Agent::start_with_env(&cfg, &env);
+/// Starts the agent of `cfg`, has bob ask and alice approve, and stops it:
+/// a trail with every decision event in it.
+async fn one_decision(cfg: &std::path::Path, env: &[(&str, &str)]) {
+    let a = Agent::start_with_env(cfg, env);
     let (_, uuid) = pending_by(&a, BOB).await;
-    call(
+    let (s, v) = call(
         &a,
         "POST",
         &format!("/approvals/{uuid}"),
@@ -490,19 +465,30 @@ async fn audit_verify_passes_then_names_an_edited_deleted_or_reordered_row() {
         Some(json!({"approved": true})),
     )
     .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
     a.terminate();
-    let verify = || {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent"));
-        cmd.args(["audit", "verify", "--config"]).arg(&cfg);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let out = cmd.output().unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).to_string(),
-        )
-    };
+}
+
+/// `agent audit verify --config cfg`: the exit code and what it printed.
+fn audit_verify(cfg: &std::path::Path, env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent"));
+    cmd.args(["audit", "verify", "--config"]).arg(cfg);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+    )
+}
+
+#[tokio::test]
+async fn audit_verify_passes_then_names_an_edited_deleted_or_reordered_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    one_decision(&cfg, &ENV).await;
+    let verify = || audit_verify(&cfg, &ENV);
     let (code, out) = verify();
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("intact"), "{out}");
@@ -546,37 +532,10 @@ async fn with_an_audit_key_a_chain_recomputed_without_it_is_still_detected() {
     let text = std::fs::read_to_string(&plain).unwrap();
     let keyed = dir.path().join("keyed.yaml");
     std::fs::write(&keyed, format!("{text}audit:\n  key: \"${{AUDIT_KEY}}\"\n")).unwrap();
-    let env = [
-        ("VIEWER_T", VIEWER),
-        ("BOB_T", BOB),
-        ("ALICE_T", ALICE),
-        ("CAROL_T", CAROL),
-        ("OPS_T", OPS),
-        ("AUDIT_KEY", "audit-key-kept-in-a-vault-0123"),
-    ];
-    let a = Agent::start_with_env(&keyed, &env);
-    let (_, uuid) = pending_by(&a, BOB).await;
-    call(
-        &a,
-        "POST",
-        &format!("/approvals/{uuid}"),
-        Some(ALICE),
-        Some(json!({"approved": true})),
-    )
-    .await;
-    a.terminate();
-    let verify = |cfg: &std::path::Path| {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent"));
-        cmd.args(["audit", "verify", "--config"]).arg(cfg);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let out = cmd.output().unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).to_string(),
-        )
-    };
+    let mut env = ENV.to_vec();
+    env.push(("AUDIT_KEY", "audit-key-kept-in-a-vault-0123"));
+    one_decision(&keyed, &env).await;
+    let verify = |cfg: &std::path::Path| audit_verify(cfg, &env);
     assert_eq!(verify(&keyed).0, Some(0));
     // Without the key the keyed chain does not verify: the hashes are HMACs.
     assert_eq!(verify(&plain).0, Some(1));

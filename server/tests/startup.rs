@@ -107,3 +107,65 @@ async fn pages_render_on_the_server_and_api_paths_stay_json() {
     assert_eq!(api.status().as_u16(), 404);
     assert_eq!(api.headers()["content-type"], "application/json");
 }
+
+/// Mode `none` on an address others can reach: one WARN line at startup and
+/// a banner on every page (AUTH.md §3); on loopback neither.
+#[tokio::test]
+async fn no_auth_on_a_reachable_address_warns_and_every_page_says_so() {
+    let banner =
+        "No operator authentication: anyone who can reach this address can approve actions";
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("agent.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "host: 0.0.0.0\nport: 0\ndata_dir: {}\n",
+            dir.path().join("data").display()
+        ),
+    )
+    .unwrap();
+    let a = Agent::start(&cfg);
+    let log = a.wait_for_log(banner);
+    assert!(
+        log.lines()
+            .any(|l| l.contains("WARN") && l.contains(banner)),
+        "{log}"
+    );
+    let port = a.base.rsplit(':').next().unwrap();
+    let local = format!("http://127.0.0.1:{port}");
+    for page in ["/", "/ui/approvals", "/ui/tools"] {
+        let html = client()
+            .get(format!("{local}{page}"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(html.contains(banner), "{page} has no banner");
+    }
+    let me: serde_json::Value = client()
+        .get(format!("{local}/auth/me"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(me["warning"], banner);
+    drop(a);
+    // On loopback: no banner.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(dir.path(), &dir.path().join("data"), "");
+    let a = Agent::start(&cfg);
+    let html = client()
+        .get(a.url("/"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(!html.contains(banner));
+    assert!(!a.log().contains(banner));
+}

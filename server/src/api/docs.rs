@@ -10,7 +10,7 @@
 use crate::state::AppState;
 use app::models::{
     AgentInfo, ApprovalDecision, ApprovalList, ConversationList, ConversationResponse,
-    CreateConversation, ErrorBody, Event, Health, SendMessage, ToolList,
+    CreateConversation, ErrorBody, Event, Health, SendMessage, ToolList, Viewer,
 };
 use app::pipeline::{PipelineState, PipelineView};
 use axum::Json;
@@ -180,6 +180,46 @@ const ROUTES: &[Route] = &[
     },
     Route {
         method: "GET",
+        path: "/auth/me",
+        summary: "Who the caller is: auth mode, name, roles, whether they may decide approvals (open: it answers `signed_in: false` for nobody).",
+        request: None,
+        response: Some("Viewer"),
+        status: 200,
+        errors: &[401],
+        example: None,
+    },
+    Route {
+        method: "GET",
+        path: "/audit",
+        summary: "The hash-chained audit trail (admin; open in auth mode none), oldest first, streamed: `?after=SEQ&limit=N&format=jsonl|csv`. Rows: seq, at, actor, event, conversation_id, approval_uuid, details, prev_hash, hash. Check it with `agent audit verify`.",
+        request: None,
+        response: None,
+        status: 200,
+        errors: &[400, 401, 403],
+        example: None,
+    },
+    Route {
+        method: "POST",
+        path: "/ui/sign-in",
+        summary: "Auth mode tokens: `{\"token\", \"next\"?}` becomes the `stopgo_session` cookie (HttpOnly, SameSite=Lax); answers `{\"next\"}`. 401 for a wrong token, 429 after ten failures a minute from one address.",
+        request: None,
+        response: None,
+        status: 200,
+        errors: &[400, 401, 429],
+        example: None,
+    },
+    Route {
+        method: "POST",
+        path: "/ui/sign-out",
+        summary: "Ends the browser session at once (the server-side row is deleted) and clears the cookie.",
+        request: None,
+        response: None,
+        status: 200,
+        errors: &[],
+        example: None,
+    },
+    Route {
+        method: "GET",
         path: "/openapi.json",
         summary: "This document.",
         request: None,
@@ -223,6 +263,7 @@ fn components() -> Map<String, Value> {
         Event,
         PipelineView,
         PipelineState,
+        Viewer,
     );
     let mut all = Map::new();
     for (k, v) in generator.take_definitions(true) {
@@ -289,7 +330,14 @@ pub fn openapi(state: &AppState) -> Value {
             "description": "Conversations with an agent that stops before destructive actions until a human approves. Every error is {\"error\": \"...\"} with an honest status. Send X-Session-ID to correlate logs."
         },
         "paths": paths,
-        "components": {"schemas": components()}
+        "components": {
+            "schemas": components(),
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer", "description": "auth mode tokens: an operator token; oidc: a JWT from the issuer"},
+                "session": {"type": "apiKey", "in": "cookie", "name": "stopgo_session", "description": "the browser session after /ui/sign-in"}
+            }
+        },
+        "security": if state.auth.enforced() { json!([{"bearer": []}, {"session": []}]) } else { json!([]) }
     })
 }
 
@@ -298,7 +346,11 @@ fn error_meaning(status: u16) -> &'static str {
         400 => "The request is malformed (the error says which field and how to fix it)",
         404 => "Not found",
         409 => "Conflict: waiting for approval, already decided, or busy",
+        401 => "No credentials, or credentials that are not valid (auth on): see WWW-Authenticate",
+        403 => "The credentials lack the role this needs, or a cross-site request was refused",
         413 => "The body is larger than max_body_bytes",
+        415 => "A state-changing request must send Content-Type: application/json",
+        429 => "Too many failed sign-ins from this address: see Retry-After",
         502 => "The model provider failed",
         503 => "The model cannot be used (e.g. a missing API key)",
         504 => "The model provider timed out",

@@ -148,16 +148,17 @@ pub const STATIC_CSP: &str = "default-src 'self'; script-src 'self'; style-src '
      img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; \
      form-action 'self'; frame-ancestors 'none'";
 
-/// The CSP of a Leptos page. `'wasm-unsafe-eval'` lets the browser
-/// compile the app's WebAssembly. Inline scripts are still allowed
-/// (`'unsafe-inline'`) until Playwright proves that every inline script
-/// Leptos streams carries the render's nonce; `_nonce` is that nonce, for
-/// the stricter policy (see the closing note of issue 12).
-pub fn page_csp(_nonce: &str) -> String {
-    "default-src 'self'; script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; \
-     style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; \
-     object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
-        .to_string()
+/// The CSP of a Leptos page: scripts from our origin, and inline scripts
+/// only with this render's `nonce`, which leptos_axum puts on every
+/// script it writes (the hydration bootstrap and each streamed chunk).
+/// `'wasm-unsafe-eval'` lets the browser compile the app's WebAssembly.
+/// An injected `<script>` has no nonce, so it does not run.
+pub fn page_csp(nonce: &str) -> String {
+    format!(
+        "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; \
+         style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; \
+         object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+    )
 }
 
 /// Middleware: refuses cross-site state changes; adds the security headers.

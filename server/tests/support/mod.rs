@@ -38,6 +38,19 @@ pub struct Agent {
     pub config_path: PathBuf,
 }
 
+/// The start of an agent on the scripted model (`testdata/e2e-rules.yaml`)
+/// with the real `mcp-resources` (its database in `dir`); add `auth:` and
+/// the like after it.
+pub fn resources_yaml(name: &str, dir: &Path) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    format!(
+        "name: {name}\nllm: {{model: \"scripted:{rules}\"}}\nmcp_servers:\n  - name: resources\n    command: {mcp}\n    args: [--db, {db}]\n",
+        rules = root.join("testdata/e2e-rules.yaml").display(),
+        mcp = env!("CARGO_BIN_EXE_mcp-resources"),
+        db = dir.join("resources.db").display()
+    )
+}
+
 /// Writes `yaml` plus `host`, `port: 0` and `data_dir` into `dir/agent.yaml`.
 pub fn write_config(dir: &Path, data_dir: &Path, yaml: &str) -> PathBuf {
     let path = dir.join("agent.yaml");
@@ -256,6 +269,19 @@ pub async fn get_json(a: &Agent, path: &str) -> serde_json::Value {
         .json()
         .await
         .unwrap()
+}
+
+/// The `approval` of the tool call whose approval is `uuid`, in a
+/// `{"conversation": C, ...}` answer.
+pub fn approval_outcome(answer: &serde_json::Value, uuid: &str) -> serde_json::Value {
+    answer["conversation"]["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| &m["tool_call"]["approval"])
+        .find(|a| a["uuid"] == uuid)
+        .unwrap_or_else(|| panic!("no tool call with approval {uuid}: {answer}"))
+        .clone()
 }
 
 /// The entry named `name` in a `GET /tools` answer.
