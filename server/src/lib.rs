@@ -20,6 +20,7 @@ pub mod config;
 pub mod engine;
 pub mod events;
 pub mod fake_llm;
+pub mod filesystem;
 pub mod llm;
 pub mod mcp;
 pub mod net;

@@ -1,0 +1,16 @@
+//! `mcp-filesystem`: the built-in sandboxed filesystem MCP server
+//! (`../shared/MCP-FILESYSTEM.md`). It shares nothing with the agent's
+//! engine: it is a separate binary the agent reaches over MCP like any
+//! third-party server.
+//!
+//! - [`config`]: `config/mcp-filesystem.yaml` and its validation (§2),
+//!   overlapping roots refused.
+//! - [`path`]: how a caller's path is read before anything touches the
+//!   disk (§4.1): NUL, length limits, `..` above the root.
+//! - [`sandbox`]: a root as a directory handle and the one symlink rule
+//!   (§4.2); every operation then acts on the resolved, symlink-free path
+//!   relative to the handle, where the kernel keeps it inside (§4.3).
+
+pub mod config;
+pub mod path;
+pub mod sandbox;
