@@ -10,7 +10,11 @@
 //! - [`sandbox`]: a root as a directory handle and the one symlink rule
 //!   (§4.2); every operation then acts on the resolved, symlink-free path
 //!   relative to the handle, where the kernel keeps it inside (§4.3).
+//! - [`tools`]: the table of tools and their handlers (§3, §5).
+//! - [`server`]: the MCP server over them (§1, §3.2).
 
 pub mod config;
 pub mod path;
 pub mod sandbox;
+pub mod server;
+pub mod tools;

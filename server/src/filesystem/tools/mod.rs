@@ -1,0 +1,427 @@
+//! The tools (MCP-FILESYSTEM.md §3, §5): one table of every tool with its
+//! title, description, input schema, annotations and handler, read by the
+//! MCP server for `tools/list` and `tools/call`.
+//!
+//! Handlers are plain synchronous functions over [`Fs`] and [`Args`]; the
+//! server runs them on the blocking pool, catches panics, and turns an
+//! `Err` into an `isError` result. Every failure message names the tool,
+//! the root and the path as the caller gave it, and never a host path.
+
+mod info;
+mod list;
+mod read;
+
+use super::config::{Checked, RootSpec};
+use super::path::{PathError, RelPath};
+use super::sandbox::{Root, SandboxError};
+use serde_json::{Map, Value, json};
+
+/// A tool's failure, as the caller reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolError(pub String);
+
+/// What a handler returns: the result object, or why not.
+pub type Outcome = Result<Value, ToolError>;
+
+/// What a tool does to the roots, for its annotations (§3.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    ReadOnly,
+    /// Changes or removes something: the agent asks approval first.
+    Destructive,
+    /// Only adds an empty folder (`create_folder`).
+    Additive,
+}
+
+/// One tool.
+pub struct Spec {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub kind: Kind,
+    /// `(name, JSON type, description, required)` per argument.
+    pub args: &'static [(&'static str, &'static str, &'static str, bool)],
+    pub run: fn(&Fs, &Args<'_>) -> Outcome,
+}
+
+impl Spec {
+    /// The JSON Schema of the arguments.
+    pub fn input_schema(&self) -> Map<String, Value> {
+        let mut props = Map::new();
+        let mut required = Vec::new();
+        for (name, ty, desc, req) in self.args {
+            let schema = match *ty {
+                "integer" => json!({"type": "integer", "minimum": 0, "description": desc}),
+                t => json!({"type": t, "description": desc}),
+            };
+            props.insert(name.to_string(), schema);
+            if *req {
+                required.push(json!(name));
+            }
+        }
+        let mut m = Map::new();
+        m.insert("type".into(), json!("object"));
+        m.insert("properties".into(), Value::Object(props));
+        m.insert("required".into(), Value::Array(required));
+        m
+    }
+}
+
+const ROOT: (&str, &str, &str, bool) =
+    ("root", "string", "The root's name, from list_roots.", true);
+
+/// Every tool, `list_roots` first.
+pub static SPECS: &[Spec] = &[
+    Spec {
+        name: "list_roots",
+        title: "List roots",
+        description: "List the roots (named folders) this server gives access to, with the tools each allows. Call this first: every other tool takes a `root` from here and paths relative to it.",
+        kind: Kind::ReadOnly,
+        args: &[],
+        run: list::list_roots,
+    },
+    Spec {
+        name: "list_folder",
+        title: "List folder",
+        description: "List a folder's entries (name, type, size, modified time; symlinks with what they point to), sorted by name, at most 10,000. `root` comes from list_roots.",
+        kind: Kind::ReadOnly,
+        args: &[
+            ROOT,
+            (
+                "path",
+                "string",
+                "Folder path relative to the root (default: the root).",
+                false,
+            ),
+        ],
+        run: list::list_folder,
+    },
+    Spec {
+        name: "read_file",
+        title: "Read file",
+        description: "Read a file: whole (up to max_full_read_size), a byte range (offset_bytes/limit_bytes) or a line range (offset_lines from 1, limit_lines). Binary files come back base64. `root` comes from list_roots.",
+        kind: Kind::ReadOnly,
+        args: &[
+            ROOT,
+            ("path", "string", "File path relative to the root.", true),
+            ("offset_bytes", "integer", "Start at this byte.", false),
+            ("limit_bytes", "integer", "At most this many bytes.", false),
+            (
+                "offset_lines",
+                "integer",
+                "Start at this line (1-based).",
+                false,
+            ),
+            ("limit_lines", "integer", "At most this many lines.", false),
+        ],
+        run: read::read_file,
+    },
+    Spec {
+        name: "stat_file",
+        title: "File information",
+        description: "Type, size and times of a file, folder or symlink (a symlink is described itself, with what it points to). `root` comes from list_roots.",
+        kind: Kind::ReadOnly,
+        args: &[ROOT, ("path", "string", "Path relative to the root.", true)],
+        run: info::stat_file,
+    },
+    Spec {
+        name: "hash_file",
+        title: "Hash file",
+        description: "Hash a file's content: md5, sha1, sha256 (default) or sha512, as lowercase hex. `root` comes from list_roots.",
+        kind: Kind::ReadOnly,
+        args: &[
+            ROOT,
+            ("path", "string", "File path relative to the root.", true),
+            (
+                "algorithm",
+                "string",
+                "md5, sha1, sha256 (default) or sha512.",
+                false,
+            ),
+        ],
+        run: info::hash_file,
+    },
+    Spec {
+        name: "permissions_file",
+        title: "File permissions",
+        description: "Mode (octal and ls -l style), owner and group of a file or folder. `root` comes from list_roots.",
+        kind: Kind::ReadOnly,
+        args: &[ROOT, ("path", "string", "Path relative to the root.", true)],
+        run: info::permissions_file,
+    },
+];
+
+/// The tool named `name`.
+pub fn spec(name: &str) -> Option<&'static Spec> {
+    SPECS.iter().find(|s| s.name == name)
+}
+
+/// The roots, opened, and the limits.
+pub struct Fs {
+    roots: Vec<(RootSpec, Root)>,
+    pub max_full_read_size: u64,
+    pub max_patch_size: u64,
+}
+
+impl Fs {
+    /// Opens every root of a checked config.
+    pub fn open(c: &Checked) -> std::io::Result<Fs> {
+        let mut roots = Vec::new();
+        for r in &c.roots {
+            roots.push((r.clone(), Root::open(&r.name, &r.dir)?));
+        }
+        Ok(Fs {
+            roots,
+            max_full_read_size: c.max_full_read_size,
+            max_patch_size: c.max_patch_size,
+        })
+    }
+
+    pub fn specs(&self) -> impl Iterator<Item = &RootSpec> {
+        self.roots.iter().map(|(s, _)| s)
+    }
+
+    /// Whether some root allows `tool` (`tools/list` shows only those).
+    pub fn offers(&self, tool: &str) -> bool {
+        tool == "list_roots" || self.roots.iter().any(|(s, _)| s.allows(tool))
+    }
+
+    /// The root named by argument `key`, if `tool` may run on it (§3.3:
+    /// the root exists, then the tool is allowed there).
+    pub fn root(&self, tool: &str, args: &Args<'_>, key: &str) -> Result<&Root, ToolError> {
+        let name = args.req_str(key)?;
+        let Some((spec, root)) = self.roots.iter().find(|(s, _)| s.name == name) else {
+            let names: Vec<&str> = self.roots.iter().map(|(s, _)| s.name.as_str()).collect();
+            return Err(ToolError(format!(
+                "unknown root: {name} (roots: {}); call list_roots",
+                names.join(", ")
+            )));
+        };
+        if !spec.allows(tool) {
+            return Err(ToolError(format!(
+                "tool {tool} is not allowed on root {name} (allowed: {})",
+                if spec.tools.is_empty() {
+                    "none".to_string()
+                } else {
+                    spec.tools.join(", ")
+                }
+            )));
+        }
+        Ok(root)
+    }
+}
+
+/// A path refused before touching the disk, in words.
+pub fn path_error(given: &str, root: &Root, e: PathError) -> ToolError {
+    let shown = shown(given);
+    match e {
+        PathError::Escapes => ToolError(format!("path {shown} escapes root {}", root.name)),
+        e => ToolError(format!("path {shown} {e}")),
+    }
+}
+
+/// A path that failed in the sandbox, in words.
+pub fn sandbox_error(given: &str, root: &Root, e: SandboxError) -> ToolError {
+    let shown = shown(given);
+    ToolError(match e {
+        SandboxError::Outside => format!(
+            "path {shown} resolves outside root {} (links that leave the root are never followed)",
+            root.name
+        ),
+        SandboxError::NotFound => format!("path {shown} does not exist in root {}", root.name),
+        e => format!("path {shown} in root {} {e}", root.name),
+    })
+}
+
+/// A caller's path as messages show it: quoted, and cut if huge.
+fn shown(given: &str) -> String {
+    let cut: String = given.chars().take(200).collect();
+    let more = if cut.len() < given.len() { "…" } else { "" };
+    format!("{:?}{more}", cut)
+}
+
+/// A tool's arguments, read leniently where the contract says so: integers
+/// as JSON integers, integral floats or decimal strings; booleans as
+/// `true`/`false` or their strings. Unknown arguments are ignored.
+pub struct Args<'a> {
+    pub tool: &'a str,
+    map: &'a Map<String, Value>,
+}
+
+impl<'a> Args<'a> {
+    pub fn new(tool: &'a str, map: &'a Map<String, Value>) -> Args<'a> {
+        Args { tool, map }
+    }
+
+    fn bad(&self, name: &str, want: &str) -> ToolError {
+        ToolError(format!("{}: argument {name} must be {want}", self.tool))
+    }
+
+    /// A string argument, or `None` when absent or null.
+    pub fn str(&self, name: &str) -> Result<Option<&'a str>, ToolError> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.as_str())),
+            Some(_) => Err(self.bad(name, "a string")),
+        }
+    }
+
+    /// A required string argument.
+    pub fn req_str(&self, name: &str) -> Result<&'a str, ToolError> {
+        self.str(name)?
+            .ok_or_else(|| ToolError(format!("{}: argument {name} is required", self.tool)))
+    }
+
+    /// A non-negative integer argument.
+    pub fn uint(&self, name: &str) -> Result<Option<u64>, ToolError> {
+        let want = "a non-negative integer";
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => {
+                if let Some(u) = n.as_u64() {
+                    Ok(Some(u))
+                } else if let Some(f) = n.as_f64()
+                    && f >= 0.0
+                    && f.fract() == 0.0
+                    && f <= 9.0e15
+                {
+                    Ok(Some(f as u64))
+                } else {
+                    Err(self.bad(name, want))
+                }
+            }
+            Some(Value::String(s)) => s
+                .trim()
+                .parse::<u64>()
+                .map(Some)
+                .map_err(|_| self.bad(name, want)),
+            Some(_) => Err(self.bad(name, want)),
+        }
+    }
+
+    /// A boolean argument.
+    pub fn boolean(&self, name: &str) -> Result<Option<bool>, ToolError> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(Value::String(s)) if s == "true" => Ok(Some(true)),
+            Some(Value::String(s)) if s == "false" => Ok(Some(false)),
+            Some(_) => Err(self.bad(name, "true or false")),
+        }
+    }
+}
+
+/// Reads argument `key` as a path in `root`.
+pub fn rel_path(
+    root: &Root,
+    args: &Args<'_>,
+    key: &str,
+    default: Option<&str>,
+) -> Result<(String, RelPath), ToolError> {
+    let given = match (args.str(key)?, default) {
+        (Some(p), _) => p,
+        (None, Some(d)) => d,
+        (None, None) => {
+            return Err(ToolError(format!(
+                "{}: argument {key} is required",
+                args.tool
+            )));
+        }
+    };
+    let rel = RelPath::parse(given).map_err(|e| path_error(given, root, e))?;
+    Ok((given.to_string(), rel))
+}
+
+/// The `type` of an entry, from its own (not followed) file type.
+pub fn kind_of(ft: &cap_std::fs::FileType) -> &'static str {
+    if ft.is_symlink() {
+        "symlink"
+    } else if ft.is_dir() {
+        "directory"
+    } else if ft.is_file() {
+        "file"
+    } else {
+        "other"
+    }
+}
+
+/// Resolves argument `path` (following a last link or not) to something
+/// that exists, and its `lstat`.
+pub fn lookup(
+    root: &Root,
+    args: &Args<'_>,
+    follow_last: bool,
+) -> Result<
+    (
+        String,
+        RelPath,
+        super::sandbox::Resolved,
+        cap_std::fs::Metadata,
+    ),
+    ToolError,
+> {
+    let (given, rel) = rel_path(root, args, "path", None)?;
+    let r = root
+        .resolve(&rel, follow_last)
+        .map_err(|e| sandbox_error(&given, root, e))?;
+    if !r.exists {
+        return Err(sandbox_error(&given, root, SandboxError::NotFound));
+    }
+    let m = root
+        .lstat(&r.path)
+        .map_err(|e| sandbox_error(&given, root, e))?;
+    Ok((given, rel, r, m))
+}
+
+/// RFC 3339 UTC with seconds, as the Go original printed times.
+pub fn time(t: std::io::Result<cap_std::time::SystemTime>) -> Option<String> {
+    let t = t.ok()?.into_std();
+    Some(
+        chrono::DateTime::<chrono::Utc>::from(t).to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_and_booleans_arrive_in_several_spellings() {
+        let m: Map<String, Value> = serde_json::from_value(json!({
+            "a": 2, "b": 2.0, "c": "2", "d": -1, "e": 2.5, "f": "x", "t": "true", "u": false, "s": 3
+        }))
+        .unwrap();
+        let a = Args::new("read_file", &m);
+        assert_eq!(a.uint("a").unwrap(), Some(2));
+        assert_eq!(a.uint("b").unwrap(), Some(2));
+        assert_eq!(a.uint("c").unwrap(), Some(2));
+        assert_eq!(a.uint("zz").unwrap(), None);
+        for bad in ["d", "e", "f"] {
+            let e = a.uint(bad).unwrap_err();
+            assert!(e.0.contains(bad) && e.0.contains("read_file"), "{e:?}");
+        }
+        assert_eq!(a.boolean("t").unwrap(), Some(true));
+        assert_eq!(a.boolean("u").unwrap(), Some(false));
+        assert!(a.boolean("a").is_err());
+        assert!(a.str("s").is_err());
+        assert!(a.req_str("missing").unwrap_err().0.contains("required"));
+    }
+
+    #[test]
+    fn every_tool_has_a_schema_with_root_first() {
+        for s in SPECS {
+            let schema = s.input_schema();
+            assert_eq!(schema["type"], "object");
+            if s.name != "list_roots" {
+                assert!(
+                    schema["required"]
+                        .as_array()
+                        .unwrap()
+                        .contains(&json!("root")),
+                    "{}",
+                    s.name
+                );
+            }
+        }
+    }
+}

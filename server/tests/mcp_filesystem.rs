@@ -1,0 +1,440 @@
+//! `mcp-filesystem`, the real binary, driven by a real MCP client (rmcp)
+//! over stdio and Streamable HTTP (MCP-FILESYSTEM.md §1–§5): the tool list
+//! and annotations, the allowlists, arguments in the spellings providers
+//! send, and the escape corpus through every tool that takes a path:
+//! nothing outside the temp root is read, listed or hashed, and no answer
+//! carries outside content or a host path.
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{RoleClient, RunningService};
+use serde_json::{Map, Value, json};
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+const SECRET: &str = "TOP-SECRET-OUTSIDE";
+
+struct World {
+    _tmp: tempfile::TempDir,
+    base: PathBuf,
+    config: PathBuf,
+}
+
+/// `ws` (every tool), `docs` (read-only), and outside them a secret, a
+/// sibling sharing ws's name prefix, and hostile links inside ws.
+fn world() -> World {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(tmp.path()).unwrap();
+    for d in ["ws/sub/deep", "docs", "outside/dir", "ws-evil"] {
+        std::fs::create_dir_all(base.join(d)).unwrap();
+    }
+    let ws = base.join("ws");
+    std::fs::write(ws.join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    std::fs::write(ws.join("sub/deep/note.md"), "deep note").unwrap();
+    std::fs::write(ws.join("bin.dat"), b"\x00\x01\x02binary").unwrap();
+    std::fs::write(base.join("docs/readme.md"), "# docs").unwrap();
+    std::fs::write(base.join("outside/secret"), SECRET).unwrap();
+    std::fs::write(base.join("outside/dir/secret"), SECRET).unwrap();
+    std::fs::write(base.join("ws-evil/secret"), SECRET).unwrap();
+    let l = |target: &Path, at: &str| symlink(target, ws.join(at)).unwrap();
+    l(&base.join("outside/secret"), "abs_out");
+    l(Path::new("../outside/secret"), "rel_out");
+    l(Path::new("../ws-evil/secret"), "prefix_out");
+    l(&base.join("outside/dir"), "dir_out");
+    l(&base.join("outside/nothing"), "dangling_out");
+    l(Path::new("rel_out"), "chain_out");
+    l(Path::new("loop_b"), "loop_a");
+    l(Path::new("loop_a"), "loop_b");
+    l(Path::new("a.txt"), "in_link");
+    l(&ws.join("sub/deep"), "in_abs_dir");
+    let status = std::process::Command::new("mkfifo")
+        .arg(ws.join("fifo"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // A hard link to an outside file cannot be told apart (MCP-FILESYSTEM
+    // §4.4); it is not in the corpus of things that must be refused.
+    let config = base.join("mcp-filesystem.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "roots:\n  - {{name: ws, path: '{}', allowed_tools: ['*']}}\n  - {{name: docs, path: '{}', allowed_tools: [read_file, list_folder, stat_file, glob]}}\n",
+            ws.display(),
+            base.join("docs").display()
+        ),
+    )
+    .unwrap();
+    World {
+        _tmp: tmp,
+        base,
+        config,
+    }
+}
+
+async fn client(config: &Path) -> RunningService<RoleClient, ()> {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-filesystem"));
+    cmd.arg("--config").arg(config).stderr(Stdio::null());
+    let transport = rmcp::transport::TokioChildProcess::new(cmd).unwrap();
+    ().serve(transport).await.unwrap()
+}
+
+async fn call(c: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> CallToolResult {
+    let map: Map<String, Value> = serde_json::from_value(args).unwrap();
+    c.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(map))
+        .await
+        .unwrap()
+}
+
+fn text(r: &CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+/// The JSON answer of a successful call (text and structuredContent agree).
+fn ok(r: &CallToolResult) -> Value {
+    assert_ne!(r.is_error, Some(true), "{}", text(r));
+    let v: Value = serde_json::from_str(&text(r)).unwrap();
+    assert_eq!(r.structured_content.as_ref(), Some(&v));
+    v
+}
+
+fn err(r: &CallToolResult) -> String {
+    assert_eq!(r.is_error, Some(true), "expected an error: {}", text(r));
+    text(r)
+}
+
+#[tokio::test]
+async fn tools_annotations_roots_and_allowlists() {
+    let w = world();
+    let c = client(&w.config).await;
+    let tools = c.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names[0], "list_roots", "{names:?}");
+    for t in &tools {
+        let a = t.annotations.as_ref().unwrap();
+        assert_eq!(a.open_world_hint, Some(false), "{}", t.name);
+        if [
+            "list_roots",
+            "list_folder",
+            "read_file",
+            "stat_file",
+            "hash_file",
+            "permissions_file",
+        ]
+        .contains(&t.name.as_ref())
+        {
+            assert_eq!(
+                (a.read_only_hint, a.destructive_hint),
+                (Some(true), Some(false)),
+                "{}",
+                t.name
+            );
+        }
+        if t.name != "list_roots" {
+            assert!(
+                t.description
+                    .as_deref()
+                    .unwrap_or("")
+                    .contains("list_roots"),
+                "{}",
+                t.name
+            );
+        }
+    }
+    let roots = ok(&call(&c, "list_roots", json!({})).await);
+    assert_eq!(roots["roots"][0]["name"], "docs");
+    assert_eq!(roots["roots"][0]["read_only"], true);
+    assert_eq!(
+        roots["roots"][0]["allowed_tools"],
+        json!(["glob", "list_folder", "read_file", "stat_file"])
+    );
+    assert_eq!(roots["roots"][1]["read_only"], false);
+    assert!(!roots.to_string().contains(&w.base.display().to_string()));
+    // Allowlist, unknown root, unknown tool.
+    let e = err(&call(
+        &c,
+        "hash_file",
+        json!({"root": "docs", "path": "readme.md"}),
+    )
+    .await);
+    assert!(
+        e.contains("not allowed on root docs (allowed: glob, list_folder, read_file, stat_file)"),
+        "{e}"
+    );
+    let e = err(&call(&c, "read_file", json!({"root": "nope", "path": "a"})).await);
+    assert!(e.contains("unknown root: nope (roots: docs, ws)"), "{e}");
+    let r = c
+        .call_tool(CallToolRequestParams::new("rm_rf"))
+        .await
+        .unwrap();
+    assert!(err(&r).contains("not allowed on any root"));
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn read_file_modes_and_argument_spellings() {
+    let w = world();
+    let c = client(&w.config).await;
+    let v = ok(&call(&c, "read_file", json!({"root": "ws", "path": "/a.txt"})).await);
+    assert_eq!(
+        (v["content"].as_str(), v["truncated"].as_bool()),
+        (Some("one\ntwo\nthree\n"), Some(false))
+    );
+    let v = ok(&call(
+        &c,
+        "read_file",
+        json!({"root": "ws", "path": "a.txt", "offset_lines": "2", "limit_lines": 1.0}),
+    )
+    .await);
+    assert_eq!(v["content"], "two");
+    assert_eq!(
+        (v["lines_total"].as_u64(), v["next_offset_lines"].as_u64()),
+        (Some(3), Some(3))
+    );
+    let v = ok(&call(
+        &c,
+        "read_file",
+        json!({"root": "ws", "path": "a.txt", "offset_bytes": 4, "limit_bytes": 3}),
+    )
+    .await);
+    assert_eq!(
+        (v["content"].as_str(), v["next_offset_bytes"].as_u64()),
+        (Some("two"), Some(7))
+    );
+    let v = ok(&call(
+        &c,
+        "read_file",
+        json!({"root": "ws", "path": "a.txt", "offset_bytes": 14}),
+    )
+    .await);
+    assert_eq!(
+        (v["content"].as_str(), v["truncated"].as_bool()),
+        (Some(""), Some(false))
+    );
+    let e = err(&call(
+        &c,
+        "read_file",
+        json!({"root": "ws", "path": "a.txt", "offset_bytes": 900}),
+    )
+    .await);
+    assert!(
+        e.contains("offset_bytes 900 is past the end of the file (size 14)"),
+        "{e}"
+    );
+    let e = err(&call(
+        &c,
+        "read_file",
+        json!({"root": "ws", "path": "a.txt", "offset_bytes": -1}),
+    )
+    .await);
+    assert!(e.contains("offset_bytes"), "{e}");
+    let e = err(&call(
+        &c,
+        "read_file",
+        json!({"root": "ws", "path": "a.txt", "offset_bytes": 1, "offset_lines": 1}),
+    )
+    .await);
+    assert!(e.contains("not both"), "{e}");
+    let e = err(&call(&c, "read_file", json!({"root": "ws"})).await);
+    assert!(e.contains("path is required"), "{e}");
+    let v = ok(&call(&c, "read_file", json!({"root": "ws", "path": "bin.dat"})).await);
+    assert_eq!(
+        (v["binary"].as_bool(), v["encoding"].as_str()),
+        (Some(true), Some("base64"))
+    );
+    assert_eq!(v["content"], "AAECYmluYXJ5");
+    let v = ok(&call(&c, "read_file", json!({"root": "ws", "path": "in_link"})).await);
+    assert_eq!(v["content"], "one\ntwo\nthree\n");
+    let e = err(&call(&c, "read_file", json!({"root": "ws", "path": "sub"})).await);
+    assert!(e.contains("is a folder"), "{e}");
+    // A FIFO answers at once.
+    let e = err(&call(&c, "read_file", json!({"root": "ws", "path": "fifo"})).await);
+    assert!(e.contains("not a regular file"), "{e}");
+    let v = ok(&call(
+        &c,
+        "hash_file",
+        json!({"root": "ws", "path": "a.txt", "algorithm": "SHA-256"}),
+    )
+    .await);
+    assert_eq!(v["size"], 14);
+    let v = ok(&call(&c, "list_folder", json!({"root": "ws"})).await);
+    let entries = v["entries"].as_array().unwrap();
+    let of = |n: &str| entries.iter().find(|e| e["name"] == n).unwrap().clone();
+    assert_eq!(of("abs_out")["target_type"], "external");
+    assert_eq!(of("dangling_out")["target_type"], "external");
+    assert_eq!(of("in_link")["target_type"], "file");
+    assert_eq!(of("in_abs_dir")["target_type"], "directory");
+    assert_eq!(of("loop_a")["target_type"], "missing");
+    assert_eq!(of("sub")["type"], "directory");
+    let v = ok(&call(&c, "stat_file", json!({"root": "ws", "path": "in_link"})).await);
+    assert_eq!(
+        (
+            v["is_symlink"].as_bool(),
+            v["target"].as_str(),
+            v["size"].as_u64()
+        ),
+        (Some(true), Some("a.txt"), Some(14))
+    );
+    let v = ok(&call(&c, "stat_file", json!({"root": "ws", "path": "abs_out"})).await);
+    assert_eq!(v["target_type"], "external");
+    assert!(v.get("target").is_none());
+    assert_ne!(v["size"].as_u64(), Some(SECRET.len() as u64 + 1000));
+    let v = ok(&call(
+        &c,
+        "permissions_file",
+        json!({"root": "ws", "path": "a.txt"}),
+    )
+    .await);
+    assert!(
+        v["mode"].as_str().unwrap().len() == 4
+            && v["mode_string"].as_str().unwrap().starts_with('-')
+    );
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_escape_corpus_gets_nothing_from_outside() {
+    let w = world();
+    let c = client(&w.config).await;
+    let long = "a/".repeat(2500);
+    let hostile = [
+        "..",
+        "../outside/secret",
+        "sub/../../outside/secret",
+        "/../outside/secret",
+        "abs_out",
+        "rel_out",
+        "prefix_out",
+        "dir_out",
+        "dir_out/secret",
+        "dangling_out",
+        "chain_out",
+        "loop_a",
+        "a\u{0}b",
+        long.as_str(),
+        "\u{ff0e}\u{ff0e}/outside/secret",
+        "..\\outside\\secret",
+        "%2e%2e/outside/secret",
+    ];
+    let host = w.base.display().to_string();
+    for tool in [
+        "read_file",
+        "list_folder",
+        "hash_file",
+        "permissions_file",
+        "stat_file",
+    ] {
+        for p in hostile {
+            let r = call(&c, tool, json!({"root": "ws", "path": p})).await;
+            let t = text(&r);
+            assert!(!t.contains(SECRET), "{tool} {p:?} leaked the secret");
+            assert!(!t.contains(&host), "{tool} {p:?} leaked a host path: {t}");
+            // stat_file may describe the link itself; everything else fails.
+            if tool != "stat_file" || !p.ends_with("_out") && p != "loop_a" {
+                assert_eq!(r.is_error, Some(true), "{tool} {p:?}: {t}");
+            }
+        }
+    }
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn http_refuses_foreign_origins_and_hosts_and_a_bad_config_exits_2() {
+    let w = world();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-filesystem"))
+        .arg("--config")
+        .arg(&w.config)
+        .args(["--http", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines.next_line().await.unwrap().expect("no listening line");
+        if let Some(u) = line.split("listening on ").nth(1) {
+            break u.trim().to_string();
+        }
+    };
+    let base = url.trim_end_matches("/mcp").to_string();
+    let http = reqwest::Client::new();
+    let health: Value = http
+        .get(format!("{base}/health"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health, json!({"status": "ok"}));
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let post = |origin: Option<&str>, host: Option<&str>| {
+        let mut r = http
+            .post(&url)
+            .header("Accept", "application/json, text/event-stream")
+            .json(&init);
+        if let Some(o) = origin {
+            r = r.header("Origin", o);
+        }
+        if let Some(h) = host {
+            r = r.header("Host", h);
+        }
+        r.send()
+    };
+    assert_eq!(
+        post(Some("http://evil.example"), None)
+            .await
+            .unwrap()
+            .status(),
+        403
+    );
+    assert_eq!(
+        post(None, Some("evil.example")).await.unwrap().status(),
+        403
+    );
+    assert_eq!(
+        post(Some("http://localhost:5173"), None)
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    assert_eq!(post(None, None).await.unwrap().status(), 200);
+    // A real client over HTTP.
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.clone());
+    let c = ().serve(transport).await.unwrap();
+    let v = ok(&call(
+        &c,
+        "read_file",
+        json!({"root": "docs", "path": "readme.md"}),
+    )
+    .await);
+    assert_eq!(v["content"], "# docs");
+    c.cancel().await.unwrap();
+    let _ = child.kill().await;
+
+    // A config with a typo: exit 2, one line naming the file and the key.
+    let bad = w.base.join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "roots:\n  - {name: ws, path: '/tmp', allowed_tool: ['*']}\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-filesystem"))
+        .arg("--config")
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.yaml") && err.contains("allowed_tool"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
