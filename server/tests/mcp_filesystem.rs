@@ -438,3 +438,304 @@ async fn http_refuses_foreign_origins_and_hosts_and_a_bad_config_exits_2() {
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+#[tokio::test]
+async fn writes_are_atomic_contained_and_links_are_names() {
+    let w = world();
+    let c = client(&w.config).await;
+    let ws = w.base.join("ws");
+    // Create with parents, overwrite keeps the mode, append, create_only.
+    let v = ok(&call(
+        &c,
+        "write_file",
+        json!({"root": "ws", "path": "new/dir/f.txt", "content": "hello"}),
+    )
+    .await);
+    assert_eq!(
+        (v["created"].as_bool(), v["size"].as_u64()),
+        (Some(true), Some(5))
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("new/dir/f.txt")).unwrap(),
+        "hello"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        ws.join("new/dir/f.txt"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    let v = ok(&call(
+        &c,
+        "write_file",
+        json!({"root": "ws", "path": "new/dir/f.txt", "content": ""}),
+    )
+    .await);
+    assert_eq!(v["created"], false);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("new/dir/f.txt")).unwrap(),
+        ""
+    );
+    let mode = std::fs::metadata(ws.join("new/dir/f.txt"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600, "overwrite kept the permission bits");
+    ok(&call(
+        &c,
+        "write_file",
+        json!({"root": "ws", "path": "new/dir/f.txt", "content": "a", "mode": "append"}),
+    )
+    .await);
+    ok(&call(
+        &c,
+        "write_file",
+        json!({"root": "ws", "path": "new/dir/f.txt", "content": "b", "mode": "append"}),
+    )
+    .await);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("new/dir/f.txt")).unwrap(),
+        "ab"
+    );
+    let e = err(&call(
+        &c,
+        "write_file",
+        json!({"root": "ws", "path": "a.txt", "content": "x", "mode": "create_only"}),
+    )
+    .await);
+    assert!(e.contains("already exists"), "{e}");
+    let e = err(&call(
+        &c,
+        "write_file",
+        json!({"root": "ws", "path": "in_link", "content": "x", "mode": "create_only"}),
+    )
+    .await);
+    assert!(e.contains("already exists"), "{e}");
+    let e = err(&call(
+        &c,
+        "write_file",
+        json!({"root": "ws", "path": "a.txt", "content": "x", "mode": "truncate"}),
+    )
+    .await);
+    assert!(e.contains("overwrite, append, create_only"), "{e}");
+    let e = err(&call(
+        &c,
+        "write_file",
+        json!({"root": "ws", "path": "sub", "content": "x"}),
+    )
+    .await);
+    assert!(e.contains("is a folder"), "{e}");
+    // Through an in-root link: the target changes, the link stays a link.
+    ok(&call(
+        &c,
+        "write_file",
+        json!({"root": "ws", "path": "in_link", "content": "via link"}),
+    )
+    .await);
+    assert!(
+        std::fs::symlink_metadata(ws.join("in_link"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "via link"
+    );
+    // Never through a link that leaves, dangling or not, in any mode.
+    for p in [
+        "abs_out",
+        "rel_out",
+        "dangling_out",
+        "dir_out/new",
+        "chain_out",
+        "prefix_out",
+    ] {
+        for mode in ["overwrite", "append", "create_only"] {
+            let r = call(
+                &c,
+                "write_file",
+                json!({"root": "ws", "path": p, "content": "pwned", "mode": mode}),
+            )
+            .await;
+            assert_eq!(r.is_error, Some(true), "{p} {mode}: {}", text(&r));
+        }
+        let r = call(
+            &c,
+            "create_folder",
+            json!({"root": "ws", "path": format!("{p}/x")}),
+        )
+        .await;
+        assert_eq!(r.is_error, Some(true), "create_folder {p}: {}", text(&r));
+    }
+    assert!(
+        !w.base.join("outside/nothing").exists(),
+        "created through a dangling link"
+    );
+    assert!(!w.base.join("outside/dir/new").exists());
+    assert_eq!(
+        std::fs::read_to_string(w.base.join("outside/secret")).unwrap(),
+        SECRET
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.base.join("ws-evil/secret")).unwrap(),
+        SECRET
+    );
+    // A hard link to an outside file: overwrite replaces the name, never
+    // the outside inode; append refuses it.
+    std::fs::hard_link(w.base.join("outside/secret"), ws.join("hard")).unwrap();
+    let e = err(&call(
+        &c,
+        "write_file",
+        json!({"root": "ws", "path": "hard", "content": "x", "mode": "append"}),
+    )
+    .await);
+    assert!(e.contains("hard links"), "{e}");
+    ok(&call(
+        &c,
+        "write_file",
+        json!({"root": "ws", "path": "hard", "content": "replaced"}),
+    )
+    .await);
+    assert_eq!(
+        std::fs::read_to_string(w.base.join("outside/secret")).unwrap(),
+        SECRET
+    );
+    // create_folder: idempotent; a file in the way is an error.
+    let v = ok(&call(
+        &c,
+        "create_folder",
+        json!({"root": "ws", "path": "made/deeper"}),
+    )
+    .await);
+    assert_eq!(v["created"], true);
+    let v = ok(&call(
+        &c,
+        "create_folder",
+        json!({"root": "ws", "path": "made/deeper"}),
+    )
+    .await);
+    assert_eq!(v["created"], false);
+    assert!(
+        err(&call(&c, "create_folder", json!({"root": "ws", "path": "a.txt"})).await)
+            .contains("is a file")
+    );
+    // remove_file removes links themselves, refuses folders.
+    ok(&call(&c, "remove_file", json!({"root": "ws", "path": "abs_out"})).await);
+    assert!(
+        w.base.join("outside/secret").exists(),
+        "the link's target was removed"
+    );
+    assert!(!ws.join("abs_out").exists() && std::fs::symlink_metadata(ws.join("abs_out")).is_err());
+    assert!(
+        err(&call(&c, "remove_file", json!({"root": "ws", "path": "sub"})).await)
+            .contains("remove_folder")
+    );
+    assert!(
+        err(&call(&c, "remove_file", json!({"root": "ws", "path": "nope"})).await)
+            .contains("does not exist")
+    );
+    // remove_folder: recursive, links inside unlinked not followed; never
+    // the root, a link, or a file.
+    symlink(w.base.join("outside/dir"), ws.join("made/deeper/out")).unwrap();
+    std::fs::write(ws.join("made/deeper/f"), "x").unwrap();
+    let v = ok(&call(&c, "remove_folder", json!({"root": "ws", "path": "made"})).await);
+    assert_eq!(v["entries_removed"], 3);
+    assert!(!ws.join("made").exists());
+    assert_eq!(
+        std::fs::read_to_string(w.base.join("outside/dir/secret")).unwrap(),
+        SECRET
+    );
+    for p in [".", "/", "sub/..", ""] {
+        assert!(
+            err(&call(&c, "remove_folder", json!({"root": "ws", "path": p})).await)
+                .contains("never removed"),
+            "{p}"
+        );
+    }
+    assert!(
+        err(&call(
+            &c,
+            "remove_folder",
+            json!({"root": "ws", "path": "dir_out"})
+        )
+        .await)
+        .contains("symlink")
+    );
+    assert!(
+        err(&call(&c, "remove_folder", json!({"root": "ws", "path": "a.txt"})).await)
+            .contains("remove_file")
+    );
+    // The read-only root refuses every write.
+    let e = err(&call(
+        &c,
+        "write_file",
+        json!({"root": "docs", "path": "x", "content": "y"}),
+    )
+    .await);
+    assert!(e.contains("not allowed on root docs"), "{e}");
+    assert!(ws.exists() && w.base.join("docs/readme.md").exists());
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_directory_swapped_for_an_outside_link_in_a_loop_never_lets_a_write_out() {
+    let w = world();
+    let c = client(&w.config).await;
+    let ws = w.base.join("ws");
+    std::fs::create_dir_all(ws.join("race")).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (ws, base, stop) = (ws.clone(), w.base.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::rename(ws.join("race"), ws.join("race-real"));
+                let _ = symlink(base.join("outside/dir"), ws.join("race"));
+                // Leave the link in place long enough for calls to meet it.
+                std::thread::sleep(std::time::Duration::from_micros(300));
+                let _ = std::fs::remove_file(ws.join("race"));
+                let _ = std::fs::rename(ws.join("race-real"), ws.join("race"));
+            }
+        })
+    };
+    let mut refused = 0;
+    for i in 0..300 {
+        let r = call(
+            &c,
+            "write_file",
+            json!({"root": "ws", "path": format!("race/f{i}"), "content": "pwned"}),
+        )
+        .await;
+        if r.is_error == Some(true) {
+            refused += 1;
+        }
+        let r = call(
+            &c,
+            "read_file",
+            json!({"root": "ws", "path": "race/secret"}),
+        )
+        .await;
+        assert!(!text(&r).contains(SECRET), "read through the swapped link");
+        let _ = call(
+            &c,
+            "create_folder",
+            json!({"root": "ws", "path": format!("race/d{i}")}),
+        )
+        .await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    // The swap did meet some calls (else this test proves nothing).
+    assert!(refused > 0, "no write met the swapped link");
+    let outside: Vec<_> = std::fs::read_dir(w.base.join("outside/dir"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        outside,
+        vec![std::ffi::OsString::from("secret")],
+        "something was written outside"
+    );
+    c.cancel().await.unwrap();
+}

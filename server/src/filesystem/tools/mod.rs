@@ -10,6 +10,7 @@
 mod info;
 mod list;
 mod read;
+mod write;
 
 use super::config::{Checked, RootSpec};
 use super::path::{PathError, RelPath};
@@ -148,6 +149,57 @@ pub static SPECS: &[Spec] = &[
         kind: Kind::ReadOnly,
         args: &[ROOT, ("path", "string", "Path relative to the root.", true)],
         run: info::permissions_file,
+    },
+    Spec {
+        name: "write_file",
+        title: "Write file",
+        description: "Write a file (content may be empty): overwrite (default, atomic, permissions kept), append, or create_only (fails if anything exists there). Missing folders are created. `root` comes from list_roots.",
+        kind: Kind::Destructive,
+        args: &[
+            ROOT,
+            ("path", "string", "File path relative to the root.", true),
+            ("content", "string", "The text to write.", true),
+            (
+                "mode",
+                "string",
+                "overwrite (default), append or create_only.",
+                false,
+            ),
+        ],
+        run: write::write_file,
+    },
+    Spec {
+        name: "remove_file",
+        title: "Remove file",
+        description: "Remove a file, or a symlink itself (never what it points to). Folders: use remove_folder. `root` comes from list_roots.",
+        kind: Kind::Destructive,
+        args: &[
+            ROOT,
+            ("path", "string", "File path relative to the root.", true),
+        ],
+        run: write::remove_file,
+    },
+    Spec {
+        name: "create_folder",
+        title: "Create folder",
+        description: "Create a folder and any missing parents; succeeds with created: false if it already exists. `root` comes from list_roots.",
+        kind: Kind::Additive,
+        args: &[
+            ROOT,
+            ("path", "string", "Folder path relative to the root.", true),
+        ],
+        run: write::create_folder,
+    },
+    Spec {
+        name: "remove_folder",
+        title: "Remove folder",
+        description: "Remove a folder and everything in it (symlinks inside are unlinked, never followed). Never the root. `root` comes from list_roots.",
+        kind: Kind::Destructive,
+        args: &[
+            ROOT,
+            ("path", "string", "Folder path relative to the root.", true),
+        ],
+        run: write::remove_folder,
     },
 ];
 
