@@ -26,7 +26,7 @@ struct World {
 fn world() -> World {
     let tmp = tempfile::tempdir().unwrap();
     let base = std::fs::canonicalize(tmp.path()).unwrap();
-    for d in ["ws/sub/deep", "docs", "outside/dir", "ws-evil"] {
+    for d in ["ws/sub/deep", "docs", "scratch", "outside/dir", "ws-evil"] {
         std::fs::create_dir_all(base.join(d)).unwrap();
     }
     let ws = base.join("ws");
@@ -59,9 +59,10 @@ fn world() -> World {
     std::fs::write(
         &config,
         format!(
-            "roots:\n  - {{name: ws, path: '{}', allowed_tools: ['*']}}\n  - {{name: docs, path: '{}', allowed_tools: [read_file, list_folder, stat_file, glob]}}\n",
+            "roots:\n  - {{name: ws, path: '{}', allowed_tools: ['*']}}\n  - {{name: docs, path: '{}', allowed_tools: [read_file, list_folder, stat_file, glob]}}\n  - {{name: scratch, path: '{}', allowed_tools: [copy, move, read_file, list_folder]}}\n",
             ws.display(),
-            base.join("docs").display()
+            base.join("docs").display(),
+            base.join("scratch").display()
         ),
     )
     .unwrap();
@@ -152,7 +153,7 @@ async fn tools_annotations_roots_and_allowlists() {
         roots["roots"][0]["allowed_tools"],
         json!(["glob", "list_folder", "read_file", "stat_file"])
     );
-    assert_eq!(roots["roots"][1]["read_only"], false);
+    assert_eq!(roots["roots"][2]["read_only"], false);
     assert!(!roots.to_string().contains(&w.base.display().to_string()));
     // Allowlist, unknown root, unknown tool.
     let e = err(&call(
@@ -166,7 +167,10 @@ async fn tools_annotations_roots_and_allowlists() {
         "{e}"
     );
     let e = err(&call(&c, "read_file", json!({"root": "nope", "path": "a"})).await);
-    assert!(e.contains("unknown root: nope (roots: docs, ws)"), "{e}");
+    assert!(
+        e.contains("unknown root: nope (roots: docs, scratch, ws)"),
+        "{e}"
+    );
     let r = c
         .call_tool(CallToolRequestParams::new("rm_rf"))
         .await
@@ -737,5 +741,102 @@ async fn a_directory_swapped_for_an_outside_link_in_a_loop_never_lets_a_write_ou
         vec![std::ffi::OsString::from("secret")],
         "something was written outside"
     );
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn copy_and_move_stay_inside_and_never_swallow_themselves() {
+    let w = world();
+    let c = client(&w.config).await;
+    let ws = w.base.join("ws");
+    let cp = |sr: &str, sp: &str, dr: &str, dp: &str| json!({"source_root": sr, "source_path": sp, "dest_root": dr, "dest_path": dp});
+    // A file, replacing one at the destination; setuid dropped.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(ws.join("a.txt"), std::fs::Permissions::from_mode(0o4755)).unwrap();
+    let v = ok(&call(&c, "copy", cp("ws", "a.txt", "scratch", "x/copied.txt")).await);
+    assert_eq!(
+        (v["is_directory"].as_bool(), v["size"].as_u64()),
+        (Some(false), Some(14))
+    );
+    let copied = w.base.join("scratch/x/copied.txt");
+    assert_eq!(
+        std::fs::read_to_string(&copied).unwrap(),
+        "one\ntwo\nthree\n"
+    );
+    assert_eq!(
+        std::fs::metadata(&copied).unwrap().permissions().mode() & 0o7777,
+        0o755
+    );
+    ok(&call(
+        &c,
+        "copy",
+        cp("ws", "sub/deep/note.md", "scratch", "x/copied.txt"),
+    )
+    .await);
+    assert_eq!(std::fs::read_to_string(&copied).unwrap(), "deep note");
+    // A folder: links and specials skipped and listed, nothing from outside.
+    std::fs::create_dir_all(ws.join("tree/inner")).unwrap();
+    std::fs::write(ws.join("tree/inner/f"), "f").unwrap();
+    symlink(w.base.join("outside/secret"), ws.join("tree/leak")).unwrap();
+    symlink(w.base.join("outside/dir"), ws.join("tree/leakdir")).unwrap();
+    let v = ok(&call(&c, "copy", cp("ws", "tree", "scratch", "tree2")).await);
+    assert_eq!(v["files_copied"], 1);
+    assert_eq!(v["skipped"], json!(["tree/leak", "tree/leakdir"]));
+    assert!(!w.base.join("scratch/tree2/leak").exists());
+    assert_eq!(
+        std::fs::read_to_string(w.base.join("scratch/tree2/inner/f")).unwrap(),
+        "f"
+    );
+    // Refused: into itself, onto an existing folder, the root into itself,
+    // a leaving link as source, a read-only destination.
+    for (args, want) in [
+        (cp("ws", "tree", "ws", "tree/inner/again"), "into itself"),
+        (cp("ws", ".", "ws", "copy-of-root"), "into itself"),
+        (cp("ws", "tree", "scratch", "tree2"), "existing folder"),
+        (cp("ws", "abs_out", "scratch", "leak"), "outside"),
+        (cp("ws", "dir_out", "scratch", "leak"), "outside"),
+        (
+            cp("ws", "a.txt", "docs", "a.txt"),
+            "not allowed on root docs",
+        ),
+        (cp("ws", "fifo", "scratch", "fifo"), "not a regular file"),
+    ] {
+        let e = err(&call(&c, "copy", args.clone()).await);
+        assert!(e.contains(want), "{args}: {e}");
+    }
+    assert!(!ws.join("tree/inner/again").exists() && !ws.join("copy-of-root").exists());
+    assert!(!w.base.join("scratch/leak").exists());
+    // Move: a rename; a link moves as itself within its root.
+    let v = ok(&call(&c, "move", cp("ws", "tree", "scratch", "moved")).await);
+    assert_eq!(v["is_directory"], true);
+    assert!(!ws.join("tree").exists() && w.base.join("scratch/moved/inner/f").exists());
+    ok(&call(&c, "move", cp("ws", "rel_out", "ws", "renamed_link")).await);
+    assert!(
+        std::fs::symlink_metadata(ws.join("renamed_link"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.base.join("outside/secret")).unwrap(),
+        SECRET
+    );
+    for (args, want) in [
+        (cp("ws", ".", "scratch", "root"), "never moves"),
+        (cp("ws", "in_link", "scratch", "l"), "only within root"),
+        (cp("ws", "sub", "ws", "sub/deep/sub"), "into itself"),
+        (cp("ws", "a.txt", "ws", "sub"), "existing folder"),
+    ] {
+        let e = err(&call(&c, "move", args.clone()).await);
+        assert!(e.contains(want), "{args}: {e}");
+    }
+    // A file at the destination is replaced.
+    std::fs::write(w.base.join("scratch/target"), "old").unwrap();
+    ok(&call(&c, "move", cp("ws", "a.txt", "scratch", "target")).await);
+    assert_eq!(
+        std::fs::read_to_string(w.base.join("scratch/target")).unwrap(),
+        "one\ntwo\nthree\n"
+    );
+    assert!(!ws.join("a.txt").exists());
     c.cancel().await.unwrap();
 }

@@ -7,6 +7,7 @@
 //! `Err` into an `isError` result. Every failure message names the tool,
 //! the root and the path as the caller gave it, and never a host path.
 
+mod copy;
 mod info;
 mod list;
 mod read;
@@ -200,6 +201,62 @@ pub static SPECS: &[Spec] = &[
             ("path", "string", "Folder path relative to the root.", true),
         ],
         run: write::remove_folder,
+    },
+    Spec {
+        name: "copy",
+        title: "Copy",
+        description: "Copy a file (replacing a file at the destination atomically) or a folder (to a new path; symlinks and special files are skipped and listed), within a root or between roots from list_roots.",
+        kind: Kind::Destructive,
+        args: &[
+            (
+                "source_root",
+                "string",
+                "The source's root, from list_roots.",
+                true,
+            ),
+            (
+                "source_path",
+                "string",
+                "Path relative to source_root.",
+                true,
+            ),
+            (
+                "dest_root",
+                "string",
+                "The destination's root, from list_roots.",
+                true,
+            ),
+            ("dest_path", "string", "Path relative to dest_root.", true),
+        ],
+        run: copy::copy,
+    },
+    Spec {
+        name: "move",
+        title: "Move",
+        description: "Move or rename a file, folder or symlink (a symlink only within its root), within a root or between roots from list_roots. A file at the destination is replaced; a folder there is an error.",
+        kind: Kind::Destructive,
+        args: &[
+            (
+                "source_root",
+                "string",
+                "The source's root, from list_roots.",
+                true,
+            ),
+            (
+                "source_path",
+                "string",
+                "Path relative to source_root.",
+                true,
+            ),
+            (
+                "dest_root",
+                "string",
+                "The destination's root, from list_roots.",
+                true,
+            ),
+            ("dest_path", "string", "Path relative to dest_root.", true),
+        ],
+        run: copy::move_,
     },
 ];
 
@@ -464,12 +521,10 @@ mod tests {
         for s in SPECS {
             let schema = s.input_schema();
             assert_eq!(schema["type"], "object");
+            let required = schema["required"].as_array().unwrap();
             if s.name != "list_roots" {
                 assert!(
-                    schema["required"]
-                        .as_array()
-                        .unwrap()
-                        .contains(&json!("root")),
+                    required.contains(&json!("root")) || required.contains(&json!("source_root")),
                     "{}",
                     s.name
                 );

@@ -19,10 +19,10 @@ use std::io::{self, Write};
 
 /// How deep `remove_folder` goes before giving up (each level holds a
 /// directory handle).
-const MAX_DEPTH: usize = 256;
+pub(super) const MAX_DEPTH: usize = 256;
 
 /// The folder handle of a resolved, symlink-free folder path.
-fn open_folder(root: &Root, path: &RelPath) -> io::Result<Dir> {
+pub(super) fn open_folder(root: &Root, path: &RelPath) -> io::Result<Dir> {
     if path.is_root() {
         root.dir().try_clone()
     } else {
@@ -32,7 +32,7 @@ fn open_folder(root: &Root, path: &RelPath) -> io::Result<Dir> {
 
 /// Creates each missing folder of `path` (resolved, so inside the root);
 /// whether any was created.
-fn create_folders(root: &Root, path: &RelPath) -> Result<bool, SandboxError> {
+pub(super) fn create_folders(root: &Root, path: &RelPath) -> Result<bool, SandboxError> {
     let mut created = false;
     let mut here = RelPath::default();
     for c in path.components() {
@@ -57,14 +57,16 @@ fn create_folders(root: &Root, path: &RelPath) -> Result<bool, SandboxError> {
     Ok(created)
 }
 
-/// Writes `bytes` to `name` in `folder` atomically: temp file, fsync,
-/// rename (or, with `no_replace`, a link that fails if anything exists).
-fn atomic_write(
+/// Writes `name` in `folder` atomically: `fill` writes a temp file, which
+/// is fsynced, given `mode` (else 0644 less umask), then renamed over the
+/// name (or, with `no_replace`, linked there, which fails if anything
+/// exists). The temp file never outlives a failure.
+pub(super) fn atomic_write(
     folder: &Dir,
     name: &str,
-    bytes: &[u8],
     mode: Option<u32>,
     no_replace: bool,
+    fill: impl FnOnce(&mut cap_std::fs::File) -> io::Result<()>,
 ) -> io::Result<()> {
     let stem: String = name.chars().take(100).collect();
     let tmp = format!(".{stem}.tmp-{}", uuid::Uuid::new_v4().simple());
@@ -74,7 +76,7 @@ fn atomic_write(
     o.mode(0o644);
     let mut f = folder.open_with(&tmp, &o)?;
     let written = (|| {
-        f.write_all(bytes)?;
+        fill(&mut f)?;
         if let Some(m) = mode {
             f.set_permissions(Permissions::from_mode(m))?;
         }
@@ -159,7 +161,10 @@ pub fn write_file(fs: &Fs, args: &Args<'_>) -> Outcome {
         f.sync_all().map_err(|e| fail(e.into()))?;
     } else {
         let keep = existing.as_ref().map(|m| m.mode() & 0o7777);
-        atomic_write(&folder, &name, bytes, keep, mode == "create_only").map_err(|e| {
+        atomic_write(&folder, &name, keep, mode == "create_only", |f| {
+            f.write_all(bytes)
+        })
+        .map_err(|e| {
             if e.kind() == io::ErrorKind::AlreadyExists {
                 ToolError(format!(
                     "path {given:?} already exists in root {}",
@@ -221,7 +226,7 @@ pub fn create_folder(fs: &Fs, args: &Args<'_>) -> Outcome {
 
 /// Removes everything in `dir` (never following links: they are
 /// unlinked), then nothing else; how many entries went.
-fn empty_folder(dir: &Dir, depth: usize) -> io::Result<u64> {
+pub(super) fn empty_folder(dir: &Dir, depth: usize) -> io::Result<u64> {
     if depth > MAX_DEPTH {
         return Err(io::Error::other("folders nested too deeply"));
     }
