@@ -840,3 +840,118 @@ async fn copy_and_move_stay_inside_and_never_swallow_themselves() {
     assert!(!ws.join("a.txt").exists());
     c.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn grep_and_glob_walk_in_path_order_and_never_follow_links() {
+    let w = world();
+    let c = client(&w.config).await;
+    let ws = w.base.join("ws");
+    std::fs::write(ws.join("sub/b.md"), "alpha\nbeta\ngamma\ndelta\n").unwrap();
+    std::fs::write(ws.join(".hidden"), "beta hidden\n").unwrap();
+    let grep = |args: Value| call(&c, "grep", args);
+    // Nothing behind a link that leaves is ever searched.
+    let v = ok(&grep(json!({"root": "ws", "pattern": "TOP-SECRET"})).await);
+    assert_eq!(v["total_matches"], 0, "{v}");
+    // Root-relative files, path order, context, dotfiles searched.
+    let v = ok(&grep(json!({"root": "ws", "pattern": "beta", "context_lines": 1})).await);
+    let files: Vec<&str> = v["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, [".hidden", "sub/b.md"], "{v}");
+    let m = &v["matches"][1];
+    assert_eq!(
+        (m["line_number"].as_u64(), m["line_content"].as_str()),
+        (Some(2), Some("beta"))
+    );
+    assert_eq!(
+        (m["context_before"].clone(), m["context_after"].clone()),
+        (json!(["alpha"]), json!(["gamma"]))
+    );
+    // From a sub-folder the file is still root-relative.
+    let v = ok(&grep(json!({"root": "ws", "pattern": "deep", "path": "sub"})).await);
+    assert_eq!(v["matches"][0]["file"], "sub/deep/note.md");
+    // Filters, depth, case, limits.
+    let v = ok(&grep(
+        json!({"root": "ws", "pattern": "A", "case_insensitive": true, "glob_filter": "*.md"}),
+    )
+    .await);
+    assert!(
+        v["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["file"].as_str().unwrap().ends_with(".md"))
+    );
+    let v = ok(&grep(json!({"root": "ws", "pattern": "e", "max_depth": 0})).await);
+    assert!(
+        v["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| !m["file"].as_str().unwrap().contains('/')),
+        "{v}"
+    );
+    let v = ok(&grep(
+        json!({"root": "ws", "pattern": "^(alpha|beta)$", "path": "sub/b.md", "max_results": 1}),
+    )
+    .await);
+    assert_eq!(
+        (v["total_matches"].as_u64(), v["truncated"].as_bool()),
+        (Some(1), Some(true))
+    );
+    let v = ok(&grep(
+        json!({"root": "ws", "pattern": "^(alpha|beta)$", "path": "sub/b.md", "max_results": 2}),
+    )
+    .await);
+    assert_eq!(
+        (v["total_matches"].as_u64(), v["truncated"].as_bool()),
+        (Some(2), Some(false))
+    );
+    assert!(err(&grep(json!({"root": "ws", "pattern": "("})).await).contains("invalid pattern"));
+    assert!(
+        err(&grep(json!({"root": "ws", "pattern": "x", "context_lines": 51})).await)
+            .contains("context_lines")
+    );
+    assert!(
+        err(&grep(json!({"root": "ws", "pattern": "x", "path": "dir_out"})).await)
+            .contains("outside")
+    );
+    // glob: names at any depth, ** paths, links reported not entered.
+    let glob = |args: Value| call(&c, "glob", args);
+    let paths = |v: &Value| -> Vec<String> {
+        v["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let v = ok(&glob(json!({"root": "ws", "pattern": "*.md"})).await);
+    assert_eq!(paths(&v), ["sub/b.md", "sub/deep/note.md"]);
+    let v = ok(&glob(json!({"root": "ws", "pattern": "sub/**/*.md"})).await);
+    assert_eq!(paths(&v), ["sub/b.md", "sub/deep/note.md"]);
+    let v = ok(&glob(json!({"root": "ws", "regex": "deep", "type_filter": "directory"})).await);
+    assert_eq!(paths(&v), ["sub/deep"]);
+    let v = ok(&glob(json!({"root": "ws", "pattern": "*", "type_filter": "symlink"})).await);
+    let links = paths(&v);
+    assert!(
+        links.contains(&"abs_out".to_string()) && links.contains(&"in_abs_dir".to_string()),
+        "{links:?}"
+    );
+    let v = ok(&glob(json!({"root": "ws", "pattern": "**/note.md"})).await);
+    assert_eq!(paths(&v), ["sub/deep/note.md"], "a link was descended into");
+    let v = ok(&glob(json!({"root": "ws", "pattern": "*.md", "max_results": 2})).await);
+    assert_eq!(v["truncated"], false);
+    let v = ok(&glob(json!({"root": "ws", "pattern": "*.md", "max_results": 1})).await);
+    assert_eq!(v["truncated"], true);
+    assert!(err(&glob(json!({"root": "ws"})).await).contains("exactly one"));
+    assert!(
+        err(&glob(json!({"root": "ws", "pattern": "*", "regex": "x"})).await)
+            .contains("exactly one")
+    );
+    assert!(!text(&glob(json!({"root": "ws", "pattern": "**"})).await).contains(SECRET));
+    c.cancel().await.unwrap();
+}

@@ -11,6 +11,8 @@ mod copy;
 mod info;
 mod list;
 mod read;
+mod search;
+mod walk;
 mod write;
 
 use super::config::{Checked, RootSpec};
@@ -257,6 +259,106 @@ pub static SPECS: &[Spec] = &[
             ("dest_path", "string", "Path relative to dest_root.", true),
         ],
         run: copy::move_,
+    },
+    Spec {
+        name: "grep",
+        title: "Search file contents",
+        description: "Search files under a folder for a regular expression (Rust regex syntax), line by line: matches with root-relative file paths, line numbers and optional context, in path order. Binary files and symlinks are skipped. `root` comes from list_roots.",
+        kind: Kind::ReadOnly,
+        args: &[
+            ROOT,
+            ("pattern", "string", "The regular expression.", true),
+            (
+                "path",
+                "string",
+                "Folder (or file) relative to the root (default: the root).",
+                false,
+            ),
+            (
+                "glob_filter",
+                "string",
+                "Only files whose name (or path under `path`, if it has a /) matches this glob.",
+                false,
+            ),
+            (
+                "case_insensitive",
+                "boolean",
+                "Ignore case (default false).",
+                false,
+            ),
+            (
+                "context_lines",
+                "integer",
+                "Lines of context before and after each match (default 0, at most 50).",
+                false,
+            ),
+            (
+                "max_results",
+                "integer",
+                "At most this many matches (default 100, at most 10000).",
+                false,
+            ),
+            (
+                "timeout_seconds",
+                "integer",
+                "Stop after this long with partial results (default 25, at most 300).",
+                false,
+            ),
+            (
+                "max_depth",
+                "integer",
+                "How deep to go: 0 = only files directly in `path` (default: no limit).",
+                false,
+            ),
+        ],
+        run: search::grep,
+    },
+    Spec {
+        name: "glob",
+        title: "Find files",
+        description: "Find files, folders and symlinks under a folder by glob (`*`, `?`, `[..]`, `**`; a pattern without / matches names at any depth) or by regex on the path; root-relative paths in path order. `root` comes from list_roots.",
+        kind: Kind::ReadOnly,
+        args: &[
+            ROOT,
+            ("pattern", "string", "A glob (give this or regex).", false),
+            (
+                "regex",
+                "string",
+                "A regular expression on the path under `path` (give this or pattern).",
+                false,
+            ),
+            (
+                "path",
+                "string",
+                "Folder relative to the root (default: the root).",
+                false,
+            ),
+            (
+                "max_results",
+                "integer",
+                "At most this many (default 100, at most 10000).",
+                false,
+            ),
+            (
+                "timeout_seconds",
+                "integer",
+                "Stop after this long with partial results (default 25, at most 300).",
+                false,
+            ),
+            (
+                "max_depth",
+                "integer",
+                "How deep to go: 0 = only entries directly in `path`.",
+                false,
+            ),
+            (
+                "type_filter",
+                "string",
+                "file, directory, symlink or all (default).",
+                false,
+            ),
+        ],
+        run: search::glob_tool,
     },
 ];
 
