@@ -955,3 +955,114 @@ async fn grep_and_glob_walk_in_path_order_and_never_follow_links() {
     assert!(!text(&glob(json!({"root": "ws", "pattern": "**"})).await).contains(SECRET));
     c.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn patch_file_applies_real_diff_output_atomically_or_not_at_all() {
+    let w = world();
+    let c = client(&w.config).await;
+    let ws = w.base.join("ws");
+    // Real `diff -u` output for a change, with its trailing newline.
+    std::fs::write(w.base.join("new.txt"), "one\nTWO\nthree\nfour\n").unwrap();
+    let out = std::process::Command::new("diff")
+        .arg("-u")
+        .arg(ws.join("a.txt"))
+        .arg(w.base.join("new.txt"))
+        .output()
+        .unwrap();
+    let diff = String::from_utf8(out.stdout).unwrap();
+    assert!(diff.starts_with("--- "), "{diff}");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(ws.join("a.txt"), std::fs::Permissions::from_mode(0o640)).unwrap();
+    let v = ok(&call(
+        &c,
+        "patch_file",
+        json!({"root": "ws", "path": "a.txt", "patch": diff, "dry_run": true}),
+    )
+    .await);
+    assert_eq!(
+        (v["dry_run"].as_bool(), v["hunks_applied"].as_u64()),
+        (Some(true), Some(1))
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "one\ntwo\nthree\n",
+        "dry_run wrote"
+    );
+    let v = ok(&call(
+        &c,
+        "patch_file",
+        json!({"root": "ws", "path": "a.txt", "patch": diff}),
+    )
+    .await);
+    assert_eq!(
+        (v["created"].as_bool(), v["offsets"].clone()),
+        (Some(false), json!([0]))
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "one\nTWO\nthree\nfour\n"
+    );
+    assert_eq!(
+        std::fs::metadata(ws.join("a.txt"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o640
+    );
+    // A hunk that fits nowhere: named, and the file untouched.
+    let bad = "@@ -1,2 +1,2 @@\n one\n-TWO\n+2\n@@ -3,1 +3,1 @@\n-nope\n+x\n";
+    let e = err(&call(
+        &c,
+        "patch_file",
+        json!({"root": "ws", "path": "a.txt", "patch": bad}),
+    )
+    .await);
+    assert!(e.contains("hunk 2 does not match"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "one\nTWO\nthree\nfour\n"
+    );
+    // A missing file is created (parents too); never through a leaving link.
+    let create = "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1,2 @@\n+a\n+b\n";
+    let v = ok(&call(
+        &c,
+        "patch_file",
+        json!({"root": "ws", "path": "made/n.txt", "patch": create}),
+    )
+    .await);
+    assert_eq!(v["created"], true);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("made/n.txt")).unwrap(),
+        "a\nb\n"
+    );
+    for p in ["abs_out", "dangling_out", "dir_out/x", "rel_out"] {
+        let r = call(
+            &c,
+            "patch_file",
+            json!({"root": "ws", "path": p, "patch": create}),
+        )
+        .await;
+        assert_eq!(r.is_error, Some(true), "{p}: {}", text(&r));
+    }
+    assert!(!w.base.join("outside/nothing").exists() && !w.base.join("outside/dir/x").exists());
+    assert_eq!(
+        std::fs::read_to_string(w.base.join("outside/secret")).unwrap(),
+        SECRET
+    );
+    let e = err(&call(
+        &c,
+        "patch_file",
+        json!({"root": "ws", "path": "bin.dat", "patch": create}),
+    )
+    .await);
+    assert!(e.contains("binary"), "{e}");
+    let e = err(&call(
+        &c,
+        "patch_file",
+        json!({"root": "ws", "path": "a.txt", "patch": "not a diff"}),
+    )
+    .await);
+    assert!(e.contains("no hunks"), "{e}");
+    c.cancel().await.unwrap();
+}

@@ -7,6 +7,7 @@
 //!   overlapping roots refused.
 //! - [`path`]: how a caller's path is read before anything touches the
 //!   disk (§4.1): NUL, length limits, `..` above the root.
+//! - [`patch`]: unified diffs read and applied in memory (§5.6).
 //! - [`sandbox`]: a root as a directory handle and the one symlink rule
 //!   (§4.2); every operation then acts on the resolved, symlink-free path
 //!   relative to the handle, where the kernel keeps it inside (§4.3).
@@ -14,6 +15,7 @@
 //! - [`server`]: the MCP server over them (§1, §3.2).
 
 pub mod config;
+pub mod patch;
 pub mod path;
 pub mod sandbox;
 pub mod server;

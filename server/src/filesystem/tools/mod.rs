@@ -183,6 +183,29 @@ pub static SPECS: &[Spec] = &[
         run: write::remove_file,
     },
     Spec {
+        name: "patch_file",
+        title: "Patch file",
+        description: "Apply a unified diff (diff -u or git diff output, one file) to a file: all hunks or none, atomically; a missing file is created. dry_run checks without writing. `root` comes from list_roots.",
+        kind: Kind::Destructive,
+        args: &[
+            ROOT,
+            (
+                "path",
+                "string",
+                "File path relative to the root (the names inside the patch are ignored).",
+                true,
+            ),
+            ("patch", "string", "The unified diff.", true),
+            (
+                "dry_run",
+                "boolean",
+                "Only check that it applies (default false).",
+                false,
+            ),
+        ],
+        run: write::patch_file,
+    },
+    Spec {
         name: "create_folder",
         title: "Create folder",
         description: "Create a folder and any missing parents; succeeds with created: false if it already exists. `root` comes from list_roots.",

@@ -293,3 +293,75 @@ pub fn remove_folder(fs: &Fs, args: &Args<'_>) -> Outcome {
         .map_err(|e| fail(e.into()))?;
     Ok(json!({"path": rel.display(), "removed": true, "entries_removed": n}))
 }
+
+/// `patch_file`: a unified diff applied atomically (all hunks or none),
+/// or only checked with `dry_run`.
+pub fn patch_file(fs: &Fs, args: &Args<'_>) -> Outcome {
+    use crate::filesystem::patch;
+    use std::io::Read;
+    let root = fs.root("patch_file", args, "root")?;
+    let (given, rel) = rel_path(root, args, "path", None)?;
+    let text = args.req_str("patch")?;
+    let dry_run = args.boolean("dry_run")?.unwrap_or(false);
+    let fail = |e: SandboxError| sandbox_error(&given, root, e);
+    let parsed = patch::parse(text).map_err(|e| ToolError(format!("patch_file: {e}")))?;
+    let r = root.resolve(&rel, true).map_err(fail)?;
+    let Some(name) = r.path.name().map(str::to_string) else {
+        return Err(ToolError(format!(
+            "path {given:?} is root {} itself; patch a file",
+            root.name
+        )));
+    };
+    let (old, mode) = if r.exists {
+        let m = root.lstat(&r.path).map_err(fail)?;
+        if m.is_dir() {
+            return Err(ToolError(format!(
+                "path {given:?} in root {} is a folder; patch_file patches files",
+                root.name
+            )));
+        }
+        if m.len() > fs.max_patch_size {
+            return Err(ToolError(format!(
+                "path {given:?} is {} bytes, above max_patch_size ({}); patch_file will not rewrite it",
+                m.len(),
+                fs.max_patch_size
+            )));
+        }
+        let mut bytes = Vec::new();
+        root.open_read(&r.path)
+            .map_err(fail)?
+            .take(fs.max_patch_size + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| fail(e.into()))?;
+        if bytes.contains(&0) {
+            return Err(ToolError(format!(
+                "path {given:?} is a binary file; patch_file patches text"
+            )));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| {
+            ToolError(format!(
+                "path {given:?} is not UTF-8 text; patch_file patches text"
+            ))
+        })?;
+        (text, Some(m.mode() & 0o7777))
+    } else {
+        (String::new(), None)
+    };
+    let applied = patch::apply(&parsed, &old).map_err(|e| ToolError(e.0))?;
+    if !dry_run {
+        create_folders(root, &r.path.parent()).map_err(fail)?;
+        let folder = open_folder(root, &r.path.parent()).map_err(|e| fail(e.into()))?;
+        atomic_write(&folder, &name, mode, false, |f| {
+            f.write_all(applied.content.as_bytes())
+        })
+        .map_err(|e| fail(e.into()))?;
+    }
+    Ok(json!({
+        "path": rel.display(),
+        "hunks_applied": parsed.hunks.len(),
+        "created": !r.exists,
+        "size": applied.content.len(),
+        "offsets": applied.offsets,
+        "dry_run": dry_run,
+    }))
+}
