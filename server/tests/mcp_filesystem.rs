@@ -242,7 +242,7 @@ async fn read_file_modes_and_argument_spellings() {
         json!({"root": "ws", "path": "a.txt", "offset_bytes": 1, "offset_lines": 1}),
     )
     .await);
-    assert!(e.contains("not both"), "{e}");
+    assert!(e.contains("not several"), "{e}");
     let e = err(&call(&c, "read_file", json!({"root": "ws"})).await);
     assert!(e.contains("path is required"), "{e}");
     let v = ok(&call(&c, "read_file", json!({"root": "ws", "path": "bin.dat"})).await);
@@ -1064,5 +1064,156 @@ async fn patch_file_applies_real_diff_output_atomically_or_not_at_all() {
     )
     .await);
     assert!(e.contains("no hunks"), "{e}");
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_additions_batch_read_tree_edit_head_tail_and_excludes() {
+    let w = world();
+    let c = client(&w.config).await;
+    let ws = w.base.join("ws");
+    // read_multiple_files: per-file errors, nothing from outside.
+    let v = ok(&call(
+        &c,
+        "read_multiple_files",
+        json!({"root": "ws", "paths": ["a.txt", "abs_out", "nope", "sub/deep/note.md"]}),
+    )
+    .await);
+    let files = v["files"].as_array().unwrap();
+    assert_eq!(files[0]["content"], "one\ntwo\nthree\n");
+    assert!(files[1]["error"].as_str().unwrap().contains("outside"));
+    assert!(
+        files[2]["error"]
+            .as_str()
+            .unwrap()
+            .contains("does not exist")
+    );
+    assert_eq!(files[3]["content"], "deep note");
+    assert!(!v.to_string().contains(SECRET));
+    // directory_tree: nested, links shown not entered, excludes, depth.
+    let v = ok(&call(
+        &c,
+        "directory_tree",
+        json!({"root": "ws", "exclude_patterns": ["*_out", "loop_*"]}),
+    )
+    .await);
+    let tree = v["tree"].as_array().unwrap();
+    let names: Vec<&str> = tree.iter().map(|n| n["name"].as_str().unwrap()).collect();
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.ends_with("_out") || n.starts_with("loop_")),
+        "{names:?}"
+    );
+    let sub = tree.iter().find(|n| n["name"] == "sub").unwrap();
+    assert_eq!(sub["children"][0]["name"], "deep");
+    assert_eq!(sub["children"][0]["children"][0]["name"], "note.md");
+    let link = tree.iter().find(|n| n["name"] == "in_abs_dir").unwrap();
+    assert_eq!(link["type"], "symlink");
+    assert!(link.get("children").is_none());
+    let v = ok(&call(&c, "directory_tree", json!({"root": "ws", "max_depth": 1})).await);
+    let sub = v["tree"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "sub")
+        .unwrap()
+        .clone();
+    assert_eq!(sub["children"], json!([]));
+    // edit_file: exact, once, all or nothing, with the diff.
+    let edits = json!([{"old_text": "two", "new_text": "2"}, {"oldText": "three\n", "newText": "3\nfour\n"}]);
+    let v = ok(&call(
+        &c,
+        "edit_file",
+        json!({"root": "ws", "path": "a.txt", "edits": edits, "dry_run": true}),
+    )
+    .await);
+    let diff = v["diff"].as_str().unwrap();
+    assert!(
+        diff.starts_with("--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,4 @@"),
+        "{v}"
+    );
+    assert!(
+        diff.contains("-two\n") && diff.contains("+2\n") && diff.contains("+four\n"),
+        "{v}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "one\ntwo\nthree\n"
+    );
+    ok(&call(
+        &c,
+        "edit_file",
+        json!({"root": "ws", "path": "a.txt", "edits": edits}),
+    )
+    .await);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "one\n2\n3\nfour\n"
+    );
+    let e = err(&call(&c, "edit_file", json!({"root": "ws", "path": "a.txt", "edits": [{"old_text": "one", "new_text": "1"}, {"old_text": "zzz", "new_text": "y"}]})).await);
+    assert!(e.contains("edit 2") && e.contains("not found"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "one\n2\n3\nfour\n"
+    );
+    std::fs::write(ws.join("twice.txt"), "x\nx\n").unwrap();
+    let e = err(&call(
+        &c,
+        "edit_file",
+        json!({"root": "ws", "path": "twice.txt", "edits": [{"old_text": "x", "new_text": "y"}]}),
+    )
+    .await);
+    assert!(e.contains("occurs 2 times"), "{e}");
+    let r = call(
+        &c,
+        "edit_file",
+        json!({"root": "ws", "path": "abs_out", "edits": [{"old_text": "TOP", "new_text": "y"}]}),
+    )
+    .await;
+    assert!(err(&r).contains("outside"));
+    assert_eq!(
+        std::fs::read_to_string(w.base.join("outside/secret")).unwrap(),
+        SECRET
+    );
+    // head and tail.
+    let v = ok(&call(
+        &c,
+        "read_file",
+        json!({"root": "ws", "path": "a.txt", "head": 2}),
+    )
+    .await);
+    assert_eq!(v["content"], "one\n2");
+    let v = ok(&call(
+        &c,
+        "read_file",
+        json!({"root": "ws", "path": "a.txt", "tail": 2}),
+    )
+    .await);
+    assert_eq!(v["content"], "3\nfour");
+    assert!(
+        err(&call(
+            &c,
+            "read_file",
+            json!({"root": "ws", "path": "a.txt", "head": 1, "tail": 1})
+        )
+        .await)
+        .contains("not several")
+    );
+    // exclude_patterns on grep and glob.
+    let v = ok(&call(
+        &c,
+        "grep",
+        json!({"root": "ws", "pattern": "deep", "exclude_patterns": ["sub"]}),
+    )
+    .await);
+    assert_eq!(v["total_matches"], 0);
+    let v = ok(&call(
+        &c,
+        "glob",
+        json!({"root": "ws", "pattern": "*.md", "exclude_patterns": ["deep"]}),
+    )
+    .await);
+    assert_eq!(v["total_matches"], 0);
     c.cancel().await.unwrap();
 }

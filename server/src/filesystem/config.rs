@@ -12,10 +12,14 @@ use serde::Deserialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// The tools a root may allow (`list_roots` is always available).
-pub const ROOT_TOOLS: [&str; 14] = [
+/// The tools a root may allow (`list_roots` is always available): the
+/// Go original's 14 and the three additions of §9 (`directory_tree`,
+/// `edit_file`, `read_multiple_files`).
+pub const ROOT_TOOLS: [&str; 17] = [
     "copy",
     "create_folder",
+    "directory_tree",
+    "edit_file",
     "glob",
     "grep",
     "hash_file",
@@ -24,6 +28,7 @@ pub const ROOT_TOOLS: [&str; 14] = [
     "patch_file",
     "permissions_file",
     "read_file",
+    "read_multiple_files",
     "remove_file",
     "remove_folder",
     "stat_file",
@@ -31,9 +36,10 @@ pub const ROOT_TOOLS: [&str; 14] = [
 ];
 
 /// The tools that change something (a root without any is read-only).
-pub const MUTATING_TOOLS: [&str; 7] = [
+pub const MUTATING_TOOLS: [&str; 8] = [
     "copy",
     "create_folder",
+    "edit_file",
     "move",
     "patch_file",
     "remove_file",
@@ -321,7 +327,7 @@ mod tests {
         assert_eq!(c.roots[0].name, "docs");
         assert_eq!(c.roots[0].tools, ["glob", "read_file"]);
         assert!(c.roots[0].read_only());
-        assert_eq!(c.roots[1].tools.len(), 14);
+        assert_eq!(c.roots[1].tools.len(), 17);
         assert!(!c.roots[1].read_only());
     }
 

@@ -8,6 +8,7 @@
 //! the root and the path as the caller gave it, and never a host path.
 
 mod copy;
+mod extras;
 mod info;
 mod list;
 mod read;
@@ -56,6 +57,14 @@ impl Spec {
         for (name, ty, desc, req) in self.args {
             let schema = match *ty {
                 "integer" => json!({"type": "integer", "minimum": 0, "description": desc}),
+                "strings" => {
+                    json!({"type": "array", "items": {"type": "string"}, "description": desc})
+                }
+                "edits" => json!({"type": "array", "description": desc, "items": {
+                    "type": "object",
+                    "properties": {"old_text": {"type": "string"}, "new_text": {"type": "string"}},
+                    "required": ["old_text", "new_text"],
+                }}),
                 t => json!({"type": t, "description": desc}),
             };
             props.insert(name.to_string(), schema);
@@ -383,6 +392,63 @@ pub static SPECS: &[Spec] = &[
         ],
         run: search::glob_tool,
     },
+    Spec {
+        name: "read_multiple_files",
+        title: "Read several files",
+        description: "Read several whole files at once (at most 100); each answer has the file's content or its own error. The call returns at most max_full_read_size bytes of content in all. `root` comes from list_roots.",
+        kind: Kind::ReadOnly,
+        args: &[
+            ROOT,
+            ("paths", "strings", "File paths relative to the root.", true),
+        ],
+        run: extras::read_multiple_files,
+    },
+    Spec {
+        name: "directory_tree",
+        title: "Folder tree",
+        description: "The folders and files under a folder as a nested tree (symlinks shown, never entered), max_depth levels (default 3), leaving out exclude_patterns. `root` comes from list_roots.",
+        kind: Kind::ReadOnly,
+        args: &[
+            ROOT,
+            (
+                "path",
+                "string",
+                "Folder relative to the root (default: the root).",
+                false,
+            ),
+            ("max_depth", "integer", "Levels to show (default 3).", false),
+            (
+                "exclude_patterns",
+                "strings",
+                "Globs of names (or paths, with a /) to leave out, e.g. .git or node_modules.",
+                false,
+            ),
+        ],
+        run: extras::directory_tree,
+    },
+    Spec {
+        name: "edit_file",
+        title: "Edit file",
+        description: "Edit a text file by exact search and replace: each edit's old_text must occur exactly once; all edits apply or none, atomically. The answer shows the unified diff; dry_run only shows it. `root` comes from list_roots.",
+        kind: Kind::Destructive,
+        args: &[
+            ROOT,
+            ("path", "string", "File path relative to the root.", true),
+            (
+                "edits",
+                "edits",
+                "The edits, in order: [{old_text, new_text}].",
+                true,
+            ),
+            (
+                "dry_run",
+                "boolean",
+                "Only show the diff (default false).",
+                false,
+            ),
+        ],
+        run: extras::edit_file,
+    },
 ];
 
 /// The tool named `name`.
@@ -530,6 +596,28 @@ impl<'a> Args<'a> {
                 .map(Some)
                 .map_err(|_| self.bad(name, want)),
             Some(_) => Err(self.bad(name, want)),
+        }
+    }
+
+    /// The argument as sent.
+    pub fn raw(&self, name: &str) -> Option<&'a Value> {
+        self.map.get(name).filter(|v| !v.is_null())
+    }
+
+    /// A list of strings (one string alone counts as a list of one).
+    pub fn strings(&self, name: &str) -> Result<Option<Vec<&'a str>>, ToolError> {
+        match self.raw(name) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(vec![s.as_str()])),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .ok_or_else(|| self.bad(name, "a list of strings"))
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(_) => Err(self.bad(name, "a list of strings")),
         }
     }
 

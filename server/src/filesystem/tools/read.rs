@@ -17,13 +17,18 @@ pub fn read_file(fs: &Fs, args: &Args<'_>) -> Outcome {
     let root = fs.root("read_file", args, "root")?;
     let (given, rel) = rel_path(root, args, "path", None)?;
     let (ob, lb) = (args.uint("offset_bytes")?, args.uint("limit_bytes")?);
-    let (ol, ll) = (args.uint("offset_lines")?, args.uint("limit_lines")?);
+    let (mut ol, mut ll) = (args.uint("offset_lines")?, args.uint("limit_lines")?);
+    let (head, tail) = (args.uint("head")?, args.uint("tail")?);
     let bytes_mode = ob.is_some() || lb.is_some();
-    let lines_mode = ol.is_some() || ll.is_some();
-    if bytes_mode && lines_mode {
+    let mut lines_mode = ol.is_some() || ll.is_some();
+    let kinds = [bytes_mode, lines_mode, head.is_some(), tail.is_some()];
+    if kinds.iter().filter(|k| **k).count() > 1 {
         return Err(ToolError(
-            "read_file: give offset_bytes/limit_bytes or offset_lines/limit_lines, not both".into(),
+            "read_file: give one of offset_bytes/limit_bytes, offset_lines/limit_lines, head or tail, not several".into(),
         ));
+    }
+    if let Some(n) = head {
+        (ol, ll, lines_mode) = (Some(1), Some(n), true);
     }
     let mut file = root.open_read(&rel).map_err(|e| match e {
         SandboxError::NotRegular if is_dir(root, &rel) => ToolError(format!(
@@ -37,6 +42,17 @@ pub fn read_file(fs: &Fs, args: &Args<'_>) -> Outcome {
     let cap = fs.max_full_read_size;
     let binary = sniff_binary(&mut file).map_err(io)?;
     let mut out = json!({"path": rel.display(), "size": size});
+    if let Some(n) = tail {
+        if binary {
+            return Err(ToolError(format!(
+                "path {given:?} is a binary file: tail reads text lines; use offset_bytes/limit_bytes"
+            )));
+        }
+        // One pass to count, one to read the last n lines.
+        let total = read_lines(&mut file, 1, Some(0), cap).map_err(io)?.total;
+        file.seek(SeekFrom::Start(0)).map_err(io)?;
+        (ol, ll, lines_mode) = (Some(total.saturating_sub(n) + 1), Some(n), true);
+    }
     if lines_mode {
         if binary {
             return Err(ToolError(format!(

@@ -7,7 +7,8 @@
 //!
 //! [`walk`]: super::walk
 
-use super::walk::{Entry, walk};
+use super::extras::Excludes;
+use super::walk::{Entry, Step, walk};
 use super::{Args, Fs, Outcome, ToolError, kind_of, rel_path, sandbox_error, time};
 use crate::filesystem::path::RelPath;
 use crate::filesystem::sandbox::SandboxError;
@@ -158,6 +159,7 @@ pub fn grep(fs: &Fs, args: &Args<'_>) -> Outcome {
         .case_insensitive(ci)
         .build()
         .map_err(|e| ToolError(format!("invalid pattern: {e}")))?;
+    let excludes = Excludes::from_args(args)?;
     let filter = match args.str("glob_filter")? {
         Some(g) => Some((glob(g)?, g.contains('/'))),
         None => None,
@@ -236,16 +238,22 @@ pub fn grep(fs: &Fs, args: &Args<'_>) -> Outcome {
         }
         Start::Folder(dir, base) => {
             let ended = walk(&dir, max_depth, deadline, &mut |e: &Entry<'_>| {
+                if excludes.excludes(e.name, e.rel) {
+                    return Step::Skip;
+                }
                 if !e.ft.is_file() {
-                    return ControlFlow::Continue(());
+                    return Step::Go;
                 }
                 if let Some((g, by_path)) = &filter {
                     let subject = if *by_path { e.rel } else { e.name };
                     if !g.is_match(subject) {
-                        return ControlFlow::Continue(());
+                        return Step::Go;
                     }
                 }
-                search(e.dir, e.name, join(&base, e.rel), &mut matches)
+                match search(e.dir, e.name, join(&base, e.rel), &mut matches) {
+                    ControlFlow::Break(()) => Step::Stop,
+                    ControlFlow::Continue(()) => Step::Go,
+                }
             });
             ended.timed_out || (Instant::now() >= deadline && !truncated)
         }
@@ -274,6 +282,7 @@ pub fn glob_tool(fs: &Fs, args: &Args<'_>) -> Outcome {
     let timeout = bounded(args, "timeout_seconds", 25, 300)?;
     let max_depth = args.uint("max_depth")?.map(|d| d as usize);
     let type_filter = args.str("type_filter")?.unwrap_or("all");
+    let excludes = Excludes::from_args(args)?;
     if !["file", "directory", "symlink", "all"].contains(&type_filter) {
         return Err(ToolError(format!(
             "glob: type_filter {type_filter:?} is not one of file, directory, symlink, all"
@@ -304,9 +313,12 @@ pub fn glob_tool(fs: &Fs, args: &Args<'_>) -> Outcome {
     let mut matches: Vec<Value> = Vec::new();
     let mut truncated = false;
     let ended = walk(&dir, max_depth, deadline, &mut |e: &Entry<'_>| {
+        if excludes.excludes(e.name, e.rel) {
+            return Step::Skip;
+        }
         let kind = kind_of(&e.ft);
         if type_filter != "all" && kind != type_filter {
-            return ControlFlow::Continue(());
+            return Step::Go;
         }
         let hit = match &matcher {
             Matcher::Glob(g, true) => g.is_match(e.rel),
@@ -314,11 +326,11 @@ pub fn glob_tool(fs: &Fs, args: &Args<'_>) -> Outcome {
             Matcher::Regex(r) => r.is_match(e.rel),
         };
         if !hit {
-            return ControlFlow::Continue(());
+            return Step::Go;
         }
         if matches.len() >= max {
             truncated = true;
-            return ControlFlow::Break(());
+            return Step::Stop;
         }
         let meta = e.dir.symlink_metadata(e.name).ok();
         matches.push(json!({
@@ -327,7 +339,7 @@ pub fn glob_tool(fs: &Fs, args: &Args<'_>) -> Outcome {
             "size": meta.as_ref().map_or(0, |m| m.len()),
             "modified_at": meta.and_then(|m| time(m.modified())),
         }));
-        ControlFlow::Continue(())
+        Step::Go
     });
     Ok(json!({
         "total_matches": matches.len(),

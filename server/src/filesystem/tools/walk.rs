@@ -7,8 +7,18 @@
 
 use cap_fs_ext::DirExt;
 use cap_std::fs::{Dir, FileType};
-use std::ops::ControlFlow;
 use std::time::Instant;
+
+/// What the visitor wants after an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Go on (into it, if it is a folder within the depth).
+    Go,
+    /// Go on, but not into it.
+    Skip,
+    /// End the walk.
+    Stop,
+}
 
 /// One entry met on the walk.
 pub struct Entry<'a> {
@@ -36,7 +46,7 @@ pub fn walk(
     start: &Dir,
     max_depth: Option<usize>,
     deadline: Instant,
-    visit: &mut dyn FnMut(&Entry<'_>) -> ControlFlow<()>,
+    visit: &mut dyn FnMut(&Entry<'_>) -> Step,
 ) -> Ended {
     let mut ended = Ended::default();
     go(start, "", 0, max_depth, deadline, visit, &mut ended);
@@ -49,7 +59,7 @@ fn go(
     depth: usize,
     max_depth: Option<usize>,
     deadline: Instant,
-    visit: &mut dyn FnMut(&Entry<'_>) -> ControlFlow<()>,
+    visit: &mut dyn FnMut(&Entry<'_>) -> Step,
     ended: &mut Ended,
 ) {
     let Ok(listing) = dir.entries() else { return };
@@ -83,11 +93,13 @@ fn go(
             rel: &rel,
             ft,
         };
-        if visit(&e).is_break() {
+        let step = visit(&e);
+        if step == Step::Stop {
             ended.stopped = true;
             return;
         }
-        if ft.is_dir()
+        if step == Step::Go
+            && ft.is_dir()
             && max_depth.is_none_or(|m| depth < m)
             && let Ok(sub) = dir.open_dir_nofollow(&name)
         {
