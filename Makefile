@@ -19,6 +19,7 @@ endif
 ## run: install what is missing, build, and start the agent with the web UI
 run: build
 	@$(if $(DEMO_NOTE),echo "$(DEMO_NOTE)",true)
+	@mkdir -p data/workspace data/docs  # mcp-filesystem's roots (config/mcp-filesystem.yaml)
 	./target/release/agent --config $(CONFIG)
 
 ## build: release binaries in target/release/ and the site in target/site/

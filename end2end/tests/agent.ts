@@ -143,6 +143,32 @@ export async function startExampleAgent(example: string, edit: (yaml: string) =>
 }
 
 /**
+ * config/filesystem-agent.yaml as a user would run it, on its scripted
+ * model, with the real release mcp-filesystem over a temporary workspace
+ * holding `notes.md` ("hello\n").
+ */
+export async function startFilesystemAgent(): Promise<Agent> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stopgo-e2e-'));
+  const ws = path.join(dir, 'workspace');
+  fs.mkdirSync(ws);
+  fs.writeFileSync(path.join(ws, 'notes.md'), 'hello\n');
+  const fsConfig = path.join(dir, 'mcp-filesystem.yaml');
+  fs.writeFileSync(fsConfig, `roots:\n  - {name: workspace, path: '${ws}', allowed_tools: ['*']}\n`);
+  const config = fs
+    .readFileSync(path.join(root, 'config', 'filesystem-agent.yaml'), 'utf8')
+    .replace('model: gemini-2.5-flash', `model: "scripted:${path.join(root, 'config', 'filesystem-rules.yaml')}"`)
+    .replace('command: target/release/mcp-filesystem', `command: ${path.join(root, 'target', 'release', 'mcp-filesystem')}`)
+    .replace(/config\/mcp-filesystem\.yaml/g, fsConfig)
+    .replace(/^port: \d+$/m, 'port: 0')
+    .replace(/^data_dir: .*$/m, `data_dir: ${path.join(dir, 'data')}`);
+  const configPath = path.join(dir, 'agent.yaml');
+  fs.writeFileSync(configPath, config);
+  const agent = new Agent(dir, configPath);
+  await agent.start();
+  return agent;
+}
+
+/**
  * The test OpenID provider (testdata/oidc: the certified npm
  * `oidc-provider`) on a free loopback port. `issuer` is its URL.
  */

@@ -53,6 +53,10 @@ pub fn ApprovalCard(
                 {approval.requested_by.clone().map(|r| view! { <dt>"Asked by"</dt><dd class="approval-requested-by">{r}</dd> })}
                 <dt>"Asked"</dt><dd><time datetime=approval.created_at.clone()>{short_time(&approval.created_at)}</time></dd>
             </dl>
+            {crate::components::diff_view::change_of(&approval.tool_name, &approval.tool_args).map(|d| view! {
+                <h3 class="label">"The change"</h3>
+                <div class="approval-diff"><crate::components::diff_view::DiffView diff=d/></div>
+            }.into_any())}
             <h3 class="label">"Arguments"</h3>
             <div class="approval-args" data-args=approval.tool_args.to_string()><ArgsView args=approval.tool_args.clone()/></div>
             <Transition fallback=|| ()>

@@ -419,7 +419,8 @@ fn shipped_configs_are_valid() {
                 && (name.starts_with("agent")
                     || name.starts_with("e2e-")
                     || name.starts_with("pipeline-")
-                    || name.starts_with("demo"));
+                    || name.starts_with("demo")
+                    || name.starts_with("filesystem-agent"));
             if is_agent_config {
                 let c = load(&path).unwrap_or_else(|e| panic!("{e}"));
                 if c.agent.is_some() {

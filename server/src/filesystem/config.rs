@@ -373,6 +373,22 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_config_is_valid() {
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/mcp-filesystem.yaml"),
+        )
+        .unwrap();
+        let d = tempfile::tempdir().unwrap();
+        for sub in ["workspace", "docs"] {
+            std::fs::create_dir_all(d.path().join(sub)).unwrap();
+        }
+        let text = text.replace("./data/", &format!("{}/", d.path().display()));
+        let c = parse(&text).unwrap();
+        assert_eq!(c.roots.len(), 2);
+        assert!(c.roots[0].read_only() && !c.roots[1].read_only());
+    }
+
+    #[test]
     fn nested_or_equal_roots_overlap_but_prefix_siblings_do_not() {
         let d = tempfile::tempdir().unwrap();
         for sub in ["ws/inner", "ws-evil"] {
