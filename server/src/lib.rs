@@ -22,6 +22,7 @@ pub mod events;
 pub mod fake_llm;
 pub mod filesystem;
 pub mod llm;
+pub mod logging;
 pub mod mcp;
 pub mod net;
 pub mod resources;

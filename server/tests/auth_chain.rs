@@ -42,6 +42,11 @@ const B_ADMIN: &str = "b-admin-token-0123456789";
 const B_AT_C: &str = "agent-b-credential-at-c-01";
 const C_ADMIN: &str = "c-admin-token-0123456789";
 
+/// An agent from `yaml` in `dir`, its secrets from `env`.
+fn start(dir: &std::path::Path, yaml: &str, env: &[(&str, &str)]) -> Agent {
+    Agent::start_with_env(&write_config(dir, &dir.join("data"), yaml), env)
+}
+
 async fn audit(agent: &Agent, token: &str) -> Vec<Value> {
     let text = client()
         .get(agent.url("/audit?format=jsonl"))
@@ -92,10 +97,7 @@ auth:
         mcp = env!("CARGO_BIN_EXE_mcp-resources"),
         db = db.display()
     );
-    let c = Agent::start_with_env(
-        &write_config(dirs[0].path(), &dirs[0].path().join("data"), &c_yaml),
-        &env,
-    );
+    let c = start(dirs[0].path(), &c_yaml, &env);
     let b_yaml = format!(
         r#"name: agent-b
 prompt: You are agent B, the relay.
@@ -110,10 +112,7 @@ auth:
 "#,
         c = c.base
     );
-    let b = Agent::start_with_env(
-        &write_config(dirs[1].path(), &dirs[1].path().join("data"), &b_yaml),
-        &env,
-    );
+    let b = start(dirs[1].path(), &b_yaml, &env);
     let a_yaml = format!(
         r#"name: agent-a
 prompt: You are agent A, the front desk.
@@ -127,10 +126,7 @@ auth:
 "#,
         b = b.base
     );
-    let a = Agent::start_with_env(
-        &write_config(dirs[2].path(), &dirs[2].path().join("data"), &a_yaml),
-        &env,
-    );
+    let a = start(dirs[2].path(), &a_yaml, &env);
 
     // Bob asks at A; the approval comes up from C, three agents deep.
     let r = client()
@@ -234,10 +230,7 @@ auth:
   tokens:
     - {name: agent-a, token: "${A_AT_B}", roles: [requester, approver]}
 "#;
-    let b = Agent::start_with_env(
-        &write_config(dirs[0].path(), &dirs[0].path().join("data"), b_yaml),
-        &env,
-    );
+    let b = start(dirs[0].path(), b_yaml, &env);
     // A has no headers for b: its operator's token must not be forwarded,
     // so B sees no credential at all.
     let a_yaml = format!(
@@ -252,10 +245,7 @@ auth:
 "#,
         b = b.base
     );
-    let a = Agent::start_with_env(
-        &write_config(dirs[1].path(), &dirs[1].path().join("data"), &a_yaml),
-        &env,
-    );
+    let a = start(dirs[1].path(), &a_yaml, &env);
     let r = client()
         .post(a.url("/conversations"))
         .bearer_auth(BOB_AT_A)

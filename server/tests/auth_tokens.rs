@@ -67,6 +67,19 @@ async fn call(
     )
 }
 
+/// `GET /conversations/:id` as `token`.
+async fn conversation(a: &Agent, cid: &str, token: &str) -> Value {
+    call(
+        a,
+        "GET",
+        &format!("/conversations/{cid}"),
+        Some(token),
+        None,
+    )
+    .await
+    .1
+}
+
 /// Starts a conversation as `token` that waits for approval; its uuid.
 async fn pending_by(a: &Agent, token: &str) -> (String, String) {
     let (s, v) = call(
@@ -172,14 +185,7 @@ async fn decisions_record_who_and_respect_separation_of_duties() {
             .contains("separation of duties"),
         "{v}"
     );
-    let (_, c) = call(
-        &a,
-        "GET",
-        &format!("/conversations/{cid}"),
-        Some(CAROL),
-        None,
-    )
-    .await;
+    let c = conversation(&a, &cid, CAROL).await;
     assert_eq!(
         c["conversation"]["pending_approval"]["requested_by"], "carol",
         "{c}"
@@ -218,25 +224,11 @@ async fn decisions_record_who_and_respect_separation_of_duties() {
             .contains("separation of duties"),
         "{v}"
     );
-    let (_, c) = call(
-        &a,
-        "GET",
-        &format!("/conversations/{cid}"),
-        Some(CAROL),
-        None,
-    )
-    .await;
+    let c = conversation(&a, &cid, CAROL).await;
     assert_eq!(c["conversation"]["pending_approval"]["uuid"], uuid.as_str());
     let r = msg(ALICE).await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
-    let (_, c) = call(
-        &a,
-        "GET",
-        &format!("/conversations/{cid}"),
-        Some(CAROL),
-        None,
-    )
-    .await;
+    let c = conversation(&a, &cid, CAROL).await;
     assert!(c["conversation"].get("pending_approval").is_none(), "{c}");
     // An admin may override, and the trail says so.
     let (_, uuid) = pending_by(&a, OPS).await;

@@ -278,6 +278,22 @@ async fn the_inbox_lists_pending_approvals_oldest_first_and_tool_calls_show_the_
     assert_eq!(call["approval"]["decided_by"], "anonymous");
     assert_eq!(call["approval"]["decided_via"], "rest");
     assert!(call["approval"]["decided_at"].is_string());
+    // ...and the trail keeps the session that decided (AUTH.md §5).
+    let trail = client()
+        .get(a.url("/audit?format=jsonl"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let decided: Value = trail
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["event"] == "approval.decided" && r["approval_uuid"] == u1.as_str())
+        .unwrap();
+    assert_eq!(decided["details"]["session_id"], "op-alice", "{decided}");
+    assert_eq!(decided["actor"], "anonymous");
     assert!(call["duration_ms"].is_u64(), "{call}");
 
     let call = add_call(&a, &b2).await;

@@ -504,34 +504,27 @@ async fn writes_are_atomic_contained_and_links_are_names() {
         std::fs::read_to_string(ws.join("new/dir/f.txt")).unwrap(),
         "ab"
     );
-    let e = err(&call(
-        &c,
-        "write_file",
-        json!({"root": "ws", "path": "a.txt", "content": "x", "mode": "create_only"}),
-    )
-    .await);
-    assert!(e.contains("already exists"), "{e}");
-    let e = err(&call(
-        &c,
-        "write_file",
-        json!({"root": "ws", "path": "in_link", "content": "x", "mode": "create_only"}),
-    )
-    .await);
-    assert!(e.contains("already exists"), "{e}");
-    let e = err(&call(
-        &c,
-        "write_file",
-        json!({"root": "ws", "path": "a.txt", "content": "x", "mode": "truncate"}),
-    )
-    .await);
-    assert!(e.contains("overwrite, append, create_only"), "{e}");
-    let e = err(&call(
-        &c,
-        "write_file",
-        json!({"root": "ws", "path": "sub", "content": "x"}),
-    )
-    .await);
-    assert!(e.contains("is a folder"), "{e}");
+    for (args, want) in [
+        (
+            json!({"root": "ws", "path": "a.txt", "content": "x", "mode": "create_only"}),
+            "already exists",
+        ),
+        (
+            json!({"root": "ws", "path": "in_link", "content": "x", "mode": "create_only"}),
+            "already exists",
+        ),
+        (
+            json!({"root": "ws", "path": "a.txt", "content": "x", "mode": "truncate"}),
+            "overwrite, append, create_only",
+        ),
+        (
+            json!({"root": "ws", "path": "sub", "content": "x"}),
+            "is a folder",
+        ),
+    ] {
+        let e = err(&call(&c, "write_file", args.clone()).await);
+        assert!(e.contains(want), "{args}: {e}");
+    }
     // Through an in-root link: the target changes, the link stays a link.
     ok(&call(
         &c,

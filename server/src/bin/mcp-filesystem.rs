@@ -39,14 +39,7 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
+    server::logging::to_stderr();
     let args = Args::parse();
     let checked = match config::load(&args.config) {
         Ok(c) => c,

@@ -28,14 +28,7 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
+    server::logging::to_stderr();
     let args = Args::parse();
     let db = Arc::new(
         ResourceDb::open(&args.db).with_context(|| format!("opening {}", args.db.display()))?,

@@ -89,28 +89,8 @@ fn body_by_counts(lines: &[&str], mut i: usize, b: usize, d: usize) -> Option<(H
     };
     let mut last = ' ';
     while h.old.len() < b || h.new.len() < d {
-        let l = *lines.get(i)?;
-        match l.chars().next() {
-            None => {
-                h.old.push(String::new());
-                h.new.push(String::new());
-                last = ' ';
-            }
-            Some(' ') => {
-                h.old.push(strip_cr(&l[1..]).to_string());
-                h.new.push(strip_cr(&l[1..]).to_string());
-                last = ' ';
-            }
-            Some('-') => {
-                h.old.push(strip_cr(&l[1..]).to_string());
-                last = '-';
-            }
-            Some('+') => {
-                h.new.push(strip_cr(&l[1..]).to_string());
-                last = '+';
-            }
-            Some('\\') => mark(&mut h, last),
-            _ => return None,
+        if !body_line(&mut h, lines.get(i)?, &mut last) {
+            return None;
         }
         if h.old.len() > b || h.new.len() > d {
             return None;
@@ -133,6 +113,31 @@ fn body_by_counts(lines: &[&str], mut i: usize, b: usize, d: usize) -> Option<(H
         Some(l) if l.starts_with("@@") || file_header(lines, i) => Some((h, i)),
         Some(_) => None,
     }
+}
+
+/// Adds body line `l` to `h` (`last` is the kind of the line before, for
+/// a no-newline marker); false when `l` is not a body line.
+fn body_line(h: &mut Hunk, l: &str, last: &mut char) -> bool {
+    let text = || strip_cr(l.get(1..).unwrap_or("")).to_string();
+    match l.chars().next() {
+        // An empty line: editors strip a context line's lone space.
+        None | Some(' ') => {
+            h.old.push(text());
+            h.new.push(text());
+            *last = ' ';
+        }
+        Some('-') => {
+            h.old.push(text());
+            *last = '-';
+        }
+        Some('+') => {
+            h.new.push(text());
+            *last = '+';
+        }
+        Some('\\') => mark(h, *last),
+        _ => return false,
+    }
+    true
 }
 
 /// `\ No newline at end of file` after a line of kind `last`.
@@ -159,25 +164,9 @@ fn body_to_next(lines: &[&str], mut i: usize) -> (Hunk, usize) {
     };
     let mut last = ' ';
     while i < lines.len() && !lines[i].starts_with("@@") && !file_header(lines, i) {
-        let l = lines[i];
-        match l.chars().next() {
-            None | Some(' ') => {
-                let t = if l.is_empty() { "" } else { strip_cr(&l[1..]) };
-                h.old.push(t.to_string());
-                h.new.push(t.to_string());
-                last = ' ';
-            }
-            Some('-') => {
-                h.old.push(strip_cr(&l[1..]).to_string());
-                last = '-';
-            }
-            Some('+') => {
-                h.new.push(strip_cr(&l[1..]).to_string());
-                last = '+';
-            }
-            Some('\\') => mark(&mut h, last),
-            // Anything else ends the body.
-            _ => break,
+        // Anything but a body line ends the body.
+        if !body_line(&mut h, lines[i], &mut last) {
+            break;
         }
         i += 1;
     }
@@ -289,13 +278,14 @@ pub fn apply(patch: &Patch, content: &str) -> Result<Applied, PatchError> {
     let mut delta: i64 = 0;
     let mut offsets = Vec::new();
     for (n, h) in patch.hunks.iter().enumerate() {
-        let stated = if h.old.is_empty() {
-            // An insertion goes after line `old_start`.
-            h.old_start as i64 + delta
+        // Where the hunk starts in the original numbering (0-based); an
+        // insertion goes after line `old_start`.
+        let base = if h.old.is_empty() {
+            h.old_start
         } else {
-            h.old_start.max(1) as i64 - 1 + delta
-        };
-        let want = stated.clamp(0, lines.len() as i64) as usize;
+            h.old_start.max(1) - 1
+        } as i64;
+        let want = (base + delta).clamp(0, lines.len() as i64) as usize;
         let pos = if h.old.is_empty() {
             Some(want)
         } else {
@@ -317,10 +307,8 @@ pub fn apply(patch: &Patch, content: &str) -> Result<Applied, PatchError> {
         offsets.push(pos as i64 - want as i64);
         let touches_end = pos + h.old.len() == lines.len();
         lines.splice(pos..pos + h.old.len(), h.new.iter().cloned());
-        delta = (pos + h.new.len()) as i64 - (h.old_start.max(1) as i64 - 1 + h.old.len() as i64);
-        if h.old.is_empty() {
-            delta = (pos + h.new.len()) as i64 - h.old_start as i64;
-        }
+        // The original line after this hunk is now at pos + new.len().
+        delta = (pos + h.new.len()) as i64 - (base + h.old.len() as i64);
         if touches_end {
             if h.new_no_eol {
                 final_eol = false;

@@ -6,13 +6,12 @@
 //! rules as every other tool.
 
 use super::walk::{Entry, walk};
-use super::write::{atomic_write, open_folder};
+use super::write::{open_folder, read_text, rewrite};
 use super::{Args, Fs, Outcome, ToolError, kind_of, rel_path, sandbox_error};
 use crate::filesystem::path::RelPath;
 use crate::filesystem::sandbox::SandboxError;
-use cap_std::fs::MetadataExt;
 use serde_json::{Value, json};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::time::{Duration, Instant};
 
 /// At most this many paths in one `read_multiple_files`.
@@ -206,36 +205,11 @@ pub fn edit_file(fs: &Fs, args: &Args<'_>) -> Outcome {
     if edits.is_empty() {
         return Err(ToolError("edit_file: edits is empty".into()));
     }
-    let fail = |e: SandboxError| sandbox_error(&given, root, e);
-    let r = root.resolve(&rel, true).map_err(fail)?;
-    if !r.exists {
-        return Err(fail(SandboxError::NotFound));
+    let file = read_text(fs, root, "edit_file", &given, &rel)?;
+    if !file.exists {
+        return Err(sandbox_error(&given, root, SandboxError::NotFound));
     }
-    let m = root.lstat(&r.path).map_err(fail)?;
-    if !m.is_file() {
-        return Err(ToolError(format!(
-            "path {given:?} in root {} is not a file",
-            root.name
-        )));
-    }
-    if m.len() > fs.max_patch_size {
-        return Err(ToolError(format!(
-            "path {given:?} is {} bytes, above max_patch_size ({})",
-            m.len(),
-            fs.max_patch_size
-        )));
-    }
-    let mut bytes = Vec::new();
-    root.open_read(&r.path)
-        .map_err(fail)?
-        .take(fs.max_patch_size + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| fail(e.into()))?;
-    let old = String::from_utf8(bytes).map_err(|_| {
-        ToolError(format!(
-            "path {given:?} is not UTF-8 text; edit_file edits text"
-        ))
-    })?;
+    let old = &file.text;
     let mut text = old.clone();
     for (i, e) in edits.iter().enumerate() {
         let field = |a: &str, b: &str| e.get(a).or_else(|| e.get(b)).and_then(Value::as_str);
@@ -269,20 +243,13 @@ pub fn edit_file(fs: &Fs, args: &Args<'_>) -> Outcome {
         }
     }
     let name = rel.display();
-    let diff = similar::TextDiff::from_lines(&old, &text)
+    let diff = similar::TextDiff::from_lines(old.as_str(), &text)
         .unified_diff()
         .context_radius(3)
         .header(&format!("a/{name}"), &format!("b/{name}"))
         .to_string();
-    if !dry_run && text != old {
-        let Some(file) = r.path.name().map(str::to_string) else {
-            return Err(ToolError("edit_file needs a file".into()));
-        };
-        let folder = open_folder(root, &r.path.parent()).map_err(|e| fail(e.into()))?;
-        atomic_write(&folder, &file, Some(m.mode() & 0o7777), false, |f| {
-            f.write_all(text.as_bytes())
-        })
-        .map_err(|e| fail(e.into()))?;
+    if !dry_run && text != *old {
+        rewrite(root, &given, &file, &text)?;
     }
     Ok(json!({
         "path": name,

@@ -83,6 +83,29 @@ impl Spec {
 const ROOT: (&str, &str, &str, bool) =
     ("root", "string", "The root's name, from list_roots.", true);
 
+/// The arguments of `copy` and `move`.
+const TWO_ENDS: &[(&str, &str, &str, bool)] = &[
+    (
+        "source_root",
+        "string",
+        "The source's root, from list_roots.",
+        true,
+    ),
+    (
+        "source_path",
+        "string",
+        "Path relative to source_root.",
+        true,
+    ),
+    (
+        "dest_root",
+        "string",
+        "The destination's root, from list_roots.",
+        true,
+    ),
+    ("dest_path", "string", "Path relative to dest_root.", true),
+];
+
 /// Every tool, `list_roots` first.
 pub static SPECS: &[Spec] = &[
     Spec {
@@ -241,27 +264,7 @@ pub static SPECS: &[Spec] = &[
         title: "Copy",
         description: "Copy a file (replacing a file at the destination atomically) or a folder (to a new path; symlinks and special files are skipped and listed), within a root or between roots from list_roots.",
         kind: Kind::Destructive,
-        args: &[
-            (
-                "source_root",
-                "string",
-                "The source's root, from list_roots.",
-                true,
-            ),
-            (
-                "source_path",
-                "string",
-                "Path relative to source_root.",
-                true,
-            ),
-            (
-                "dest_root",
-                "string",
-                "The destination's root, from list_roots.",
-                true,
-            ),
-            ("dest_path", "string", "Path relative to dest_root.", true),
-        ],
+        args: TWO_ENDS,
         run: copy::copy,
     },
     Spec {
@@ -269,27 +272,7 @@ pub static SPECS: &[Spec] = &[
         title: "Move",
         description: "Move or rename a file, folder or symlink (a symlink only within its root), within a root or between roots from list_roots. A file at the destination is replaced; a folder there is an error.",
         kind: Kind::Destructive,
-        args: &[
-            (
-                "source_root",
-                "string",
-                "The source's root, from list_roots.",
-                true,
-            ),
-            (
-                "source_path",
-                "string",
-                "Path relative to source_root.",
-                true,
-            ),
-            (
-                "dest_root",
-                "string",
-                "The destination's root, from list_roots.",
-                true,
-            ),
-            ("dest_path", "string", "Path relative to dest_root.", true),
-        ],
+        args: TWO_ENDS,
         run: copy::move_,
     },
     Spec {

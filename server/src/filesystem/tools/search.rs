@@ -16,7 +16,7 @@ use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, OpenOptions};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
@@ -179,9 +179,10 @@ pub fn grep(fs: &Fs, args: &Args<'_>) -> Outcome {
                 return ControlFlow::Continue(());
             }
             files += 1;
-            let Some(f) = open_regular(dir, name) else {
+            // The same descriptor, rewound: never a second open by name.
+            if f.seek(SeekFrom::Start(0)).is_err() {
                 return ControlFlow::Continue(());
-            };
+            }
             let mut before: VecDeque<String> = VecDeque::with_capacity(context + 1);
             // Matches of this file still collecting their context_after.
             let mut waiting: Vec<usize> = Vec::new();

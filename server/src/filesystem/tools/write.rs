@@ -294,72 +294,121 @@ pub fn remove_folder(fs: &Fs, args: &Args<'_>) -> Outcome {
     Ok(json!({"path": rel.display(), "removed": true, "entries_removed": n}))
 }
 
+/// A text file that `patch_file` or `edit_file` rewrites.
+pub(super) struct TextFile {
+    /// Resolved (an in-root link's target).
+    pub path: RelPath,
+    pub exists: bool,
+    /// Empty when it does not exist.
+    pub text: String,
+    /// Its permission bits, kept by the rewrite.
+    pub mode: Option<u32>,
+}
+
+/// Reads the text file at argument `path` for `tool` to rewrite: at most
+/// `max_patch_size`, UTF-8, not binary; a missing file reads as empty.
+pub(super) fn read_text(
+    fs: &Fs,
+    root: &Root,
+    tool: &str,
+    given: &str,
+    rel: &RelPath,
+) -> Result<TextFile, ToolError> {
+    use std::io::Read;
+    let fail = |e: SandboxError| sandbox_error(given, root, e);
+    let r = root.resolve(rel, true).map_err(fail)?;
+    if r.path.is_root() {
+        return Err(ToolError(format!(
+            "path {given:?} is root {} itself; {tool} changes files",
+            root.name
+        )));
+    }
+    if !r.exists {
+        return Ok(TextFile {
+            path: r.path,
+            exists: false,
+            text: String::new(),
+            mode: None,
+        });
+    }
+    let m = root.lstat(&r.path).map_err(fail)?;
+    if m.is_dir() {
+        return Err(ToolError(format!(
+            "path {given:?} in root {} is a folder; {tool} changes files",
+            root.name
+        )));
+    }
+    if m.len() > fs.max_patch_size {
+        return Err(ToolError(format!(
+            "path {given:?} is {} bytes, above max_patch_size ({}); {tool} will not rewrite it",
+            m.len(),
+            fs.max_patch_size
+        )));
+    }
+    let mut bytes = Vec::new();
+    root.open_read(&r.path)
+        .map_err(fail)?
+        .take(fs.max_patch_size + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| fail(e.into()))?;
+    if bytes.contains(&0) {
+        return Err(ToolError(format!(
+            "path {given:?} is a binary file; {tool} changes text"
+        )));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| {
+        ToolError(format!(
+            "path {given:?} is not UTF-8 text; {tool} changes text"
+        ))
+    })?;
+    Ok(TextFile {
+        path: r.path,
+        exists: true,
+        text,
+        mode: Some(m.mode() & 0o7777),
+    })
+}
+
+/// Replaces `file`'s content atomically (its folders created if missing).
+pub(super) fn rewrite(
+    root: &Root,
+    given: &str,
+    file: &TextFile,
+    content: &str,
+) -> Result<(), ToolError> {
+    let fail = |e: SandboxError| sandbox_error(given, root, e);
+    let Some(name) = file.path.name() else {
+        return Err(ToolError(format!(
+            "path {given:?} is root {} itself",
+            root.name
+        )));
+    };
+    create_folders(root, &file.path.parent()).map_err(fail)?;
+    let folder = open_folder(root, &file.path.parent()).map_err(|e| fail(e.into()))?;
+    atomic_write(&folder, name, file.mode, false, |f| {
+        f.write_all(content.as_bytes())
+    })
+    .map_err(|e| fail(e.into()))
+}
+
 /// `patch_file`: a unified diff applied atomically (all hunks or none),
 /// or only checked with `dry_run`.
 pub fn patch_file(fs: &Fs, args: &Args<'_>) -> Outcome {
     use crate::filesystem::patch;
-    use std::io::Read;
     let root = fs.root("patch_file", args, "root")?;
     let (given, rel) = rel_path(root, args, "path", None)?;
     let text = args.req_str("patch")?;
     let dry_run = args.boolean("dry_run")?.unwrap_or(false);
-    let fail = |e: SandboxError| sandbox_error(&given, root, e);
     let parsed = patch::parse(text).map_err(|e| ToolError(format!("patch_file: {e}")))?;
-    let r = root.resolve(&rel, true).map_err(fail)?;
-    let Some(name) = r.path.name().map(str::to_string) else {
-        return Err(ToolError(format!(
-            "path {given:?} is root {} itself; patch a file",
-            root.name
-        )));
-    };
-    let (old, mode) = if r.exists {
-        let m = root.lstat(&r.path).map_err(fail)?;
-        if m.is_dir() {
-            return Err(ToolError(format!(
-                "path {given:?} in root {} is a folder; patch_file patches files",
-                root.name
-            )));
-        }
-        if m.len() > fs.max_patch_size {
-            return Err(ToolError(format!(
-                "path {given:?} is {} bytes, above max_patch_size ({}); patch_file will not rewrite it",
-                m.len(),
-                fs.max_patch_size
-            )));
-        }
-        let mut bytes = Vec::new();
-        root.open_read(&r.path)
-            .map_err(fail)?
-            .take(fs.max_patch_size + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| fail(e.into()))?;
-        if bytes.contains(&0) {
-            return Err(ToolError(format!(
-                "path {given:?} is a binary file; patch_file patches text"
-            )));
-        }
-        let text = String::from_utf8(bytes).map_err(|_| {
-            ToolError(format!(
-                "path {given:?} is not UTF-8 text; patch_file patches text"
-            ))
-        })?;
-        (text, Some(m.mode() & 0o7777))
-    } else {
-        (String::new(), None)
-    };
-    let applied = patch::apply(&parsed, &old).map_err(|e| ToolError(e.0))?;
+    let file = read_text(fs, root, "patch_file", &given, &rel)?;
+    let applied = patch::apply(&parsed, &file.text).map_err(|e| ToolError(e.0))?;
     if !dry_run {
-        create_folders(root, &r.path.parent()).map_err(fail)?;
-        let folder = open_folder(root, &r.path.parent()).map_err(|e| fail(e.into()))?;
-        atomic_write(&folder, &name, mode, false, |f| {
-            f.write_all(applied.content.as_bytes())
-        })
-        .map_err(|e| fail(e.into()))?;
+        rewrite(root, &given, &file, &applied.content)?;
     }
     Ok(json!({
         "path": rel.display(),
         "hunks_applied": parsed.hunks.len(),
-        "created": !r.exists,
+        "created": !file.exists,
         "size": applied.content.len(),
         "offsets": applied.offsets,
         "dry_run": dry_run,
