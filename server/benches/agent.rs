@@ -14,10 +14,14 @@
 //!    Python SDK (`a2a-sdk`, when `scripts/setup.sh test` installed it),
 //!    and the latency a hop adds in a three-agent chain A → B → C;
 //! 5. auth: the p50 that modes tokens and oidc add over none
-//!    ([`auth`]).
+//!    ([`auth`]);
+//! 6. mcp-filesystem: read_file, grep and glob beside `fs::read`, `rg`
+//!    and `find`, and the most memory one call takes ([`filesystem`]).
 
 #[path = "agent/auth.rs"]
 mod auth;
+#[path = "agent/filesystem.rs"]
+mod filesystem;
 
 use server::fake_llm::FakeState;
 use server::llm::scripted::Rules;
@@ -253,7 +257,7 @@ async fn main() {
         .build()
         .unwrap();
     let mut rows: Vec<(String, String, String)> = Vec::new();
-    // `BENCH_ONLY=a2a make bench` (or `auth`): those rows alone.
+    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`): those rows alone.
     let only = std::env::var("BENCH_ONLY").ok();
     let wants = |part: &str| only.as_deref().is_none_or(|o| o == part);
     if wants("core") {
@@ -269,6 +273,11 @@ async fn main() {
     // 5. Auth.
     if wants("auth") {
         auth::rows(&http, &fake_base, &mut rows, quick).await;
+    }
+
+    // 6. mcp-filesystem.
+    if wants("fs") {
+        filesystem::rows(&mut rows, quick).await;
     }
 
     println!(

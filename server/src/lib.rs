@@ -24,6 +24,7 @@ pub mod filesystem;
 pub mod llm;
 pub mod logging;
 pub mod mcp;
+pub mod mcp_serve;
 pub mod net;
 pub mod resources;
 pub mod state;

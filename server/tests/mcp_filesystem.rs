@@ -348,6 +348,117 @@ async fn the_escape_corpus_gets_nothing_from_outside() {
     c.cancel().await.unwrap();
 }
 
+/// Everything under `dir` (links not followed): path → kind, mode and
+/// content.
+fn snapshot(dir: &Path) -> Vec<(String, String)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            let what = if m.is_dir() {
+                stack.push(p.clone());
+                format!("dir {:o}", m.permissions().mode())
+            } else if m.file_type().is_symlink() {
+                format!("link {:?}", std::fs::read_link(&p).unwrap())
+            } else {
+                format!(
+                    "file {:o} {:?}",
+                    m.permissions().mode(),
+                    std::fs::read(&p).unwrap()
+                )
+            };
+            out.push((p.display().to_string(), what));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The corpus through every tool that takes a path, the mutating ones
+/// included, each path in every path argument: nothing outside the root
+/// changes (content, mode, links), and no answer carries the secret or a
+/// host path.
+#[tokio::test]
+async fn the_escape_corpus_through_every_tool_changes_nothing_outside() {
+    let w = world();
+    let c = client(&w.config).await;
+    let long = "a/".repeat(2500);
+    let hostile = [
+        "..",
+        "/",
+        "../outside/secret",
+        "../outside/new",
+        "sub/../../outside/secret",
+        "/../outside/secret",
+        "abs_out",
+        "rel_out",
+        "prefix_out",
+        "dir_out",
+        "dir_out/secret",
+        "dir_out/new",
+        "dangling_out",
+        "chain_out",
+        "loop_a",
+        "loop_a/new",
+        "a\u{0}b",
+        long.as_str(),
+        "\u{ff0e}\u{ff0e}/outside/secret",
+        "..\\outside\\secret",
+        "%2e%2e/outside/secret",
+        "fifo",
+    ];
+    let outside = [w.base.join("outside"), w.base.join("ws-evil")];
+    let before: Vec<_> = outside.iter().map(|d| snapshot(d)).collect();
+    let host = w.base.display().to_string();
+    let tools: Value = serde_json::to_value(c.list_all_tools().await.unwrap()).unwrap();
+    let mut calls = 0;
+    for tool in tools.as_array().unwrap() {
+        let name = tool["name"].as_str().unwrap();
+        if name == "list_roots" {
+            continue;
+        }
+        for p in hostile {
+            // The hostile path as source and as destination, beside a
+            // harmless one.
+            for (p1, p2) in [(p, "copy_target"), ("a.txt", p), (p, p)] {
+                let args = json!({
+                    "root": "ws", "path": p1, "source_path": p1, "destination_path": p2,
+                    "paths": [p1, p2], "content": "written\n", "overwrite": true,
+                    "recursive": true, "pattern": "TOP|one", "dry_run": false,
+                    "patch": "--- a/x\n+++ b/x\n@@ -0,0 +1 @@\n+patched\n",
+                    "edits": [{"old_text": "TOP-SECRET", "new_text": "gone"}],
+                });
+                let r = call(&c, name, args).await;
+                calls += 1;
+                let t = text(&r);
+                assert!(
+                    !t.contains(SECRET),
+                    "{name} {p1:?} {p2:?} leaked the secret: {t}"
+                );
+                assert!(
+                    !t.contains(&host),
+                    "{name} {p1:?} {p2:?} leaked a host path: {t}"
+                );
+            }
+        }
+    }
+    let after: Vec<_> = outside.iter().map(|d| snapshot(d)).collect();
+    assert_eq!(after, before, "something outside the root changed");
+    assert!(calls > 16 * hostile.len() * 3 - 1, "{calls} calls");
+    // The server is still up and the root still works.
+    let v = ok(&call(
+        &c,
+        "read_file",
+        json!({"root": "ws", "path": "sub/deep/note.md"}),
+    )
+    .await);
+    assert_eq!(v["content"], "deep note");
+    c.cancel().await.unwrap();
+}
+
 #[tokio::test]
 async fn http_refuses_foreign_origins_and_hosts_and_a_bad_config_exits_2() {
     let w = world();

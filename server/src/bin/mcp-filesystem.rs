@@ -3,24 +3,17 @@
 //!
 //! stdio by default (stdout carries protocol messages only; logs go to
 //! stderr); `--http` serves Streamable HTTP at `/mcp` plus `/health`, with
-//! the MCP transport's DNS-rebinding protection: a foreign `Origin` is a
-//! 403, and when bound to loopback so is a `Host` that is not a loopback
-//! name. A bad config is one line on stderr and exit code 2.
+//! DNS-rebinding protection (`server::mcp_serve`). A bad config is one line
+//! on stderr and exit code 2.
 
 use anyhow::Context;
 use clap::Parser;
 use rmcp::ServiceExt;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use server::filesystem::config;
 use server::filesystem::server::FilesystemServer;
 use server::filesystem::tools::Fs;
 use std::path::PathBuf;
 use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
-
-/// Request bodies larger than this get 413.
-const MAX_BODY: usize = 32 * 1024 * 1024;
 
 /// Sandboxed folders over MCP.
 #[derive(Parser, Debug)]
@@ -78,7 +71,15 @@ fn main() -> std::process::ExitCode {
     let out = rt.block_on(async move {
         match addr {
             None => stdio(fs).await,
-            Some(addr) => http(fs, &addr, &checked.allowed_origins).await,
+            Some(addr) => {
+                server::mcp_serve::http(
+                    "mcp-filesystem",
+                    &addr,
+                    &checked.allowed_origins,
+                    move || FilesystemServer::new(fs.clone()),
+                )
+                .await
+            }
         }
     });
     match out {
@@ -90,21 +91,6 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-/// Resolves on SIGTERM or SIGINT.
-async fn stop_signal() {
-    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(mut t) => {
-            tokio::select! {
-                _ = t.recv() => {},
-                _ = tokio::signal::ctrl_c() => {},
-            }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
-}
-
 async fn stdio(fs: Arc<Fs>) -> anyhow::Result<()> {
     let service = FilesystemServer::new(fs)
         .serve(rmcp::transport::stdio())
@@ -112,55 +98,7 @@ async fn stdio(fs: Arc<Fs>) -> anyhow::Result<()> {
         .context("starting the stdio session")?;
     tokio::select! {
         r = service.waiting() => { r?; }
-        _ = stop_signal() => {}
+        _ = server::mcp_serve::stop_signal() => {}
     }
-    Ok(())
-}
-
-async fn http(fs: Arc<Fs>, addr: &str, allowed: &[String]) -> anyhow::Result<()> {
-    let listener = server::net::listen(addr)
-        .await
-        .with_context(|| format!("cannot listen on {addr}"))?;
-    let local = listener.local_addr()?;
-    let ct = CancellationToken::new();
-    let mut origins: Vec<String> = ["localhost", "127.0.0.1", "[::1]"]
-        .iter()
-        .flat_map(|h| {
-            [
-                format!("http://{h}:*"),
-                format!("https://{h}:*"),
-                format!("http://{h}"),
-                format!("https://{h}"),
-            ]
-        })
-        .collect();
-    origins.extend(allowed.iter().cloned());
-    let mut config = StreamableHttpServerConfig::default()
-        .with_cancellation_token(ct.child_token())
-        .with_allowed_origins(origins)
-        .enforce_origin_validation()
-        .with_max_request_body_bytes(MAX_BODY);
-    if !local.ip().is_loopback() {
-        tracing::warn!(
-            "listening on a non-loopback address: mcp-filesystem has no authentication of its own; keep it on the agent's network or behind a proxy"
-        );
-        config = config.disable_allowed_hosts();
-    }
-    let mcp = StreamableHttpService::new(
-        move || Ok(FilesystemServer::new(fs.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let app = axum::Router::new().nest_service("/mcp", mcp).route(
-        "/health",
-        axum::routing::get(|| async { axum::Json(serde_json::json!({"status": "ok"})) }),
-    );
-    tracing::info!("mcp-filesystem listening on http://{local}/mcp");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            stop_signal().await;
-            ct.cancel();
-        })
-        .await?;
     Ok(())
 }

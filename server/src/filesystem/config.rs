@@ -172,7 +172,13 @@ pub fn parse(text: &str) -> Result<Checked, Vec<(String, String)>> {
     let raw: FsConfig = serde_path_to_error::deserialize(de).map_err(|e| {
         let key = e.path().to_string();
         let key = if key == "." { String::new() } else { key };
-        vec![(key, e.into_inner().to_string())]
+        // serde_yaml already names the key inside some messages; say it once.
+        let what = e.into_inner().to_string();
+        let what = match what.strip_prefix(&format!("{key}: ")) {
+            Some(rest) if !key.is_empty() => rest.to_string(),
+            _ => what,
+        };
+        vec![(key, what)]
     })?;
     check(raw)
 }

@@ -93,7 +93,7 @@ impl FilesystemServer {
                     .and_then(|c| c.as_str())
                     .map_or(0, str::len);
                 tracing::info!(tool, root = %root, path = ?path, outcome = "ok", ms = format!("{ms:.1}"), bytes, "call");
-                CallToolResult::structured(v)
+                success(v)
             }
             Ok(Ok(Err(e))) => {
                 tracing::warn!(tool, root = %root, path = ?path, outcome = "refused", ms = format!("{ms:.1}"), reason = %e.0, "call");
@@ -107,6 +107,23 @@ impl FilesystemServer {
             }
         }
     }
+}
+
+/// Answers whose JSON is longer than this carry it once, as the text block
+/// the contract requires, without the `structuredContent` copy (which MCP
+/// makes optional): for a full read at the cap, the copy and its encoding
+/// in the message would double what one call holds in memory.
+const STRUCTURED_UP_TO: usize = 256 * 1024;
+
+fn success(v: serde_json::Value) -> CallToolResult {
+    let text = v.to_string();
+    if text.len() > STRUCTURED_UP_TO {
+        drop(v);
+        return CallToolResult::success(vec![ContentBlock::text(text)]);
+    }
+    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(v);
+    r
 }
 
 impl ServerHandler for FilesystemServer {

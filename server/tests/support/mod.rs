@@ -145,7 +145,7 @@ impl Drop for Agent {
 /// Starts `cmd`, collects its stdout and stderr, and waits for the line
 /// `... listening on http://ADDR` (the agent's and the test OpenID
 /// provider's); returns the child, ADDR and the growing log.
-fn spawn_listening(mut cmd: Command, what: &str) -> (Child, String, Arc<Mutex<String>>) {
+pub fn spawn_listening(mut cmd: Command, what: &str) -> (Child, String, Arc<Mutex<String>>) {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap_or_else(|e| panic!("start {what}: {e}"));
     let log = Arc::new(Mutex::new(String::new()));

@@ -65,7 +65,7 @@ pub fn read_multiple_files(fs: &Fs, args: &Args<'_>) -> Outcome {
                 v["binary"] = json!(true);
                 v["encoding"] = json!("base64");
             } else {
-                v["content"] = json!(String::from_utf8_lossy(&buf));
+                v["content"] = super::text_value(buf);
                 v["encoding"] = json!("utf-8");
             }
             Ok(v)

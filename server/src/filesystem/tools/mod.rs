@@ -434,6 +434,16 @@ pub static SPECS: &[Spec] = &[
     },
 ];
 
+/// File bytes as a JSON string: moved, not copied, when they are UTF-8
+/// (the usual case, and a full read is the biggest thing a call holds);
+/// otherwise with U+FFFD for each bad sequence.
+pub fn text_value(buf: Vec<u8>) -> Value {
+    match String::from_utf8(buf) {
+        Ok(s) => Value::String(s),
+        Err(e) => Value::String(String::from_utf8_lossy(e.as_bytes()).into_owned()),
+    }
+}
+
 /// The tool named `name`.
 pub fn spec(name: &str) -> Option<&'static Spec> {
     SPECS.iter().find(|s| s.name == name)

@@ -3,7 +3,7 @@
 //! streams the file, holding at most one capped line besides the answer,
 //! so a huge file or a huge line costs no more memory than the cap.
 
-use super::{Args, Fs, Outcome, ToolError, rel_path, sandbox_error};
+use super::{Args, Fs, Outcome, ToolError, rel_path, sandbox_error, text_value};
 use crate::filesystem::sandbox::SandboxError;
 use base64::Engine;
 use serde_json::json;
@@ -67,7 +67,7 @@ pub fn read_file(fs: &Fs, args: &Args<'_>) -> Outcome {
                 lines.total
             )));
         }
-        out["content"] = json!(String::from_utf8_lossy(&lines.content));
+        out["content"] = text_value(lines.content);
         out["truncated"] = json!(lines.next.is_some());
         out["lines_total"] = json!(lines.total);
         out["offset_lines"] = json!(start);
@@ -106,7 +106,7 @@ pub fn read_file(fs: &Fs, args: &Args<'_>) -> Outcome {
         out["binary"] = json!(true);
         out["encoding"] = json!("base64");
     } else {
-        out["content"] = json!(String::from_utf8_lossy(&buf));
+        out["content"] = text_value(buf);
         out["encoding"] = json!("utf-8");
     }
     out["truncated"] = json!(truncated);

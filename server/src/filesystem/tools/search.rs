@@ -16,7 +16,7 @@ use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, OpenOptions};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{BufRead, BufReader, Read};
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
@@ -24,8 +24,12 @@ use std::time::{Duration, Instant};
 const MAX_LINE: usize = 1024 * 1024;
 /// `line_content` (and context lines) longer than this are cut.
 const MAX_SHOWN: usize = 2000;
-/// A NUL in this many first bytes makes a file binary.
-const SNIFF: usize = 8192;
+/// grep reads files in blocks of this size (a few lines each in unit
+/// tests, so that matches and their context cross block edges there).
+const READ_BUFFER: usize = if cfg!(test) { 16 } else { 256 * 1024 };
+/// A NUL in this many first bytes makes a file binary (a few in unit
+/// tests, so that their small files stream as big ones do).
+const SNIFF: usize = if cfg!(test) { 8 } else { 8192 };
 
 /// A limited integer argument: `default` when absent, an error above `max`.
 fn bounded(args: &Args<'_>, name: &str, default: u64, max: u64) -> Result<u64, ToolError> {
@@ -82,15 +86,16 @@ fn join(base: &RelPath, rel: &str) -> String {
     }
 }
 
-/// Opens a regular file of a walk for reading, or `None` (links, FIFOs,
-/// devices, anything swapped in meanwhile).
-fn open_regular(dir: &Dir, name: &str) -> Option<cap_std::fs::File> {
+/// Opens a regular file of a walk for reading, with its size, or `None`
+/// (links, FIFOs, devices, anything swapped in meanwhile).
+fn open_regular(dir: &Dir, name: &str) -> Option<(cap_std::fs::File, u64)> {
     let mut o = OpenOptions::new();
     o.read(true);
     o.follow(FollowSymlinks::No);
     o.nonblock(true);
     let f = dir.open_with(name, &o).ok()?;
-    f.metadata().ok()?.is_file().then_some(f)
+    let m = f.metadata().ok()?;
+    m.is_file().then_some((f, m.len()))
 }
 
 /// Cuts `s` to [`MAX_SHOWN`] characters; whether it did.
@@ -104,13 +109,23 @@ fn shown(bytes: &[u8]) -> (String, bool) {
     }
 }
 
-/// Calls `f(line_number, line)` for each line of `r` (without the newline;
-/// cut at [`MAX_LINE`]) until it breaks.
+/// Blocks of whole lines that need not be looked at line by line:
+/// `quiet(block)` true means no line of the block can match, so only its
+/// first and last `edge` lines (the context a neighbouring match may need)
+/// are handed on, and the line numbers jump over the rest.
+struct Skim<'a> {
+    quiet: &'a dyn Fn(&str) -> bool,
+    edge: usize,
+}
+
+/// Calls `f(line_number, line)` for each line of `reader` (without the
+/// newline; cut at [`MAX_LINE`]) until it breaks, skimming quiet blocks.
+/// A `&[u8]` holding a whole file is read in place, without a copy.
 fn scan_lines(
-    r: impl Read,
+    mut reader: impl BufRead,
+    skim: Option<&Skim<'_>>,
     mut f: impl FnMut(u64, &[u8]) -> ControlFlow<()>,
 ) -> std::io::Result<()> {
-    let mut reader = BufReader::with_capacity(64 * 1024, r);
     let mut line: Vec<u8> = Vec::new();
     let mut n = 1u64;
     let mut pending = false;
@@ -122,7 +137,44 @@ fn scan_lines(
         let len = buf.len();
         let mut pos = 0;
         while pos < len {
-            let nl = buf[pos..].iter().position(|&b| b == b'\n');
+            if let Some(s) = skim
+                && !pending
+                && let Some(last) = memchr::memrchr(b'\n', &buf[pos..])
+            {
+                let block = &buf[pos..=pos + last];
+                // UTF-8 as it is, so the block reads as its lines do.
+                if let Ok(text) = std::str::from_utf8(block)
+                    && (s.quiet)(text)
+                {
+                    // Newline positions only when edge lines are wanted;
+                    // a plain count otherwise (the compiler vectorises it).
+                    let nls: Vec<usize> = if s.edge > 0 {
+                        memchr::memchr_iter(b'\n', block).collect()
+                    } else {
+                        Vec::new()
+                    };
+                    let count = if s.edge > 0 {
+                        nls.len()
+                    } else {
+                        block.iter().filter(|&&b| b == b'\n').count()
+                    };
+                    if count > 2 * s.edge {
+                        let line_at = |i: usize| {
+                            let start = if i == 0 { 0 } else { nls[i - 1] + 1 };
+                            &block[start..nls[i]]
+                        };
+                        for i in (0..s.edge).chain(count - s.edge..count) {
+                            if f(n + i as u64, line_at(i)).is_break() {
+                                return Ok(());
+                            }
+                        }
+                        n += count as u64;
+                        pos += last + 1;
+                        continue;
+                    }
+                }
+            }
+            let nl = memchr::memchr(b'\n', &buf[pos..]);
             let end = nl.map_or(len, |i| pos + i);
             let room = MAX_LINE.saturating_sub(line.len());
             line.extend_from_slice(&buf[pos..end.min(pos + room)]);
@@ -147,6 +199,25 @@ fn scan_lines(
     Ok(())
 }
 
+/// The pattern again, for whole blocks of lines, when that is sound: with
+/// `^`/`$` at line ends, any match within one line is also a match within
+/// the block (the reverse may not hold, which only costs a closer look).
+/// Not when the pattern anchors to the text's ends (`\A`, `\z`) or may
+/// turn multi-line mode off (`(?-m)`).
+fn block_pattern(pattern: &str, ci: bool) -> Option<regex::Regex> {
+    if pattern.contains("\\A")
+        || pattern.contains("\\z")
+        || pattern.contains("(?") && pattern.contains('-')
+    {
+        return None;
+    }
+    regex::RegexBuilder::new(pattern)
+        .case_insensitive(ci)
+        .multi_line(true)
+        .build()
+        .ok()
+}
+
 /// `grep`.
 pub fn grep(fs: &Fs, args: &Args<'_>) -> Outcome {
     let pattern = args.req_str("pattern")?;
@@ -159,6 +230,7 @@ pub fn grep(fs: &Fs, args: &Args<'_>) -> Outcome {
         .case_insensitive(ci)
         .build()
         .map_err(|e| ToolError(format!("invalid pattern: {e}")))?;
+    let block_re = block_pattern(pattern, ci);
     let excludes = Excludes::from_args(args)?;
     let filter = match args.str("glob_filter")? {
         Some(g) => Some((glob(g)?, g.contains('/'))),
@@ -171,27 +243,51 @@ pub fn grep(fs: &Fs, args: &Args<'_>) -> Outcome {
     let mut truncated = false;
     let mut search =
         |dir: &Dir, name: &str, file: String, matches: &mut Vec<Value>| -> ControlFlow<()> {
-            let Some(mut f) = open_regular(dir, name) else {
+            let Some((mut f, size)) = open_regular(dir, name) else {
                 return ControlFlow::Continue(());
             };
-            let mut head = Vec::with_capacity(SNIFF);
+            let mut head =
+                Vec::with_capacity((size as usize).saturating_add(1).min(READ_BUFFER + SNIFF));
             if (&mut f).take(SNIFF as u64).read_to_end(&mut head).is_err() || head.contains(&0) {
                 return ControlFlow::Continue(());
             }
             files += 1;
-            // The same descriptor, rewound: never a second open by name.
-            if f.seek(SeekFrom::Start(0)).is_err() {
+            // The rest from the same descriptor (never a second open by
+            // name): a file that fits one buffer is then searched in place;
+            // a bigger one streams, what was sniffed first.
+            let sniffed = head.len();
+            if (&mut f)
+                .take(READ_BUFFER as u64)
+                .read_to_end(&mut head)
+                .is_err()
+            {
                 return ControlFlow::Continue(());
             }
+            let whole = head.len() - sniffed < READ_BUFFER;
             let mut before: VecDeque<String> = VecDeque::with_capacity(context + 1);
             // Matches of this file still collecting their context_after.
             let mut waiting: Vec<usize> = Vec::new();
             let mut out = ControlFlow::Continue(());
-            let _ = scan_lines(f, |n, line| {
-                let (text, cut) = shown(line);
+            let quiet = |block: &str| {
+                Instant::now() < deadline && block_re.as_ref().is_some_and(|b| !b.is_match(block))
+            };
+            let skim = Skim {
+                quiet: &quiet,
+                edge: context,
+            };
+            let reader: Box<dyn BufRead> = if whole {
+                Box::new(&head[..])
+            } else {
+                Box::new(BufReader::with_capacity(READ_BUFFER, (&head[..]).chain(f)))
+            };
+            let _ = scan_lines(reader, Some(&skim), |n, line| {
+                // Shown text only where it is needed: matches and context.
+                let text = (context > 0).then(|| shown(line));
                 for &i in &waiting {
-                    if let Some(after) = matches[i]["context_after"].as_array_mut() {
-                        after.push(json!(text.clone()));
+                    if let (Some(after), Some((t, _))) =
+                        (matches[i]["context_after"].as_array_mut(), &text)
+                    {
+                        after.push(json!(t));
                     }
                 }
                 waiting.retain(|&i| {
@@ -210,8 +306,9 @@ pub fn grep(fs: &Fs, args: &Args<'_>) -> Outcome {
                         out = ControlFlow::Break(());
                         return ControlFlow::Break(());
                     }
+                    let (t, cut) = text.clone().unwrap_or_else(|| shown(line));
                     let mut m = json!({
-                        "file": file, "line_number": n, "line_content": text,
+                        "file": file, "line_number": n, "line_content": t,
                         "context_before": before.iter().collect::<Vec<_>>(), "context_after": [],
                     });
                     if cut {
@@ -222,8 +319,8 @@ pub fn grep(fs: &Fs, args: &Args<'_>) -> Outcome {
                         waiting.push(matches.len() - 1);
                     }
                 }
-                if context > 0 {
-                    before.push_back(text);
+                if let Some((t, _)) = text {
+                    before.push_back(t);
                     if before.len() > context {
                         before.pop_front();
                     }
@@ -356,7 +453,7 @@ mod tests {
 
     fn lines(text: &str) -> Vec<(u64, String)> {
         let mut v = Vec::new();
-        scan_lines(text.as_bytes(), |n, l| {
+        scan_lines(text.as_bytes(), None, |n, l| {
             v.push((n, String::from_utf8_lossy(l).into_owned()));
             ControlFlow::Continue(())
         })
@@ -375,6 +472,50 @@ mod tests {
             [(1, "a".into()), (2, "".into()), (3, "b".into())]
         );
         assert!(lines("").is_empty());
+    }
+
+    /// grep's answer for `text` in a one-file root.
+    fn grep_text(text: &str, pattern: &str, context: usize) -> Value {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("f.txt"), text).unwrap();
+        let cfg = format!(
+            "roots:\n  - name: ws\n    path: '{}'\n    allowed_tools: [grep]\n",
+            d.path().display()
+        );
+        let fs = Fs::open(&crate::filesystem::config::parse(&cfg).unwrap()).unwrap();
+        let map = json!({"root": "ws", "pattern": pattern, "context_lines": context, "max_results": 10000});
+        let map = map.as_object().unwrap().clone();
+        grep(&fs, &Args::new("grep", &map)).unwrap()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// Skimming blocks finds what reading every line finds: the same
+        /// matches, line numbers and context (an empty `(?-u:)` group
+        /// turns skimming off without changing what the pattern means).
+        #[test]
+        fn skimming_changes_nothing(
+            lines in proptest::collection::vec(
+                proptest::sample::select(vec!["a", "ab", "abc", "b c", "", "ca", "xyz", "a\u{e9}"]),
+                0..40,
+            ),
+            crlf in proptest::bool::ANY,
+            eol in proptest::bool::ANY,
+            pattern in proptest::sample::select(vec![
+                "a", "^a", "a$", "^$", "b+c", "\\bab\\b", "(?i)A", "a.c", "^[^a]*$", "\\s", "c\\r?$", "\\w\\W",
+            ]),
+            context in 0usize..4,
+        ) {
+            let nl = if crlf { "\r\n" } else { "\n" };
+            let mut text = lines.join(nl);
+            if eol && !text.is_empty() {
+                text.push_str(nl);
+            }
+            proptest::prop_assert!(block_pattern(pattern, false).is_some());
+            let skimmed = grep_text(&text, pattern, context);
+            let plain = grep_text(&text, &format!("(?-u:){pattern}"), context);
+            proptest::prop_assert_eq!(&skimmed["matches"], &plain["matches"]);
+        }
     }
 
     #[test]

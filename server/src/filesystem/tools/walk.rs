@@ -69,7 +69,8 @@ fn go(
         .filter_map(Result::ok)
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
-            let ft = e.metadata().ok()?.file_type();
+            // The type from the listing itself (d_type): no stat per entry.
+            let ft = e.file_type().ok()?;
             Some((name, ft))
         })
         .collect();
