@@ -5,7 +5,11 @@ import * as fs from 'node:fs';
 import { test, expect, hydrated, startExampleAgent, Agent } from './agent';
 
 const started: Agent[] = [];
-test.afterEach(async () => {
+test.afterEach(async ({ page }) => {
+  // Leave the page first: stopping an agent under an open page makes its
+  // live-updates stream fail to reconnect, a console error the
+  // consoleErrors fixture (checked after this hook) would report.
+  await page.goto('about:blank');
   for (const a of started.splice(0)) {
     await a.stop();
     fs.rmSync(a.dir, { recursive: true, force: true });

@@ -4,7 +4,11 @@ import * as fs from 'node:fs';
 import { test, expect, hydrated, startExampleAgent, Agent } from './agent';
 
 let example: Agent | undefined;
-test.afterEach(async () => {
+test.afterEach(async ({ page }) => {
+  // Leave the page first: stopping an agent under an open page makes its
+  // live-updates stream fail to reconnect, a console error the
+  // consoleErrors fixture (checked after this hook) would report.
+  await page.goto('about:blank');
   if (example) {
     await example.stop();
     fs.rmSync(example.dir, { recursive: true, force: true });
