@@ -23,6 +23,26 @@ struct World {
     config: PathBuf,
 }
 
+/// Paths that try to leave `ws` (with a 5,000-byte one added where used).
+const HOSTILE: &[&str] = &[
+    "..",
+    "../outside/secret",
+    "sub/../../outside/secret",
+    "/../outside/secret",
+    "abs_out",
+    "rel_out",
+    "prefix_out",
+    "dir_out",
+    "dir_out/secret",
+    "dangling_out",
+    "chain_out",
+    "loop_a",
+    "a\u{0}b",
+    "\u{ff0e}\u{ff0e}/outside/secret",
+    "..\\outside\\secret",
+    "%2e%2e/outside/secret",
+];
+
 /// `ws` (every tool), `docs` (read-only), and outside them a secret, a
 /// sibling sharing ws's name prefix, and hostile links inside ws.
 fn world() -> World {
@@ -307,25 +327,7 @@ async fn the_escape_corpus_gets_nothing_from_outside() {
     let w = world();
     let c = client(&w.config).await;
     let long = "a/".repeat(2500);
-    let hostile = [
-        "..",
-        "../outside/secret",
-        "sub/../../outside/secret",
-        "/../outside/secret",
-        "abs_out",
-        "rel_out",
-        "prefix_out",
-        "dir_out",
-        "dir_out/secret",
-        "dangling_out",
-        "chain_out",
-        "loop_a",
-        "a\u{0}b",
-        long.as_str(),
-        "\u{ff0e}\u{ff0e}/outside/secret",
-        "..\\outside\\secret",
-        "%2e%2e/outside/secret",
-    ];
+    let hostile: Vec<&str> = HOSTILE.iter().copied().chain([long.as_str()]).collect();
     let host = w.base.display().to_string();
     for tool in [
         "read_file",
@@ -334,7 +336,7 @@ async fn the_escape_corpus_gets_nothing_from_outside() {
         "permissions_file",
         "stat_file",
     ] {
-        for p in hostile {
+        for p in hostile.iter().copied() {
             let r = call(&c, tool, json!({"root": "ws", "path": p})).await;
             let t = text(&r);
             assert!(!t.contains(SECRET), "{tool} {p:?} leaked the secret");
@@ -386,30 +388,15 @@ async fn the_escape_corpus_through_every_tool_changes_nothing_outside() {
     let w = world();
     let c = client(&w.config).await;
     let long = "a/".repeat(2500);
-    let hostile = [
-        "..",
-        "/",
-        "../outside/secret",
-        "../outside/new",
-        "sub/../../outside/secret",
-        "/../outside/secret",
-        "abs_out",
-        "rel_out",
-        "prefix_out",
-        "dir_out",
-        "dir_out/secret",
-        "dir_out/new",
-        "dangling_out",
-        "chain_out",
-        "loop_a",
-        "loop_a/new",
-        "a\u{0}b",
-        long.as_str(),
-        "\u{ff0e}\u{ff0e}/outside/secret",
-        "..\\outside\\secret",
-        "%2e%2e/outside/secret",
-        "fifo",
-    ];
+    // The read-only corpus, a 5,000-byte path, and places a write could
+    // land: the root itself, new names behind links out, a FIFO.
+    let extra = ["/", "../outside/new", "dir_out/new", "loop_a/new", "fifo"];
+    let hostile: Vec<&str> = HOSTILE
+        .iter()
+        .copied()
+        .chain([long.as_str()])
+        .chain(extra)
+        .collect();
     let outside = [w.base.join("outside"), w.base.join("ws-evil")];
     let before: Vec<_> = outside.iter().map(|d| snapshot(d)).collect();
     let host = w.base.display().to_string();
@@ -420,7 +407,7 @@ async fn the_escape_corpus_through_every_tool_changes_nothing_outside() {
         if name == "list_roots" {
             continue;
         }
-        for p in hostile {
+        for p in hostile.iter().copied() {
             // The hostile path as source and as destination, beside a
             // harmless one.
             for (p1, p2) in [(p, "copy_target"), ("a.txt", p), (p, p)] {
