@@ -1,24 +1,21 @@
 //! A minimal A2A client: one blocking `SendMessage` and its answer.
 //!
-//! It reads the remote agent card (`/.well-known/agent-card.json`, then the
-//! seed's `/.well-known/agent.json`; cached as its `Cache-Control` says,
-//! else for 5 minutes, and forgotten when the agent cannot be reached), prefers a 1.0 JSON-RPC interface,
-//! falls back to 0.3 framing (the card's top-level `url`) and to the seed's
-//! legacy form for a card without `protocolVersion`, and answers in the
-//! dialect it chose. It forwards the caller's `Authorization: Bearer` and
+//! Where to POST and in which dialect comes from the sub-agent's card
+//! ([`super::discovery`]: a base URL or the seed's endpoint URL; a 1.0
+//! JSON-RPC interface first, then 0.3 framing, then the seed's legacy form
+//! for a card without `protocolVersion` or an agent without a card). It forwards the caller's `Authorization: Bearer` and
 //! `X-Session-ID`, never logs the token, and bounds every request (card
 //! 10 s, message 60 s). A remote task that waits for a decision comes back
 //! as [`RemoteReply::NeedsApproval`], which the engine turns into a proxy
 //! approval; the decision goes back as a message with the same task id.
 
+use super::discovery::{CARD_TIMEOUT, Discovery, Dialect};
 use super::{Outgoing, RemoteAgents, RemoteAsk, RemoteReply};
 use crate::llm::BoxFuture;
 use crate::tools::CallContext;
 use serde_json::{Value, json};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// How long a card may take.
-const CARD_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a message may take (DESIGN.md: A2A 60 s).
 const SEND_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -41,122 +38,53 @@ pub enum A2aError {
     Protocol(String),
 }
 
-/// The protocol dialect a card offers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Dialect {
-    V1,
-    V03,
-    Legacy,
-}
-
-/// How long a card is trusted when its answer says nothing (seconds).
-const DEFAULT_CARD_TTL: u64 = 300;
-
 /// An A2A client over reqwest.
+#[derive(Default)]
 pub struct A2aClient {
     http: reqwest::Client,
-    /// Cards read, by base URL: the endpoint, dialect, and until when they
-    /// hold (the card's `Cache-Control: max-age`, else 5 minutes).
-    cards: std::sync::Mutex<std::collections::HashMap<String, (String, Dialect, Instant)>>,
-}
-
-impl Default for A2aClient {
-    fn default() -> Self {
-        A2aClient {
-            http: reqwest::Client::new(),
-            cards: Default::default(),
-        }
-    }
+    /// Where each configured sub-agent lives, from its card.
+    discovery: Discovery,
 }
 
 impl A2aClient {
-    /// The endpoint and dialect of the agent at `base`, from the cache or
-    /// its card.
-    async fn discover(&self, base: &str) -> Result<(String, Dialect), A2aError> {
-        let key = base.trim_end_matches('/').to_string();
-        if let Some((e, d, until)) = self
-            .cards
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
-            .cloned()
-            && until > Instant::now()
-        {
-            return Ok((e, d));
-        }
-        let (endpoint, dialect, ttl) = self.read_card(&key).await?;
-        self.cards
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(key, (endpoint.clone(), dialect, Instant::now() + ttl));
-        Ok((endpoint, dialect))
-    }
-
-    /// Forgets a card (after a failure, the agent may have moved).
-    fn forget(&self, base: &str) {
-        self.cards
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(base.trim_end_matches('/'));
-    }
-
-    /// Reads the card at `base`: endpoint, dialect, how long to trust it.
-    async fn read_card(&self, base: &str) -> Result<(String, Dialect, Duration), A2aError> {
-        let mut last = String::new();
-        for path in ["/.well-known/agent-card.json", "/.well-known/agent.json"] {
-            let url = format!("{base}{path}");
-            let resp = self
-                .http
-                .get(&url)
-                .timeout(CARD_TIMEOUT)
-                .send()
-                .await
-                .map_err(|e| A2aError::Unreachable {
-                    url: url.clone(),
-                    reason: short(&e),
-                })?;
-            if !resp.status().is_success() {
-                last = format!("{url} answered {}", resp.status());
-                continue;
-            }
-            let ttl = resp
-                .headers()
-                .get(reqwest::header::CACHE_CONTROL)
-                .and_then(|v| v.to_str().ok())
-                .and_then(max_age)
-                .unwrap_or(DEFAULT_CARD_TTL);
-            let card: Value = resp
-                .json()
-                .await
-                .map_err(|e| A2aError::BadCard(format!("{url}: not a JSON agent card: {e}")))?;
-            let (endpoint, dialect) = pick(&card, base)?;
-            return Ok((endpoint, dialect, Duration::from_secs(ttl)));
-        }
-        Err(A2aError::BadCard(format!("no agent card: {last}")))
-    }
-
-    async fn send_message(
+    /// POSTs a JSON-RPC `body` to the agent configured at `url`, in the
+    /// dialect its card offers: `make` builds the method and params.
+    /// Returns the JSON-RPC answer.
+    async fn call(
         &self,
-        base: &str,
-        out: &Outgoing,
+        url: &str,
         ctx: &CallContext,
-    ) -> Result<RemoteReply, A2aError> {
-        let (endpoint, dialect) = self.discover(base).await?;
-        let (method, params, version) = build(dialect, out);
+        timeout: Duration,
+        make: impl Fn(Dialect) -> (&'static str, Value, Option<&'static str>),
+    ) -> Result<Value, A2aError> {
+        let target = self.discovery.target(&self.http, url).await?;
+        let (method, params, version) = make(target.dialect);
         let body = json!({"jsonrpc": "2.0", "id": uuid::Uuid::new_v4().to_string(), "method": method, "params": params});
-        let mut req = self
-            .http
-            .post(&endpoint)
-            .timeout(SEND_TIMEOUT)
-            .header("X-Session-ID", &ctx.session_id)
-            .json(&body);
-        if let Some(v) = version {
-            req = req.header("A2A-Version", v);
+        let post = |endpoint: &str| {
+            let mut req = self
+                .http
+                .post(endpoint)
+                .timeout(timeout)
+                .header("X-Session-ID", &ctx.session_id)
+                .header("X-A2A-Hop-Count", (ctx.hops + 1).to_string())
+                .json(&body);
+            if let Some(v) = version {
+                req = req.header("A2A-Version", v);
+            }
+            with_identity(req, ctx).send()
+        };
+        let mut endpoint = target.endpoint.clone();
+        let mut sent = post(&endpoint).await;
+        // The card's URL cannot be connected to (nothing was sent): the
+        // endpoint the config names is the one this agent can reach.
+        if let (Err(e), Some(fallback)) = (&sent, &target.fallback)
+            && e.is_connect()
+        {
+            endpoint = fallback.clone();
+            sent = post(&endpoint).await;
         }
-        req = with_identity(req, ctx);
-        req = req.header("X-A2A-Hop-Count", (ctx.hops + 1).to_string());
-        let resp = req.send().await.map_err(|e| {
-            self.forget(base);
+        let resp = sent.map_err(|e| {
+            self.discovery.forget(url);
             A2aError::Unreachable {
                 url: endpoint.clone(),
                 reason: short(&e),
@@ -167,46 +95,37 @@ impl A2aClient {
             A2aError::Protocol(format!("{endpoint} answered {status} without JSON: {e}"))
         })?;
         refused(status, &answer)?;
+        Ok(answer)
+    }
+
+    async fn send_message(
+        &self,
+        url: &str,
+        out: &Outgoing,
+        ctx: &CallContext,
+    ) -> Result<RemoteReply, A2aError> {
+        let answer = self
+            .call(url, ctx, SEND_TIMEOUT, |d| build(d, out))
+            .await?;
         read_answer(&answer)
     }
-}
 
-impl A2aClient {
     async fn cancel_task(
         &self,
-        base: &str,
+        url: &str,
         task_id: &str,
         ctx: &CallContext,
     ) -> Result<(), A2aError> {
-        let (endpoint, dialect) = self.discover(base).await?;
-        let (method, version) = match dialect {
-            Dialect::V1 => ("CancelTask", Some("1.0")),
-            Dialect::V03 => ("tasks/cancel", Some("0.3")),
-            Dialect::Legacy => ("tasks/cancel", None),
-        };
-        let body = json!({"jsonrpc": "2.0", "id": uuid::Uuid::new_v4().to_string(),
-                          "method": method, "params": {"id": task_id}});
-        let mut req = self
-            .http
-            .post(&endpoint)
-            .timeout(CARD_TIMEOUT)
-            .header("X-Session-ID", &ctx.session_id)
-            .header("X-A2A-Hop-Count", (ctx.hops + 1).to_string())
-            .json(&body);
-        if let Some(v) = version {
-            req = req.header("A2A-Version", v);
-        }
-        req = with_identity(req, ctx);
-        let resp = req.send().await.map_err(|e| A2aError::Unreachable {
-            url: endpoint.clone(),
-            reason: short(&e),
-        })?;
-        let status = resp.status();
-        let answer: Value = resp
-            .json()
-            .await
-            .map_err(|e| A2aError::Protocol(format!("{endpoint}: {e}")))?;
-        refused(status, &answer)?;
+        let answer = self
+            .call(url, ctx, CARD_TIMEOUT, |dialect| {
+                let (method, version) = match dialect {
+                    Dialect::V1 => ("CancelTask", Some("1.0")),
+                    Dialect::V03 => ("tasks/cancel", Some("0.3")),
+                    Dialect::Legacy => ("tasks/cancel", None),
+                };
+                (method, json!({"id": task_id}), version)
+            })
+            .await?;
         match answer.get("error") {
             None => Ok(()),
             Some(err) => Err(remote_error(err)),
@@ -282,7 +201,7 @@ fn build(dialect: Dialect, out: &Outgoing) -> (&'static str, Value, Option<&'sta
 }
 
 /// A short reason for a failed request (the URL is said once, by the caller).
-fn short(e: &reqwest::Error) -> String {
+pub(super) fn short(e: &reqwest::Error) -> String {
     if e.is_timeout() {
         "timed out".into()
     } else if e.is_connect() {
@@ -295,42 +214,6 @@ fn short(e: &reqwest::Error) -> String {
                 .replace(url.as_str(), "the agent");
         }
         s
-    }
-}
-
-/// `max-age=N` of a Cache-Control value (`no-store`/`no-cache` → 0).
-fn max_age(v: &str) -> Option<u64> {
-    let v = v.to_ascii_lowercase();
-    if v.contains("no-store") || v.contains("no-cache") {
-        return Some(0);
-    }
-    v.split(',')
-        .find_map(|d| d.trim().strip_prefix("max-age=")?.trim().parse().ok())
-}
-
-/// The endpoint and dialect a card offers.
-fn pick(card: &Value, base: &str) -> Result<(String, Dialect), A2aError> {
-    if let Some(list) = card.get("supportedInterfaces").and_then(Value::as_array) {
-        for i in list {
-            let binding = i.get("protocolBinding").and_then(Value::as_str);
-            let version = i.get("protocolVersion").and_then(Value::as_str);
-            if binding.is_none_or(|b| b.eq_ignore_ascii_case("JSONRPC"))
-                && version.is_some_and(|v| v.starts_with("1."))
-                && let Some(url) = i.get("url").and_then(Value::as_str)
-            {
-                return Ok((url.to_string(), Dialect::V1));
-            }
-        }
-    }
-    let url = card
-        .get("url")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .unwrap_or_else(|| format!("{base}/a2a"));
-    if card.get("protocolVersion").is_some() {
-        Ok((url, Dialect::V03))
-    } else {
-        Ok((url, Dialect::Legacy))
     }
 }
 
@@ -505,32 +388,6 @@ fn with_identity(mut req: reqwest::RequestBuilder, ctx: &CallContext) -> reqwest
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn card_lifetimes_follow_cache_control() {
-        assert_eq!(max_age("public, max-age=300"), Some(300));
-        assert_eq!(max_age("no-store"), Some(0));
-        assert_eq!(max_age("private"), None);
-    }
-
-    #[test]
-    fn cards_pick_1_0_then_0_3_then_legacy() {
-        let dual = json!({"url": "http://b/a2a", "protocolVersion": "0.3.0",
-            "supportedInterfaces": [{"url": "http://b/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]});
-        assert_eq!(
-            pick(&dual, "http://b").unwrap(),
-            ("http://b/a2a".into(), Dialect::V1)
-        );
-        let v03 = json!({"url": "http://c/rpc", "protocolVersion": "0.3.0"});
-        assert_eq!(
-            pick(&v03, "http://c").unwrap(),
-            ("http://c/rpc".into(), Dialect::V03)
-        );
-        assert_eq!(
-            pick(&json!({"name": "x"}), "http://d").unwrap().1,
-            Dialect::Legacy
-        );
-    }
 
     #[test]
     fn answers_in_every_dialect_read_as_text() {

@@ -17,6 +17,7 @@ pub mod authorize;
 pub mod card;
 pub mod client;
 pub mod conformance;
+pub mod discovery;
 pub mod executor;
 pub mod rpc;
 pub mod server;

@@ -1,0 +1,309 @@
+//! Where a configured sub-agent lives and which dialect it speaks.
+//!
+//! A sub-agent's `url` comes in two forms. Ours and the A2A spec's: the
+//! agent's base (`http://b:8080`), whose card says where to POST. The
+//! seed's: the JSON-RPC endpoint itself (`http://agent-b:8082/a2a`), which
+//! is "used directly for POST". So the card is looked for next to the URL
+//! (an agent mounted under a path), then at the URL's origin (the seed's
+//! endpoint form), then at the URL itself; each place under
+//! `/.well-known/agent-card.json` and then the seed's `/.well-known/agent.json`.
+//!
+//! The card's interface URL wins when it has one (preferring the interface
+//! equal to the configured URL); the configured endpoint is kept as the
+//! fallback for when that URL cannot be connected to (a card naming a
+//! public host that is not reachable from inside a compose network). A card
+//! without an interface URL is posted to the configured endpoint. An agent
+//! that answers but has no card at all is a seed agent: it is spoken to in
+//! the legacy dialect at the configured endpoint.
+//!
+//! Answers are cached by configured URL for the card's `Cache-Control:
+//! max-age` (else 5 minutes) and forgotten when the agent cannot be reached.
+
+use super::client::{A2aError, short};
+use reqwest::Url;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How long a card may take.
+pub const CARD_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a card is trusted when its answer says nothing (seconds).
+const DEFAULT_CARD_TTL: u64 = 300;
+
+/// The protocol dialect a card offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    V1,
+    V03,
+    Legacy,
+}
+
+/// Where to POST and how to speak.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    pub endpoint: String,
+    /// The configured endpoint when it differs from `endpoint`: tried when
+    /// `endpoint` cannot be connected to (nothing was sent, so a retry
+    /// cannot run anything twice).
+    pub fallback: Option<String>,
+    pub dialect: Dialect,
+}
+
+/// Cards read, by configured URL, with the time until which they hold.
+#[derive(Default)]
+pub struct Discovery {
+    cards: Mutex<HashMap<String, (Target, Instant)>>,
+}
+
+impl Discovery {
+    /// The target of the agent configured at `url`, from the cache or its card.
+    pub async fn target(&self, http: &reqwest::Client, url: &str) -> Result<Target, A2aError> {
+        let key = url.trim_end_matches('/').to_string();
+        if let Some((t, until)) = self
+            .cards
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .cloned()
+            && until > Instant::now()
+        {
+            return Ok(t);
+        }
+        let (target, ttl) = read(http, &key).await?;
+        self.cards
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, (target.clone(), Instant::now() + ttl));
+        Ok(target)
+    }
+
+    /// Forgets a card (after a failure: the agent may have moved).
+    pub fn forget(&self, url: &str) {
+        self.cards
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(url.trim_end_matches('/'));
+    }
+}
+
+/// Reads the card of the agent configured at `url` (no trailing slash).
+async fn read(http: &reqwest::Client, url: &str) -> Result<(Target, Duration), A2aError> {
+    let parsed = Url::parse(url)
+        .map_err(|e| A2aError::BadCard(format!("{url} is not a URL: {e}")))?;
+    let endpoint = endpoint_of(&parsed, url);
+    for location in locations(&parsed, url) {
+        let resp = http
+            .get(&location)
+            .header(reqwest::header::ACCEPT, "application/json")
+            .timeout(CARD_TIMEOUT)
+            .send()
+            .await
+            .map_err(|e| A2aError::Unreachable {
+                url: location.clone(),
+                reason: short(&e),
+            })?;
+        if !resp.status().is_success() {
+            continue;
+        }
+        let ttl = resp
+            .headers()
+            .get(reqwest::header::CACHE_CONTROL)
+            .and_then(|v| v.to_str().ok())
+            .and_then(max_age)
+            .unwrap_or(DEFAULT_CARD_TTL);
+        // Anything that is not a card (an HTML page, a JSON-RPC error)
+        // means "no card here", not "broken agent".
+        let Ok(card) = resp.json::<Value>().await else {
+            continue;
+        };
+        if !is_card(&card) {
+            continue;
+        }
+        return Ok((pick(&card, &endpoint), Duration::from_secs(ttl)));
+    }
+    let target = Target {
+        endpoint,
+        fallback: None,
+        dialect: Dialect::Legacy,
+    };
+    Ok((target, Duration::from_secs(DEFAULT_CARD_TTL)))
+}
+
+/// The card URLs to try for the agent configured at `url`, in order.
+pub fn locations(parsed: &Url, url: &str) -> Vec<String> {
+    const NAMES: [&str; 2] = ["/.well-known/agent-card.json", "/.well-known/agent.json"];
+    let origin = parsed.origin().ascii_serialization();
+    let at_origin = NAMES.iter().map(|n| format!("{origin}{n}"));
+    if parsed.path().trim_end_matches('/').is_empty() {
+        return at_origin.collect();
+    }
+    let beside: Vec<String> = NAMES.iter().map(|n| format!("{url}{n}")).collect();
+    beside
+        .into_iter()
+        .chain(at_origin)
+        .chain(std::iter::once(url.to_string()))
+        .collect()
+}
+
+/// Where to POST when no card names a URL: the configured URL when it has
+/// a path (the seed's endpoint form), else our default `/a2a` under it.
+pub fn endpoint_of(parsed: &Url, url: &str) -> String {
+    if parsed.path().trim_end_matches('/').is_empty() {
+        format!("{}/a2a", url.trim_end_matches('/'))
+    } else {
+        url.to_string()
+    }
+}
+
+/// Whether a JSON answer is an agent card (of any version).
+fn is_card(v: &Value) -> bool {
+    v.is_object()
+        && (v.get("name").is_some_and(Value::is_string)
+            || v.get("supportedInterfaces").is_some_and(Value::is_array))
+}
+
+/// The target a card offers; `configured` is the endpoint the config implies.
+pub fn pick(card: &Value, configured: &str) -> Target {
+    let same = |u: &str| u.trim_end_matches('/') == configured.trim_end_matches('/');
+    let target = |endpoint: String, dialect| Target {
+        fallback: (!same(&endpoint)).then(|| configured.to_string()),
+        endpoint,
+        dialect,
+    };
+    if let Some(list) = card.get("supportedInterfaces").and_then(Value::as_array) {
+        let v1: Vec<&str> = list
+            .iter()
+            .filter(|i| jsonrpc(i, "1."))
+            .filter_map(|i| i.get("url").and_then(Value::as_str))
+            .collect();
+        if let Some(url) = v1.iter().find(|u| same(u)).or(v1.first()) {
+            return target(url.to_string(), Dialect::V1);
+        }
+        // A 1.0 card listing only a 0.3 JSON-RPC interface.
+        let v03 = list.iter().find(|i| jsonrpc(i, "0.3"));
+        if let Some(url) = v03.and_then(|i| i.get("url")).and_then(Value::as_str) {
+            return target(url.to_string(), Dialect::V03);
+        }
+    }
+    let dialect = if card.get("protocolVersion").is_some() {
+        Dialect::V03
+    } else {
+        Dialect::Legacy
+    };
+    match card.get("url").and_then(Value::as_str) {
+        Some(url) if !url.is_empty() => target(url.to_string(), dialect),
+        _ => target(configured.to_string(), dialect),
+    }
+}
+
+/// Whether a card interface is JSON-RPC of a version starting with `version`.
+fn jsonrpc(interface: &Value, version: &str) -> bool {
+    interface
+        .get("protocolBinding")
+        .and_then(Value::as_str)
+        .is_none_or(|b| b.eq_ignore_ascii_case("JSONRPC"))
+        && interface
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .is_some_and(|v| v.starts_with(version))
+}
+
+/// `max-age=N` of a Cache-Control value (`no-store`/`no-cache` → 0).
+pub fn max_age(v: &str) -> Option<u64> {
+    let v = v.to_ascii_lowercase();
+    if v.contains("no-store") || v.contains("no-cache") {
+        return Some(0);
+    }
+    v.split(',')
+        .find_map(|d| d.trim().strip_prefix("max-age=")?.trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn card_lifetimes_follow_cache_control() {
+        assert_eq!(max_age("public, max-age=300"), Some(300));
+        assert_eq!(max_age("no-store"), Some(0));
+        assert_eq!(max_age("private"), None);
+    }
+
+    #[test]
+    fn a_base_url_is_looked_up_at_its_origin_and_posted_to_under_a2a() {
+        let url = "http://b:8080";
+        let parsed = Url::parse(url).unwrap();
+        assert_eq!(
+            locations(&parsed, url),
+            [
+                "http://b:8080/.well-known/agent-card.json",
+                "http://b:8080/.well-known/agent.json"
+            ]
+        );
+        assert_eq!(endpoint_of(&parsed, url), "http://b:8080/a2a");
+    }
+
+    #[test]
+    fn an_endpoint_url_is_looked_up_beside_it_then_at_its_origin_then_itself() {
+        let url = "http://agent-b:8082/a2a";
+        let parsed = Url::parse(url).unwrap();
+        assert_eq!(
+            locations(&parsed, url),
+            [
+                "http://agent-b:8082/a2a/.well-known/agent-card.json",
+                "http://agent-b:8082/a2a/.well-known/agent.json",
+                "http://agent-b:8082/.well-known/agent-card.json",
+                "http://agent-b:8082/.well-known/agent.json",
+                "http://agent-b:8082/a2a",
+            ]
+        );
+        assert_eq!(endpoint_of(&parsed, url), url);
+    }
+
+    #[test]
+    fn cards_pick_1_0_then_0_3_then_legacy() {
+        let dual = json!({"url": "http://b/a2a", "protocolVersion": "0.3.0",
+            "supportedInterfaces": [{"url": "http://b/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]});
+        assert_eq!(
+            pick(&dual, "http://b/a2a"),
+            Target {
+                endpoint: "http://b/a2a".into(),
+                fallback: None,
+                dialect: Dialect::V1
+            }
+        );
+        let v03 = json!({"url": "http://c/rpc", "protocolVersion": "0.3.0"});
+        let t = pick(&v03, "http://c/a2a");
+        assert_eq!((t.endpoint.as_str(), t.dialect), ("http://c/rpc", Dialect::V03));
+        assert_eq!(t.fallback.as_deref(), Some("http://c/a2a"));
+        let seed = pick(&json!({"name": "x"}), "http://d:8082/a2a");
+        assert_eq!(
+            (seed.endpoint.as_str(), seed.dialect, seed.fallback),
+            ("http://d:8082/a2a", Dialect::Legacy, None)
+        );
+    }
+
+    #[test]
+    fn the_interface_equal_to_the_configured_url_is_preferred() {
+        let card = json!({"name": "b", "supportedInterfaces": [
+            {"url": "https://public.example/b", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": "http://b:8080/a2a/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": "http://b:8080/a2a", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]});
+        let t = pick(&card, "http://b:8080/a2a");
+        assert_eq!((t.endpoint.as_str(), t.fallback), ("http://b:8080/a2a/", None));
+        let t = pick(&card, "http://elsewhere/a2a");
+        assert_eq!(t.endpoint, "https://public.example/b");
+        assert_eq!(t.fallback.as_deref(), Some("http://elsewhere/a2a"));
+    }
+
+    #[test]
+    fn only_card_shaped_answers_are_cards() {
+        assert!(is_card(&json!({"name": "b"})));
+        assert!(is_card(&json!({"supportedInterfaces": []})));
+        assert!(!is_card(&json!({"jsonrpc": "2.0", "error": {"code": -32600}})));
+        assert!(!is_card(&json!("name")));
+    }
+}

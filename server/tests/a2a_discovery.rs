@@ -1,0 +1,227 @@
+//! Where our client finds a sub-agent, with a real agent and a scriptable
+//! peer ([`support::peer`]): the seed's endpoint URLs (`…/a2a`) with and
+//! without a card, a card whose interface URL differs from the configured
+//! one (reachable or not), a card beside a path-mounted URL, a 0.3 card,
+//! and an agent with no card at all spoken to in the seed's legacy dialect,
+//! proxy approval included.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::peer::{Peer, Seen};
+use support::{Agent, client, write_config};
+
+/// Agent A on the scripted model: every message goes to sub-agent `peer`
+/// at `url`, and the answer comes back as "relayed: …".
+struct Front {
+    agent: Agent,
+    _dir: tempfile::TempDir,
+}
+
+fn front(url: &str) -> Front {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.yaml");
+    std::fs::write(
+        &rules,
+        "rules:\n  - match: \"(?s)^(.*)$\"\n    steps:\n      - call: a2a_peer\n        args: {message: \"$1\"}\n      - reply: \"relayed: {result}\"\n",
+    )
+    .unwrap();
+    let yaml = format!(
+        "name: front\nllm: {{model: \"scripted:{}\"}}\na2a:\n  - {{name: peer, url: \"{url}\", description: The peer}}\n",
+        rules.display()
+    );
+    let agent = Agent::start(&write_config(dir.path(), &dir.path().join("data"), &yaml));
+    Front { agent, _dir: dir }
+}
+
+async fn post(agent: &Agent, path: &str, body: Value) -> (u16, Value) {
+    let resp = client()
+        .post(agent.url(path))
+        .timeout(std::time::Duration::from_secs(30))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (resp.status().as_u16(), resp.json().await.unwrap_or(Value::Null))
+}
+
+async fn say(front: &Front, text: &str) -> Value {
+    let (status, body) = post(&front.agent, "/conversations", json!({"message": text})).await;
+    assert_eq!(status, 201, "{body}");
+    body
+}
+
+fn response(body: &Value) -> &str {
+    body["result"]["response"].as_str().unwrap_or_default()
+}
+
+fn one_post(peer: &Peer) -> Seen {
+    let posts = peer.posts();
+    assert_eq!(posts.len(), 1, "{posts:?}");
+    posts.into_iter().next().unwrap()
+}
+
+fn card(name: &str, interfaces: Value) -> Value {
+    json!({"name": name, "description": "a peer", "version": "1", "supportedInterfaces": interfaces,
+        "capabilities": {}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": []})
+}
+
+/// No card anywhere: the seed's legacy dialect at the configured endpoint,
+/// and its `input-required` becomes a proxy approval whose decision goes
+/// back with `params.taskId`.
+#[tokio::test]
+async fn an_agent_without_a_card_is_spoken_to_in_the_legacy_dialect_at_its_endpoint() {
+    let peer = Peer::start(&[]).await;
+    let front = front(&peer.url("/rpc/legacy"));
+    let body = say(&front, "hello there").await;
+    assert_eq!(
+        response(&body),
+        "relayed: peer got: hello there via legacy at /rpc/legacy",
+        "{body}"
+    );
+    let gets: Vec<String> = peer
+        .seen()
+        .iter()
+        .filter(|s| s.method == "GET")
+        .map(|s| s.path.clone())
+        .collect();
+    assert_eq!(
+        gets,
+        [
+            "/rpc/legacy/.well-known/agent-card.json",
+            "/rpc/legacy/.well-known/agent.json",
+            "/.well-known/agent-card.json",
+            "/.well-known/agent.json",
+            "/rpc/legacy"
+        ]
+    );
+    let sent = one_post(&peer);
+    assert_eq!(sent.version, None, "no A2A-Version in the legacy dialect");
+    assert_eq!(sent.body["params"]["message"]["parts"][0]["type"], "text");
+
+    // A proxy approval through the legacy dialect; the card is not read again.
+    let body = say(&front, "delete the thing").await;
+    assert_eq!(body["result"]["waiting_approval"], true, "{body}");
+    let approval = &body["result"]["approval"];
+    assert_eq!(approval["remote_task_id"], "peer-task-1");
+    // A legacy task says what it asks in text only.
+    assert!(
+        body.to_string().contains("Approve deleting the thing?"),
+        "{body}"
+    );
+    let uuid = approval["uuid"].as_str().unwrap();
+    let (status, body) = post(
+        &front.agent,
+        &format!("/approvals/{uuid}"),
+        json!({"approved": true}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(response(&body), "relayed: peer deleted it", "{body}");
+    let posts = peer.posts();
+    let last = &posts.last().unwrap().body;
+    assert_eq!(last["params"]["taskId"], "peer-task-1", "{last}");
+    assert_eq!(last["params"]["message"]["parts"][0]["text"], "approve");
+    assert_eq!(peer.seen().iter().filter(|s| s.method == "GET").count(), 5);
+}
+
+/// The seed's endpoint URL with our real agent behind it: the card is found
+/// at the origin and the 1.0 interface is used.
+#[tokio::test]
+async fn a_seed_endpoint_url_finds_the_card_at_its_origin() {
+    let peer = Peer::start(&[(
+        "/.well-known/agent-card.json",
+        card("p", json!([{"url": "{BASE}/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}])),
+    )])
+    .await;
+    let front = front(&peer.url("/a2a"));
+    let body = say(&front, "hi").await;
+    assert_eq!(response(&body), "relayed: peer got: hi via 1.0 at /a2a", "{body}");
+    assert_eq!(one_post(&peer).body["method"], "SendMessage");
+}
+
+/// A card naming another endpoint than the configured one: the card wins.
+#[tokio::test]
+async fn a_card_whose_interface_url_differs_is_followed() {
+    let peer = Peer::start(&[(
+        "/.well-known/agent-card.json",
+        card("p", json!([
+            {"url": "{BASE}/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+            {"url": "{BASE}/rpc/v1", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}])),
+    )])
+    .await;
+    let front = front(&peer.url("/a2a"));
+    let body = say(&front, "hi").await;
+    assert_eq!(response(&body), "relayed: peer got: hi via 1.0 at /rpc/v1", "{body}");
+}
+
+/// A card naming an address this agent cannot reach (a public name outside
+/// a compose network): the configured endpoint is used instead.
+#[tokio::test]
+async fn an_unreachable_interface_url_falls_back_to_the_configured_endpoint() {
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let peer = Peer::start(&[(
+        "/.well-known/agent.json",
+        card("p", json!([{"url": format!("http://{dead}/a2a"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}])),
+    )])
+    .await;
+    let front = front(&peer.url("/a2a"));
+    let body = say(&front, "hi").await;
+    assert_eq!(response(&body), "relayed: peer got: hi via 1.0 at /a2a", "{body}");
+}
+
+/// An agent mounted under a path: its own card beside the URL wins over
+/// whatever the origin serves; a card without a URL is posted to the
+/// configured endpoint.
+#[tokio::test]
+async fn a_card_beside_a_path_mounted_url_wins_over_the_origin() {
+    let peer = Peer::start(&[
+        (
+            "/.well-known/agent-card.json",
+            card("gateway", json!([{"url": "{BASE}/wrong", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}])),
+        ),
+        ("/agents/b/.well-known/agent.json", json!({"name": "b"})),
+    ])
+    .await;
+    let front = front(&peer.url("/agents/b"));
+    let body = say(&front, "hi").await;
+    assert_eq!(
+        response(&body),
+        "relayed: peer got: hi via legacy at /agents/b",
+        "{body}"
+    );
+}
+
+/// A 0.3 card (top-level `url` and `protocolVersion`) at the origin.
+#[tokio::test]
+async fn a_0_3_card_is_spoken_to_with_0_3_framing() {
+    let peer = Peer::start(&[(
+        "/.well-known/agent-card.json",
+        json!({"name": "p", "protocolVersion": "0.3.0", "url": "{BASE}/v03", "preferredTransport": "JSONRPC"}),
+    )])
+    .await;
+    let front = front(&peer.url("/a2a"));
+    let body = say(&front, "hi").await;
+    assert_eq!(response(&body), "relayed: peer got: hi via 0.3 at /v03", "{body}");
+    let sent = one_post(&peer);
+    assert_eq!(sent.version.as_deref(), Some("0.3"));
+    assert_eq!(sent.body["params"]["message"]["parts"][0]["kind"], "text");
+}
+
+/// A peer that is down is reported, not hung on, and not taken for a
+/// card-less legacy agent.
+#[tokio::test]
+async fn a_peer_that_is_down_is_unavailable() {
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let front = front(&format!("http://{dead}/a2a"));
+    let body = say(&front, "hi").await;
+    let text = body.to_string();
+    assert!(text.contains("unavailable"), "{body}");
+    assert!(text.contains("connection refused"), "{body}");
+}
