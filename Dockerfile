@@ -20,7 +20,7 @@ RUN mkdir -p /tools && cd /tools && npm install --no-audit --no-fund binaryen@13
 ENV PATH=/tools/node_modules/.bin:$PATH
 WORKDIR /src
 COPY . .
-RUN cargo leptos build --release \
+RUN cargo leptos build --release --precompress \
  && cargo build --release -p server --bins
 
 FROM debian:bookworm-slim

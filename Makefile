@@ -24,7 +24,7 @@ run: build
 
 ## build: release binaries in target/release/ and the site in target/site/
 build: setup
-	cargo leptos build --release
+	cargo leptos build --release --precompress
 	cargo build --release -p server --bins
 
 ## test: formatting, clippy, every Rust test, then Playwright against the release build

@@ -22,7 +22,7 @@ pub mod pipeline;
 pub mod routes;
 
 use leptos::prelude::*;
-use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_meta::{HashedStylesheet, MetaTags, Title, provide_meta_context};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
 
@@ -35,6 +35,9 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <link rel="icon" href="data:,"/>
+                // `/pkg/stopgo.<hash>.css` when the site was built with
+                // hashed names (server/src/assets.rs), else `/pkg/stopgo.css`.
+                <HashedStylesheet options=options.clone() id="leptos"/>
                 <HydrationScripts options/>
                 <MetaTags/>
             </head>
@@ -57,7 +60,6 @@ pub fn App() -> impl IntoView {
     components::viewer::provide_viewer();
 
     view! {
-        <Stylesheet id="leptos" href="/pkg/stopgo.css"/>
         <Title text="Stop & Go"/>
         <Router>
             <div class="app" data-hydrated=move || if hydrated.get() { "true" } else { "false" }>

@@ -15,6 +15,7 @@
 
 pub mod a2a;
 pub mod api;
+pub mod assets;
 pub mod auth;
 pub mod config;
 pub mod engine;
@@ -25,6 +26,7 @@ pub mod llm;
 pub mod logging;
 pub mod mcp;
 pub mod mcp_serve;
+pub mod metrics;
 pub mod net;
 pub mod resources;
 pub mod state;
@@ -43,13 +45,19 @@ use tokio::net::TcpListener;
 /// The site's output name (`/pkg/stopgo.js`, `.wasm`, `.css`), as in Cargo.toml.
 pub const SITE_NAME: &str = "stopgo";
 
-/// Leptos options for serving the UI from `site_root`.
+/// Leptos options for serving the UI from `site_root`; with hashed asset
+/// names when the site was built with them ([`assets::hash_file`]).
 pub fn leptos_options(site_root: &str) -> LeptosOptions {
-    LeptosOptions::builder()
+    let hashes = assets::hash_file(site_root);
+    let options = LeptosOptions::builder()
         .output_name(SITE_NAME)
         .site_root(site_root)
         .site_pkg_dir("pkg")
-        .build()
+        .hash_files(hashes.is_some());
+    match hashes {
+        Some(file) => options.hash_file(file.into()).build(),
+        None => options.build(),
+    }
 }
 
 /// Why the agent could not start.

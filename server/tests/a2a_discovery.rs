@@ -42,7 +42,10 @@ async fn post(agent: &Agent, path: &str, body: Value) -> (u16, Value) {
         .send()
         .await
         .unwrap();
-    (resp.status().as_u16(), resp.json().await.unwrap_or(Value::Null))
+    (
+        resp.status().as_u16(),
+        resp.json().await.unwrap_or(Value::Null),
+    )
 }
 
 async fn say(front: &Front, text: &str) -> Value {
@@ -131,12 +134,19 @@ async fn an_agent_without_a_card_is_spoken_to_in_the_legacy_dialect_at_its_endpo
 async fn a_seed_endpoint_url_finds_the_card_at_its_origin() {
     let peer = Peer::start(&[(
         "/.well-known/agent-card.json",
-        card("p", json!([{"url": "{BASE}/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}])),
+        card(
+            "p",
+            json!([{"url": "{BASE}/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]),
+        ),
     )])
     .await;
     let front = front(&peer.url("/a2a"));
     let body = say(&front, "hi").await;
-    assert_eq!(response(&body), "relayed: peer got: hi via 1.0 at /a2a", "{body}");
+    assert_eq!(
+        response(&body),
+        "relayed: peer got: hi via 1.0 at /a2a",
+        "{body}"
+    );
     assert_eq!(one_post(&peer).body["method"], "SendMessage");
 }
 
@@ -145,14 +155,21 @@ async fn a_seed_endpoint_url_finds_the_card_at_its_origin() {
 async fn a_card_whose_interface_url_differs_is_followed() {
     let peer = Peer::start(&[(
         "/.well-known/agent-card.json",
-        card("p", json!([
+        card(
+            "p",
+            json!([
             {"url": "{BASE}/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
-            {"url": "{BASE}/rpc/v1", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}])),
+            {"url": "{BASE}/rpc/v1", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]),
+        ),
     )])
     .await;
     let front = front(&peer.url("/a2a"));
     let body = say(&front, "hi").await;
-    assert_eq!(response(&body), "relayed: peer got: hi via 1.0 at /rpc/v1", "{body}");
+    assert_eq!(
+        response(&body),
+        "relayed: peer got: hi via 1.0 at /rpc/v1",
+        "{body}"
+    );
 }
 
 /// A card naming an address this agent cannot reach (a public name outside
@@ -170,7 +187,11 @@ async fn an_unreachable_interface_url_falls_back_to_the_configured_endpoint() {
     .await;
     let front = front(&peer.url("/a2a"));
     let body = say(&front, "hi").await;
-    assert_eq!(response(&body), "relayed: peer got: hi via 1.0 at /a2a", "{body}");
+    assert_eq!(
+        response(&body),
+        "relayed: peer got: hi via 1.0 at /a2a",
+        "{body}"
+    );
 }
 
 /// An agent mounted under a path: its own card beside the URL wins over
@@ -205,7 +226,11 @@ async fn a_0_3_card_is_spoken_to_with_0_3_framing() {
     .await;
     let front = front(&peer.url("/a2a"));
     let body = say(&front, "hi").await;
-    assert_eq!(response(&body), "relayed: peer got: hi via 0.3 at /v03", "{body}");
+    assert_eq!(
+        response(&body),
+        "relayed: peer got: hi via 0.3 at /v03",
+        "{body}"
+    );
     let sent = one_post(&peer);
     assert_eq!(sent.version.as_deref(), Some("0.3"));
     assert_eq!(sent.body["params"]["message"]["parts"][0]["kind"], "text");

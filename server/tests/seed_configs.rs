@@ -38,7 +38,9 @@ rules:
 "#;
 
 fn seed(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/seed").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/seed")
+        .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -49,7 +51,10 @@ fn localize(text: &str, data: &Path, b: Option<&str>) -> String {
         .replace("port: 8082", "port: 0")
         .replace("port: 8081", "port: 0")
         .replace("./data/", &format!("{}/", data.display()))
-        .replace("target/release/mcp-resources", env!("CARGO_BIN_EXE_mcp-resources"));
+        .replace(
+            "target/release/mcp-resources",
+            env!("CARGO_BIN_EXE_mcp-resources"),
+        );
     if let Some(b) = b {
         out = out
             .replace("http://localhost:8082", b)
@@ -57,7 +62,9 @@ fn localize(text: &str, data: &Path, b: Option<&str>) -> String {
     }
     let settings: Vec<&str> = out.lines().filter(|l| !l.starts_with('#')).collect();
     assert!(
-        !settings.iter().any(|l| l.contains(":8082") || l.contains("0.0.0.0")),
+        !settings
+            .iter()
+            .any(|l| l.contains(":8082") || l.contains("0.0.0.0")),
         "{out}"
     );
     out
@@ -83,7 +90,12 @@ async fn start(orchestrator: &str, env: &[(&str, &str)]) -> Stack {
     .unwrap();
     let a = Agent::start_with_env(&a_cfg, env);
     let b_db = dir.path().join("seed-agent-b/resources.db");
-    Stack { _dir: dir, b, a, b_db }
+    Stack {
+        _dir: dir,
+        b,
+        a,
+        b_db,
+    }
 }
 
 async fn post(agent: &Agent, path: &str, body: Value) -> (u16, Value) {
@@ -95,7 +107,10 @@ async fn post(agent: &Agent, path: &str, body: Value) -> (u16, Value) {
         .send()
         .await
         .unwrap();
-    (resp.status().as_u16(), resp.json().await.unwrap_or(Value::Null))
+    (
+        resp.status().as_u16(),
+        resp.json().await.unwrap_or(Value::Null),
+    )
 }
 
 fn resources(db: &Path) -> Vec<String> {
@@ -114,7 +129,10 @@ fn resources(db: &Path) -> Vec<String> {
 async fn the_seeds_multi_agent_configs_run_unchanged() {
     let fake = FakeState::new(Rules::parse(RULES).unwrap());
     let base = server::fake_llm::spawn(fake.clone()).await.unwrap();
-    let env = [("GEMINI_API_KEY", "gm-seed-key"), ("GEMINI_BASE_URL", base.as_str())];
+    let env = [
+        ("GEMINI_API_KEY", "gm-seed-key"),
+        ("GEMINI_BASE_URL", base.as_str()),
+    ];
     for (i, config) in ["agent-a.yaml", "sequential-a2a.yaml", "node-a2a.yaml"]
         .into_iter()
         .enumerate()
@@ -131,8 +149,15 @@ async fn the_seeds_multi_agent_configs_run_unchanged() {
         assert_eq!(body["result"]["waiting_approval"], true, "{config}: {body}");
         let approval = &body["result"]["approval"];
         assert_eq!(approval["tool_name"], "resources_add", "{config}: {body}");
-        assert_eq!(approval["chain"], json!(["resource_agent"]), "{config}: {body}");
-        assert!(resources(&stack.b_db).is_empty(), "{config}: ran before approval");
+        assert_eq!(
+            approval["chain"],
+            json!(["resource_agent"]),
+            "{config}: {body}"
+        );
+        assert!(
+            resources(&stack.b_db).is_empty(),
+            "{config}: ran before approval"
+        );
         let uuid = approval["uuid"].as_str().unwrap();
         let (status, body) = post(
             &stack.a,
@@ -141,14 +166,17 @@ async fn the_seeds_multi_agent_configs_run_unchanged() {
         )
         .await;
         assert_eq!(status, 200, "{config}: {body}");
-        assert_eq!(resources(&stack.b_db), [name.clone()], "{config}: {body}");
+        assert_eq!(resources(&stack.b_db), [name.as_str()], "{config}: {body}");
         assert!(
             body.to_string().contains("B added"),
             "{config}: the answer flows back: {body}"
         );
         // The user's session id reached B (its log line for the A2A request).
         assert!(
-            stack.b.wait_for_log("sid=seed-session-1").contains("sid=seed-session-1"),
+            stack
+                .b
+                .wait_for_log("sid=seed-session-1")
+                .contains("sid=seed-session-1"),
             "{config}: {}",
             stack.b.log()
         );

@@ -9,7 +9,7 @@
 //! as [`RemoteReply::NeedsApproval`], which the engine turns into a proxy
 //! approval; the decision goes back as a message with the same task id.
 
-use super::discovery::{CARD_TIMEOUT, Discovery, Dialect};
+use super::discovery::{CARD_TIMEOUT, Dialect, Discovery};
 use super::{Outgoing, RemoteAgents, RemoteAsk, RemoteReply};
 use crate::llm::BoxFuture;
 use crate::tools::CallContext;
@@ -104,9 +104,7 @@ impl A2aClient {
         out: &Outgoing,
         ctx: &CallContext,
     ) -> Result<RemoteReply, A2aError> {
-        let answer = self
-            .call(url, ctx, SEND_TIMEOUT, |d| build(d, out))
-            .await?;
+        let answer = self.call(url, ctx, SEND_TIMEOUT, |d| build(d, out)).await?;
         read_answer(&answer)
     }
 

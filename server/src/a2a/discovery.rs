@@ -90,8 +90,8 @@ impl Discovery {
 
 /// Reads the card of the agent configured at `url` (no trailing slash).
 async fn read(http: &reqwest::Client, url: &str) -> Result<(Target, Duration), A2aError> {
-    let parsed = Url::parse(url)
-        .map_err(|e| A2aError::BadCard(format!("{url} is not a URL: {e}")))?;
+    let parsed =
+        Url::parse(url).map_err(|e| A2aError::BadCard(format!("{url} is not a URL: {e}")))?;
     let endpoint = endpoint_of(&parsed, url);
     for location in locations(&parsed, url) {
         let resp = http
@@ -277,7 +277,10 @@ mod tests {
         );
         let v03 = json!({"url": "http://c/rpc", "protocolVersion": "0.3.0"});
         let t = pick(&v03, "http://c/a2a");
-        assert_eq!((t.endpoint.as_str(), t.dialect), ("http://c/rpc", Dialect::V03));
+        assert_eq!(
+            (t.endpoint.as_str(), t.dialect),
+            ("http://c/rpc", Dialect::V03)
+        );
         assert_eq!(t.fallback.as_deref(), Some("http://c/a2a"));
         let seed = pick(&json!({"name": "x"}), "http://d:8082/a2a");
         assert_eq!(
@@ -293,7 +296,10 @@ mod tests {
             {"url": "http://b:8080/a2a/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
             {"url": "http://b:8080/a2a", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]});
         let t = pick(&card, "http://b:8080/a2a");
-        assert_eq!((t.endpoint.as_str(), t.fallback), ("http://b:8080/a2a/", None));
+        assert_eq!(
+            (t.endpoint.as_str(), t.fallback),
+            ("http://b:8080/a2a/", None)
+        );
         let t = pick(&card, "http://elsewhere/a2a");
         assert_eq!(t.endpoint, "https://public.example/b");
         assert_eq!(t.fallback.as_deref(), Some("http://elsewhere/a2a"));
@@ -303,7 +309,9 @@ mod tests {
     fn only_card_shaped_answers_are_cards() {
         assert!(is_card(&json!({"name": "b"})));
         assert!(is_card(&json!({"supportedInterfaces": []})));
-        assert!(!is_card(&json!({"jsonrpc": "2.0", "error": {"code": -32600}})));
+        assert!(!is_card(
+            &json!({"jsonrpc": "2.0", "error": {"code": -32600}})
+        ));
         assert!(!is_card(&json!("name")));
     }
 }

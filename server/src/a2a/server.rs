@@ -51,6 +51,7 @@ pub async fn handle(
     let span = tracing::Span::current();
     span.record("rpc", tracing::field::display(&req.method));
     span.record("hops", hops);
+    crate::metrics::get().a2a(known_method(&req.method), d.label());
     let out = match req.method.as_str() {
         "SendMessage" | "message/send" => tasks::send(&state, p, d, ctx).await,
         "GetTask" | "tasks/get" => tasks::get(&state, p, d).await,
@@ -100,4 +101,27 @@ pub fn plain_error(id: &Value, e: &RpcError, d: Dialect) -> Response {
     let status =
         axum::http::StatusCode::from_u16(e.http_status).unwrap_or(axum::http::StatusCode::OK);
     (status, Json(rpc::error(id, e, d))).into_response()
+}
+
+/// The method as a metrics label: one of ours, else `other` (a caller
+/// cannot grow the label set by inventing methods).
+fn known_method(method: &str) -> &'static str {
+    const KNOWN: &[&str] = &[
+        "SendMessage",
+        "SendStreamingMessage",
+        "GetTask",
+        "ListTasks",
+        "CancelTask",
+        "SubscribeToTask",
+        "message/send",
+        "message/stream",
+        "tasks/get",
+        "tasks/cancel",
+        "tasks/resubscribe",
+    ];
+    KNOWN
+        .iter()
+        .find(|m| **m == method)
+        .copied()
+        .unwrap_or("other")
 }

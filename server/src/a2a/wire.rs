@@ -20,6 +20,17 @@ pub enum Dialect {
     Legacy,
 }
 
+impl Dialect {
+    /// The dialect's name (a metrics label): `1.0`, `0.3` or `legacy`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Dialect::V1 => "1.0",
+            Dialect::V03 => "0.3",
+            Dialect::Legacy => "legacy",
+        }
+    }
+}
+
 /// Task states (the subset we produce).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskState {

@@ -207,7 +207,7 @@ pub async fn page(
         ));
     }
     body.push_str("</tbody></table>");
-    Ok(html_page("Audit trail", &body))
+    Ok(html_page(&state.leptos, "Audit trail", &body))
 }
 
 #[cfg(test)]

@@ -59,6 +59,7 @@ pub fn router(state: AppState) -> Router {
         .route("/docs", get(docs::page))
         .route("/docs.js", get(docs::script))
         .route("/audit", get(audit::export))
+        .route("/metrics", get(crate::metrics::scrape))
         .route("/auth/me", get(signin::whoami))
         .route("/ui/sign-in", get(signin::page).post(signin::with_token))
         .route("/ui/sign-out", post(signin::sign_out))
@@ -81,7 +82,10 @@ pub fn router(state: AppState) -> Router {
             origins,
             crate::auth::origin::layer,
         ))
+        .layer(axum::middleware::from_fn(crate::assets::cache_control))
+        .layer(crate::assets::compression())
         .layer(axum::middleware::from_fn(session::layer))
+        .layer(axum::middleware::from_fn(crate::metrics::http))
         .with_state(state)
 }
 

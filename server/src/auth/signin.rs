@@ -72,16 +72,18 @@ pub async fn page(State(state): State<AppState>, Query(q): Query<NextQuery>) -> 
             escape(&next)
         ),
     };
-    html_page("Sign in", &body)
+    html_page(&state.leptos, "Sign in", &body)
 }
 
-/// A small HTML page in the site's style.
-pub fn html_page(title: &str, body: &str) -> Response {
+/// A small HTML page in the site's style (its stylesheet by its hashed
+/// name when the site has them).
+pub fn html_page(site: &leptos::config::LeptosOptions, title: &str, body: &str) -> Response {
     Html(format!(
-        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,"><link rel="stylesheet" href="/pkg/stopgo.css"><title>{t} · Stop &amp; Go</title></head>
+        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,"><link rel="stylesheet" href="{css}"><title>{t} · Stop &amp; Go</title></head>
 <body><div class="app"><header class="topbar"><a href="/" class="brand"><span class="brand-mark" aria-hidden="true">■▶</span> Stop &amp; Go</a></header>
 <main id="main" class="sign-in"><h1>{t}</h1>{body}</main></div></body></html>"#,
-        t = escape(title)
+        t = escape(title),
+        css = escape(&crate::assets::css_href(site)),
     ))
     .into_response()
 }
@@ -245,12 +247,14 @@ pub async fn oidc_start(
 ) -> Response {
     let Some(o) = state.auth.oidc.as_ref() else {
         return html_error(
+            &state,
             StatusCode::NOT_FOUND,
             "Sign-in with an OpenID provider is not configured (auth mode `oidc`).",
         );
     };
     let Some(client_id) = o.config().client_id.clone() else {
         return html_error(
+            &state,
             StatusCode::NOT_FOUND,
             "Browser sign-in needs auth.oidc.client_id in agent.yaml.",
         );
@@ -260,6 +264,7 @@ pub async fn oidc_start(
         Err(e) => {
             tracing::error!(error = %e, "cannot start an OpenID sign-in");
             return html_error(
+                &state,
                 StatusCode::SERVICE_UNAVAILABLE,
                 "The identity provider cannot be reached; try again shortly.",
             );
@@ -323,6 +328,7 @@ pub async fn oidc_callback(
     let headers = req.headers().clone();
     let Some(o) = state.auth.oidc.as_ref() else {
         return html_error(
+            &state,
             StatusCode::NOT_FOUND,
             "Sign-in with an OpenID provider is not configured.",
         );
@@ -335,7 +341,7 @@ pub async fn oidc_callback(
         })
         .and_then(|b| serde_json::from_slice(&b).ok());
     let fail = |status: StatusCode, why: &str| {
-        let mut r = html_error(status, why);
+        let mut r = html_error(&state, status, why);
         r.headers_mut().append(
             header::SET_COOKIE,
             session::set_cookie(OIDC_COOKIE, "", 0, false),
@@ -472,8 +478,9 @@ async fn finish_oidc(
         .map_err(|e| (StatusCode::UNAUTHORIZED, e.to_string()))
 }
 
-fn html_error(status: StatusCode, why: &str) -> Response {
+fn html_error(state: &AppState, status: StatusCode, why: &str) -> Response {
     let mut r = html_page(
+        &state.leptos,
         "Sign-in failed",
         &format!(
             r#"<p class="error" role="alert">{}</p><p><a href="/ui/sign-in">Try again</a></p>"#,

@@ -235,6 +235,14 @@ impl Engine {
             });
         }
         tracing::info!(approval = %uuid, conversation = %conversation_id, approved = decision.approve, "approval decided");
+        crate::metrics::get().approval(
+            if decision.approve {
+                "approved"
+            } else {
+                "rejected"
+            },
+            crate::metrics::since(&found.approval.created_at),
+        );
         self.inner
             .events
             .emit(EventKind::ApprovalDecided, &conversation_id, |e| {
@@ -343,6 +351,9 @@ impl Engine {
             })
             .await?;
         tracing::info!(conversation = %conversation_id, cancelled_actions = cancelled, "conversation cancelled");
+        for _ in 0..cancelled {
+            crate::metrics::get().approval("cancelled", None);
+        }
         // The remote tasks that waited with us are cancelled too (down the
         // chain), best effort: a remote that cannot be reached is logged.
         for (agent, task) in remote {

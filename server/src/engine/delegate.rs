@@ -215,7 +215,11 @@ impl Engine {
                 e.node = scope.node_name();
             });
         let agent_ctx = self.ctx_for_agent(target.agent, ctx);
-        match self.inner.a2a.send(target.url, &out, &agent_ctx).await {
+        let sent = self.inner.a2a.send(target.url, &out, &agent_ctx).await;
+        if !matches!(sent, Ok(RemoteReply::NeedsApproval(_))) {
+            crate::metrics::get().tool_call(&tc.name, target.agent, sent.is_ok());
+        }
+        match sent {
             Ok(RemoteReply::Done(text)) => {
                 self.finish_call(conversation_id, message_id, tc, &text, false, gate, scope)
                     .await?;

@@ -32,11 +32,13 @@ pub const TURN_INTERRUPTED_NOTE: &str =
 impl Engine {
     /// Settles half-done work; returns the conversations to resume.
     pub async fn recover(&self) -> Result<Vec<String>, crate::store::StoreError> {
-        let resume = self
+        let (resume, in_doubt) = self
             .inner
             .store
             .write(|tx| {
+                let mut in_doubt = 0;
                 for a in approvals::with_status(tx, ApprovalStatus::Executing)? {
+                    in_doubt += 1;
                     approvals::transition(tx, &a.approval.uuid, &[ApprovalStatus::Executing], ApprovalStatus::InDoubt, None, None)?;
                     crate::store::audit::append(
                         tx,
@@ -110,9 +112,12 @@ impl Engine {
                     conversations::set_status(tx, &id, status)?;
                     tracing::warn!(conversation = %id, calls_settled = touched, "turn interrupted by a restart");
                 }
-                Ok(resume.into_iter().collect::<Vec<_>>())
+                Ok((resume.into_iter().collect::<Vec<_>>(), in_doubt))
             })
             .await?;
+        for _ in 0..in_doubt {
+            crate::metrics::get().approval("in_doubt", None);
+        }
         Ok(resume)
     }
 

@@ -96,7 +96,14 @@ impl Engine {
         let task = tokio::spawn(tracing::Instrument::instrument(
             async move {
                 let _guard = guard;
+                let started = std::time::Instant::now();
                 let outcome = engine.drive(&id, &ctx, fresh).await;
+                let how = match &outcome {
+                    Ok(TurnOutcome::Done(..)) => "completed",
+                    Ok(TurnOutcome::Waiting(_)) => "waiting_approval",
+                    Err(_) => "failed",
+                };
+                crate::metrics::get().turn(how, started.elapsed());
                 // Every way out of `drive` that succeeds clears the running
                 // flag in its last write; an error may not have.
                 if outcome.is_err() {
@@ -783,6 +790,11 @@ impl Engine {
             Err(e) => (e.to_string(), true),
         };
         tracing::info!(tool = %tc.name, is_error, ms = started.elapsed().as_millis() as u64, "tool call finished");
+        crate::metrics::get().tool_call(
+            &tc.name,
+            tc.server.as_deref().unwrap_or("local"),
+            !is_error,
+        );
         self.finish_call(
             conversation_id,
             message_id,

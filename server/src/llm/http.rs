@@ -49,8 +49,29 @@ impl HttpClient {
     }
 
     /// POSTs `body` as JSON and returns the JSON answer, retrying as above.
-    /// `secret` is removed from any error text.
+    /// `secret` is removed from any error text. Timed, and failures
+    /// counted by kind, in `/metrics`.
     pub async fn post_json(
+        &self,
+        provider: &'static str,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &Value,
+        secret: Option<&str>,
+    ) -> Result<Value, LlmError> {
+        let started = std::time::Instant::now();
+        let out = self
+            .with_retries(provider, url, headers, body, secret)
+            .await;
+        crate::metrics::get().llm(
+            provider,
+            started.elapsed(),
+            out.as_ref().err().map(LlmError::kind),
+        );
+        out
+    }
+
+    async fn with_retries(
         &self,
         provider: &'static str,
         url: &str,

@@ -105,6 +105,17 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// A short, bounded name of the failure (a metrics label).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LlmError::MissingKey(_) | LlmError::Config(_) => "config",
+            LlmError::Status { .. } => "status",
+            LlmError::Timeout { .. } => "timeout",
+            LlmError::Connect { .. } => "connect",
+            LlmError::Decode { .. } => "decode",
+        }
+    }
+
     /// The HTTP status our API answers with when a turn fails this way.
     pub fn http_status(&self) -> u16 {
         match self {

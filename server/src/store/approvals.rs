@@ -242,6 +242,13 @@ pub fn with_status(conn: &Connection, status: ApprovalStatus) -> Result<Vec<Appr
     rows.map(|r| decode(r?)).collect()
 }
 
+/// How many approvals are in `status`.
+pub fn count_with_status(conn: &Connection, status: ApprovalStatus) -> Result<usize, StoreError> {
+    let mut stmt = conn.prepare_cached("SELECT COUNT(*) FROM approvals WHERE status = ?1")?;
+    let n: i64 = stmt.query_row([status.as_str()], |r| r.get(0))?;
+    Ok(usize::try_from(n).unwrap_or(0))
+}
+
 type RawRow = (Vec<Option<String>>,);
 
 fn raw(r: &Row<'_>) -> rusqlite::Result<RawRow> {

@@ -94,7 +94,10 @@ impl Peer {
 
     /// The JSON-RPC requests received so far (POSTs).
     pub fn posts(&self) -> Vec<Seen> {
-        self.seen().into_iter().filter(|s| s.method == "POST").collect()
+        self.seen()
+            .into_iter()
+            .filter(|s| s.method == "POST")
+            .collect()
     }
 }
 
@@ -133,8 +136,10 @@ fn answer(
         None if text.contains("delete") => (
             "input-required",
             "Approve deleting the thing?".to_string(),
-            Some(json!({"approval_uuid": "peer-approval-1", "tool": "delete_thing",
-                "arguments": {"id": "thing"}, "description": "Delete the thing", "chain": ["peer"]})),
+            Some(
+                json!({"approval_uuid": "peer-approval-1", "tool": "delete_thing",
+                "arguments": {"id": "thing"}, "description": "Delete the thing", "chain": ["peer"]}),
+            ),
         ),
         None => (
             "completed",
