@@ -31,6 +31,7 @@ pub mod net;
 pub mod resources;
 pub mod state;
 pub mod store;
+pub mod telemetry;
 pub mod tools;
 mod ui;
 

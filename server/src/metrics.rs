@@ -246,19 +246,47 @@ pub fn since(created_at: &str) -> Option<Duration> {
 
 /// Middleware: counts and times every request by its route template.
 pub async fn http(req: Request, next: Next) -> Response {
-    let matched = req.extensions().get::<MatchedPath>().cloned();
-    let unmatched = unmatched_route(req.uri().path());
-    let route = matched.as_ref().map_or(unmatched, MatchedPath::as_str);
+    let route = route(&req);
     let started = Instant::now();
     let res = next.run(req).await;
     let m = get();
     m.http_requests
-        .with_label_values(&[route, res.status().as_str()])
+        .with_label_values(&[route.as_str(), res.status().as_str()])
         .inc();
     m.http_duration
-        .with_label_values(&[route])
+        .with_label_values(&[route.as_str()])
         .observe(started.elapsed().as_secs_f64());
     res
+}
+
+/// The bounded name of a request's route: its template, or a name for
+/// what no route matched (also the name of the request's trace span).
+pub fn route(req: &Request) -> RouteName {
+    match req.extensions().get::<MatchedPath>() {
+        Some(p) => RouteName::Matched(p.clone()),
+        None => RouteName::Other(unmatched_route(req.uri().path())),
+    }
+}
+
+/// A route template (shared, not copied) or a fixed name.
+pub enum RouteName {
+    Matched(MatchedPath),
+    Other(&'static str),
+}
+
+impl RouteName {
+    pub fn as_str(&self) -> &str {
+        match self {
+            RouteName::Matched(p) => p.as_str(),
+            RouteName::Other(s) => s,
+        }
+    }
+}
+
+impl std::fmt::Display for RouteName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The bounded name of a request no route matched (assets, UI pages

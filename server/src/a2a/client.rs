@@ -57,7 +57,10 @@ impl A2aClient {
         timeout: Duration,
         make: impl Fn(Dialect) -> (&'static str, Value, Option<&'static str>),
     ) -> Result<Value, A2aError> {
-        let target = self.discovery.target(&self.http, url).await?;
+        let target = self
+            .discovery
+            .target(&self.http, url, &ctx.session_id)
+            .await?;
         let (method, params, version) = make(target.dialect);
         let body = json!({"jsonrpc": "2.0", "id": uuid::Uuid::new_v4().to_string(), "method": method, "params": params});
         let post = |endpoint: &str| {
@@ -70,6 +73,10 @@ impl A2aClient {
                 .json(&body);
             if let Some(v) = version {
                 req = req.header("A2A-Version", v);
+            }
+            // W3C trace context, so the sub-agent's spans join this trace.
+            for (k, v) in crate::telemetry::inject() {
+                req = req.header(k, v);
             }
             with_identity(req, ctx).send()
         };

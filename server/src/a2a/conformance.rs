@@ -194,6 +194,7 @@ impl Conformance {
                             tool_args: json!({}),
                             description: "The TCK asks for more input".into(),
                             remote: None,
+                            traceparent: None,
                         },
                     )?;
                     conversations::set_status(tx, &cid, ConversationStatus::WaitingApproval)

@@ -58,8 +58,15 @@ pub struct Discovery {
 }
 
 impl Discovery {
-    /// The target of the agent configured at `url`, from the cache or its card.
-    pub async fn target(&self, http: &reqwest::Client, url: &str) -> Result<Target, A2aError> {
+    /// The target of the agent configured at `url`, from the cache or its
+    /// card (read with the caller's session id and trace context, so the
+    /// reads show up with the action that caused them).
+    pub async fn target(
+        &self,
+        http: &reqwest::Client,
+        url: &str,
+        sid: &str,
+    ) -> Result<Target, A2aError> {
         let key = url.trim_end_matches('/').to_string();
         if let Some((t, until)) = self
             .cards
@@ -71,7 +78,7 @@ impl Discovery {
         {
             return Ok(t);
         }
-        let (target, ttl) = read(http, &key).await?;
+        let (target, ttl) = read(http, &key, sid).await?;
         self.cards
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -89,21 +96,27 @@ impl Discovery {
 }
 
 /// Reads the card of the agent configured at `url` (no trailing slash).
-async fn read(http: &reqwest::Client, url: &str) -> Result<(Target, Duration), A2aError> {
+async fn read(
+    http: &reqwest::Client,
+    url: &str,
+    sid: &str,
+) -> Result<(Target, Duration), A2aError> {
     let parsed =
         Url::parse(url).map_err(|e| A2aError::BadCard(format!("{url} is not a URL: {e}")))?;
     let endpoint = endpoint_of(&parsed, url);
     for location in locations(&parsed, url) {
-        let resp = http
+        let mut req = http
             .get(&location)
             .header(reqwest::header::ACCEPT, "application/json")
-            .timeout(CARD_TIMEOUT)
-            .send()
-            .await
-            .map_err(|e| A2aError::Unreachable {
-                url: location.clone(),
-                reason: short(&e),
-            })?;
+            .header("X-Session-ID", sid)
+            .timeout(CARD_TIMEOUT);
+        for (k, v) in crate::telemetry::inject() {
+            req = req.header(k, v);
+        }
+        let resp = req.send().await.map_err(|e| A2aError::Unreachable {
+            url: location.clone(),
+            reason: short(&e),
+        })?;
         if !resp.status().is_success() {
             continue;
         }

@@ -61,14 +61,28 @@ pub async fn layer(mut req: Request, next: Next) -> Response {
     req.extensions_mut().insert(SessionId(sid.clone()));
     // `rpc` and `hops` are filled in by the A2A endpoint, so one line per
     // request ("done") says what it was.
+    let route = crate::metrics::route(&req);
     let span = tracing::info_span!(
         "request",
         sid = %sid,
         method = %req.method(),
         path = %req.uri().path(),
         rpc = tracing::field::Empty,
-        hops = tracing::field::Empty
+        hops = tracing::field::Empty,
+        otel.name = tracing::field::Empty,
+        otel.kind = tracing::field::Empty,
     );
+    if crate::telemetry::enabled() {
+        // For traces only (the log line stays short): "POST
+        // /approvals/{uuid}", a server span, in the caller's trace when it
+        // sent a `traceparent`.
+        span.record(
+            "otel.name",
+            tracing::field::display(format_args!("{} {route}", req.method())),
+        );
+        span.record("otel.kind", "server");
+        crate::telemetry::parent_from(&span, req.headers());
+    }
     let started = Instant::now();
     let mut resp = next.run(req).instrument(span.clone()).await;
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;

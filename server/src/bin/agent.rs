@@ -5,7 +5,6 @@ use anyhow::Context;
 use clap::Parser;
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use tracing_subscriber::EnvFilter;
 
 /// Stop & Go agent server.
 #[derive(Parser, Debug)]
@@ -48,24 +47,28 @@ async fn main() -> std::process::ExitCode {
     {
         return verify(&args.config);
     }
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .with_ansi(std::io::stdout().is_terminal())
-        .init();
-    match serve(args).await {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+    // The config first: its `name` names the agent in traces.
+    let config = match server::config::load(&args.config) {
+        Ok(c) => c,
         Err(e) => {
             // Startup errors go to stderr once, as one readable message.
+            eprintln!("error: {e:#}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let telemetry = server::telemetry::init(&config.name, std::io::stdout().is_terminal());
+    let out = serve(args, config).await;
+    telemetry.shutdown();
+    match out {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE
         }
     }
 }
 
-async fn serve(args: Args) -> anyhow::Result<()> {
-    let config = server::config::load(&args.config)?;
+async fn serve(args: Args, config: server::config::Config) -> anyhow::Result<()> {
     let site_root = std::env::var("LEPTOS_SITE_ROOT").unwrap_or_else(|_| "target/site".into());
     if !std::path::Path::new(&site_root).join("pkg").is_dir() {
         tracing::warn!(

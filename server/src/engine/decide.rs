@@ -73,7 +73,7 @@ impl Engine {
             .locks
             .try_lock(&c.id)
             .ok_or_else(|| EngineError::Busy(c.id.clone()))?;
-        let reply = self.run_turn(c.id.clone(), ctx, guard, true).await?;
+        let reply = self.run_turn(c.id.clone(), ctx, guard, true, None).await?;
         Ok((reply.conversation.clone(), Some(reply)))
     }
 
@@ -128,7 +128,7 @@ impl Engine {
                 e.status = Some(ConversationStatus::Active);
                 e.running = Some(true);
             });
-        self.run_turn(conversation_id.to_string(), ctx, guard, false)
+        self.run_turn(conversation_id.to_string(), ctx, guard, false, None)
             .await
     }
 
@@ -235,13 +235,20 @@ impl Engine {
             });
         }
         tracing::info!(approval = %uuid, conversation = %conversation_id, approved = decision.approve, "approval decided");
-        crate::metrics::get().approval(
-            if decision.approve {
-                "approved"
-            } else {
-                "rejected"
-            },
-            crate::metrics::since(&found.approval.created_at),
+        let waited = crate::metrics::since(&found.approval.created_at);
+        let outcome = if decision.approve {
+            "approved"
+        } else {
+            "rejected"
+        };
+        crate::metrics::get().approval(outcome, waited);
+        crate::telemetry::approval_wait(
+            &ctx.session_id,
+            found.traceparent.as_deref(),
+            waited.unwrap_or_default(),
+            &found.approval.tool_name,
+            outcome,
+            &ctx.principal.name,
         );
         self.inner
             .events
@@ -259,7 +266,9 @@ impl Engine {
                     .into(),
                 );
             });
-        self.run_turn(conversation_id, ctx, guard, false).await
+        // The work after the decision belongs to the trace that asked.
+        self.run_turn(conversation_id, ctx, guard, false, found.traceparent)
+            .await
     }
 }
 

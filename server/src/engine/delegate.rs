@@ -71,6 +71,7 @@ impl Engine {
                         first().text
                     ),
                     remote: None,
+                    traceparent: crate::telemetry::current_traceparent(),
                 };
                 return Ok(Some(
                     self.request_approval(conversation_id, new, scope, None)
@@ -215,7 +216,26 @@ impl Engine {
                 e.node = scope.node_name();
             });
         let agent_ctx = self.ctx_for_agent(target.agent, ctx);
-        let sent = self.inner.a2a.send(target.url, &out, &agent_ctx).await;
+        let span = tracing::info_span!(
+            "a2a.delegate",
+            sid = %ctx.session_id,
+            agent = %target.agent,
+            tool = %tc.name,
+            outcome = tracing::field::Empty,
+        );
+        let sent = tracing::Instrument::instrument(
+            self.inner.a2a.send(target.url, &out, &agent_ctx),
+            span.clone(),
+        )
+        .await;
+        span.record(
+            "outcome",
+            match &sent {
+                Ok(RemoteReply::Done(_)) => "completed",
+                Ok(RemoteReply::NeedsApproval(_)) => "input_required",
+                Err(_) => "error",
+            },
+        );
         if !matches!(sent, Ok(RemoteReply::NeedsApproval(_))) {
             crate::metrics::get().tool_call(&tc.name, target.agent, sent.is_ok());
         }
@@ -248,6 +268,7 @@ impl Engine {
                         agent: target.agent.to_string(),
                         chain,
                     }),
+                    traceparent: crate::telemetry::current_traceparent(),
                 };
                 // The send is done: the gate (if any) is executed and the
                 // call rests until the proxy approval is decided.

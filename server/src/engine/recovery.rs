@@ -146,7 +146,7 @@ impl Engine {
                         },
                         ..Default::default()
                     };
-                    match engine.run_turn(id.clone(), ctx, guard, false).await {
+                    match engine.run_turn(id.clone(), ctx, guard, false, None).await {
                         Ok(_) => {
                             tracing::info!(conversation = %id, "resumed an approved action after a restart")
                         }

@@ -87,12 +87,18 @@ impl Engine {
         ctx: Ctx,
         guard: super::locks::LockGuard,
         fresh: bool,
+        trace: Option<String>,
     ) -> Result<Reply, EngineError> {
         let engine = self.clone();
         let id = conversation_id.clone();
         // The turn keeps the request's span (and so its `sid=`) in every log
-        // line, and adds the conversation id.
-        let span = tracing::info_span!("turn", conversation = %conversation_id);
+        // line, and adds the conversation id. After a decision, `trace` (the
+        // approval's) puts it in the trace of the request that asked.
+        let span =
+            tracing::info_span!("turn", sid = %ctx.session_id, conversation = %conversation_id);
+        if let Some(tp) = &trace {
+            crate::telemetry::parent_from_traceparent(&span, tp);
+        }
         let task = tokio::spawn(tracing::Instrument::instrument(
             async move {
                 let _guard = guard;
@@ -323,7 +329,17 @@ impl Engine {
                     .collect(),
                 max_tokens: self.inner.config.llm.max_tokens,
             };
-            match llm.complete(&req).await {
+            let model_span = tracing::info_span!(
+                "llm",
+                sid = %ctx.session_id,
+                model = %llm.describe(),
+                tools = req.tools.len(),
+                outcome = tracing::field::Empty,
+            );
+            let answer =
+                tracing::Instrument::instrument(llm.complete(&req), model_span.clone()).await;
+            model_span.record("outcome", if answer.is_ok() { "ok" } else { "error" });
+            match answer {
                 Ok(resp) => {
                     // A final answer ends the scope without another read.
                     match self
@@ -681,6 +697,7 @@ impl Engine {
                     tool_args: tc.arguments.clone(),
                     description,
                     remote: None,
+                    traceparent: crate::telemetry::current_traceparent(),
                 };
                 Ok(Some(
                     self.request_approval(conversation_id, new, scope, None)
@@ -785,10 +802,21 @@ impl Engine {
                 e.node = scope.node_name();
             });
         let started = std::time::Instant::now();
-        let (text, is_error) = match self.call_tool(tc, scope, ctx).await {
+        let tool_span = tracing::info_span!(
+            "tool",
+            sid = %ctx.session_id,
+            tool = %tc.name,
+            server = tc.server.as_deref().unwrap_or("local"),
+            outcome = tracing::field::Empty,
+        );
+        let called =
+            tracing::Instrument::instrument(self.call_tool(tc, scope, ctx), tool_span.clone())
+                .await;
+        let (text, is_error) = match called {
             Ok(out) => (out.text, out.is_error),
             Err(e) => (e.to_string(), true),
         };
+        tool_span.record("outcome", if is_error { "error" } else { "ok" });
         tracing::info!(tool = %tc.name, is_error, ms = started.elapsed().as_millis() as u64, "tool call finished");
         crate::metrics::get().tool_call(
             &tc.name,

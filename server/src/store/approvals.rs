@@ -25,6 +25,8 @@ pub struct Approval {
     pub reason: Option<String>,
     pub decided_by: Option<String>,
     pub decided_at: Option<String>,
+    /// The W3C `traceparent` of the turn that asked (when traces are on).
+    pub traceparent: Option<String>,
 }
 
 /// Who decided, and how (AUTH.md §5).
@@ -49,6 +51,8 @@ pub struct NewApproval {
     pub description: String,
     /// Set for a proxy approval: a remote agent's task waits on it.
     pub remote: Option<RemoteRef>,
+    /// The asking turn's W3C `traceparent` (when traces are on).
+    pub traceparent: Option<String>,
 }
 
 /// The remote task a proxy approval continues.
@@ -63,9 +67,9 @@ pub struct RemoteRef {
 
 const COLUMNS: &str = "uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, reason, \
                        decided_by, decided_at, remote_task_id, remote_agent_name, chain, created_at, \
-                       requested_by, decided_via";
+                       requested_by, decided_via, traceparent";
 /// Columns read by [`raw`].
-const NCOLS: usize = 17;
+const NCOLS: usize = 18;
 
 /// Inserts a pending approval.
 pub fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError> {
@@ -83,11 +87,11 @@ pub fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError>
     };
     // Raised by whoever sent the conversation's latest message.
     conn.prepare_cached("INSERT INTO approvals (uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, \
-         remote_task_id, remote_agent_name, chain, created_at, updated_at, requested_by, requested_session) \
+         remote_task_id, remote_agent_name, chain, created_at, updated_at, requested_by, requested_session, traceparent) \
          SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?9, ?10, ?11, ?11, \
-           COALESCE(c.requested_by, 'anonymous'), COALESCE(c.requested_session, c.session_id) \
+           COALESCE(c.requested_by, 'anonymous'), COALESCE(c.requested_session, c.session_id), ?12 \
          FROM conversations c WHERE c.id = ?2")?
-        .execute(params![uuid, a.conversation_id, a.message_id, a.tool_name, a.server, args, a.description, task, agent, chain, ts])?;
+        .execute(params![uuid, a.conversation_id, a.message_id, a.tool_name, a.server, args, a.description, task, agent, chain, ts, a.traceparent])?;
     let requested_by: Option<String> = conn
         .prepare_cached("SELECT requested_by FROM approvals WHERE uuid = ?1")?
         .query_row([&uuid], |r| r.get(0))
@@ -114,6 +118,7 @@ pub fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError>
         reason: None,
         decided_by: None,
         decided_at: None,
+        traceparent: a.traceparent,
     })
 }
 
@@ -279,6 +284,7 @@ fn decode((cols,): RawRow) -> Result<Approval, StoreError> {
     let created_at = next().unwrap_or_default();
     let requested_by = next();
     let decided_via = next();
+    let traceparent = next();
     let status = ApprovalStatus::parse(&status_s).ok_or_else(|| {
         StoreError::Corrupt(format!("approval {uuid}: unknown status {status_s:?}"))
     })?;
@@ -311,5 +317,6 @@ fn decode((cols,): RawRow) -> Result<Approval, StoreError> {
         reason,
         decided_by,
         decided_at,
+        traceparent,
     })
 }

@@ -132,6 +132,11 @@ const MIGRATIONS: &[&str] = &[
         hash            TEXT NOT NULL
     );
     "#,
+    // 7: the W3C trace context of the turn that asked for an approval, so
+    // the wait and the work after the decision join that trace.
+    r#"
+    ALTER TABLE approvals ADD COLUMN traceparent TEXT;
+    "#,
 ];
 
 /// The schema version this binary writes.

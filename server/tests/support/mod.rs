@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod matrix;
+pub mod otlp;
 pub mod peer;
 pub mod specs;
 

@@ -1,0 +1,226 @@
+//! Traces across agents, from the outside: three real agents (A → B → C,
+//! C with the real `mcp-resources`) export to an OTLP/HTTP receiver (JSON
+//! protocol); a destructive request at A waits for approval at C, proxied
+//! to A and decided there. One trace holds the spans of all three agents,
+//! each agent's approval-wait span covers the decision, and every span
+//! carries the session id.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::otlp::{Receiver, Span};
+use support::{Agent, client, write_config};
+
+const RULES: &str = r#"
+rules:
+  - system: "agent C"
+    match: "(?i)add (\\w+) (-?\\d+)"
+    steps:
+      - call: resources_add
+        args: {name: "$1", value: "$2"}
+      - reply: "C added: {result}"
+  - system: "agent B"
+    match: "(?s)^(.*)$"
+    steps:
+      - call: a2a_c
+        args: {message: "$1"}
+      - reply: "B relayed: {result}"
+  - system: "agent A"
+    match: "(?s)^(.*)$"
+    steps:
+      - call: a2a_b
+        args: {message: "$1"}
+      - reply: "A relayed: {result}"
+"#;
+
+const SID: &str = "trace-session-1";
+
+fn start(dir: &tempfile::TempDir, yaml: &str, otlp: &str) -> Agent {
+    let cfg = write_config(dir.path(), &dir.path().join("data"), yaml);
+    Agent::start_with_env(
+        &cfg,
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", otlp),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ],
+    )
+}
+
+async fn post(agent: &Agent, path: &str, body: Value) -> (u16, Value) {
+    let resp = client()
+        .post(agent.url(path))
+        .header("X-Session-ID", SID)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (
+        resp.status().as_u16(),
+        resp.json().await.unwrap_or(Value::Null),
+    )
+}
+
+fn now_ns() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+#[tokio::test]
+async fn one_trace_crosses_three_agents_and_covers_the_approval() {
+    let otlp = Receiver::start().await;
+    let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let rules = dirs[0].path().join("rules.yaml");
+    std::fs::write(&rules, RULES).unwrap();
+    let model = format!("llm: {{model: \"scripted:{}\"}}\n", rules.display());
+    let c = start(
+        &dirs[0],
+        &format!(
+            "name: agent-c\nprompt: You are agent C.\n{model}mcp_servers:\n  - name: resources\n    command: {}\n    args: [--db, {}]\n",
+            env!("CARGO_BIN_EXE_mcp-resources"),
+            dirs[0].path().join("r.db").display()
+        ),
+        &otlp.base,
+    );
+    let b = start(
+        &dirs[1],
+        &format!(
+            "name: agent-b\nprompt: You are agent B.\n{model}a2a:\n  - {{name: c, url: \"{}/a2a\"}}\n",
+            c.base
+        ),
+        &otlp.base,
+    );
+    let a = start(
+        &dirs[2],
+        &format!(
+            "name: agent-a\nprompt: You are agent A.\n{model}a2a:\n  - {{name: b, url: \"{}\"}}\n",
+            b.base
+        ),
+        &otlp.base,
+    );
+
+    let (status, body) = post(&a, "/conversations", json!({"message": "add plums 3"})).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["result"]["waiting_approval"], true, "{body}");
+    let uuid = body["result"]["approval"]["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let decided_at = now_ns();
+    let (status, body) = post(&a, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body["result"]["response"]
+            .as_str()
+            .unwrap()
+            .contains("C added"),
+        "{body}"
+    );
+
+    let waits = |s: &[Span]| s.iter().filter(|x| x.name == "approval.wait").count();
+    let spans = otlp
+        .wait_for(|s| waits(s) >= 3 && s.iter().any(|x| x.name == "tool"))
+        .await;
+    // The first request at A is the root of the trace.
+    let root = spans
+        .iter()
+        .find(|s| s.service == "agent-a" && s.name == "POST /conversations")
+        .unwrap_or_else(|| panic!("no request span at A: {spans:#?}"));
+    assert!(
+        root.parent.is_empty() || root.parent.chars().all(|c| c == '0'),
+        "{root:?}"
+    );
+    let mut trace: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.trace_id == root.trace_id)
+        .collect();
+    trace.sort_by_key(|s| s.start_ns);
+    // The trace, in start order (shown with --nocapture).
+    for s in &trace {
+        eprintln!(
+            "{:>8} ms  {:<8} {}",
+            (s.start_ns - root.start_ns) / 1_000_000,
+            s.service,
+            s.name
+        );
+    }
+    for service in ["agent-a", "agent-b", "agent-c"] {
+        assert!(
+            trace
+                .iter()
+                .any(|s| s.service == service && s.name == "turn"),
+            "no turn of {service} in the trace: {trace:#?}"
+        );
+        let wait = trace
+            .iter()
+            .find(|s| s.service == service && s.name == "approval.wait")
+            .unwrap_or_else(|| panic!("no approval wait of {service} in the trace: {trace:#?}"));
+        assert!(
+            wait.start_ns < decided_at && wait.end_ns >= decided_at,
+            "{service}'s wait does not cover the decision: {wait:?} vs {decided_at}"
+        );
+        assert_eq!(
+            wait.attr("decision").as_deref(),
+            Some("approved"),
+            "{wait:?}"
+        );
+        assert!(wait.attr("decided_by").is_some(), "{wait:?}");
+    }
+    // C's tool ran after the decision, in the same trace.
+    let tool = trace
+        .iter()
+        .find(|s| {
+            s.service == "agent-c"
+                && s.name == "tool"
+                && s.attr("tool").as_deref() == Some("resources_add")
+        })
+        .unwrap_or_else(|| panic!("no resources_add span at C in the trace: {trace:#?}"));
+    assert_eq!(tool.attr("outcome").as_deref(), Some("ok"));
+    assert!(tool.start_ns >= decided_at);
+    assert!(
+        trace
+            .iter()
+            .any(|s| s.service == "agent-a" && s.name == "a2a.delegate")
+    );
+    assert!(
+        trace
+            .iter()
+            .any(|s| s.service == "agent-b" && s.name == "a2a.delegate")
+    );
+    assert!(trace.iter().any(|s| s.name == "llm"));
+    // Every span, in this trace or not, says whose session it was.
+    for s in &spans {
+        assert_eq!(s.attr("sid").as_deref(), Some(SID), "{s:?}");
+    }
+    drop((a, b, c));
+}
+
+/// A collector that cannot be reached costs a log line, not a failed turn.
+#[tokio::test]
+async fn an_unreachable_collector_does_not_fail_turns() {
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.yaml");
+    std::fs::write(&rules, "rules: []\ndefault: hello\n").unwrap();
+    let agent = start(
+        &dir,
+        &format!("llm: {{model: \"scripted:{}\"}}\n", rules.display()),
+        &format!("http://{dead}"),
+    );
+    for _ in 0..3 {
+        let (status, body) = post(&agent, "/conversations", json!({"message": "hi"})).await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let log = agent.wait_for_log("could not send spans");
+    assert!(
+        log.contains("could not send spans to the OTLP collector"),
+        "{log}"
+    );
+    assert_eq!(log.matches("could not send spans").count(), 1, "{log}");
+}
