@@ -8,7 +8,8 @@ the top level of each tool (`destructiveHint`, `readOnlyHint`), no
                                     logs "listening on http://127.0.0.1:P/mcp"
 
 `seed_whoami` says whether its call carried an Authorization header (HTTP)
-and appends the header to the file named by $SEED_AUTH_LOG.
+and appends the header to the file named by $SEED_AUTH_LOG. Every tool call
+appends its `_meta.traceparent` to $SEED_TRACE_LOG.
 Calling `seed_grow` adds a tool `seed_grown_N` and sends
 `notifications/tools/list_changed` (stdio only: over HTTP a notification
 needs an open stream, which this small server does not keep).
@@ -53,6 +54,13 @@ def answer(msg, auth=None):
                           "inputSchema": {"type": "object", "properties": {}}})
             notes.append({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         text = f"{name} ok"
+        # The call's trace context (MCP SEP-414: `_meta.traceparent`) goes
+        # to $SEED_TRACE_LOG, one line per call ("none" without one).
+        trace_log = os.environ.get("SEED_TRACE_LOG")
+        if trace_log:
+            meta = msg.get("params", {}).get("_meta") or {}
+            with open(trace_log, "a") as f:
+                f.write(f"{meta.get('traceparent') or 'none'}\n")
         if name == "seed_whoami":
             # The token itself goes to a side file, not into the answer (which
             # the agent stores): a test then proves the agent stores none.

@@ -224,3 +224,51 @@ async fn an_unreachable_collector_does_not_fail_turns() {
     );
     assert_eq!(log.matches("could not send spans").count(), 1, "{log}");
 }
+
+/// A tool call carries its trace context to an HTTP MCP server (MCP
+/// SEP-414: `_meta.traceparent`), as the child of the `tool` span.
+#[tokio::test]
+async fn mcp_tool_calls_carry_the_trace_context() {
+    let otlp = Receiver::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("trace.log");
+    let mut cmd = std::process::Command::new("python3");
+    cmd.arg(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/seed_mcp_server.py"),
+    )
+    .arg("--http")
+    .env("SEED_TRACE_LOG", &record);
+    let (mut seed, addr, _) = support::spawn_listening(cmd, "seed MCP server");
+    let rules = dir.path().join("rules.yaml");
+    std::fs::write(
+        &rules,
+        "rules:\n  - match: peek\n    steps:\n      - call: seed_peek\n      - reply: \"{result}\"\n",
+    )
+    .unwrap();
+    let agent = start(
+        &dir,
+        &format!(
+            "llm: {{model: \"scripted:{}\"}}\nmcp_servers:\n  - {{name: seed, url: \"http://{addr}\"}}\n",
+            rules.display()
+        ),
+        &otlp.base,
+    );
+    let (status, body) = post(&agent, "/conversations", json!({"message": "peek"})).await;
+    assert_eq!(status, 201, "{body}");
+    let spans = otlp.wait_for(|s| s.iter().any(|x| x.name == "tool")).await;
+    let tool = spans
+        .iter()
+        .find(|s| s.name == "tool")
+        .unwrap_or_else(|| panic!("{spans:#?}"));
+    let sent = std::fs::read_to_string(&record).unwrap();
+    let traceparent = sent.lines().next().unwrap_or_default();
+    let parts: Vec<&str> = traceparent.split('-').collect();
+    assert_eq!(parts.len(), 4, "{traceparent}");
+    assert_eq!(
+        (parts[1], parts[2]),
+        (tool.trace_id.as_str(), tool.span_id.as_str()),
+        "the MCP call is a child of the tool span"
+    );
+    let _ = seed.kill();
+    let _ = seed.wait();
+}

@@ -12,7 +12,8 @@
 use crate::config::{McpServerConfig, UnannotatedTools};
 use crate::tools::{CallContext, ToolError, ToolInfo, ToolOutput};
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, ContentBlock, Implementation, Tool,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ContentBlock, Implementation,
+    RequestParamsMeta, Tool,
 };
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -399,7 +400,16 @@ impl McpServer {
                 });
             }
         };
-        let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
+        let mut params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
+        // The call's trace context, as MCP carries it (SEP-414: `_meta`
+        // `traceparent`/`tracestate`), over stdio and HTTP alike.
+        for (k, v) in crate::telemetry::inject() {
+            match k.as_str() {
+                "traceparent" => params.set_traceparent(&v),
+                "tracestate" => params.set_tracestate(&v),
+                _ => {}
+            }
+        }
         match tokio::time::timeout(CALL_TIMEOUT, peer.call_tool(params)).await {
             Err(_) => Err(ToolError::Timeout {
                 tool: name.to_string(),
