@@ -48,7 +48,7 @@ e2e:
 	cd end2end && npx playwright test
 
 ## bench: print the benchmark table (release build; takes a few minutes)
-bench: setup-test
+bench: setup-test build
 	cargo bench -p server --bench agent
 
 ## fuzz: mcp-filesystem's resolver, tools and patch parser for FUZZ_SECONDS each (default 60)

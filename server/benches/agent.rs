@@ -16,12 +16,16 @@
 //! 5. auth: the p50 that modes tokens and oidc add over none
 //!    ([`auth`]);
 //! 6. mcp-filesystem: read_file, grep and glob beside `fs::read`, `rg`
-//!    and `find`, and the most memory one call takes ([`filesystem`]).
+//!    and `find`, and the most memory one call takes ([`filesystem`]);
+//! 7. observability: turns and reads with an OTLP collector configured
+//!    versus without, and the page load of `/` in Chromium ([`observe`]).
 
 #[path = "agent/auth.rs"]
 mod auth;
 #[path = "agent/filesystem.rs"]
 mod filesystem;
+#[path = "agent/observe.rs"]
+mod observe;
 
 use server::fake_llm::FakeState;
 use server::llm::scripted::Rules;
@@ -64,6 +68,11 @@ impl Agent {
 
     /// With `extra` YAML appended (prompt, sub-agents).
     fn start_with(fake_base: &str, with_tools: bool, extra: &str) -> Agent {
+        Self::start_env(fake_base, with_tools, extra, &[])
+    }
+
+    /// With `extra` YAML and environment variables.
+    fn start_env(fake_base: &str, with_tools: bool, extra: &str, env: &[(&str, &str)]) -> Agent {
         let dir = tempfile::tempdir().unwrap();
         let mut yaml = format!(
             "host: 127.0.0.1\nport: 0\ndata_dir: {}\nllm: {{model: openai-gpt-4o}}\n{extra}",
@@ -85,6 +94,7 @@ impl Agent {
             .env("OPENAI_API_KEY", "sk-bench")
             .env("BENCH_TOKEN", auth::TOKEN)
             .env("OPENAI_BASE_URL", format!("{fake_base}/v1"))
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -257,7 +267,7 @@ async fn main() {
         .build()
         .unwrap();
     let mut rows: Vec<(String, String, String)> = Vec::new();
-    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`): those rows alone.
+    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`): those rows alone.
     let only = std::env::var("BENCH_ONLY").ok();
     let wants = |part: &str| only.as_deref().is_none_or(|o| o == part);
     if wants("core") {
@@ -278,6 +288,11 @@ async fn main() {
     // 6. mcp-filesystem.
     if wants("fs") {
         filesystem::rows(&mut rows, quick).await;
+    }
+
+    // 7. Observability: traces on versus off, and the UI's page load.
+    if wants("obs") {
+        observe::rows(&http, &fake_base, &mut rows, quick).await;
     }
 
     println!(
