@@ -1,10 +1,12 @@
-# Stop & Go agent: a release build of the server, the WebAssembly UI and the
-# built-in MCP servers, on a slim Debian runtime.
+# Stop & Go agent: the agent, the built-in MCP servers and the web UI on a
+# slim Debian runtime, as a non-root user, data on a volume.
 #
-#   docker build -t stopgo .
-#   docker run -p 8080:8080 -e GEMINI_API_KEY stopgo
-#   docker run -p 8080:8080 stopgo --config /app/config/demo.yaml   # no key: the scripted demo
+#   podman build -t stopgo .                     # the full build (tens of minutes on 2 cores)
+#   podman build --target prebuilt -t stopgo .   # from `make build`'s output on the host (a minute)
+#   podman run -p 8080:8080 -e GEMINI_API_KEY stopgo
+#   podman run -p 8080:8080 stopgo --config /app/config/demo.yaml   # no key: the scripted demo
 #
+# `make image` and `make image-prebuilt` run these (README, "Containers").
 # Versions follow TOOLCHAIN.md: cargo-leptos 0.3.10 (0.3.11 needs a newer
 # rustc), wasm-bindgen-cli equal to the crate pinned in Cargo.toml, and
 # wasm-opt from npm's binaryen (Debian's is too old and breaks hydration).
@@ -23,26 +25,39 @@ COPY . .
 RUN cargo leptos build --release --precompress \
  && cargo build --release -p server --bins
 
-FROM debian:bookworm-slim
+# What both images share: no compilers, no package manager caches, a
+# non-root user, the data volume, the health check. config/agent.yaml and
+# demo.yaml start `target/release/mcp-resources` relative to the working
+# directory, as `make run` does: the links make that path work here.
+FROM debian:bookworm-slim AS runtime
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates tini \
- && rm -rf /var/lib/apt/lists/* \
- && useradd --system --create-home --home-dir /app stopgo
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb \
+ && useradd --system --uid 10001 --create-home --home-dir /app stopgo \
+ && mkdir -p /app/data /app/target/release \
+ && chown stopgo /app/data \
+ && ln -s /usr/local/bin/mcp-resources /app/target/release/mcp-resources \
+ && ln -s /usr/local/bin/mcp-filesystem /app/target/release/mcp-filesystem
 WORKDIR /app
-COPY --from=build /src/target/release/agent /usr/local/bin/agent
-COPY --from=build /src/target/release/mcp-resources /usr/local/bin/mcp-resources
-# config/agent.yaml and demo.yaml start `target/release/mcp-resources`
-# (relative to the working directory), as `make run` does.
-RUN mkdir -p /app/target/release && ln -s /usr/local/bin/mcp-resources /app/target/release/mcp-resources
-COPY --from=build /src/target/site /app/site
-COPY --from=build /src/config /app/config
 ENV LEPTOS_SITE_ROOT=/app/site \
     RUST_LOG=info
-RUN mkdir -p /app/data && chown stopgo /app/data
-USER stopgo
 VOLUME ["/app/data"]
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s \
   CMD ["/bin/bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/8080 && printf 'GET /health HTTP/1.0\\r\\n\\r\\n' >&3 && grep -q '\"ok\"' <&3"]
 ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/agent"]
 CMD ["--config", "/app/config/agent.yaml"]
+
+# `--target prebuilt`: the binaries and site `make build` left on the host.
+FROM runtime AS prebuilt
+COPY target/release/agent target/release/mcp-resources target/release/mcp-filesystem /usr/local/bin/
+COPY target/site /app/site
+COPY config /app/config
+USER stopgo
+
+# The default: from the build stage above.
+FROM runtime
+COPY --from=build /src/target/release/agent /src/target/release/mcp-resources /src/target/release/mcp-filesystem /usr/local/bin/
+COPY --from=build /src/target/site /app/site
+COPY config /app/config
+USER stopgo

@@ -14,7 +14,14 @@ ifeq ($(origin CONFIG),undefined)
   endif
 endif
 
-.PHONY: run test build setup setup-test lint unit e2e bench fuzz clean
+# The compose stacks' model: the scripted chain demo without a provider key.
+ifeq ($(strip $(KEYS)),)
+  export AGENT_MODEL ?= scripted:chain-rules.yaml
+endif
+PROFILE ?=
+
+.PHONY: run test build setup setup-test setup-containers lint unit e2e bench fuzz clean \
+        image image-prebuilt compose-up compose-down compose-test
 
 ## run: install what is missing, build, and start the agent with the web UI
 run: build
@@ -27,14 +34,38 @@ build: setup
 	cargo leptos build --release --precompress
 	cargo build --release -p server --bins
 
-## test: formatting, clippy, every Rust test, then Playwright against the release build
-test: setup-test lint unit build e2e
+## test: formatting, clippy, every Rust test, Playwright against the release build, and the containers
+test: setup-test lint unit build e2e compose-test
 
 setup:
 	scripts/setup.sh build
 
 setup-test:
 	scripts/setup.sh test
+
+setup-containers:
+	scripts/setup.sh containers
+
+## image: the full multi-stage build of the Dockerfile with podman (tens of minutes on 2 cores)
+image: setup-containers
+	podman build --format docker -t localhost/stopgo:latest .
+
+## image-prebuilt: the runtime image from `make build`'s binaries and site (about a minute)
+image-prebuilt: setup-containers build
+	podman build --format docker --target prebuilt -t localhost/stopgo:latest .
+
+## compose-up: the default stack on 127.0.0.1:8080 (PROFILE=chain: the A2A chain on :8081/:8082)
+compose-up: setup-containers
+	podman image exists localhost/stopgo:latest || $(MAKE) image-prebuilt
+	podman-compose $(if $(PROFILE),--profile $(PROFILE)) up -d $(if $(filter chain,$(PROFILE)),agent-a agent-b)
+
+## compose-down: stops every service of every profile (volumes are kept)
+compose-down:
+	podman-compose --profile chain down
+
+## compose-test: the chain and the default stack in containers, end to end
+compose-test: image-prebuilt
+	scripts/compose-test.sh
 
 lint:
 	cargo fmt --all --check

@@ -5,7 +5,9 @@
 # (summarised in README.md, "Toolchain").
 #
 #   scripts/setup.sh build   Rust target, cargo-leptos, wasm-bindgen, wasm-opt
-#   scripts/setup.sh test    the above plus Chromium and Playwright
+#   scripts/setup.sh test    the above plus Chromium and Playwright, and
+#                            the containers piece (compose-test runs in make test)
+#   scripts/setup.sh containers  podman, podman-compose and the local base image
 set -euo pipefail
 
 CARGO_LEPTOS_VERSION=0.3.10
@@ -52,6 +54,38 @@ need_test_tools() {
   npm_ci "$ROOT/testdata/mcp-conformance" conformance "the official MCP conformance suite (with its own Node 22)"
   vendor_specs
   a2a_python_sdks
+}
+
+# podman as ../shared/OPERATIONS.md §1 says: runc (crun cannot start
+# containers here), ulimits root can actually set, podman-compose from PyPI,
+# and the base image made locally (no registry is reachable), tagged so an
+# unchanged `FROM debian:bookworm-slim` builds without a pull.
+need_container_tools() {
+  apt_packages podman buildah runc uidmap fuse-overlayfs slirp4netns \
+    golang-github-containernetworking-plugin-dnsname debootstrap
+  local conf=/etc/containers/containers.conf nofile
+  if ! grep -q 'runtime = "runc"' "$conf" 2>/dev/null; then
+    say "configuring podman ($conf): runc, ulimits this machine allows"
+    nofile=$(ulimit -Hn)
+    [[ "$nofile" == unlimited ]] && nofile=1048576
+    mkdir -p /etc/containers
+    printf '[containers]\ndefault_ulimits = ["nofile=%s:%s", "nproc=32768:32768"]\n\n[engine]\nruntime = "runc"\n' "$nofile" "$nofile" > "$conf"
+  fi
+  if ! command -v podman-compose >/dev/null 2>&1; then
+    say "installing podman-compose 1.6.0 (PyPI)"
+    python3 -m pip install --quiet "podman-compose==1.6.0"
+    hash -r
+  fi
+  if ! podman image exists docker.io/library/debian:bookworm-slim; then
+    local dir
+    dir=$(mktemp -d /var/tmp/bookworm-XXXXXX)
+    say "making the base image debian:bookworm-slim locally (debootstrap, about a minute)"
+    debootstrap --variant=minbase --include=ca-certificates bookworm "$dir" >/dev/null
+    rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
+    tar -C "$dir" -c . | podman import - localhost/debian:bookworm-local >/dev/null
+    podman tag localhost/debian:bookworm-local docker.io/library/debian:bookworm-slim
+    rm -rf "$dir"
+  fi
 }
 
 # The official A2A Python SDK, for the interop tests and the bench's
@@ -102,6 +136,22 @@ apt_install() {
   command -v "$cmd" >/dev/null
 }
 
+# apt-get install (with recommends, as OPERATIONS.md verified) each
+# PACKAGE that dpkg does not list as installed.
+apt_packages() {
+  local missing=() p i
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  ((${#missing[@]})) || return 0
+  say "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  for i in 1 2 3; do
+    apt-get -f install -y -q && apt-get install -y -q "${missing[@]}" && return 0
+    say "install attempt $i failed; retrying"
+  done
+  return 1
+}
+
 # npm ci in DIR unless node_modules/.bin/BIN exists and was installed from
 # the current package-lock.json (a copy is kept as a stamp).
 npm_ci() {
@@ -116,6 +166,7 @@ npm_ci() {
 
 case "${1:-build}" in
   build) need_build_tools ;;
-  test) need_build_tools; need_test_tools ;;
-  *) echo "usage: $0 build|test" >&2; exit 2 ;;
+  test) need_build_tools; need_test_tools; need_container_tools ;;
+  containers) need_container_tools ;;
+  *) echo "usage: $0 build|test|containers" >&2; exit 2 ;;
 esac
