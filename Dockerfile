@@ -12,6 +12,9 @@
 # wasm-opt from npm's binaryen (Debian's is too old and breaks hydration).
 
 FROM rust:1.95-bookworm AS build
+# npm uses its own CA list unless told; this adds the system's (which a
+# proxy's CA may have to be in: `make image` mounts the host's bundle).
+ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
 RUN apt-get update \
  && apt-get install -y --no-install-recommends nodejs npm \
  && rm -rf /var/lib/apt/lists/*

@@ -20,7 +20,7 @@ ifeq ($(strip $(KEYS)),)
 endif
 PROFILE ?=
 
-.PHONY: run test build setup setup-test setup-containers lint unit e2e bench fuzz clean \
+.PHONY: run test build build-all setup setup-test setup-containers lint unit e2e bench fuzz clean \
         image image-prebuilt compose-up compose-down compose-test
 
 ## run: install what is missing, build, and start the agent with the web UI
@@ -33,6 +33,10 @@ run: build
 build: setup
 	cargo leptos build --release --precompress
 	cargo build --release -p server --bins
+
+## build-all: linux/amd64 and linux/arm64 binaries plus the site in dist/ with checksums; arm64 smoke-tested under qemu
+build-all: setup
+	scripts/build-all.sh
 
 ## test: formatting, clippy, every Rust test, Playwright against the release build, and the containers
 test: setup-test lint unit build e2e compose-test
@@ -48,7 +52,10 @@ setup-containers:
 
 ## image: the full multi-stage build of the Dockerfile with podman (tens of minutes on 2 cores)
 image: setup-containers
-	podman build --format docker -t localhost/stopgo:latest .
+	scripts/setup.sh builder
+	# HTTPS from inside the build (crates.io, npm, rustup) needs the host's CA bundle.
+	podman build --format docker -v /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro \
+	  -t localhost/stopgo:latest .
 
 ## image-prebuilt: the runtime image from `make build`'s binaries and site (about a minute)
 image-prebuilt: setup-containers build

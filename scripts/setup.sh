@@ -8,6 +8,7 @@
 #   scripts/setup.sh test    the above plus Chromium and Playwright, and
 #                            the containers piece (compose-test runs in make test)
 #   scripts/setup.sh containers  podman, podman-compose and the local base image
+#   scripts/setup.sh builder     also the local builder image for `make image`
 set -euo pipefail
 
 CARGO_LEPTOS_VERSION=0.3.10
@@ -86,6 +87,37 @@ need_container_tools() {
     podman tag localhost/debian:bookworm-local docker.io/library/debian:bookworm-slim
     rm -rf "$dir"
   fi
+}
+
+# The full build's `FROM rust:1.95-bookworm`, made locally like the base
+# image (no registry is reachable): Debian with what the official image's
+# build stage relies on, and rustup's Rust 1.95 (static.rust-lang.org).
+need_builder_image() {
+  need_container_tools
+  podman image exists docker.io/library/rust:1.95-bookworm && return 0
+  local dir
+  dir=$(mktemp -d /var/tmp/rust-builder-XXXXXX)
+  say "making the builder image rust:1.95-bookworm locally (debootstrap + rustup, a few minutes)"
+  debootstrap --variant=minbase \
+    --include=ca-certificates,curl,gcc,g++,libc6-dev,make,pkg-config,perl,git,xz-utils \
+    bookworm "$dir" >/dev/null
+  # HTTPS from inside needs the host's CA bundle (OPERATIONS.md §1); it is
+  # used for the download only and not left in the image.
+  cp /etc/ssl/certs/ca-certificates.crt "$dir/tmp/host-ca.crt"
+  mount -t proc proc "$dir/proc"
+  trap 'umount "'"$dir"'/proc" 2>/dev/null || true' RETURN
+  chroot "$dir" /bin/sh -c 'export SSL_CERT_FILE=/tmp/host-ca.crt \
+    && curl -sSf --cacert /tmp/host-ca.crt https://static.rust-lang.org/rustup/dist/x86_64-unknown-linux-gnu/rustup-init -o /tmp/rustup-init \
+    && chmod +x /tmp/rustup-init \
+    && CARGO_HOME=/usr/local/cargo RUSTUP_HOME=/usr/local/rustup /tmp/rustup-init -y --no-modify-path --profile minimal --default-toolchain 1.95.0 \
+    && rm /tmp/rustup-init /tmp/host-ca.crt'
+  umount "$dir/proc"
+  rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
+  tar -C "$dir" -c . | podman import \
+    --change 'ENV PATH=/usr/local/cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    --change 'ENV CARGO_HOME=/usr/local/cargo' --change 'ENV RUSTUP_HOME=/usr/local/rustup' \
+    - docker.io/library/rust:1.95-bookworm >/dev/null
+  rm -rf "$dir"
 }
 
 # The official A2A Python SDK, for the interop tests and the bench's
@@ -168,5 +200,6 @@ case "${1:-build}" in
   build) need_build_tools ;;
   test) need_build_tools; need_test_tools; need_container_tools ;;
   containers) need_container_tools ;;
-  *) echo "usage: $0 build|test|containers" >&2; exit 2 ;;
+  builder) need_builder_image ;;
+  *) echo "usage: $0 build|test|containers|builder" >&2; exit 2 ;;
 esac

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 /// Stop & Go agent server.
 #[derive(Parser, Debug)]
-#[command(version, about)]
+#[command(name = "agent", version, about)]
 struct Args {
     /// The agent.yaml to run.
     #[arg(long, short, global = true, default_value = server::config::DEFAULT_CONFIG_PATH, env = "AGENT_CONFIG")]

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 /// Sandboxed folders over MCP.
 #[derive(Parser, Debug)]
-#[command(version, about)]
+#[command(name = "mcp-filesystem", version, about)]
 struct Args {
     /// The YAML config (roots and limits).
     #[arg(long, default_value = "config/mcp-filesystem.yaml")]

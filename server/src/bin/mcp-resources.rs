@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 /// Named integer resources over MCP.
 #[derive(Parser, Debug)]
-#[command(version, about)]
+#[command(name = "mcp-resources", version, about)]
 struct Args {
     /// The SQLite database file (created if missing).
     #[arg(long, default_value = "resources.db")]
