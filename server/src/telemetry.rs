@@ -47,14 +47,17 @@ impl Telemetry {
     }
 }
 
-/// Whether the environment asks for traces.
+/// Whether the environment asks for traces (read once: every request asks).
 pub fn enabled() -> bool {
-    [
-        "OTEL_EXPORTER_OTLP_ENDPOINT",
-        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-    ]
-    .iter()
-    .any(|k| std::env::var(k).is_ok_and(|v| !v.trim().is_empty()))
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        [
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        ]
+        .iter()
+        .any(|k| std::env::var(k).is_ok_and(|v| !v.trim().is_empty()))
+    })
 }
 
 /// Installs the global subscriber: the log, and traces when asked for.
