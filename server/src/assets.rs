@@ -64,15 +64,17 @@ pub fn css_href(site: &leptos::config::LeptosOptions) -> String {
 
 /// Sets `Cache-Control` on UI responses that have none.
 pub async fn cache_control(req: Request, next: Next) -> Response {
-    let path = req.uri().path().to_string();
+    // Decided from the path before the request is handed on (no copy of it).
+    let pkg = req.uri().path().starts_with("/pkg/");
+    let hashed = pkg && is_hashed(req.uri().path());
     let mut res = next.run(req).await;
     if res.headers().contains_key(CACHE_CONTROL) {
         return res;
     }
     let ok = matches!(res.status(), StatusCode::OK | StatusCode::NOT_MODIFIED);
-    let value = if ok && path.starts_with("/pkg/") && is_hashed(&path) {
+    let value = if ok && hashed {
         Some(IMMUTABLE)
-    } else if ok && (path.starts_with("/pkg/") || is_page_or_file(&res)) {
+    } else if ok && (pkg || is_page_or_file(&res)) {
         Some(NO_CACHE)
     } else {
         None

@@ -213,6 +213,12 @@ impl Metrics {
         }
     }
 
+    /// `n` approvals ended undecided at once (cancelled with their task,
+    /// in doubt after a restart).
+    pub fn approvals_ended(&self, outcome: &str, n: u64) {
+        self.approvals.with_label_values(&[outcome]).inc_by(n);
+    }
+
     /// An A2A request was served.
     pub fn a2a(&self, method: &str, dialect: &str) {
         self.a2a_requests

@@ -173,16 +173,24 @@ pub fn parent_from(span: &tracing::Span, headers: &axum::http::HeaderMap) {
     let _ = span.set_parent(cx);
 }
 
+/// A stored `traceparent` (an approval's), as the one header to extract.
+struct Stored<'a>(Option<&'a str>);
+
+impl Extractor for Stored<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.filter(|_| key == "traceparent")
+    }
+    fn keys(&self) -> Vec<&str> {
+        vec!["traceparent"]
+    }
+}
+
 /// Makes `span` a child of a stored `traceparent` (an approval's).
 pub fn parent_from_traceparent(span: &tracing::Span, traceparent: &str) {
     if !enabled() {
         return;
     }
-    let mut map = axum::http::HeaderMap::new();
-    if let Ok(v) = axum::http::HeaderValue::from_str(traceparent) {
-        map.insert("traceparent", v);
-    }
-    let cx = TraceContextPropagator::new().extract(&Headers(&map));
+    let cx = TraceContextPropagator::new().extract(&Stored(Some(traceparent)));
     let _ = span.set_parent(cx);
 }
 
@@ -222,11 +230,7 @@ pub fn approval_wait(
     if !enabled() {
         return;
     }
-    let mut headers = axum::http::HeaderMap::new();
-    if let Some(v) = traceparent.and_then(|t| axum::http::HeaderValue::from_str(t).ok()) {
-        headers.insert("traceparent", v);
-    }
-    let parent = TraceContextPropagator::new().extract(&Headers(&headers));
+    let parent = TraceContextPropagator::new().extract(&Stored(traceparent));
     let start = std::time::SystemTime::now()
         .checked_sub(waited)
         .unwrap_or(std::time::UNIX_EPOCH);

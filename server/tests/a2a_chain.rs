@@ -13,7 +13,7 @@ use server::fake_llm::FakeState;
 use server::llm::scripted::Rules;
 use std::path::PathBuf;
 use std::sync::Arc;
-use support::{Agent, client};
+use support::{Agent, client, post_json};
 
 const KEY: &str = "gm-a2a-chain-key";
 
@@ -156,20 +156,6 @@ async fn rpc(agent: &Agent, version: Option<&str>, method: &str, params: Value) 
     resp.json().await.unwrap()
 }
 
-async fn post(agent: &Agent, path: &str, body: Value) -> (u16, Value) {
-    let resp = client()
-        .post(agent.url(path))
-        .timeout(std::time::Duration::from_secs(30))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    (
-        resp.status().as_u16(),
-        resp.json().await.unwrap_or(Value::Null),
-    )
-}
-
 fn v1_send(text: &str) -> Value {
     json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}]}})
 }
@@ -275,7 +261,7 @@ async fn tasks_complete_wait_and_continue_over_a2a_and_rest() {
     );
     // Approve over REST; the A2A task is completed.
     let uuid = data["approval_uuid"].as_str().unwrap();
-    let (status, _) = post(c, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
+    let (status, _) = post_json(c, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
     assert_eq!(status, 200);
     let got = rpc(
         c,
@@ -376,7 +362,7 @@ async fn cancelling_a_waiting_task_never_runs_the_tool() {
     let uuid = w["result"]["task"]["status"]["message"]["parts"][1]["data"]["approval_uuid"]
         .as_str()
         .unwrap();
-    let (status, _) = post(c, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
+    let (status, _) = post_json(c, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
     assert_eq!(status, 409, "a cancelled approval cannot be approved");
     assert_eq!(chain.resources(), 0);
 }
@@ -387,7 +373,7 @@ async fn cancelling_a_waiting_task_never_runs_the_tool() {
 async fn a_proxied_approval_is_decided_upstream_and_the_result_flows_back() {
     let chain = Chain::start(2, None).await;
     let b = chain.b();
-    let (status, body) = post(b, "/conversations", json!({"message": "add apples 5"})).await;
+    let (status, body) = post_json(b, "/conversations", json!({"message": "add apples 5"})).await;
     assert_eq!(status, 201, "{body}");
     assert_eq!(body["result"]["waiting_approval"], true, "{body}");
     let a = &body["result"]["approval"];
@@ -399,7 +385,7 @@ async fn a_proxied_approval_is_decided_upstream_and_the_result_flows_back() {
     let at_c = support::get_json(chain.c(), &format!("/conversations/{remote_task}")).await;
     assert_eq!(at_c["conversation"]["status"], "waiting_approval");
     assert_eq!(chain.resources(), 0);
-    let (status, body) = post(
+    let (status, body) = post_json(
         b,
         &format!("/approvals/{}", a["uuid"].as_str().unwrap()),
         json!({"approved": true}),
@@ -416,12 +402,12 @@ async fn a_proxied_approval_is_decided_upstream_and_the_result_flows_back() {
     assert_eq!(at_c["conversation"]["status"], "active");
 
     // Reject: C's model hears it, nothing runs, B gets C's answer.
-    let (_, body) = post(b, "/conversations", json!({"message": "add limes 3"})).await;
+    let (_, body) = post_json(b, "/conversations", json!({"message": "add limes 3"})).await;
     let uuid = body["result"]["approval"]["uuid"]
         .as_str()
         .unwrap()
         .to_string();
-    let (status, body) = post(
+    let (status, body) = post_json(
         b,
         &format!("/approvals/{uuid}"),
         json!({"approved": false, "reason": "no limes"}),
@@ -468,7 +454,7 @@ async fn three_agents_deep_with_a_crash_in_the_middle() {
     let env: Vec<(&str, &str)> = chain.env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     chain.agents[1] = Agent::start_with_env(&chain.configs[1], &env);
     assert_eq!(chain.resources(), 0);
-    let (status, body) = post(
+    let (status, body) = post_json(
         chain.a(),
         &format!("/approvals/{uuid}"),
         json!({"approved": true}),
@@ -542,7 +528,7 @@ async fn streaming_shows_progress_then_the_answer() {
 async fn a_proxied_approval_pauses_and_resumes_a_pipeline_node() {
     let yaml = "name: agent-a\nagent:\n  name: flow\n  type: sequential\n  agents:\n    - {name: analyzer, type: llm, prompt: \"You are agent A's analyzer.\", output_key: analysis}\n    - {name: remote, type: a2a, url: \"{B}\", output_key: remote_answer}\n";
     let chain = Chain::start(3, Some(yaml)).await;
-    let (status, body) = post(
+    let (status, body) = post_json(
         chain.a(),
         "/conversations",
         json!({"message": "add dates 6"}),
@@ -562,7 +548,7 @@ async fn a_proxied_approval_pauses_and_resumes_a_pipeline_node() {
             .count()
     };
     assert_eq!(analyzer(&chain), 1);
-    let (status, body) = post(
+    let (status, body) = post_json(
         chain.a(),
         &format!("/approvals/{}", a["uuid"].as_str().unwrap()),
         json!({"approved": true}),
@@ -612,7 +598,7 @@ async fn subscriptions_detached_turns_and_hop_limits() {
     assert_eq!(resp.headers()["content-type"], "text/event-stream");
     let reader = tokio::spawn(async move { resp.text().await.unwrap() });
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    let (status, _) = post(c, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
+    let (status, _) = post_json(c, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
     assert_eq!(status, 200);
     let text = tokio::time::timeout(std::time::Duration::from_secs(10), reader)
         .await
@@ -754,7 +740,7 @@ async fn return_immediately_hands_the_task_over() {
 #[tokio::test]
 async fn cancelling_at_the_top_cancels_down_the_chain() {
     let chain = Chain::start(3, None).await;
-    let (status, body) = post(
+    let (status, body) = post_json(
         chain.a(),
         "/conversations",
         json!({"message": "add quinces 2"}),

@@ -9,7 +9,7 @@ mod support;
 
 use serde_json::{Value, json};
 use support::peer::{Peer, Seen};
-use support::{Agent, client, write_config};
+use support::{Agent, post_json, write_config};
 
 /// Agent A on the scripted model: every message goes to sub-agent `peer`
 /// at `url`, and the answer comes back as "relayed: …".
@@ -34,22 +34,8 @@ fn front(url: &str) -> Front {
     Front { agent, _dir: dir }
 }
 
-async fn post(agent: &Agent, path: &str, body: Value) -> (u16, Value) {
-    let resp = client()
-        .post(agent.url(path))
-        .timeout(std::time::Duration::from_secs(30))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    (
-        resp.status().as_u16(),
-        resp.json().await.unwrap_or(Value::Null),
-    )
-}
-
 async fn say(front: &Front, text: &str) -> Value {
-    let (status, body) = post(&front.agent, "/conversations", json!({"message": text})).await;
+    let (status, body) = post_json(&front.agent, "/conversations", json!({"message": text})).await;
     assert_eq!(status, 201, "{body}");
     body
 }
@@ -67,6 +53,31 @@ fn one_post(peer: &Peer) -> Seen {
 fn card(name: &str, interfaces: Value) -> Value {
     json!({"name": name, "description": "a peer", "version": "1", "supportedInterfaces": interfaces,
         "capabilities": {}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": []})
+}
+
+/// Where a card is served by default.
+const CARD: &str = "/.well-known/agent-card.json";
+
+/// A 1.0 JSON-RPC interface at `url`.
+fn v1(url: &str) -> Value {
+    json!({"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"})
+}
+
+/// An address nothing listens on.
+fn dead_addr() -> std::net::SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+/// Starts a peer serving `cards`, an agent whose sub-agent is the peer at
+/// `path`, says "hi" to the agent and returns the peer and the answer.
+async fn hi_via(cards: &[(&str, Value)], path: &str) -> (Peer, String) {
+    let peer = Peer::start(cards).await;
+    let front = front(&peer.url(path));
+    let body = say(&front, "hi").await;
+    (peer, response(&body).to_string())
 }
 
 /// No card anywhere: the seed's legacy dialect at the configured endpoint,
@@ -113,7 +124,7 @@ async fn an_agent_without_a_card_is_spoken_to_in_the_legacy_dialect_at_its_endpo
         "{body}"
     );
     let uuid = approval["uuid"].as_str().unwrap();
-    let (status, body) = post(
+    let (status, body) = post_json(
         &front.agent,
         &format!("/approvals/{uuid}"),
         json!({"approved": true}),
@@ -128,70 +139,37 @@ async fn an_agent_without_a_card_is_spoken_to_in_the_legacy_dialect_at_its_endpo
     assert_eq!(peer.seen().iter().filter(|s| s.method == "GET").count(), 5);
 }
 
-/// The seed's endpoint URL with our real agent behind it: the card is found
-/// at the origin and the 1.0 interface is used.
+/// The seed's endpoint URL: the card is found at the origin and its 1.0
+/// interface is used.
 #[tokio::test]
 async fn a_seed_endpoint_url_finds_the_card_at_its_origin() {
-    let peer = Peer::start(&[(
-        "/.well-known/agent-card.json",
-        card(
-            "p",
-            json!([{"url": "{BASE}/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]),
-        ),
-    )])
-    .await;
-    let front = front(&peer.url("/a2a"));
-    let body = say(&front, "hi").await;
-    assert_eq!(
-        response(&body),
-        "relayed: peer got: hi via 1.0 at /a2a",
-        "{body}"
-    );
+    let cards = [(CARD, card("p", json!([v1("{BASE}/a2a")])))];
+    let (peer, said) = hi_via(&cards, "/a2a").await;
+    assert_eq!(said, "relayed: peer got: hi via 1.0 at /a2a");
     assert_eq!(one_post(&peer).body["method"], "SendMessage");
 }
 
-/// A card naming another endpoint than the configured one: the card wins.
+/// A card naming another endpoint than the configured one: the card wins
+/// (its JSON-RPC interface, not the gRPC one).
 #[tokio::test]
 async fn a_card_whose_interface_url_differs_is_followed() {
-    let peer = Peer::start(&[(
-        "/.well-known/agent-card.json",
-        card(
-            "p",
-            json!([
-            {"url": "{BASE}/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
-            {"url": "{BASE}/rpc/v1", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]),
-        ),
-    )])
-    .await;
-    let front = front(&peer.url("/a2a"));
-    let body = say(&front, "hi").await;
-    assert_eq!(
-        response(&body),
-        "relayed: peer got: hi via 1.0 at /rpc/v1",
-        "{body}"
-    );
+    let grpc = json!({"url": "{BASE}/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"});
+    let cards = [(CARD, card("p", json!([grpc, v1("{BASE}/rpc/v1")])))];
+    let (_, said) = hi_via(&cards, "/a2a").await;
+    assert_eq!(said, "relayed: peer got: hi via 1.0 at /rpc/v1");
 }
 
 /// A card naming an address this agent cannot reach (a public name outside
 /// a compose network): the configured endpoint is used instead.
 #[tokio::test]
 async fn an_unreachable_interface_url_falls_back_to_the_configured_endpoint() {
-    let dead = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
-    let peer = Peer::start(&[(
+    let unreachable = format!("http://{}/a2a", dead_addr());
+    let cards = [(
         "/.well-known/agent.json",
-        card("p", json!([{"url": format!("http://{dead}/a2a"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}])),
-    )])
-    .await;
-    let front = front(&peer.url("/a2a"));
-    let body = say(&front, "hi").await;
-    assert_eq!(
-        response(&body),
-        "relayed: peer got: hi via 1.0 at /a2a",
-        "{body}"
-    );
+        card("p", json!([v1(&unreachable)])),
+    )];
+    let (_, said) = hi_via(&cards, "/a2a").await;
+    assert_eq!(said, "relayed: peer got: hi via 1.0 at /a2a");
 }
 
 /// An agent mounted under a path: its own card beside the URL wins over
@@ -199,38 +177,23 @@ async fn an_unreachable_interface_url_falls_back_to_the_configured_endpoint() {
 /// configured endpoint.
 #[tokio::test]
 async fn a_card_beside_a_path_mounted_url_wins_over_the_origin() {
-    let peer = Peer::start(&[
-        (
-            "/.well-known/agent-card.json",
-            card("gateway", json!([{"url": "{BASE}/wrong", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}])),
-        ),
+    let cards = [
+        (CARD, card("gateway", json!([v1("{BASE}/wrong")]))),
         ("/agents/b/.well-known/agent.json", json!({"name": "b"})),
-    ])
-    .await;
-    let front = front(&peer.url("/agents/b"));
-    let body = say(&front, "hi").await;
-    assert_eq!(
-        response(&body),
-        "relayed: peer got: hi via legacy at /agents/b",
-        "{body}"
-    );
+    ];
+    let (_, said) = hi_via(&cards, "/agents/b").await;
+    assert_eq!(said, "relayed: peer got: hi via legacy at /agents/b");
 }
 
 /// A 0.3 card (top-level `url` and `protocolVersion`) at the origin.
 #[tokio::test]
 async fn a_0_3_card_is_spoken_to_with_0_3_framing() {
-    let peer = Peer::start(&[(
-        "/.well-known/agent-card.json",
+    let cards = [(
+        CARD,
         json!({"name": "p", "protocolVersion": "0.3.0", "url": "{BASE}/v03", "preferredTransport": "JSONRPC"}),
-    )])
-    .await;
-    let front = front(&peer.url("/a2a"));
-    let body = say(&front, "hi").await;
-    assert_eq!(
-        response(&body),
-        "relayed: peer got: hi via 0.3 at /v03",
-        "{body}"
-    );
+    )];
+    let (peer, said) = hi_via(&cards, "/a2a").await;
+    assert_eq!(said, "relayed: peer got: hi via 0.3 at /v03");
     let sent = one_post(&peer);
     assert_eq!(sent.version.as_deref(), Some("0.3"));
     assert_eq!(sent.body["params"]["message"]["parts"][0]["kind"], "text");
@@ -240,11 +203,7 @@ async fn a_0_3_card_is_spoken_to_with_0_3_framing() {
 /// card-less legacy agent.
 #[tokio::test]
 async fn a_peer_that_is_down_is_unavailable() {
-    let dead = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
-    let front = front(&format!("http://{dead}/a2a"));
+    let front = front(&format!("http://{}/a2a", dead_addr()));
     let body = say(&front, "hi").await;
     let text = body.to_string();
     assert!(text.contains("unavailable"), "{body}");

@@ -12,28 +12,6 @@ use server::fake_llm::FakeState;
 use server::llm::scripted::Rules;
 use support::{Agent, client, write_config};
 
-const RULES: &str = r#"
-rules:
-  - system: "agent C"
-    match: "(?i)add (\\w+) (-?\\d+)"
-    steps:
-      - call: resources_add
-        args: {name: "$1", value: "$2"}
-      - reply: "C added: {result}"
-  - system: "agent B"
-    match: "(?s)^(.*)$"
-    steps:
-      - call: a2a_c
-        args: {message: "$1"}
-      - reply: "B relayed: {result}"
-  - system: "agent A"
-    match: "(?s)^(.*)$"
-    steps:
-      - call: a2a_b
-        args: {message: "$1"}
-      - reply: "A relayed: {result}"
-"#;
-
 // Operator tokens at A, and each hop's own service credential.
 const BOB_AT_A: &str = "bob-requester-at-a-0123";
 const ALICE_AT_A: &str = "alice-approver-at-a-012";
@@ -64,7 +42,7 @@ async fn audit(agent: &Agent, token: &str) -> Vec<Value> {
 
 #[tokio::test]
 async fn each_hop_authorizes_its_own_credential_and_the_decision_travels_down() {
-    let fake = FakeState::new(Rules::parse(RULES).unwrap());
+    let fake = FakeState::new(Rules::parse(support::CHAIN_RULES).unwrap());
     let base = server::fake_llm::spawn(fake.clone()).await.unwrap();
     let env = [
         ("GEMINI_API_KEY", "gm-auth-chain-key"),
@@ -214,7 +192,7 @@ auth:
 
 #[tokio::test]
 async fn without_its_configured_credential_a_hop_is_refused() {
-    let fake = FakeState::new(Rules::parse(RULES).unwrap());
+    let fake = FakeState::new(Rules::parse(support::CHAIN_RULES).unwrap());
     let base = server::fake_llm::spawn(fake.clone()).await.unwrap();
     let env = [
         ("GEMINI_API_KEY", "gm-auth-chain-key"),

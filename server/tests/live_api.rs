@@ -7,7 +7,7 @@ mod support;
 
 use serde_json::{Value, json};
 use std::time::Duration;
-use support::{Agent, client, get_json, write_config};
+use support::{Agent, client, get_json, post_json, write_config};
 
 const RULES: &str = r#"
 rules:
@@ -125,18 +125,12 @@ impl Stream {
     }
 }
 
-async fn post(a: &Agent, path: &str, body: Value) -> (u16, Value) {
-    let resp = client().post(a.url(path)).json(&body).send().await.unwrap();
-    let status = resp.status().as_u16();
-    (status, resp.json().await.unwrap_or(Value::Null))
-}
-
 #[tokio::test]
 async fn events_follow_an_approval_from_request_to_result_and_catch_up_after_a_drop() {
     let (_d, a) = start();
     let mut all = Stream::open(&a, "/events", None).await;
 
-    let (status, body) = post(&a, "/conversations", json!({"message": "add apples 3"})).await;
+    let (status, body) = post_json(&a, "/conversations", json!({"message": "add apples 3"})).await;
     assert_eq!(status, 201, "{body}");
     let id = body["conversation"]["id"].as_str().unwrap().to_string();
     let uuid = body["result"]["approval"]["uuid"]
@@ -167,7 +161,8 @@ async fn events_follow_an_approval_from_request_to_result_and_catch_up_after_a_d
     // The per-conversation stream of the same conversation.
     let mut one = Stream::open(&a, &format!("/conversations/{id}/events"), None).await;
 
-    let (status, body) = post(&a, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
+    let (status, body) =
+        post_json(&a, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
     assert_eq!(status, 200, "{body}");
     let rest = all.until("status_changed").await;
     let kinds: Vec<&str> = rest.iter().map(|e| e.event.as_str()).collect();
@@ -228,8 +223,8 @@ async fn add_call(a: &Agent, created: &Value) -> Value {
 #[tokio::test]
 async fn the_inbox_lists_pending_approvals_oldest_first_and_tool_calls_show_the_outcome() {
     let (_d, a) = start();
-    let (_, b1) = post(&a, "/conversations", json!({"message": "add apples 3"})).await;
-    let (_, b2) = post(&a, "/conversations", json!({"message": "add pears 4"})).await;
+    let (_, b1) = post_json(&a, "/conversations", json!({"message": "add apples 3"})).await;
+    let (_, b2) = post_json(&a, "/conversations", json!({"message": "add pears 4"})).await;
     let u1 = b1["result"]["approval"]["uuid"]
         .as_str()
         .unwrap()
@@ -261,7 +256,7 @@ async fn the_inbox_lists_pending_approvals_oldest_first_and_tool_calls_show_the_
         .await
         .unwrap();
     assert_eq!(resp.status(), 200);
-    let (s, _) = post(
+    let (s, _) = post_json(
         &a,
         &format!("/approvals/{u2}"),
         json!({"approved": false, "reason": "no pears"}),
@@ -305,13 +300,13 @@ async fn the_inbox_lists_pending_approvals_oldest_first_and_tool_calls_show_the_
 #[tokio::test]
 async fn search_finds_conversations_by_message_text_and_takes_wildcards_literally() {
     let (_d, a) = start();
-    post(
+    post_json(
         &a,
         "/conversations",
         json!({"message": "hello about Zebras"}),
     )
     .await;
-    post(
+    post_json(
         &a,
         "/conversations",
         json!({"message": "something else 100%"}),

@@ -5,11 +5,11 @@
 
 mod support;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use server::fake_llm::{FakeState, Fault};
 use server::llm::scripted::Rules;
 use std::collections::BTreeMap;
-use support::{Agent, client, write_config};
+use support::{Agent, client, post_json, write_config};
 
 const RULES: &str = r#"
 rules:
@@ -87,19 +87,6 @@ fn value(s: &Samples, name: &str, labels: &str) -> f64 {
         .unwrap_or_else(|| panic!("no {name}{{{labels}}} in {s:#?}"))
 }
 
-async fn post(agent: &Agent, path: &str, body: Value) -> (u16, Value) {
-    let resp = client()
-        .post(agent.url(path))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    (
-        resp.status().as_u16(),
-        resp.json().await.unwrap_or(Value::Null),
-    )
-}
-
 #[tokio::test]
 async fn the_counters_equal_what_happened() {
     let fake = FakeState::new(Rules::parse(RULES).unwrap());
@@ -116,11 +103,11 @@ async fn the_counters_equal_what_happened() {
         &[("GEMINI_API_KEY", "gm-metrics"), ("GEMINI_BASE_URL", &base)],
     );
 
-    let (status, _) = post(&agent, "/conversations", json!({"message": "list please"})).await;
+    let (status, _) = post_json(&agent, "/conversations", json!({"message": "list please"})).await;
     assert_eq!(status, 201);
     let mut uuids = Vec::new();
     for text in ["add apples 5", "add pears 1"] {
-        let (status, body) = post(&agent, "/conversations", json!({"message": text})).await;
+        let (status, body) = post_json(&agent, "/conversations", json!({"message": text})).await;
         assert_eq!(status, 201, "{body}");
         uuids.push(
             body["result"]["approval"]["uuid"]
@@ -141,7 +128,7 @@ async fn the_counters_equal_what_happened() {
     );
     assert_eq!(value(&before, "stopgo_approvals_pending", ""), 2.0);
     for (uuid, approved) in uuids.iter().zip([true, false]) {
-        let (status, body) = post(
+        let (status, body) = post_json(
             &agent,
             &format!("/approvals/{uuid}"),
             json!({"approved": approved}),
@@ -155,7 +142,8 @@ async fn the_counters_equal_what_happened() {
         retry_after: None,
         delay: std::time::Duration::ZERO,
     });
-    let (status, body) = post(&agent, "/conversations", json!({"message": "list again"})).await;
+    let (status, body) =
+        post_json(&agent, "/conversations", json!({"message": "list again"})).await;
     assert!(status >= 400, "{status} {body}");
 
     let resp = client().get(agent.url("/metrics")).send().await.unwrap();

@@ -8,11 +8,11 @@
 
 mod support;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use server::fake_llm::FakeState;
 use server::llm::scripted::Rules;
 use std::path::{Path, PathBuf};
-use support::{Agent, client};
+use support::{Agent, post_json_as};
 
 const RULES: &str = r#"
 rules:
@@ -98,20 +98,8 @@ async fn start(orchestrator: &str, env: &[(&str, &str)]) -> Stack {
     }
 }
 
-async fn post(agent: &Agent, path: &str, body: Value) -> (u16, Value) {
-    let resp = client()
-        .post(agent.url(path))
-        .timeout(std::time::Duration::from_secs(30))
-        .header("X-Session-ID", "seed-session-1")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    (
-        resp.status().as_u16(),
-        resp.json().await.unwrap_or(Value::Null),
-    )
-}
+/// The session id the orchestrator's caller sends (B's log must show it).
+const SID: &str = "seed-session-1";
 
 fn resources(db: &Path) -> Vec<String> {
     server::resources::db::ResourceDb::open(db)
@@ -139,8 +127,9 @@ async fn the_seeds_multi_agent_configs_run_unchanged() {
     {
         let stack = start(config, &env).await;
         let name = format!("pears{i}");
-        let (status, body) = post(
+        let (status, body) = post_json_as(
             &stack.a,
+            Some(SID),
             "/conversations",
             json!({"message": format!("add {name} 4")}),
         )
@@ -159,8 +148,9 @@ async fn the_seeds_multi_agent_configs_run_unchanged() {
             "{config}: ran before approval"
         );
         let uuid = approval["uuid"].as_str().unwrap();
-        let (status, body) = post(
+        let (status, body) = post_json_as(
             &stack.a,
+            Some(SID),
             &format!("/approvals/{uuid}"),
             json!({"approved": true}),
         )
@@ -175,8 +165,8 @@ async fn the_seeds_multi_agent_configs_run_unchanged() {
         assert!(
             stack
                 .b
-                .wait_for_log("sid=seed-session-1")
-                .contains("sid=seed-session-1"),
+                .wait_for_log(&format!("sid={SID}"))
+                .contains(&format!("sid={SID}")),
             "{config}: {}",
             stack.b.log()
         );

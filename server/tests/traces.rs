@@ -7,31 +7,9 @@
 
 mod support;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use support::otlp::{Receiver, Span};
-use support::{Agent, client, write_config};
-
-const RULES: &str = r#"
-rules:
-  - system: "agent C"
-    match: "(?i)add (\\w+) (-?\\d+)"
-    steps:
-      - call: resources_add
-        args: {name: "$1", value: "$2"}
-      - reply: "C added: {result}"
-  - system: "agent B"
-    match: "(?s)^(.*)$"
-    steps:
-      - call: a2a_c
-        args: {message: "$1"}
-      - reply: "B relayed: {result}"
-  - system: "agent A"
-    match: "(?s)^(.*)$"
-    steps:
-      - call: a2a_b
-        args: {message: "$1"}
-      - reply: "A relayed: {result}"
-"#;
+use support::{Agent, post_json_as, write_config};
 
 const SID: &str = "trace-session-1";
 
@@ -47,20 +25,6 @@ fn start(dir: &tempfile::TempDir, yaml: &str, otlp: &str) -> Agent {
     )
 }
 
-async fn post(agent: &Agent, path: &str, body: Value) -> (u16, Value) {
-    let resp = client()
-        .post(agent.url(path))
-        .header("X-Session-ID", SID)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    (
-        resp.status().as_u16(),
-        resp.json().await.unwrap_or(Value::Null),
-    )
-}
-
 fn now_ns() -> u128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -73,7 +37,7 @@ async fn one_trace_crosses_three_agents_and_covers_the_approval() {
     let otlp = Receiver::start().await;
     let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
     let rules = dirs[0].path().join("rules.yaml");
-    std::fs::write(&rules, RULES).unwrap();
+    std::fs::write(&rules, support::CHAIN_RULES).unwrap();
     let model = format!("llm: {{model: \"scripted:{}\"}}\n", rules.display());
     let c = start(
         &dirs[0],
@@ -101,16 +65,24 @@ async fn one_trace_crosses_three_agents_and_covers_the_approval() {
         &otlp.base,
     );
 
-    let (status, body) = post(&a, "/conversations", json!({"message": "add plums 3"})).await;
+    let (status, body) = post_json_as(
+        &a,
+        Some(SID),
+        "/conversations",
+        json!({"message": "add plums 3"}),
+    )
+    .await;
     assert_eq!(status, 201, "{body}");
-    assert_eq!(body["result"]["waiting_approval"], true, "{body}");
-    let uuid = body["result"]["approval"]["uuid"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let uuid = support::waiting_uuid(&body);
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let decided_at = now_ns();
-    let (status, body) = post(&a, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
+    let (status, body) = post_json_as(
+        &a,
+        Some(SID),
+        &format!("/approvals/{uuid}"),
+        json!({"approved": true}),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     assert!(
         body["result"]["response"]
@@ -214,7 +186,13 @@ async fn an_unreachable_collector_does_not_fail_turns() {
         &format!("http://{dead}"),
     );
     for _ in 0..3 {
-        let (status, body) = post(&agent, "/conversations", json!({"message": "hi"})).await;
+        let (status, body) = post_json_as(
+            &agent,
+            Some(SID),
+            "/conversations",
+            json!({"message": "hi"}),
+        )
+        .await;
         assert_eq!(status, 201, "{body}");
     }
     let log = agent.wait_for_log("could not send spans");
@@ -253,7 +231,13 @@ async fn mcp_tool_calls_carry_the_trace_context() {
         ),
         &otlp.base,
     );
-    let (status, body) = post(&agent, "/conversations", json!({"message": "peek"})).await;
+    let (status, body) = post_json_as(
+        &agent,
+        Some(SID),
+        "/conversations",
+        json!({"message": "peek"}),
+    )
+    .await;
     assert_eq!(status, 201, "{body}");
     let spans = otlp.wait_for(|s| s.iter().any(|x| x.name == "tool")).await;
     let tool = spans

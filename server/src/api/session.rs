@@ -61,7 +61,6 @@ pub async fn layer(mut req: Request, next: Next) -> Response {
     req.extensions_mut().insert(SessionId(sid.clone()));
     // `rpc` and `hops` are filled in by the A2A endpoint, so one line per
     // request ("done") says what it was.
-    let route = crate::metrics::route(&req);
     let span = tracing::info_span!(
         "request",
         sid = %sid,
@@ -76,6 +75,7 @@ pub async fn layer(mut req: Request, next: Next) -> Response {
         // For traces only (the log line stays short): "POST
         // /approvals/{uuid}", a server span, in the caller's trace when it
         // sent a `traceparent`.
+        let route = crate::metrics::route(&req);
         span.record(
             "otel.name",
             tracing::field::display(format_args!("{} {route}", req.method())),

@@ -360,9 +360,7 @@ impl Engine {
             })
             .await?;
         tracing::info!(conversation = %conversation_id, cancelled_actions = cancelled, "conversation cancelled");
-        for _ in 0..cancelled {
-            crate::metrics::get().approval("cancelled", None);
-        }
+        crate::metrics::get().approvals_ended("cancelled", cancelled as u64);
         // The remote tasks that waited with us are cancelled too (down the
         // chain), best effort: a remote that cannot be reached is logged.
         for (agent, task) in remote {

@@ -115,9 +115,7 @@ impl Engine {
                 Ok((resume.into_iter().collect::<Vec<_>>(), in_doubt))
             })
             .await?;
-        for _ in 0..in_doubt {
-            crate::metrics::get().approval("in_doubt", None);
-        }
+        crate::metrics::get().approvals_ended("in_doubt", in_doubt);
         Ok(resume)
     }
 

@@ -60,74 +60,65 @@ impl HttpClient {
         secret: Option<&str>,
     ) -> Result<Value, LlmError> {
         let started = std::time::Instant::now();
-        let out = self
-            .with_retries(provider, url, headers, body, secret)
-            .await;
+        // An async block, so every way out of the retry loop is timed once.
+        let out = async {
+            let mut attempt = 0;
+            loop {
+                let mut req = self.client.post(url).json(body);
+                for (k, v) in headers {
+                    req = req.header(*k, v);
+                }
+                let outcome = req.send().await;
+                let (retryable, wait_hint, err) = match outcome {
+                    Ok(resp) => {
+                        let status = resp.status();
+                        let retry_after = resp
+                            .headers()
+                            .get(reqwest::header::RETRY_AFTER)
+                            .and_then(|v| v.to_str().ok())
+                            .and_then(|v| v.trim().parse::<u64>().ok())
+                            .map(Duration::from_secs);
+                        let text = match resp.text().await {
+                            Ok(t) => t,
+                            Err(e) => return Err(transport_error(provider, e, self.timeout, secret)),
+                        };
+                        if status.is_success() {
+                            return serde_json::from_str(&text).map_err(|e| LlmError::Decode {
+                                provider,
+                                message: format!("{e}"),
+                            });
+                        }
+                        let code = status.as_u16();
+                        let err = LlmError::Status {
+                            provider,
+                            status: code,
+                            message: scrub(&error_message(&text), secret),
+                        };
+                        (code == 429 || code >= 500, retry_after, err)
+                    }
+                    Err(e) => {
+                        let err = transport_error(provider, e, self.timeout, secret);
+                        (matches!(err, LlmError::Connect { .. }), None, err)
+                    }
+                };
+                if !retryable || attempt >= MAX_RETRIES {
+                    return Err(err);
+                }
+                let wait = wait_hint
+                    .map(|w| w.min(MAX_RETRY_AFTER))
+                    .unwrap_or_else(|| backoff(attempt));
+                tracing::warn!(provider, attempt = attempt + 1, wait_ms = wait.as_millis() as u64, error = %err, "retrying the model call");
+                tokio::time::sleep(wait).await;
+                attempt += 1;
+            }
+        }
+        .await;
         crate::metrics::get().llm(
             provider,
             started.elapsed(),
             out.as_ref().err().map(LlmError::kind),
         );
         out
-    }
-
-    async fn with_retries(
-        &self,
-        provider: &'static str,
-        url: &str,
-        headers: &[(&str, String)],
-        body: &Value,
-        secret: Option<&str>,
-    ) -> Result<Value, LlmError> {
-        let mut attempt = 0;
-        loop {
-            let mut req = self.client.post(url).json(body);
-            for (k, v) in headers {
-                req = req.header(*k, v);
-            }
-            let outcome = req.send().await;
-            let (retryable, wait_hint, err) = match outcome {
-                Ok(resp) => {
-                    let status = resp.status();
-                    let retry_after = resp
-                        .headers()
-                        .get(reqwest::header::RETRY_AFTER)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<u64>().ok())
-                        .map(Duration::from_secs);
-                    let text = match resp.text().await {
-                        Ok(t) => t,
-                        Err(e) => return Err(transport_error(provider, e, self.timeout, secret)),
-                    };
-                    if status.is_success() {
-                        return serde_json::from_str(&text).map_err(|e| LlmError::Decode {
-                            provider,
-                            message: format!("{e}"),
-                        });
-                    }
-                    let code = status.as_u16();
-                    let err = LlmError::Status {
-                        provider,
-                        status: code,
-                        message: scrub(&error_message(&text), secret),
-                    };
-                    (code == 429 || code >= 500, retry_after, err)
-                }
-                Err(e) => {
-                    let err = transport_error(provider, e, self.timeout, secret);
-                    (matches!(err, LlmError::Connect { .. }), None, err)
-                }
-            };
-            if !retryable || attempt >= MAX_RETRIES {
-                return Err(err);
-            }
-            let wait = wait_hint
-                .map(|w| w.min(MAX_RETRY_AFTER))
-                .unwrap_or_else(|| backoff(attempt));
-            tracing::warn!(provider, attempt = attempt + 1, wait_ms = wait.as_millis() as u64, error = %err, "retrying the model call");
-            tokio::time::sleep(wait).await;
-            attempt += 1;
-        }
     }
 }
 

@@ -273,6 +273,65 @@ pub async fn get_json(a: &Agent, path: &str) -> serde_json::Value {
         .unwrap()
 }
 
+/// `POST path` with a JSON body (30 s to answer: turns may chain agents);
+/// the status and the JSON answer (`null` when it is not JSON).
+pub async fn post_json(a: &Agent, path: &str, body: serde_json::Value) -> (u16, serde_json::Value) {
+    post_json_as(a, None, path, body).await
+}
+
+/// [`post_json`] with an `X-Session-ID`.
+pub async fn post_json_as(
+    a: &Agent,
+    sid: Option<&str>,
+    path: &str,
+    body: serde_json::Value,
+) -> (u16, serde_json::Value) {
+    let mut req = client()
+        .post(a.url(path))
+        .timeout(Duration::from_secs(30))
+        .json(&body);
+    if let Some(sid) = sid {
+        req = req.header("X-Session-ID", sid);
+    }
+    let resp = req.send().await.unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(serde_json::Value::Null))
+}
+
+/// The uuid of the approval a `POST /conversations` answer waits for
+/// (failing the test when it does not wait).
+pub fn waiting_uuid(body: &serde_json::Value) -> String {
+    assert_eq!(body["result"]["waiting_approval"], true, "{body}");
+    body["result"]["approval"]["uuid"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no approval uuid: {body}"))
+        .to_string()
+}
+
+/// Scripted rules for a chain A → B → C: A relays every message to its
+/// sub-agent `b`, B to `c`, and C adds a resource when asked ("add NAME N").
+pub const CHAIN_RULES: &str = r#"
+rules:
+  - system: "agent C"
+    match: "(?i)add (\\w+) (-?\\d+)"
+    steps:
+      - call: resources_add
+        args: {name: "$1", value: "$2"}
+      - reply: "C added: {result}"
+  - system: "agent B"
+    match: "(?s)^(.*)$"
+    steps:
+      - call: a2a_c
+        args: {message: "$1"}
+      - reply: "B relayed: {result}"
+  - system: "agent A"
+    match: "(?s)^(.*)$"
+    steps:
+      - call: a2a_b
+        args: {message: "$1"}
+      - reply: "A relayed: {result}"
+"#;
+
 /// The `approval` of the tool call whose approval is `uuid`, in a
 /// `{"conversation": C, ...}` answer.
 pub fn approval_outcome(answer: &serde_json::Value, uuid: &str) -> serde_json::Value {
