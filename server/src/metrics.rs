@@ -31,6 +31,7 @@ pub struct Metrics {
     turn_duration: Histogram,
     llm_duration: HistogramVec,
     llm_errors: IntCounterVec,
+    llm_tokens: IntCounterVec,
     tool_calls: IntCounterVec,
     approvals_pending: IntGauge,
     approvals: IntCounterVec,
@@ -120,6 +121,11 @@ impl Metrics {
             "Model requests that failed, by provider and kind (status, timeout, connect, decode).",
             &["provider", "kind"],
         );
+        let llm_tokens = counter(
+            "stopgo_llm_tokens_total",
+            "Tokens the models reported, by provider and direction (input or output).",
+            &["provider", "direction"],
+        );
         let tool_calls = counter(
             "stopgo_tool_calls_total",
             "Tool calls run, by tool, server and outcome (ok or error).",
@@ -172,6 +178,7 @@ impl Metrics {
             turn_duration,
             llm_duration,
             llm_errors,
+            llm_tokens,
             tool_calls,
             approvals_pending,
             approvals,
@@ -194,6 +201,15 @@ impl Metrics {
             .observe(took.as_secs_f64());
         if let Some(kind) = error {
             self.llm_errors.with_label_values(&[provider, kind]).inc();
+        }
+    }
+
+    /// What a model call consumed, as its provider reported it.
+    pub fn llm_tokens(&self, provider: &str, usage: crate::llm::Usage) {
+        for (direction, n) in [("input", usage.input), ("output", usage.output)] {
+            self.llm_tokens
+                .with_label_values(&[provider, direction])
+                .inc_by(n);
         }
     }
 

@@ -194,6 +194,30 @@ async fn the_counters_equal_what_happened() {
         ),
         fake.requests().len() as f64
     );
+    // The tokens the fake reported in Gemini's usageMetadata, summed.
+    let reported = |k: &str| -> f64 {
+        fake.requests()
+            .iter()
+            .filter_map(|r| r.reply.as_ref()?["usageMetadata"][k].as_u64())
+            .sum::<u64>() as f64
+    };
+    assert!(reported("promptTokenCount") > 0.0);
+    assert_eq!(
+        value(
+            &m,
+            "stopgo_llm_tokens_total",
+            "direction=input,provider=gemini"
+        ),
+        reported("promptTokenCount")
+    );
+    assert_eq!(
+        value(
+            &m,
+            "stopgo_llm_tokens_total",
+            "direction=output,provider=gemini"
+        ),
+        reported("candidatesTokenCount")
+    );
     assert_eq!(value(&m, "stopgo_mcp_server_up", "server=resources"), 1.0);
     assert_eq!(
         value(

@@ -162,7 +162,26 @@ async fn one_trace_crosses_three_agents_and_covers_the_approval() {
             .iter()
             .any(|s| s.service == "agent-b" && s.name == "a2a.delegate")
     );
-    assert!(trace.iter().any(|s| s.name == "llm"));
+    // Each model call says which provider and model, and what it cost.
+    let llm = trace
+        .iter()
+        .find(|s| s.service == "agent-c" && s.name == "llm")
+        .unwrap_or_else(|| panic!("no llm span at C in the trace: {trace:#?}"));
+    assert_eq!(llm.attr("provider").as_deref(), Some("scripted"), "{llm:?}");
+    assert_eq!(llm.attr("gen_ai.system").as_deref(), Some("scripted"));
+    assert!(llm.attr("model").is_some_and(|m| m.ends_with("rules.yaml")));
+    let tokens = |k: &str| -> u64 {
+        llm.attr(k)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{k} missing on {llm:?}"))
+    };
+    assert!(tokens("input_tokens") > 10, "{llm:?}");
+    assert!(tokens("output_tokens") > 0, "{llm:?}");
+    assert_eq!(tokens("gen_ai.usage.input_tokens"), tokens("input_tokens"));
+    assert_eq!(
+        tokens("gen_ai.usage.output_tokens"),
+        tokens("output_tokens")
+    );
     // Every span, in this trace or not, says whose session it was.
     for s in &spans {
         assert_eq!(s.attr("sid").as_deref(), Some(SID), "{s:?}");

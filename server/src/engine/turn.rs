@@ -329,16 +329,38 @@ impl Engine {
                     .collect(),
                 max_tokens: self.inner.config.llm.max_tokens,
             };
+            let described = llm.describe();
+            let (provider, model) = described.split_once(':').unwrap_or(("", &described));
+            // The GenAI semantic-convention names beside the short ones, so
+            // tracing back ends that chart model usage find them.
             let model_span = tracing::info_span!(
                 "llm",
                 sid = %ctx.session_id,
-                model = %llm.describe(),
+                provider,
+                model,
+                "gen_ai.system" = provider,
+                "gen_ai.request.model" = model,
                 tools = req.tools.len(),
                 outcome = tracing::field::Empty,
+                input_tokens = tracing::field::Empty,
+                output_tokens = tracing::field::Empty,
+                "gen_ai.usage.input_tokens" = tracing::field::Empty,
+                "gen_ai.usage.output_tokens" = tracing::field::Empty,
             );
             let answer =
                 tracing::Instrument::instrument(llm.complete(&req), model_span.clone()).await;
             model_span.record("outcome", if answer.is_ok() { "ok" } else { "error" });
+            if let Some(usage) = answer.as_ref().ok().and_then(|a| a.usage) {
+                for (field, n) in [
+                    ("input_tokens", usage.input),
+                    ("output_tokens", usage.output),
+                    ("gen_ai.usage.input_tokens", usage.input),
+                    ("gen_ai.usage.output_tokens", usage.output),
+                ] {
+                    model_span.record(field, n);
+                }
+                crate::metrics::get().llm_tokens(provider, usage);
+            }
             match answer {
                 Ok(resp) => {
                     // A final answer ends the scope without another read.

@@ -15,8 +15,8 @@
 
 pub mod wire;
 
-use crate::llm::ChatResponse;
 use crate::llm::scripted::Rules;
+use crate::llm::{ChatResponse, Usage};
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -266,11 +266,12 @@ async fn handle(
         }
     };
     let seq = s.seq.fetch_add(1, Ordering::Relaxed);
-    let response: ChatResponse = s
+    let mut response: ChatResponse = s
         .rules
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .respond(&wire::system_prompt(&parsed_body), &parsed.messages);
+    response.usage = Some(Usage::estimate(body.len(), response.chars()));
     let out = match format {
         Format::OpenAi => wire::write_openai(&response, seq),
         Format::Anthropic => wire::write_anthropic(&response, seq),

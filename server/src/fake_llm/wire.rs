@@ -528,6 +528,7 @@ pub fn read_gemini(body: &Value) -> Result<Parsed, String> {
 
 /// The answer in OpenAI's format.
 pub fn write_openai(r: &ChatResponse, seq: u64) -> Value {
+    let u = r.usage.unwrap_or_default();
     let calls: Vec<Value> = r
         .tool_calls
         .iter()
@@ -541,12 +542,13 @@ pub fn write_openai(r: &ChatResponse, seq: u64) -> Value {
     json!({
         "id": format!("chatcmpl-{seq}"), "object": "chat.completion", "created": 0, "model": "fake",
         "choices": [{"index": 0, "message": message, "finish_reason": if r.tool_calls.is_empty() { "stop" } else { "tool_calls" }}],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+        "usage": {"prompt_tokens": u.input, "completion_tokens": u.output, "total_tokens": u.input + u.output}
     })
 }
 
 /// The answer in Anthropic's format.
 pub fn write_anthropic(r: &ChatResponse, seq: u64) -> Value {
+    let u = r.usage.unwrap_or_default();
     let mut content = Vec::new();
     if let Some(t) = r.text.as_ref().filter(|t| !t.is_empty()) {
         content.push(json!({"type": "text", "text": t}));
@@ -557,13 +559,14 @@ pub fn write_anthropic(r: &ChatResponse, seq: u64) -> Value {
     json!({
         "id": format!("msg_{seq}"), "type": "message", "role": "assistant", "model": "fake", "content": content,
         "stop_reason": if r.tool_calls.is_empty() { "end_turn" } else { "tool_use" }, "stop_sequence": null,
-        "usage": {"input_tokens": 1, "output_tokens": 1}
+        "usage": {"input_tokens": u.input, "output_tokens": u.output}
     })
 }
 
 /// The answer in Gemini's format (with a thought signature on calls, as
 /// thinking models send, to prove the agent sends it back).
 pub fn write_gemini(r: &ChatResponse, seq: u64) -> Value {
+    let u = r.usage.unwrap_or_default();
     let mut parts = Vec::new();
     if let Some(t) = r.text.as_ref().filter(|t| !t.is_empty()) {
         parts.push(json!({"text": t}));
@@ -573,6 +576,6 @@ pub fn write_gemini(r: &ChatResponse, seq: u64) -> Value {
     }
     json!({
         "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
-        "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}
+        "usageMetadata": {"promptTokenCount": u.input, "candidatesTokenCount": u.output, "totalTokenCount": u.input + u.output}
     })
 }

@@ -11,7 +11,7 @@ use super::names::{NameMap, to_wire};
 use super::schema::object_schema;
 use super::{
     BoxFuture, ChatMessage, ChatRequest, ChatResponse, FinishReason, LlmClient, LlmError,
-    ToolCallRequest,
+    ToolCallRequest, Usage,
 };
 use serde_json::{Value, json};
 
@@ -181,6 +181,15 @@ pub fn decode(answer: &Value, names: &NameMap) -> Result<ChatResponse, String> {
         text: Some(texts.concat()).filter(|t| !t.is_empty()),
         tool_calls,
         finish,
+        usage: Usage::read(
+            answer.get("usage"),
+            &[
+                "input_tokens",
+                "cache_creation_input_tokens",
+                "cache_read_input_tokens",
+            ],
+            &["output_tokens"],
+        ),
     })
 }
 
@@ -240,5 +249,20 @@ mod tests {
         assert_eq!(r.tool_calls[0].id, "toolu_9");
         assert_eq!(r.finish, FinishReason::ToolCalls);
         assert!(decode(&json!({}), &NameMap::default()).is_err());
+        assert_eq!(r.usage, None);
+    }
+
+    #[test]
+    fn reads_usage_with_cached_prompt_tokens() {
+        let a = json!({"content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+            "usage": {"input_tokens": 12, "cache_read_input_tokens": 100, "output_tokens": 7}});
+        let r = decode(&a, &NameMap::default()).unwrap();
+        assert_eq!(
+            r.usage,
+            Some(Usage {
+                input: 112,
+                output: 7
+            })
+        );
     }
 }

@@ -13,7 +13,7 @@ use super::names::{NameMap, to_wire};
 use super::schema::for_gemini;
 use super::{
     BoxFuture, ChatMessage, ChatRequest, ChatResponse, FinishReason, LlmClient, LlmError,
-    ToolCallRequest,
+    ToolCallRequest, Usage,
 };
 use serde_json::{Value, json};
 
@@ -189,6 +189,11 @@ pub fn decode(answer: &Value, names: &NameMap) -> Result<ChatResponse, String> {
         text,
         tool_calls,
         finish,
+        usage: Usage::read(
+            answer.get("usageMetadata"),
+            &["promptTokenCount"],
+            &["candidatesTokenCount", "thoughtsTokenCount"],
+        ),
     })
 }
 
@@ -265,5 +270,23 @@ mod tests {
             .unwrap_err()
             .contains("SAFETY")
         );
+        assert_eq!(r.usage, None);
+    }
+
+    #[test]
+    fn reads_usage_with_thinking_tokens_as_output() {
+        let answer = json!({"candidates": [{"content": {"parts": [{"text": "hi"}]}, "finishReason": "STOP"}],
+            "usageMetadata": {"promptTokenCount": 40, "candidatesTokenCount": 3, "thoughtsTokenCount": 20, "totalTokenCount": 63}});
+        let r = decode(&answer, &NameMap::default()).unwrap();
+        assert_eq!(
+            r.usage,
+            Some(Usage {
+                input: 40,
+                output: 23
+            })
+        );
+        // Counters that are not numbers are not usage.
+        let odd = json!({"candidates": [{"content": {"parts": [{"text": "hi"}]}}], "usageMetadata": {"promptTokenCount": "x"}});
+        assert_eq!(decode(&odd, &NameMap::default()).unwrap().usage, None);
     }
 }

@@ -11,7 +11,7 @@ use super::names::{NameMap, to_wire};
 use super::schema::object_schema;
 use super::{
     BoxFuture, ChatMessage, ChatRequest, ChatResponse, FinishReason, LlmClient, LlmError,
-    ToolCallRequest,
+    ToolCallRequest, Usage,
 };
 use serde_json::{Value, json};
 
@@ -216,6 +216,11 @@ pub fn decode(answer: &Value, names: &NameMap) -> Result<ChatResponse, String> {
         text,
         tool_calls,
         finish,
+        usage: Usage::read(
+            answer.get("usage"),
+            &["prompt_tokens"],
+            &["completion_tokens"],
+        ),
     })
 }
 
@@ -295,6 +300,17 @@ mod tests {
                 .contains("not valid JSON")
         );
         assert_eq!(r.text, None);
+        assert_eq!(r.usage, None);
+        let answer = json!({"choices": [{"message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 30, "completion_tokens": 5, "total_tokens": 35}});
+        let r = decode(&answer, &names).unwrap();
+        assert_eq!(
+            r.usage,
+            Some(Usage {
+                input: 30,
+                output: 5
+            })
+        );
     }
 
     #[test]

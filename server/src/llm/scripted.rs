@@ -22,7 +22,7 @@
 
 use super::{
     BoxFuture, ChatMessage, ChatRequest, ChatResponse, FinishReason, LlmClient, LlmError,
-    ToolCallRequest,
+    ToolCallRequest, Usage,
 };
 use regex::Regex;
 use serde::Deserialize;
@@ -211,6 +211,7 @@ impl Rules {
             text: step.reply.as_deref().map(fill),
             tool_calls,
             finish,
+            usage: None,
         }
     }
 }
@@ -220,6 +221,7 @@ fn text_response(text: String) -> ChatResponse {
         text: Some(text),
         tool_calls: Vec::new(),
         finish: FinishReason::Stop,
+        usage: None,
     }
 }
 
@@ -286,7 +288,11 @@ impl LlmClient for Scripted {
         &'a self,
         req: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
-        Box::pin(async move { Ok(self.rules.respond(&req.system, &req.messages)) })
+        Box::pin(async move {
+            let mut answer = self.rules.respond(&req.system, &req.messages);
+            answer.usage = Some(Usage::estimate(req.chars(), answer.chars()));
+            Ok(answer)
+        })
     }
 
     fn describe(&self) -> String {

@@ -57,6 +57,36 @@ pub struct ChatRequest {
     pub max_tokens: u32,
 }
 
+impl ChatRequest {
+    /// How many characters the prompt holds (for [`Usage::estimate`]).
+    pub fn chars(&self) -> usize {
+        let tools: usize = self
+            .tools
+            .iter()
+            .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())
+            .sum();
+        let messages: usize = self
+            .messages
+            .iter()
+            .map(|m| match m {
+                ChatMessage::User(t) => t.len(),
+                ChatMessage::Assistant { text, tool_calls } => {
+                    text.as_ref().map_or(0, String::len) + calls_chars(tool_calls)
+                }
+                ChatMessage::ToolResults(r) => r.iter().map(|t| t.content.len()).sum(),
+            })
+            .sum();
+        self.system.len() + messages + tools
+    }
+}
+
+fn calls_chars(calls: &[ToolCallRequest]) -> usize {
+    calls
+        .iter()
+        .map(|c| c.name.len() + c.arguments.to_string().len())
+        .sum()
+}
+
 /// Why the model stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FinishReason {
@@ -72,6 +102,58 @@ pub struct ChatResponse {
     pub text: Option<String>,
     pub tool_calls: Vec<ToolCallRequest>,
     pub finish: FinishReason,
+    /// What the call cost, as the provider reported it (`None` when it
+    /// did not): recorded on the `llm` span and in the token counter.
+    pub usage: Option<Usage>,
+}
+
+impl ChatResponse {
+    /// How many characters the answer holds (for [`Usage::estimate`]).
+    pub fn chars(&self) -> usize {
+        self.text.as_ref().map_or(0, String::len) + calls_chars(&self.tool_calls)
+    }
+}
+
+/// Tokens one model call consumed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Tokens of the prompt: system, transcript and tool declarations.
+    pub input: u64,
+    /// Tokens the model generated.
+    pub output: u64,
+}
+
+impl Usage {
+    /// Reads a provider's usage object: the sum of its `input` counters
+    /// and of its `output` counters (providers split them: cached prompt
+    /// tokens, thinking tokens). `None` unless at least one is a number.
+    pub fn read(usage: Option<&Value>, input: &[&str], output: &[&str]) -> Option<Usage> {
+        let usage = usage?;
+        let sum = |keys: &[&str]| {
+            keys.iter()
+                .filter_map(|k| usage.get(*k).and_then(Value::as_u64))
+                .fold(None, |acc: Option<u64>, n| {
+                    Some(acc.unwrap_or(0).saturating_add(n))
+                })
+        };
+        match (sum(input), sum(output)) {
+            (None, None) => None,
+            (i, o) => Some(Usage {
+                input: i.unwrap_or(0),
+                output: o.unwrap_or(0),
+            }),
+        }
+    }
+
+    /// A rough count for providers that do not bill by the token (the
+    /// scripted demo model, the fake provider): four characters a token,
+    /// the usual rule of thumb for English text.
+    pub fn estimate(input_chars: usize, output_chars: usize) -> Usage {
+        Usage {
+            input: input_chars.div_ceil(4) as u64,
+            output: output_chars.div_ceil(4) as u64,
+        }
+    }
 }
 
 /// Why a model call failed. The texts never contain an API key.
