@@ -51,6 +51,9 @@ pub fn list_query_string(q: &ListQuery) -> String {
     if let Some(text) = &q.q {
         parts.push(format!("q={}", encode_component(text)));
     }
+    if let Some(view) = &q.view {
+        parts.push(format!("view={}", encode_component(view)));
+    }
     if parts.is_empty() {
         String::new()
     } else {
@@ -373,6 +376,7 @@ mod tests {
             cursor: Some("a b&c".into()),
             status: Some("waiting_approval".into()),
             q: None,
+            view: None,
         };
         assert_eq!(
             list_query_string(&q),

@@ -233,11 +233,61 @@ pub struct Summary {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct ConversationList {
-    pub conversations: Vec<Conversation>,
+    pub conversations: Vec<ConversationItem>,
     pub summary: Summary,
     /// Pass as `?cursor=` to fetch the next (older) page; absent on the last page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+}
+
+/// `GET /conversations?view=full`: the same page with whole conversations.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+pub struct FullConversationList {
+    pub conversations: Vec<Conversation>,
+    pub summary: Summary,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// How many characters of a message a list item carries.
+pub const PREVIEW_CHARS: usize = 200;
+
+/// One conversation in a list (`S` in DESIGN.md): what a list shows,
+/// never the history, so a page costs the same however long its
+/// conversations are.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+pub struct ConversationItem {
+    pub id: String,
+    pub session_id: String,
+    pub status: ConversationStatus,
+    pub created_at: String,
+    pub updated_at: String,
+    pub message_count: u64,
+    /// The newest message with text (first [`PREVIEW_CHARS`] characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_message: Option<MessagePreview>,
+    /// The first user message (first [`PREVIEW_CHARS`] characters): what
+    /// the conversation is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_approval: Option<PendingApproval>,
+    /// The A2A context id, when an A2A client chose one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<String>,
+    /// Whether the conversation ran the orchestration pipeline.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub has_pipeline_run: bool,
+}
+
+/// The start of one message: its role and first characters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+pub struct MessagePreview {
+    pub role: Role,
+    pub content: String,
 }
 
 /// `{"conversation": C}` and `{"conversation": C, "result": R}`.
@@ -271,6 +321,9 @@ pub struct ListQuery {
     /// Only conversations with a message containing this text (any case).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub q: Option<String>,
+    /// `summary` (the default) or `full`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view: Option<String>,
 }
 
 /// The body of every error response: what is wrong and how to fix it.

@@ -333,6 +333,86 @@ async fn search_finds_conversations_by_message_text_and_takes_wildcards_literall
     assert_eq!(resp.status(), 400);
 }
 
+/// DESIGN.md: a list item is a summary, never a history; `view=full`
+/// gives whole conversations with the same paging.
+#[tokio::test]
+async fn list_items_summarise_and_view_full_gives_whole_conversations() {
+    let (_d, a) = start();
+    let long = format!("ünïcode {} end", "y".repeat(300));
+    let (_, first) = post_json(&a, "/conversations", json!({"message": long})).await;
+    let first_id = first["conversation"]["id"].as_str().unwrap().to_string();
+    let (_, waiting) = post_json(&a, "/conversations", json!({"message": "add pears 2"})).await;
+    let waiting_id = waiting["conversation"]["id"].as_str().unwrap().to_string();
+    let (_, empty) = post_json(&a, "/conversations", json!({})).await;
+    let empty_id = empty["conversation"]["id"].as_str().unwrap().to_string();
+
+    let list = get_json(&a, "/conversations").await;
+    let items = list["conversations"].as_array().unwrap();
+    assert_eq!(items.len(), 3, "{list}");
+    let item = |id: &str| items.iter().find(|i| i["id"] == id).unwrap().clone();
+    for i in items {
+        assert!(i.get("messages").is_none(), "no history in an item: {i}");
+        for key in ["id", "session_id", "status", "created_at", "updated_at"] {
+            assert!(i[key].is_string(), "{key} in {i}");
+        }
+    }
+    let f = item(&first_id);
+    let full = get_json(&a, &format!("/conversations/{first_id}")).await;
+    let messages = full["conversation"]["messages"].as_array().unwrap();
+    assert_eq!(f["message_count"], messages.len() as u64, "{f}");
+    let last = messages.iter().rev().find(|m| m["content"] != "").unwrap();
+    assert_eq!(f["last_message"]["role"], last["role"]);
+    let expected: String = last["content"]
+        .as_str()
+        .unwrap()
+        .chars()
+        .take(200)
+        .collect();
+    assert_eq!(f["last_message"]["content"], expected.as_str());
+    let title = f["title"].as_str().unwrap();
+    assert_eq!(
+        title.chars().count(),
+        200,
+        "a title is cut at 200 characters"
+    );
+    assert!(title.starts_with("ünïcode y"));
+    assert_eq!(f["status"], "active");
+
+    let w = item(&waiting_id);
+    assert_eq!(w["status"], "waiting_approval");
+    assert!(w["pending_approval"]["uuid"].is_string(), "{w}");
+    assert_eq!(w["title"], "add pears 2");
+    let e = item(&empty_id);
+    assert_eq!(e["message_count"], 0);
+    assert!(
+        e.get("last_message").is_none() && e.get("title").is_none(),
+        "{e}"
+    );
+
+    assert_eq!(list["summary"]["total"], 3);
+    assert_eq!(list["summary"]["waiting_approval"], 1);
+    assert_eq!(list["summary"]["active"], 2);
+
+    let whole = get_json(&a, "/conversations?view=full&limit=2").await;
+    let convs = whole["conversations"].as_array().unwrap();
+    assert_eq!(convs.len(), 2);
+    assert_eq!(convs[0]["id"], empty_id.as_str());
+    assert_eq!(
+        convs[1],
+        get_json(&a, &format!("/conversations/{waiting_id}")).await["conversation"]
+    );
+    assert!(whole["next_cursor"].is_string());
+    assert_eq!(whole["summary"], list["summary"]);
+    let resp = client()
+        .get(a.url("/conversations?view=everything"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+    let body: Value = resp.json().await.unwrap();
+    assert!(body["error"].as_str().unwrap().contains("view"), "{body}");
+}
+
 #[tokio::test]
 async fn unknown_conversation_events_are_a_json_404() {
     let (_d, a) = start();

@@ -169,3 +169,78 @@ async fn no_auth_on_a_reachable_address_warns_and_every_page_says_so() {
     assert!(!html.contains(banner));
     assert!(!a.log().contains(banner));
 }
+
+/// A browser that goes away while a page renders (a closed tab, a reload)
+/// must not panic the renderer: 200 loads of the home page and 100 of the
+/// inbox, tools and pipeline pages aborted at different points, ten at a
+/// time, and the log holds no panic. (The conversation page still can:
+/// its live view's signals are owned by the page.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn page_loads_aborted_mid_render_never_panic() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(dir.path(), &dir.path().join("data"), "name: abort-test\n");
+    let a = Agent::start(&cfg);
+    let http = client();
+    for _ in 0..30 {
+        let created = http
+            .post(a.url("/conversations"))
+            .json(&serde_json::json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(created.status().as_u16(), 201);
+    }
+    let addr = a.base.trim_start_matches("http://").to_string();
+    let pages = [
+        ("/", 20u64),
+        ("/ui/approvals", 10),
+        ("/ui/tools", 10),
+        ("/ui/pipeline", 10),
+    ];
+    for (path, rounds) in pages {
+        for round in 0..rounds {
+            let tasks: Vec<_> = (0..10u64)
+                .map(|i| {
+                    let addr = addr.clone();
+                    let request =
+                        format!("GET {path} HTTP/1.1\r\nHost: x\r\nAccept: text/html\r\n\r\n");
+                    tokio::spawn(async move {
+                        let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
+                        s.write_all(request.as_bytes()).await.unwrap();
+                        let mut buf = [0u8; 512];
+                        match (round + i) % 4 {
+                            0 => {}
+                            1 => {
+                                let wait = std::time::Duration::from_micros(100 * (round % 5 + i));
+                                tokio::time::sleep(wait).await
+                            }
+                            2 => {
+                                let _ = s.read(&mut buf[..1]).await;
+                            }
+                            _ => {
+                                let _ = s.read(&mut buf).await;
+                            }
+                        }
+                        drop(s);
+                    })
+                })
+                .collect();
+            for t in tasks {
+                t.await.unwrap();
+            }
+        }
+    }
+    // Renders that were cut off finish (or are dropped) in the background.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let home = http
+        .get(a.url("/"))
+        .header("Accept", "text/html")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(home.status().as_u16(), 200, "still serving");
+    let log = a.log();
+    assert!(!log.contains("panicked"), "a panic in the log: {log}");
+    assert!(!log.contains("disposed"), "{log}");
+}

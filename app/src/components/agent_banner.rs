@@ -8,7 +8,7 @@ use leptos::prelude::*;
 /// Shown at the top of every page when something about the model matters.
 #[component]
 pub fn AgentBanner() -> impl IntoView {
-    let info = Resource::new(|| (), |_| api::agent_info());
+    let info = ArcResource::new(|| (), |_| api::agent_info());
     view! {
         <Transition fallback=|| ()>
             {move || Suspend::new(async move {
@@ -18,7 +18,7 @@ pub fn AgentBanner() -> impl IntoView {
             })}
         </Transition>
         <Transition fallback=|| ()>
-            {move || Suspend::new(async move {
+            {move || { let info = info.clone(); Suspend::new(async move {
                 match info.await {
                     Ok(i) if i.llm_problem.is_some() => view! {
                         <p class="banner banner-error" role="alert" id="llm-banner">
@@ -35,7 +35,7 @@ pub fn AgentBanner() -> impl IntoView {
                     }.into_any(),
                     _ => ().into_any(),
                 }
-            })}
+            })}}
         </Transition>
     }
 }

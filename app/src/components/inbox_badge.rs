@@ -8,7 +8,9 @@ use leptos::prelude::*;
 #[component]
 pub fn InboxLink() -> impl IntoView {
     let live = use_live();
-    let pending = Resource::new(move || live.tick.get(), |_| api::list_approvals());
+    // Reference-counted: a render that outlives its page (the browser went
+    // away) must not read a disposed value.
+    let pending = ArcResource::new(move || live.tick.get(), |_| api::list_approvals());
     let count = move || {
         pending
             .get()

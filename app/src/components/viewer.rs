@@ -10,14 +10,16 @@ use crate::api::{self, ApiError};
 use crate::models::Viewer;
 use leptos::prelude::*;
 
-/// The page's viewer, shared through context.
-#[derive(Clone, Copy)]
-pub struct ViewerContext(pub Resource<Result<Viewer, ApiError>>);
+/// The page's viewer, shared through context. Reference-counted, not owned
+/// by the page: a render that outlives its page (the browser went away)
+/// must not read a disposed value.
+#[derive(Clone)]
+pub struct ViewerContext(pub ArcResource<Result<Viewer, ApiError>>);
 
 /// Loads the viewer and provides it to the page (call once, in `App`).
 pub fn provide_viewer() -> ViewerContext {
-    let ctx = ViewerContext(Resource::new(|| (), |_| api::viewer()));
-    provide_context(ctx);
+    let ctx = ViewerContext(ArcResource::new(|| (), |_| api::viewer()));
+    provide_context(ctx.clone());
     ctx
 }
 
@@ -37,7 +39,7 @@ pub fn UserMenu() -> impl IntoView {
     let ctx = use_context::<ViewerContext>();
     view! {
         <Transition fallback=|| ()>
-            {move || Suspend::new(async move {
+            {move || { let ctx = ctx.clone(); Suspend::new(async move {
                 let v = match ctx {
                     Some(ViewerContext(r)) => r.await.ok(),
                     None => None,
@@ -64,7 +66,7 @@ pub fn UserMenu() -> impl IntoView {
                     }.into_any(),
                     _ => ().into_any(),
                 }
-            })}
+            })}}
         </Transition>
     }
 }

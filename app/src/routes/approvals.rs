@@ -15,7 +15,7 @@ pub fn ApprovalsPage() -> impl IntoView {
     let live = use_live();
     // A local bump after our own decision, in case the stream is down.
     let local = RwSignal::new(0u64);
-    let approvals = Resource::new(
+    let approvals = ArcResource::new(
         move || (live.tick.get(), local.get()),
         |_| api::list_approvals(),
     );
@@ -41,7 +41,7 @@ pub fn ApprovalsPage() -> impl IntoView {
             Err(e) => view! { <p class="alert alert-error" role="alert" id="inbox-outcome">{e.message}</p> }.into_any(),
         })}
         <Transition fallback=|| view! { <p class="muted">"Loading approvals…"</p> }>
-            {move || Suspend::new(async move {
+            {move || { let approvals = approvals.clone(); Suspend::new(async move {
                 let viewer = crate::components::viewer::current().await;
                 match approvals.await {
                     Ok(list) if list.approvals.is_empty() => view! {
@@ -96,7 +96,7 @@ pub fn ApprovalsPage() -> impl IntoView {
                         </div>
                     }.into_any(),
                 }
-            })}
+            })}}
         </Transition>
     }
 }

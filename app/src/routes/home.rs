@@ -3,7 +3,7 @@
 
 use crate::api;
 use crate::components::status_badge::StatusBadge;
-use crate::models::{Conversation, ConversationList, ConversationStatus, ListQuery, Role};
+use crate::models::{ConversationItem, ConversationList, ConversationStatus, ListQuery};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_query_map};
 
@@ -21,13 +21,22 @@ pub fn HomePage() -> impl IntoView {
             cursor: q.get("cursor"),
             status: q.get("status"),
             q: q.get("q").filter(|s| !s.trim().is_empty()),
+            view: None,
         }
     };
     // Reloaded whenever the server publishes an event (live list).
     let live = crate::live::use_live();
-    let conversations = Resource::new(
+    // A browser that goes away mid-render disposes the page's reactive
+    // values while the list is being read; reading one after the await
+    // would panic on the server. So the resource is reference-counted (not
+    // owned by the page) and answers with the query it ran: the list
+    // renders from plain values.
+    let conversations = ArcResource::new(
         move || (list_query(), live.tick.get()),
-        |(q, _)| api::list_conversations(q),
+        |(q, _)| async move {
+            let list = api::list_conversations(q.clone()).await;
+            (q, list)
+        },
     );
 
     let create = Action::new(|_: &()| api::create_conversation());
@@ -57,30 +66,29 @@ pub fn HomePage() -> impl IntoView {
             <p class="alert alert-error" role="alert">"Could not create a conversation: " {e.to_string()}</p>
         })}
         <Transition fallback=|| view! { <p class="muted">"Loading conversations…"</p> }>
-            {move || Suspend::new(async move {
+            {move || {
+                let conversations = conversations.clone();
+                Suspend::new(async move {
                 match conversations.await {
-                    Ok(list) => view! { <ListView list=list/> }.into_any(),
-                    Err(e) => view! {
+                    (q, Ok(list)) => view! { <ListView list=list query=q/> }.into_any(),
+                    (_, Err(e)) => view! {
                         <div class="alert alert-error" role="alert">
                             <p>"Could not load the conversations: " {e.to_string()}</p>
                             <a href="/" class="btn">"Retry"</a>
                         </div>
                     }.into_any(),
                 }
-            })}
+            })}}
         </Transition>
     }
 }
 
-/// The summary, the filter, one page of conversations and the pager.
+/// The summary, the filter, one page of conversations and the pager, for
+/// the query that read them.
 #[component]
-fn ListView(list: ConversationList) -> impl IntoView {
-    let query = use_query_map();
-    let current = query.read_untracked().get("status");
-    let search = query
-        .read_untracked()
-        .get("q")
-        .filter(|s| !s.trim().is_empty());
+fn ListView(list: ConversationList, query: ListQuery) -> impl IntoView {
+    let current = query.status;
+    let search = query.q;
     let s = &list.summary;
     let counts = [
         ("Total", s.total, None),
@@ -111,6 +119,7 @@ fn ListView(list: ConversationList) -> impl IntoView {
             cursor: Some(c.clone()),
             status: current.clone(),
             q: search.clone(),
+            view: None,
         };
         format!("/{}", api::list_query_string(&q))
     });
@@ -164,14 +173,13 @@ fn ListView(list: ConversationList) -> impl IntoView {
 
 /// One conversation in the list.
 #[component]
-fn ConversationRow(c: Conversation) -> impl IntoView {
+fn ConversationRow(c: ConversationItem) -> impl IntoView {
     let title = c
-        .messages
-        .iter()
-        .find(|m| m.role == Role::User)
-        .map(|m| preview(&m.content, 80))
+        .title
+        .as_deref()
+        .map(|t| preview(t, 80))
         .unwrap_or_else(|| "New conversation".to_string());
-    let count = c.messages.len();
+    let count = c.message_count;
     let href = format!("/ui/conversations/{}", c.id);
     view! {
         <li class="conversation-row" data-id=c.id.clone()>

@@ -14,20 +14,26 @@ use leptos_router::hooks::use_query_map;
 /// How many recent conversations are searched for one with a run.
 const RECENT: u32 = 20;
 
-/// The conversation whose run is shown.
+/// The conversation whose run is shown: the one asked for, else the
+/// newest of the recent ones that ran the pipeline (found from the list's
+/// items, then read whole).
 async fn pick(wanted: Option<String>) -> Option<Conversation> {
-    match wanted {
-        Some(id) => api::get_conversation(id).await.ok(),
-        None => api::list_conversations(ListQuery {
-            limit: Some(RECENT),
-            ..Default::default()
-        })
-        .await
-        .ok()?
-        .conversations
-        .into_iter()
-        .find(|c| c.pipeline_state.is_some()),
-    }
+    let id = match wanted {
+        Some(id) => id,
+        None => {
+            api::list_conversations(ListQuery {
+                limit: Some(RECENT),
+                ..Default::default()
+            })
+            .await
+            .ok()?
+            .conversations
+            .into_iter()
+            .find(|c| c.has_pipeline_run)?
+            .id
+        }
+    };
+    api::get_conversation(id).await.ok()
 }
 
 fn run_of(c: &Conversation) -> Option<PipelineState> {
@@ -38,16 +44,16 @@ fn run_of(c: &Conversation) -> Option<PipelineState> {
 pub fn PipelinePage() -> impl IntoView {
     let query = use_query_map();
     let wanted = move || query.read().get("conversation");
-    let tree = Resource::new(|| (), |_| api::get_pipeline());
+    let tree = ArcResource::new(|| (), |_| api::get_pipeline());
     let live = crate::live::use_live();
-    let chosen = Resource::new(move || (wanted(), live.tick.get()), |(w, _)| pick(w));
+    let chosen = ArcResource::new(move || (wanted(), live.tick.get()), |(w, _)| pick(w));
     let run = RwSignal::new(None::<PipelineState>);
     let conv = RwSignal::new(None::<Conversation>);
 
     view! {
         <section class="page-head"><h1>"Pipeline"</h1></section>
         <Transition fallback=|| view! { <p class="muted">"Loading the pipeline…"</p> }>
-            {move || Suspend::new(async move {
+            {move || { let tree = tree.clone(); let chosen = chosen.clone(); Suspend::new(async move {
                 // Rendered on the server too, so the first paint already
                 // shows the run; live reloads update the same signals.
                 let c = chosen.await;
@@ -74,7 +80,7 @@ pub fn PipelinePage() -> impl IntoView {
                         </div>
                     }.into_any(),
                 }
-            })}
+            })}}
         </Transition>
     }
 }

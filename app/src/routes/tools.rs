@@ -8,11 +8,11 @@ use leptos::prelude::*;
 
 #[component]
 pub fn ToolsPage() -> impl IntoView {
-    let tools = Resource::new(|| (), |_| api::list_tools());
+    let tools = ArcResource::new(|| (), |_| api::list_tools());
     view! {
         <section class="page-head"><h1>"Tools"</h1></section>
         <Transition fallback=|| view! { <p class="muted">"Loading tools…"</p> }>
-            {move || Suspend::new(async move {
+            {move || { let tools = tools.clone(); Suspend::new(async move {
                 match tools.await {
                     Ok(list) if list.tools.is_empty() => view! {
                         <p class="panel empty" id="no-tools">"This agent has no tools. Add MCP servers under " <code>"mcp_servers"</code> " in agent.yaml."</p>
@@ -34,7 +34,7 @@ pub fn ToolsPage() -> impl IntoView {
                         </div>
                     }.into_any(),
                 }
-            })}
+            })}}
         </Transition>
     }
 }

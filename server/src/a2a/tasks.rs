@@ -495,7 +495,7 @@ pub async fn list(state: &AppState, params: &Value, d: Dialect) -> Result<Value,
     if let Some(w) = wanted {
         return list_in_state(state, w, token, page_size as usize, render).await;
     }
-    let page = crate::api::conversations::list_page(
+    let page = crate::api::conversations::full_page(
         &state.store,
         ListQuery {
             limit: Some(page_size as u32),

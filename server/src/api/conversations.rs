@@ -10,7 +10,8 @@ use super::session::Caller;
 use crate::state::AppState;
 use crate::store::{PageRequest, Store};
 use app::models::{
-    ConversationList, ConversationResponse, ConversationStatus, CreateConversation, ListQuery,
+    ConversationList, ConversationResponse, ConversationStatus, CreateConversation,
+    FullConversationList, ListQuery,
 };
 use axum::Json;
 use axum::extract::{Path, State};
@@ -31,6 +32,7 @@ pub struct ListParams {
     cursor: Option<String>,
     status: Option<String>,
     q: Option<String>,
+    view: Option<String>,
 }
 
 impl From<ListParams> for ListQuery {
@@ -40,8 +42,18 @@ impl From<ListParams> for ListQuery {
             cursor: p.cursor,
             status: p.status,
             q: p.q,
+            view: p.view,
         }
     }
+}
+
+/// What `GET /conversations` answers: list items, or whole conversations
+/// with `?view=full`.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+pub enum ListAnswer {
+    Items(ConversationList),
+    Full(FullConversationList),
 }
 
 /// The body of `POST /conversations/:id/messages`.
@@ -69,12 +81,22 @@ pub async fn create(
     ))
 }
 
-/// `GET /conversations?limit=&cursor=&status=`.
+/// `GET /conversations?limit=&cursor=&status=&q=&view=`.
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(params): ApiQuery<ListParams>,
-) -> Result<Json<ConversationList>, ApiError> {
-    list_page(&state.store, params.into()).await.map(Json)
+) -> Result<Json<ListAnswer>, ApiError> {
+    let q: ListQuery = params.into();
+    match q.view.as_deref() {
+        None | Some("") | Some("summary") => {
+            list_page(&state.store, q).await.map(ListAnswer::Items)
+        }
+        Some("full") => full_page(&state.store, q).await.map(ListAnswer::Full),
+        Some(v) => Err(ApiError::BadRequest(format!(
+            "unknown view {v:?}: use summary (the default) or full"
+        ))),
+    }
+    .map(Json)
 }
 
 /// `GET /conversations/:id` → `{"conversation": C}`.
@@ -112,9 +134,30 @@ pub async fn load(store: &Store, id: String) -> Result<app::models::Conversation
         .ok_or_else(|| ApiError::NotFound(format!("conversation {id:?} not found")))
 }
 
-/// Validates a list query and reads the page; shared by the REST handler and
-/// server-side rendering, so both answer the same query the same way.
+/// Validates a list query and reads the page of list items; shared by the
+/// REST handler and server-side rendering, so both answer the same query
+/// the same way.
 pub async fn list_page(store: &Store, q: ListQuery) -> Result<ConversationList, ApiError> {
+    let (page, summary) = store.list_items(page_request(q)?).await?;
+    Ok(ConversationList {
+        conversations: page.conversations,
+        summary,
+        next_cursor: page.next.map(|n| n.to_string()),
+    })
+}
+
+/// The same page with whole conversations (`?view=full`, A2A `ListTasks`).
+pub async fn full_page(store: &Store, q: ListQuery) -> Result<FullConversationList, ApiError> {
+    let (page, summary) = store.list_conversations(page_request(q)?).await?;
+    Ok(FullConversationList {
+        conversations: page.conversations,
+        summary,
+        next_cursor: page.next.map(|n| n.to_string()),
+    })
+}
+
+/// Checks a list query's parameters and turns them into a store request.
+fn page_request(q: ListQuery) -> Result<PageRequest, ApiError> {
     let limit = q.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
         return Err(ApiError::BadRequest(format!(
@@ -142,17 +185,10 @@ pub async fn list_page(store: &Store, q: ListQuery) -> Result<ConversationList, 
             "q is longer than 200 characters: search for a shorter text".into(),
         ));
     }
-    let (page, summary) = store
-        .list_conversations(PageRequest {
-            limit,
-            before,
-            status,
-            text,
-        })
-        .await?;
-    Ok(ConversationList {
-        conversations: page.conversations,
-        summary,
-        next_cursor: page.next.map(|n| n.to_string()),
+    Ok(PageRequest {
+        limit,
+        before,
+        status,
+        text,
     })
 }

@@ -10,7 +10,8 @@
 use crate::state::AppState;
 use app::models::{
     AgentInfo, ApprovalDecision, ApprovalList, ConversationList, ConversationResponse,
-    CreateConversation, ErrorBody, Event, Health, SendMessage, ToolList, Viewer,
+    CreateConversation, ErrorBody, Event, FullConversationList, Health, SendMessage, ToolList,
+    Viewer,
 };
 use app::pipeline::{PipelineState, PipelineView};
 use axum::Json;
@@ -89,7 +90,7 @@ const ROUTES: &[Route] = &[
     Route {
         method: "GET",
         path: "/conversations",
-        summary: "Conversations, newest first, with counts. Query: `limit` (1–200), `cursor` (the previous page's `next_cursor`), `status` (active, waiting_approval, completed, failed, all), `q` (text in a message).",
+        summary: "Conversations, newest first, with counts. Each is a list item (id, session_id, status, created_at, updated_at, message_count, last_message with its role and first 200 characters, title, pending_approval), never its history, so a page costs the same however long its conversations are. Query: `limit` (1–200), `cursor` (the previous page's `next_cursor`), `status` (active, waiting_approval, completed, failed, cancelled, all), `q` (text in a message), `view` (`summary`, the default, or `full` for whole conversations as a FullConversationList, same paging).",
         request: None,
         response: Some("ConversationList"),
         status: 200,
@@ -256,6 +257,7 @@ fn components() -> Map<String, Value> {
         CreateConversation,
         ConversationResponse,
         ConversationList,
+        FullConversationList,
         SendMessage,
         ApprovalDecision,
         ApprovalList,

@@ -6,7 +6,9 @@
 
 use super::error::StoreError;
 use super::{approvals, messages, new_id, now};
-use app::models::{Conversation, ConversationStatus, Summary};
+use app::models::{
+    Conversation, ConversationItem, ConversationStatus, MessagePreview, Role, Summary,
+};
 use app::pipeline::PipelineState;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
@@ -22,10 +24,10 @@ pub struct PageRequest {
     pub text: Option<String>,
 }
 
-/// One page, newest first.
+/// One page, newest first: whole conversations or list items.
 #[derive(Clone, Debug)]
-pub struct Page {
-    pub conversations: Vec<Conversation>,
+pub struct Page<T = Conversation> {
+    pub conversations: Vec<T>,
     /// The position to pass as `before` for the next page; `None` on the last page.
     pub next: Option<i64>,
 }
@@ -156,6 +158,44 @@ pub fn get(conn: &Connection, id: &str) -> Result<Option<Conversation>, StoreErr
 
 /// One page of conversations, newest first, each with its messages.
 pub fn list(conn: &Connection, req: &PageRequest) -> Result<Page, StoreError> {
+    let mut page = page_of(conn, req, COLUMNS, head)?;
+    let ids: Vec<String> = page.conversations.iter().map(|c| c.id.clone()).collect();
+    let mut by_conv = messages::of_conversations(conn, &ids)?;
+    let mut pending = approvals::pending_of(conn, &ids)?;
+    for c in &mut page.conversations {
+        c.messages = by_conv.remove(&c.id).unwrap_or_default();
+        c.pending_approval = pending.remove(&c.id);
+    }
+    Ok(page)
+}
+
+/// One page of list items, newest first: the row's own columns (counts and
+/// previews kept by [`messages::append`]) and pending approvals, so a page
+/// costs the same however long its conversations are.
+pub fn list_items(
+    conn: &Connection,
+    req: &PageRequest,
+) -> Result<Page<ConversationItem>, StoreError> {
+    let mut page = page_of(conn, req, ITEM_COLUMNS, item)?;
+    let ids: Vec<String> = page.conversations.iter().map(|c| c.id.clone()).collect();
+    let mut pending = approvals::pending_of(conn, &ids)?;
+    for c in &mut page.conversations {
+        c.pending_approval = pending.remove(&c.id);
+    }
+    Ok(page)
+}
+
+/// Maps one row to its `seq` and the decoded value (whose errors are
+/// decoding errors of our own columns, which rusqlite cannot express).
+type RowMap<T> = fn(&Row<'_>) -> rusqlite::Result<(i64, Result<T, StoreError>)>;
+
+/// The rows of one page, mapped by `map` (whose first column is `seq`).
+fn page_of<T>(
+    conn: &Connection,
+    req: &PageRequest,
+    columns: &str,
+    map: RowMap<T>,
+) -> Result<Page<T>, StoreError> {
     let fetch = i64::from(req.limit) + 1;
     let before = req.before.unwrap_or(i64::MAX);
     // Filters are optional; each adds a clause and a parameter. The text
@@ -182,11 +222,11 @@ pub fn list(conn: &Connection, req: &PageRequest) -> Result<Page, StoreError> {
     }
     args.push(fetch.into());
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM conversations WHERE {} ORDER BY seq DESC LIMIT ?",
+        "SELECT {columns} FROM conversations WHERE {} ORDER BY seq DESC LIMIT ?",
         clauses.join(" AND ")
     ))?;
-    let mut rows: Vec<(i64, Result<Conversation, StoreError>)> = stmt
-        .query_map(rusqlite::params_from_iter(args), head)?
+    let mut rows: Vec<(i64, Result<T, StoreError>)> = stmt
+        .query_map(rusqlite::params_from_iter(args), map)?
         .collect::<Result<_, _>>()?;
     let has_more = rows.len() as i64 == fetch;
     if has_more {
@@ -197,27 +237,63 @@ pub fn list(conn: &Connection, req: &PageRequest) -> Result<Page, StoreError> {
     } else {
         None
     };
-    let mut conversations = rows
+    let conversations = rows
         .into_iter()
         .map(|(_, c)| c)
         .collect::<Result<Vec<_>, _>>()?;
-    let ids: Vec<String> = conversations.iter().map(|c| c.id.clone()).collect();
-    let mut by_conv = messages::of_conversations(conn, &ids)?;
-    let mut pending = approvals::pending_of(conn, &ids)?;
-    for c in &mut conversations {
-        c.messages = by_conv.remove(&c.id).unwrap_or_default();
-        c.pending_approval = pending.remove(&c.id);
-    }
     Ok(Page {
         conversations,
         next,
     })
 }
 
-/// Counts by status over all conversations.
+const ITEM_COLUMNS: &str = "seq, id, session_id, status, created_at, updated_at, context_id, \
+     message_count, title, last_role, last_content, pipeline_state IS NOT NULL";
+
+/// Maps a list item row ([`ITEM_COLUMNS`]).
+fn item(r: &Row<'_>) -> rusqlite::Result<(i64, Result<ConversationItem, StoreError>)> {
+    let seq: i64 = r.get(0)?;
+    let id: String = r.get(1)?;
+    let status: String = r.get(3)?;
+    let last_role: Option<String> = r.get(9)?;
+    let last_content: Option<String> = r.get(10)?;
+    let mut c = ConversationItem {
+        id: String::new(),
+        session_id: r.get(2)?,
+        status: ConversationStatus::Active,
+        created_at: r.get(4)?,
+        updated_at: r.get(5)?,
+        context_id: r.get(6)?,
+        message_count: r.get::<_, i64>(7)?.max(0) as u64,
+        title: r.get(8)?,
+        last_message: None,
+        pending_approval: None,
+        has_pipeline_run: r.get(11)?,
+    };
+    let decoded = (|| {
+        c.status = ConversationStatus::parse(&status).ok_or_else(|| {
+            StoreError::Corrupt(format!("conversation {id}: unknown status {status:?}"))
+        })?;
+        c.last_message = match (last_role, last_content) {
+            (Some(role), Some(content)) => Some(MessagePreview {
+                role: Role::parse(&role).ok_or_else(|| {
+                    StoreError::Corrupt(format!("conversation {id}: unknown role {role:?}"))
+                })?,
+                content,
+            }),
+            _ => None,
+        };
+        c.id = id;
+        Ok(c)
+    })();
+    Ok((seq, decoded))
+}
+
+/// Counts by status over all conversations, kept by triggers in the
+/// transaction of every insert and status change (`status_counts`), so
+/// reading them costs the same with a thousand or a million conversations.
 pub fn summary(conn: &Connection) -> Result<Summary, StoreError> {
-    let mut stmt =
-        conn.prepare_cached("SELECT status, COUNT(*) FROM conversations GROUP BY status")?;
+    let mut stmt = conn.prepare_cached("SELECT status, n FROM status_counts WHERE n != 0")?;
     let mut s = Summary::default();
     let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
     for row in rows {

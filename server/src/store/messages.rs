@@ -86,9 +86,22 @@ pub fn append(
     m: NewMessage,
 ) -> Result<Option<Message>, StoreError> {
     let ts = now();
+    // The list item's columns move with the message, in its transaction.
+    let preview: Option<String> = (!m.content.is_empty())
+        .then(|| m.content.chars().take(app::models::PREVIEW_CHARS).collect());
     let touched = conn
-        .prepare_cached("UPDATE conversations SET updated_at = ?2 WHERE id = ?1")?
-        .execute(params![conversation_id, ts])?;
+        .prepare_cached(
+            "UPDATE conversations SET updated_at = ?2, message_count = message_count + 1, \
+             last_role = COALESCE(?4, last_role), last_content = COALESCE(?5, last_content), \
+             title = COALESCE(title, CASE WHEN ?3 = 'user' THEN ?5 END) WHERE id = ?1",
+        )?
+        .execute(params![
+            conversation_id,
+            ts,
+            m.role.as_str(),
+            preview.as_ref().map(|_| m.role.as_str()),
+            preview
+        ])?;
     if touched == 0 {
         return Ok(None);
     }

@@ -137,6 +137,42 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE approvals ADD COLUMN traceparent TEXT;
     "#,
+    // 8: what a list shows, kept on the conversation row (message count,
+    // title, newest message's start) and the counts by status, kept by
+    // triggers: listing costs the same however many conversations are
+    // stored and however long they are.
+    r#"
+    ALTER TABLE conversations ADD COLUMN message_count INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE conversations ADD COLUMN title TEXT;
+    ALTER TABLE conversations ADD COLUMN last_role TEXT;
+    ALTER TABLE conversations ADD COLUMN last_content TEXT;
+    UPDATE conversations SET
+        message_count = (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = conversations.id),
+        title = (SELECT substr(m.content, 1, 200) FROM messages m
+                 WHERE m.conversation_id = conversations.id AND m.role = 'user' AND m.content != ''
+                 ORDER BY m.seq LIMIT 1),
+        last_role = (SELECT m.role FROM messages m
+                     WHERE m.conversation_id = conversations.id AND m.content != ''
+                     ORDER BY m.seq DESC LIMIT 1),
+        last_content = (SELECT substr(m.content, 1, 200) FROM messages m
+                        WHERE m.conversation_id = conversations.id AND m.content != ''
+                        ORDER BY m.seq DESC LIMIT 1);
+    CREATE TABLE status_counts (status TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+    INSERT INTO status_counts (status, n) SELECT status, COUNT(*) FROM conversations GROUP BY status;
+    CREATE TRIGGER conversations_counted AFTER INSERT ON conversations BEGIN
+        INSERT INTO status_counts (status, n) VALUES (new.status, 1)
+            ON CONFLICT (status) DO UPDATE SET n = n + 1;
+    END;
+    CREATE TRIGGER conversations_recounted AFTER UPDATE OF status ON conversations
+    WHEN old.status IS NOT new.status BEGIN
+        UPDATE status_counts SET n = n - 1 WHERE status = old.status;
+        INSERT INTO status_counts (status, n) VALUES (new.status, 1)
+            ON CONFLICT (status) DO UPDATE SET n = n + 1;
+    END;
+    CREATE TRIGGER conversations_uncounted AFTER DELETE ON conversations BEGIN
+        UPDATE status_counts SET n = n - 1 WHERE status = old.status;
+    END;
+    "#,
 ];
 
 /// The schema version this binary writes.
@@ -174,6 +210,52 @@ mod tests {
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
         assert_eq!(v, CURRENT_VERSION);
+    }
+
+    /// Version 8 fills the list columns and the counts from the rows an
+    /// older agent stored.
+    #[test]
+    fn version_8_backfills_list_columns_and_counts() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..7] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 7).unwrap();
+        conn.execute_batch(
+            "INSERT INTO conversations (id, session_id, status, created_at, updated_at) VALUES
+                 ('a', 's', 'completed', 't', 't'), ('b', 's', 'active', 't', 't'),
+                 ('c', 's', 'completed', 't', 't');
+             INSERT INTO messages (id, conversation_id, role, content, created_at) VALUES
+                 ('m1', 'a', 'user', 'first question', 't'),
+                 ('m2', 'a', 'assistant', 'an answer', 't'),
+                 ('m3', 'a', 'tool', '', 't');",
+        )
+        .unwrap();
+        migrate(&mut conn, ":memory:").unwrap();
+        let row: (i64, String, String, String) = conn
+            .query_row(
+                "SELECT message_count, title, last_role, last_content FROM conversations WHERE id = 'a'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            row,
+            (
+                3,
+                "first question".into(),
+                "assistant".into(),
+                "an answer".into()
+            )
+        );
+        let counts: Vec<(String, i64)> = conn
+            .prepare("SELECT status, n FROM status_counts ORDER BY status")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(counts, [("active".into(), 1), ("completed".into(), 2)]);
     }
 
     #[test]

@@ -518,6 +518,26 @@ impl Store {
         self.read_long(move |tx| Ok((conversations::list(tx, &req)?, conversations::summary(tx)?)))
             .await
     }
+
+    /// One page of list items and the summary, from one snapshot. A short
+    /// read unless it searches message text (a scan).
+    pub async fn list_items(
+        &self,
+        req: PageRequest,
+    ) -> Result<(Page<app::models::ConversationItem>, Summary), StoreError> {
+        let scans = req.text.is_some();
+        let read = move |tx: &Connection| {
+            Ok((
+                conversations::list_items(tx, &req)?,
+                conversations::summary(tx)?,
+            ))
+        };
+        if scans {
+            self.read_long(read).await
+        } else {
+            self.read(read).await
+        }
+    }
 }
 
 /// Opens a connection with the settings every connection needs.

@@ -126,6 +126,71 @@ async fn status_filter_and_summary_agree() {
     );
 }
 
+/// The kept counts equal a recount after every kind of change: inserts,
+/// status changes back and forth, a change to the same status, messages.
+#[tokio::test]
+async fn kept_counts_equal_a_recount() {
+    let (_d, s) = temp_store();
+    let mut ids = Vec::new();
+    for _ in 0..5 {
+        ids.push(s.create_conversation("s".into()).await.unwrap().id);
+    }
+    let moves = [
+        (0, ConversationStatus::WaitingApproval),
+        (0, ConversationStatus::Active),
+        (1, ConversationStatus::Completed),
+        (1, ConversationStatus::Completed),
+        (2, ConversationStatus::Failed),
+        (3, ConversationStatus::Cancelled),
+        (0, ConversationStatus::WaitingApproval),
+    ];
+    for (i, status) in moves {
+        s.set_status(ids[i].clone(), status).await.unwrap();
+    }
+    for n in 0..3 {
+        s.append_message(ids[4].clone(), text(Role::User, &format!("m{n}")))
+            .await
+            .unwrap();
+    }
+    s.append_message(ids[4].clone(), text(Role::Assistant, ""))
+        .await
+        .unwrap();
+    let (kept, recount) = s
+        .read(|tx| {
+            let kept = conversations::summary(tx)?;
+            let mut recount = Summary::default();
+            let mut stmt = tx.prepare("SELECT status FROM conversations")?;
+            for status in stmt.query_map([], |r| r.get::<_, String>(0))? {
+                recount.total += 1;
+                match ConversationStatus::parse(&status?) {
+                    Some(ConversationStatus::Active) => recount.active += 1,
+                    Some(ConversationStatus::WaitingApproval) => recount.waiting_approval += 1,
+                    Some(ConversationStatus::Completed) => recount.completed += 1,
+                    Some(ConversationStatus::Failed) => recount.failed += 1,
+                    Some(ConversationStatus::Cancelled) => recount.cancelled += 1,
+                    None => unreachable!(),
+                }
+            }
+            Ok((kept, recount))
+        })
+        .await
+        .unwrap();
+    assert_eq!(kept, recount);
+    assert_eq!((kept.waiting_approval, kept.active), (1, 1));
+    let (page, _) = s
+        .list_items(PageRequest {
+            limit: 10,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let item = page.conversations.iter().find(|c| c.id == ids[4]).unwrap();
+    assert_eq!(item.message_count, 4);
+    assert_eq!(item.title.as_deref(), Some("m0"));
+    let last = item.last_message.as_ref().unwrap();
+    assert_eq!((last.role, last.content.as_str()), (Role::User, "m2"));
+}
+
 #[tokio::test]
 async fn data_survives_reopening_the_file() {
     let dir = tempfile::tempdir().unwrap();
