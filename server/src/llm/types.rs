@@ -132,9 +132,7 @@ impl Usage {
         let sum = |keys: &[&str]| {
             keys.iter()
                 .filter_map(|k| usage.get(*k).and_then(Value::as_u64))
-                .fold(None, |acc: Option<u64>, n| {
-                    Some(acc.unwrap_or(0).saturating_add(n))
-                })
+                .reduce(u64::saturating_add)
         };
         match (sum(input), sum(output)) {
             (None, None) => None,

@@ -255,26 +255,12 @@ fn item(r: &Row<'_>) -> rusqlite::Result<(i64, Result<ConversationItem, StoreErr
     let seq: i64 = r.get(0)?;
     let id: String = r.get(1)?;
     let status: String = r.get(3)?;
-    let last_role: Option<String> = r.get(9)?;
-    let last_content: Option<String> = r.get(10)?;
-    let mut c = ConversationItem {
-        id: String::new(),
-        session_id: r.get(2)?,
-        status: ConversationStatus::Active,
-        created_at: r.get(4)?,
-        updated_at: r.get(5)?,
-        context_id: r.get(6)?,
-        message_count: r.get::<_, i64>(7)?.max(0) as u64,
-        title: r.get(8)?,
-        last_message: None,
-        pending_approval: None,
-        has_pipeline_run: r.get(11)?,
-    };
+    let last: (Option<String>, Option<String>) = (r.get(9)?, r.get(10)?);
+    let (session_id, created_at, updated_at, context_id) =
+        (r.get(2)?, r.get(4)?, r.get(5)?, r.get(6)?);
+    let (message_count, title, has_pipeline_run) = (r.get::<_, i64>(7)?, r.get(8)?, r.get(11)?);
     let decoded = (|| {
-        c.status = ConversationStatus::parse(&status).ok_or_else(|| {
-            StoreError::Corrupt(format!("conversation {id}: unknown status {status:?}"))
-        })?;
-        c.last_message = match (last_role, last_content) {
+        let last_message = match last {
             (Some(role), Some(content)) => Some(MessagePreview {
                 role: Role::parse(&role).ok_or_else(|| {
                     StoreError::Corrupt(format!("conversation {id}: unknown role {role:?}"))
@@ -283,10 +269,27 @@ fn item(r: &Row<'_>) -> rusqlite::Result<(i64, Result<ConversationItem, StoreErr
             }),
             _ => None,
         };
-        c.id = id;
-        Ok(c)
+        Ok(ConversationItem {
+            status: status_of(&id, &status)?,
+            id,
+            session_id,
+            created_at,
+            updated_at,
+            context_id,
+            message_count: message_count.max(0) as u64,
+            title,
+            last_message,
+            pending_approval: None,
+            has_pipeline_run,
+        })
     })();
     Ok((seq, decoded))
+}
+
+/// A stored status, or a corruption error naming the conversation.
+fn status_of(id: &str, status: &str) -> Result<ConversationStatus, StoreError> {
+    ConversationStatus::parse(status)
+        .ok_or_else(|| StoreError::Corrupt(format!("conversation {id}: unknown status {status:?}")))
 }
 
 /// Counts by status over all conversations, kept by triggers in the
@@ -373,9 +376,7 @@ fn head(r: &Row<'_>) -> rusqlite::Result<(i64, Result<Conversation, StoreError>)
     let updated_at: String = r.get(6)?;
     let context_id: Option<String> = r.get(7)?;
     let decoded = (|| {
-        let status = ConversationStatus::parse(&status).ok_or_else(|| {
-            StoreError::Corrupt(format!("conversation {id}: unknown status {status:?}"))
-        })?;
+        let status = status_of(&id, &status)?;
         let pipeline_state = pipeline_state
             .map(|s| serde_json::from_str(&s))
             .transpose()
