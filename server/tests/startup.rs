@@ -172,9 +172,8 @@ async fn no_auth_on_a_reachable_address_warns_and_every_page_says_so() {
 
 /// A browser that goes away while a page renders (a closed tab, a reload)
 /// must not panic the renderer: 200 loads of the home page and 100 of the
-/// inbox, tools and pipeline pages aborted at different points, ten at a
-/// time, and the log holds no panic. (The conversation page still can:
-/// its live view's signals are owned by the page.)
+/// inbox, tools, pipeline and conversation pages aborted at different
+/// points, ten at a time, and the log holds no panic.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn page_loads_aborted_mid_render_never_panic() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -182,6 +181,7 @@ async fn page_loads_aborted_mid_render_never_panic() {
     let cfg = write_config(dir.path(), &dir.path().join("data"), "name: abort-test\n");
     let a = Agent::start(&cfg);
     let http = client();
+    let mut last = String::new();
     for _ in 0..30 {
         let created = http
             .post(a.url("/conversations"))
@@ -190,13 +190,17 @@ async fn page_loads_aborted_mid_render_never_panic() {
             .await
             .unwrap();
         assert_eq!(created.status().as_u16(), 201);
+        let body: serde_json::Value = created.json().await.unwrap();
+        last = body["conversation"]["id"].as_str().unwrap().to_string();
     }
     let addr = a.base.trim_start_matches("http://").to_string();
+    let conversation_page = format!("/ui/conversations/{last}");
     let pages = [
         ("/", 20u64),
         ("/ui/approvals", 10),
         ("/ui/tools", 10),
         ("/ui/pipeline", 10),
+        (conversation_page.as_str(), 10),
     ];
     for (path, rounds) in pages {
         for round in 0..rounds {

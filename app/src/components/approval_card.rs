@@ -15,19 +15,23 @@ use leptos::prelude::*;
 #[component]
 pub fn ApprovalCard(
     approval: PendingApproval,
-    busy: Signal<bool>,
+    busy: ArcSignal<bool>,
     on_decide: Callback<(bool, Option<String>)>,
     /// Move the focus here when shown (the chat does; the inbox does not).
     #[prop(optional)]
     autofocus: bool,
 ) -> impl IntoView {
-    let (reason, set_reason) = signal(String::new());
+    // Reference-counted, like the conversation view that shows the card.
+    let reason = ArcRwSignal::new(String::new());
     let chain = approval
         .chain
         .clone()
         .filter(|c| !c.is_empty())
         .map(|c| c.join(" → "));
-    let reason_value = move || Some(reason.get()).filter(|r| !r.trim().is_empty());
+    let reason_value = {
+        let reason = reason.clone();
+        move || Some(reason.get()).filter(|r| !r.trim().is_empty())
+    };
     let card = NodeRef::<leptos::html::Section>::new();
     if autofocus {
         Effect::new(move |_| {
@@ -63,13 +67,16 @@ pub fn ApprovalCard(
                 {move || {
                     let approval = for_actions.clone();
                     let reason_id = reason_id.clone();
+                    let (reason, busy, reason_value) = (reason.clone(), busy.clone(), reason_value.clone());
                     Suspend::new(async move {
                         let viewer = crate::components::viewer::current().await;
                         match viewer.refusal(&approval) {
                             Some(why) => view! {
                                 <p class="decide-refused" role="note">{why}</p>
                             }.into_any(),
-                            None => view! {
+                            None => {
+                                let (set_reason, busy2, reason_value2) = (reason.clone(), busy.clone(), reason_value.clone());
+                                view! {
                                 <label class="reason" for=reason_id.clone()>"Reason (optional, told to the agent if you reject)"</label>
                                 <input type="text" id=reason_id prop:value=reason on:input=move |ev| set_reason.set(event_target_value(&ev))/>
                                 <div class="approval-actions">
@@ -77,12 +84,12 @@ pub fn ApprovalCard(
                                         on:click=move |_| on_decide.run((true, reason_value()))>
                                         <span aria-hidden="true">"✓ "</span>"Approve"
                                     </button>
-                                    <button type="button" class="btn btn-reject" disabled=move || busy.get()
-                                        on:click=move |_| on_decide.run((false, reason_value()))>
+                                    <button type="button" class="btn btn-reject" disabled=move || busy2.get()
+                                        on:click=move |_| on_decide.run((false, reason_value2()))>
                                         <span aria-hidden="true">"✕ "</span>"Reject"
                                     </button>
                                 </div>
-                            }.into_any(),
+                            }.into_any()},
                         }
                     })
                 }}

@@ -20,12 +20,14 @@ use leptos_router::hooks::use_params_map;
 pub fn ConversationPage() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.read().get("id").unwrap_or_default();
-    let conversation = Resource::new(id, api::get_conversation);
+    // Reference-counted: the server's render task may still await it when
+    // the browser leaves and the page's owner is disposed.
+    let conversation = ArcResource::new(id, api::get_conversation);
 
     view! {
         <p class="crumbs"><a href="/">"← All conversations"</a></p>
         <Transition fallback=|| view! { <p class="muted">"Loading the conversation…"</p> }>
-            {move || Suspend::new(async move {
+            {move || { let conversation = conversation.clone(); Suspend::new(async move {
                 match conversation.await {
                     Ok(c) => view! { <ConversationView initial=c/> }.into_any(),
                     Err(e) if e.status == 404 => view! {
@@ -40,7 +42,7 @@ pub fn ConversationPage() -> impl IntoView {
                         </div>
                     }.into_any(),
                 }
-            })}
+            })}}
         </Transition>
     }
 }
@@ -58,154 +60,268 @@ where
 }
 
 /// The live view of a loaded conversation.
+///
+/// Its state is reference-counted (`Arc*` signals and actions), not
+/// arena-owned: when a browser leaves while the server renders the page,
+/// the page's owner is disposed while the render task may still read the
+/// state, and an arena value would panic there.
 #[component]
 fn ConversationView(initial: Conversation) -> impl IntoView {
-    let conv = RwSignal::new(initial);
-    let (error, set_error) = signal(None::<String>);
-    let (draft, set_draft) = signal(String::new());
+    let conv = ArcRwSignal::new(initial);
+    let error = ArcRwSignal::new(None::<String>);
+    let draft = ArcRwSignal::new(String::new());
 
-    let send = Action::new(move |text: &String| {
-        let id = conv.get_untracked().id;
-        let text = text.clone();
-        with_refresh(id.clone(), api::send_message(id, text))
+    let send = ArcAction::new({
+        let conv = conv.clone();
+        move |text: &String| {
+            let id = conv.get_untracked().id;
+            let text = text.clone();
+            with_refresh(id.clone(), api::send_message(id, text))
+        }
     });
-    let decide = Action::new(
+    let decide = ArcAction::new({
+        let conv = conv.clone();
         move |(uuid, approved, reason): &(String, bool, Option<String>)| {
             let id = conv.get_untracked().id;
             with_refresh(id, api::decide(uuid.clone(), *approved, reason.clone()))
-        },
-    );
+        }
+    });
     for action in [send.value(), decide.value()] {
+        let (conv, error) = (conv.clone(), error.clone());
         Effect::new(move |_| {
             if let Some((fresh, err)) = action.get() {
                 if let Some(c) = fresh {
                     conv.set(c);
                 }
-                set_error.set(err.map(|e| e.message));
+                error.set(err.map(|e| e.message));
             }
         });
     }
     // Live: reload on every event of this conversation (another tab, the
     // REST API, the turn's own progress); remember the latest step.
-    let live = crate::live::use_live();
-    let progress = RwSignal::new(None::<String>);
-    let reload = Action::new(move |_: &()| {
-        let id = conv.get_untracked().id;
-        async move { api::get_conversation(id).await.ok() }
-    });
-    Effect::new(move |_| {
-        if let Some(Some(c)) = reload.value().get() {
-            conv.set(c);
+    let progress = ArcRwSignal::new(None::<String>);
+    let reload = ArcAction::new({
+        let conv = conv.clone();
+        move |_: &()| {
+            let id = conv.get_untracked().id;
+            async move { api::get_conversation(id).await.ok() }
         }
     });
-    // Several events of one step arrive together: reload once for them.
-    let reload_pending = StoredValue::new(false);
-    let consumed = StoredValue::new(live.seq.get_untracked());
-    Effect::new(move |_| {
-        let now = live.seq.get();
-        let events = live.since(consumed.get_value());
-        consumed.set_value(now);
-        let id = conv.with_untracked(|c| c.id.clone());
-        let mut changed = false;
-        for (_, e) in events {
-            if e.conversation_id == id {
-                progress.set(progress_text(&e));
-                changed = true;
-            } else if e.kind == EventKind::Resync {
-                changed = true;
+    {
+        let (conv, value) = (conv.clone(), reload.value());
+        Effect::new(move |_| {
+            if let Some(Some(c)) = value.get() {
+                conv.set(c);
             }
-        }
-        if changed && !reload_pending.get_value() {
-            reload_pending.set_value(true);
-            set_timeout(
-                move || {
-                    reload_pending.set_value(false);
-                    reload.dispatch(());
-                },
-                crate::live::DEBOUNCE,
-            );
-        }
-    });
+        });
+    }
+    // Effects run in the browser only: the live context is read there.
+    {
+        let (conv, progress, reload) = (conv.clone(), progress.clone(), reload.clone());
+        // Several events of one step arrive together: reload once for them.
+        let reload_pending = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let consumed = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX));
+        Effect::new(move |_| {
+            use std::sync::atomic::Ordering::SeqCst;
+            let live = crate::live::use_live();
+            let now = live.seq.get();
+            if consumed.load(SeqCst) == u64::MAX {
+                consumed.store(now, SeqCst);
+                return;
+            }
+            let events = live.since(consumed.swap(now, SeqCst));
+            let id = conv.with_untracked(|c| c.id.clone());
+            let mut changed = false;
+            for (_, e) in events {
+                if e.conversation_id == id {
+                    progress.set(progress_text(&e));
+                    changed = true;
+                } else if e.kind == EventKind::Resync {
+                    changed = true;
+                }
+            }
+            if changed && !reload_pending.swap(true, SeqCst) {
+                let (pending, reload) = (reload_pending.clone(), reload.clone());
+                set_timeout(
+                    move || {
+                        pending.store(false, SeqCst);
+                        reload.dispatch(());
+                    },
+                    crate::live::DEBOUNCE,
+                );
+            }
+        });
+    }
     // After a reconnect, catch up even if no event names this conversation.
-    Effect::new(move |prev: Option<bool>| {
-        let up = live.connected.get();
-        if prev == Some(false) && up {
-            reload.dispatch(());
-        }
-        up
-    });
+    {
+        let reload = reload.clone();
+        Effect::new(move |prev: Option<bool>| {
+            let up = crate::live::use_live().connected.get();
+            if prev == Some(false) && up {
+                reload.dispatch(());
+            }
+            up
+        });
+    }
     // The card is rebuilt only when the approval itself changes, not on
     // every reload of the conversation: a reason being typed and the focus
     // survive live updates.
-    let pending = Memo::new(move |_| conv.with(|c| c.pending_approval.clone()));
-    let busy = Signal::derive(move || send.pending().get() || decide.pending().get());
-    let working = Signal::derive(move || busy.get() || progress.with(Option::is_some));
-    let waiting = move || conv.with(|c| c.status == ConversationStatus::WaitingApproval);
-    let submit = move || {
-        let text = draft.get_untracked();
-        if text.trim().is_empty() || busy.get_untracked() || waiting() {
-            return;
-        }
-        set_draft.set(String::new());
-        set_error.set(None);
-        send.dispatch(text);
-    };
-    let on_decide = Callback::new(move |(approved, reason): (bool, Option<String>)| {
-        if let Some(a) = conv.with_untracked(|c| c.pending_approval.clone()) {
-            set_error.set(None);
-            decide.dispatch((a.uuid, approved, reason));
-        }
+    let pending = ArcMemo::new({
+        let conv = conv.clone();
+        move |_| conv.with(|c| c.pending_approval.clone())
     });
+    let (send_pending, decide_pending) = (send.pending(), decide.pending());
+    let busy = ArcSignal::derive(move || send_pending.get() || decide_pending.get());
+    let working = {
+        let (busy, progress) = (busy.clone(), progress.clone());
+        move || busy.get() || progress.with(Option::is_some)
+    };
+    let waiting = {
+        let conv = conv.clone();
+        move || conv.with(|c| c.status == ConversationStatus::WaitingApproval)
+    };
+    let submit = {
+        let (draft, busy, error, waiting) =
+            (draft.clone(), busy.clone(), error.clone(), waiting.clone());
+        move || {
+            let text = draft.get_untracked();
+            if text.trim().is_empty() || busy.get_untracked() || waiting() {
+                return;
+            }
+            draft.set(String::new());
+            error.set(None);
+            send.dispatch(text);
+        }
+    };
+    let on_decide = {
+        let (conv, error) = (conv.clone(), error.clone());
+        Callback::new(move |(approved, reason): (bool, Option<String>)| {
+            if let Some(a) = conv.with_untracked(|c| c.pending_approval.clone()) {
+                error.set(None);
+                decide.dispatch((a.uuid, approved, reason));
+            }
+        })
+    };
+    let run = {
+        let conv = conv.clone();
+        ArcMemo::new(move |_| conv.with(|c| PipelineState::parse(c.pipeline_state.as_ref())))
+    };
+    let read = |f: fn(&Conversation) -> String| {
+        let conv = conv.clone();
+        move || conv.with(f)
+    };
+    let status = {
+        let conv = conv.clone();
+        move || view! { <StatusBadge status=conv.with(|c| c.status)/> }
+    };
+    let empty = {
+        let conv = conv.clone();
+        move || {
+            conv.with(|c| c.messages.is_empty()).then(|| {
+                view! {
+                    <p class="panel empty" id="no-messages">"No messages yet."</p>
+                }
+            })
+        }
+    };
+    let each = {
+        let conv = conv.clone();
+        move || conv.with(|c| c.messages.clone())
+    };
+    let card =
+        {
+            let busy = busy.clone();
+            move || {
+                pending.get().map(|a| view! {
+            <ApprovalCard approval=a busy=busy.clone() on_decide=on_decide autofocus=true/>
+        })
+            }
+        };
+    let error_line = {
+        let error = error.clone();
+        move || {
+            error.get().map(
+                |e| view! { <p class="alert alert-error" role="alert" id="turn-error">{e}</p> },
+            )
+        }
+    };
+    let progress_line = move || {
+        working().then(|| {
+            view! {
+                <span class="spinner" aria-hidden="true"></span>
+                {progress.get().unwrap_or_else(|| "The agent is working…".to_string())}
+            }
+        })
+    };
+    let placeholder = {
+        let waiting = waiting.clone();
+        move || {
+            if waiting() {
+                "Decide on the approval above first"
+            } else {
+                "Message the agent (Enter to send, Shift+Enter for a new line)"
+            }
+        }
+    };
+    let disabled = {
+        let (busy, waiting) = (busy.clone(), waiting.clone());
+        move || busy.get() || waiting()
+    };
+    let on_submit = {
+        let submit = submit.clone();
+        move |ev: leptos::ev::SubmitEvent| {
+            ev.prevent_default();
+            submit();
+        }
+    };
+    let on_input = {
+        let draft = draft.clone();
+        move |ev| draft.set(event_target_value(&ev))
+    };
+    let on_keydown = move |ev: leptos::ev::KeyboardEvent| {
+        if ev.key() == "Enter" && !ev.shift_key() {
+            ev.prevent_default();
+            submit();
+        }
+    };
 
     view! {
-        <section class="conversation" data-conversation-id=move || conv.with(|c| c.id.clone())>
+        <section class="conversation" data-conversation-id=read(|c| c.id.clone())>
             <header class="conversation-head">
                 <h1>"Conversation"</h1>
-                {move || view! { <StatusBadge status=conv.with(|c| c.status)/> }}
+                {status}
                 <dl class="facts">
-                    <dt>"ID"</dt><dd><code>{move || conv.with(|c| c.id.clone())}</code></dd>
-                    <dt>"Session"</dt><dd><code>{move || conv.with(|c| c.session_id.clone())}</code></dd>
-                    <dt>"Started"</dt><dd>{move || conv.with(|c| short_time(&c.created_at))}</dd>
+                    <dt>"ID"</dt><dd><code>{read(|c| c.id.clone())}</code></dd>
+                    <dt>"Session"</dt><dd><code>{read(|c| c.session_id.clone())}</code></dd>
+                    <dt>"Started"</dt><dd>{read(|c| short_time(&c.created_at))}</dd>
                 </dl>
             </header>
-            <PipelinePanel conv=conv/>
-            {move || conv.with(|c| c.messages.is_empty()).then(|| view! {
-                <p class="panel empty" id="no-messages">"No messages yet."</p>
-            })}
+            <PipelinePanel run=run/>
+            {empty}
             // Keyed: a live reload re-renders only the messages that changed,
             // so an expanded tool card stays expanded.
             <ol class="timeline" id="messages">
-                <For each=move || conv.with(|c| c.messages.clone()) key=message_key let:m>
+                <For each=each key=message_key let:m>
                     <MessageItem m=m/>
                 </For>
             </ol>
-            {move || pending.get().map(|a| view! {
-                <ApprovalCard approval=a busy=busy on_decide=on_decide autofocus=true/>
-            })}
-            {move || error.get().map(|e| view! { <p class="alert alert-error" role="alert" id="turn-error">{e}</p> })}
+            {card}
+            {error_line}
             <p class="progress" role="status" id="progress" aria-live="polite">
-                {move || working.get().then(|| view! {
-                    <span class="spinner" aria-hidden="true"></span>
-                    {progress.get().unwrap_or_else(|| "The agent is working…".to_string())}
-                })}
+                {progress_line}
             </p>
-            <form class="composer" on:submit=move |ev| { ev.prevent_default(); submit(); }>
+            <form class="composer" on:submit=on_submit>
                 <label for="composer-input" class="visually-hidden">"Message"</label>
                 <textarea
                     id="composer-input"
                     rows="2"
-                    placeholder=move || if waiting() { "Decide on the approval above first" } else { "Message the agent (Enter to send, Shift+Enter for a new line)" }
+                    placeholder=placeholder
                     prop:value=draft
-                    disabled=move || busy.get() || waiting()
-                    on:input=move |ev| set_draft.set(event_target_value(&ev))
-                    on:keydown=move |ev| {
-                        if ev.key() == "Enter" && !ev.shift_key() {
-                            ev.prevent_default();
-                            submit();
-                        }
-                    }
+                    disabled=disabled.clone()
+                    on:input=on_input
+                    on:keydown=on_keydown
                 ></textarea>
-                <button type="submit" class="btn btn-primary" disabled=move || busy.get() || waiting()>"Send"</button>
+                <button type="submit" class="btn btn-primary" disabled=disabled>"Send"</button>
             </form>
         </section>
     }
@@ -284,26 +400,35 @@ fn MessageItem(m: Message) -> impl IntoView {
 
 /// The pipeline tree with this conversation's run, when it has one.
 #[component]
-fn PipelinePanel(conv: RwSignal<Conversation>) -> impl IntoView {
-    let run =
-        Signal::derive(move || conv.with(|c| PipelineState::parse(c.pipeline_state.as_ref())));
-    let has_run = move || run.with(Option::is_some);
-    let tree = Resource::new(|| (), |_| api::get_pipeline());
+fn PipelinePanel(run: ArcMemo<Option<PipelineState>>) -> impl IntoView {
+    let has_run = {
+        let run = run.clone();
+        move || run.with(Option::is_some)
+    };
+    let tree = ArcResource::new(|| (), |_| api::get_pipeline());
+    let panel = move || {
+        let (tree, run) = (tree.clone(), run.clone());
+        Suspend::new(async move {
+            tree.await.ok().and_then(|v| v.pipeline).map(|root| {
+                let status = {
+                    let run = run.clone();
+                    move || run.with(|r| r.as_ref().map(|r| r.status.as_str()).unwrap_or(""))
+                };
+                view! {
+                    <details class="panel pipeline-panel" open>
+                        <summary>
+                            "Pipeline run · "
+                            <span class="run-status">{status}</span>
+                        </summary>
+                        <PipelineTree root=root run=run/>
+                    </details>
+                }
+            })
+        })
+    };
     view! {
         <Show when=has_run>
-            <Transition fallback=|| ()>
-                {move || Suspend::new(async move {
-                    tree.await.ok().and_then(|v| v.pipeline).map(|root| view! {
-                        <details class="panel pipeline-panel" open>
-                            <summary>
-                                "Pipeline run · "
-                                <span class="run-status">{move || run.with(|r| r.as_ref().map(|r| r.status.as_str()).unwrap_or(""))}</span>
-                            </summary>
-                            <PipelineTree root=root run=run/>
-                        </details>
-                    })
-                })}
-            </Transition>
+            {let panel = panel.clone(); view! { <Transition fallback=|| ()>{panel}</Transition> }}
         </Show>
     }
 }
