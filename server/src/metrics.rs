@@ -325,10 +325,7 @@ fn unmatched_route(path: &str) -> &'static str {
 
 /// `GET /metrics`.
 pub async fn scrape(State(state): State<crate::state::AppState>) -> Response {
-    let pending = state.store.read(|tx| {
-        crate::store::approvals::count_with_status(tx, app::models::ApprovalStatus::Pending)
-    });
-    let pending = match pending.await {
+    let pending = match state.store.count_pending().await {
         Ok(n) => n,
         Err(e) => {
             tracing::error!(error = %e, "could not count pending approvals");

@@ -35,10 +35,9 @@ pub async fn plan(state: &AppState, plan: &Plan, ctx: &Ctx) -> Result<(), RpcErr
     let p = &ctx.principal;
     match plan {
         Plan::Decide { uuid, .. } => {
-            let uuid = uuid.clone();
             let requested_by = state
                 .store
-                .read(move |tx| crate::store::approvals::get(tx, &uuid))
+                .approval(uuid)
                 .await
                 .map_err(|e| RpcError::internal(e.to_string()))?
                 .and_then(|a| a.approval.requested_by);
@@ -71,10 +70,9 @@ pub async fn cancel(state: &AppState, id: &str, ctx: &Ctx) -> Result<(), RpcErro
             p.name
         )));
     }
-    let id = id.to_string();
     let owner = state
         .store
-        .read(move |tx| crate::store::conversations::created_by(tx, &id))
+        .created_by(id)
         .await
         .map_err(|e| RpcError::internal(e.to_string()))?;
     if owner.as_deref() == Some(p.name.as_str()) {

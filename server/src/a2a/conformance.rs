@@ -26,8 +26,8 @@ use super::wire::{ArtifactView, Dialect, Incoming, MessageView, Part, Sender};
 use crate::engine::Ctx;
 use crate::llm::BoxFuture;
 use crate::state::AppState;
-use crate::store::approvals::{self, NewApproval};
-use crate::store::{NewMessage, conversations, messages};
+use crate::store::NewMessage;
+use crate::store::approvals::NewApproval;
 use app::models::{ApprovalStatus, ConversationStatus, EventKind, Role, ToolCall};
 use serde_json::json;
 use std::collections::HashMap;
@@ -120,28 +120,24 @@ impl Conformance {
         let cid = id.to_string();
         // Record the user's message; a waiting request is settled by it.
         write(state, move |tx| {
-            for a in approvals::with_status(tx, ApprovalStatus::Pending)? {
-                if a.approval.conversation_id == cid {
-                    approvals::transition(
-                        tx,
-                        &a.approval.uuid,
-                        &[ApprovalStatus::Pending],
-                        ApprovalStatus::Executed,
-                        None,
-                        None,
-                    )?;
-                    messages::set_result(tx, &a.message_id, "answered", false)?;
-                }
+            for a in tx.approvals_of(&cid, ApprovalStatus::Pending)? {
+                tx.transition(
+                    &a.approval.uuid,
+                    &[ApprovalStatus::Pending],
+                    ApprovalStatus::Executed,
+                    None,
+                    None,
+                )?;
+                tx.set_result(&a.message_id, "answered", false)?;
             }
-            messages::append(
-                tx,
+            tx.append(
                 &cid,
                 NewMessage::text(
                     Role::User,
                     if user.is_empty() { "(no text)" } else { &user },
                 ),
             )?;
-            conversations::set_status(tx, &cid, ConversationStatus::Active)
+            tx.set_status(&cid, ConversationStatus::Active)
         })
         .await?;
         match b {
@@ -171,33 +167,30 @@ impl Conformance {
             Behaviour::InputRequired => {
                 let cid = id.to_string();
                 write(state, move |tx| {
-                    let call = messages::append(
-                        tx,
-                        &cid,
-                        NewMessage {
-                            tool_call: Some(ToolCall {
-                                name: "tck_input".into(),
-                                arguments: json!({}),
-                                ..Default::default()
-                            }),
-                            ..NewMessage::text(Role::Tool, "")
-                        },
-                    )?
-                    .ok_or_else(|| crate::store::StoreError::Corrupt("task vanished".into()))?;
-                    approvals::insert(
-                        tx,
-                        NewApproval {
-                            conversation_id: cid.clone(),
-                            message_id: call.id,
-                            tool_name: "tck_input".into(),
-                            server: None,
-                            tool_args: json!({}),
-                            description: "The TCK asks for more input".into(),
-                            remote: None,
-                            traceparent: None,
-                        },
-                    )?;
-                    conversations::set_status(tx, &cid, ConversationStatus::WaitingApproval)
+                    let call = tx
+                        .append(
+                            &cid,
+                            NewMessage {
+                                tool_call: Some(ToolCall {
+                                    name: "tck_input".into(),
+                                    arguments: json!({}),
+                                    ..Default::default()
+                                }),
+                                ..NewMessage::text(Role::Tool, "")
+                            },
+                        )?
+                        .ok_or_else(|| crate::store::StoreError::Corrupt("task vanished".into()))?;
+                    tx.insert_approval(NewApproval {
+                        conversation_id: cid.clone(),
+                        message_id: call.id,
+                        tool_name: "tck_input".into(),
+                        server: None,
+                        tool_args: json!({}),
+                        description: "The TCK asks for more input".into(),
+                        remote: None,
+                        traceparent: None,
+                    })?;
+                    tx.set_status(&cid, ConversationStatus::WaitingApproval)
                 })
                 .await?;
                 emit(state, id);
@@ -205,8 +198,8 @@ impl Conformance {
             Behaviour::Fail(text) => {
                 let (cid, note) = (id.to_string(), text);
                 write(state, move |tx| {
-                    messages::append(tx, &cid, NewMessage::text(Role::System, note))?;
-                    conversations::set_status(tx, &cid, ConversationStatus::Failed)
+                    tx.append(&cid, NewMessage::text(Role::System, note))?;
+                    tx.set_status(&cid, ConversationStatus::Failed)
                 })
                 .await?;
                 emit(state, id);
@@ -227,7 +220,8 @@ impl Conformance {
     async fn complete(&self, state: &AppState, id: &str, text: &str) -> Result<(), RpcError> {
         let (cid, answer) = (id.to_string(), text.to_string());
         write(state, move |tx| {
-            messages::append(tx, &cid, NewMessage::text(Role::Assistant, answer)).map(|_| ())
+            tx.append(&cid, NewMessage::text(Role::Assistant, answer))
+                .map(|_| ())
         })
         .await?;
         emit(state, id);
@@ -237,7 +231,7 @@ impl Conformance {
 
 async fn write<T: Send + 'static>(
     state: &AppState,
-    f: impl FnOnce(&rusqlite::Connection) -> Result<T, crate::store::StoreError> + Send + 'static,
+    f: impl FnOnce(&dyn crate::store::Tx) -> Result<T, crate::store::StoreError> + Send + 'static,
 ) -> Result<T, RpcError> {
     state
         .store

@@ -155,10 +155,9 @@ pub async fn create(state: &AppState, m: &Incoming, ctx: &Ctx) -> Result<String,
 }
 
 async fn remember_context(state: &AppState, id: &str, context: &str) -> Result<(), RpcError> {
-    let (id, context) = (id.to_string(), context.to_string());
     state
         .store
-        .write(move |tx| crate::store::conversations::set_context(tx, &id, &context))
+        .set_context(id, context)
         .await
         .map_err(|e| RpcError::internal(e.to_string()))
 }
@@ -243,10 +242,9 @@ pub async fn plan(state: &AppState, m: &Incoming, d: Dialect) -> Result<Plan, Rp
             Some(c)
         }
         (None, Some(cid)) => {
-            let cid = cid.clone();
             let found = state
                 .store
-                .read(move |tx| crate::store::conversations::by_context(tx, &cid))
+                .by_context(cid)
                 .await
                 .map_err(|e| RpcError::internal(e.to_string()))?;
             match found {
@@ -469,7 +467,7 @@ pub async fn list(state: &AppState, params: &Value, d: Dialect) -> Result<Value,
     if let Some(cid) = param_str(params, "contextId", "context_id") {
         let id = state
             .store
-            .read(move |tx| crate::store::conversations::by_context(tx, &cid))
+            .by_context(&cid)
             .await
             .map_err(|e| RpcError::internal(e.to_string()))?;
         let found = match id {
@@ -537,7 +535,7 @@ async fn list_in_state(
     };
     let rows = state
         .store
-        .read_long(crate::store::conversations::task_rows)
+        .task_rows()
         .await
         .map_err(|e| RpcError::internal(e.to_string()))?;
     let matching: Vec<_> = rows

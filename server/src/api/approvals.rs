@@ -10,7 +10,7 @@ use super::extract::ApiJson;
 use super::session::Caller;
 use crate::engine::Decision;
 use crate::state::AppState;
-use app::models::{ApprovalList, ApprovalStatus, ConversationResponse};
+use app::models::{ApprovalList, ConversationResponse};
 use axum::Json;
 use axum::extract::{Path, State};
 use serde_json::Value;
@@ -76,9 +76,7 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<ApprovalList>, A
 
 /// The pending approvals, oldest first.
 pub async fn pending(store: &crate::store::Store) -> Result<ApprovalList, ApiError> {
-    let rows = store
-        .read_long(|tx| crate::store::approvals::with_status(tx, ApprovalStatus::Pending))
-        .await?;
+    let rows = store.pending_approvals().await?;
     Ok(ApprovalList {
         approvals: rows.into_iter().map(|a| a.approval).collect(),
     })

@@ -48,13 +48,7 @@ pub async fn one(
         .engine
         .events()
         .subscribe(last_event_id(&headers).as_deref());
-    let exists = state
-        .store
-        .read({
-            let id = id.clone();
-            move |tx| crate::store::conversations::exists(tx, &id)
-        })
-        .await?;
+    let exists = state.store.conversation_exists(&id).await?;
     if !exists {
         return Err(ApiError::NotFound(format!("conversation {id:?} not found")));
     }

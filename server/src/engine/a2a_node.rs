@@ -14,7 +14,7 @@ use super::EngineError;
 use super::llm_node::pending_call;
 use super::pipeline::{Node, NodeEnd, Run, resolve};
 use super::scope::{LocalTool, Scope};
-use crate::store::{NewMessage, NodeTag, StoredMessage, messages};
+use crate::store::{NewMessage, NodeTag, StoredMessage};
 use app::models::{EventKind, Role, ToolCall};
 use serde_json::json;
 
@@ -48,7 +48,7 @@ pub(crate) async fn run(run: &Run, node: &Node, key: &str) -> Result<NodeEnd, En
     let store = &engine.inner.store;
     loop {
         let id = run.conversation_id.clone();
-        let stored = store.read(move |tx| messages::stored(tx, &id)).await?;
+        let stored = store.messages(&id).await?;
         let start = stored
             .iter()
             .rposition(|m| m.message.role == Role::User)
@@ -67,10 +67,7 @@ pub(crate) async fn run(run: &Run, node: &Node, key: &str) -> Result<NodeEnd, En
                 ..NewMessage::text(Role::Tool, "")
             }
             .in_node(Some(&tag));
-            let id = run.conversation_id.clone();
-            store
-                .write(move |tx| messages::append(tx, &id, m).map(|_| ()))
-                .await?;
+            store.append_message(run.conversation_id.clone(), m).await?;
             engine
                 .inner
                 .events

@@ -2,11 +2,9 @@
 
 use super::turn::declined_text;
 use super::{Ctx, Engine, EngineError, Reply};
-use crate::store::approvals::{self, Decider};
-use crate::store::audit::{self, Event};
-use crate::store::{NewMessage, Store, conversations, messages};
-use app::models::{ApprovalStatus, Conversation, ConversationStatus, EventKind, Role};
-use app::pipeline::RunStatus;
+use crate::store::approvals::Decider;
+use crate::store::{DecisionRecord, Requester, Store};
+use app::models::{ApprovalStatus, Conversation, ConversationStatus, EventKind};
 
 /// An operator's decision.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,12 +16,8 @@ pub struct Decision {
 
 /// Reads a conversation or says it does not exist.
 pub(crate) async fn load(store: &Store, id: &str) -> Result<Conversation, EngineError> {
-    let id = id.to_string();
     store
-        .read({
-            let id = id.clone();
-            move |tx| conversations::get(tx, &id)
-        })
+        .get_conversation(id.to_string())
         .await?
         .ok_or_else(|| EngineError::NotFound(format!("conversation {id:?} not found")))
 }
@@ -37,33 +31,14 @@ impl Engine {
     ) -> Result<(Conversation, Option<Reply>), EngineError> {
         let store = &self.inner.store;
         let Some(text) = message else {
-            let (sid, who) = (ctx.session_id.clone(), ctx.principal.name.clone());
-            let c = store
-                .write(move |tx| {
-                    let c = conversations::insert(tx, &sid)?;
-                    conversations::set_requester(tx, &c.id, &who, &sid)?;
-                    audit::conversation_created(tx, &who, &c.id, &sid)?;
-                    Ok(c)
-                })
-                .await?;
+            let c = store.open_conversation(requester(&ctx), None).await?;
             self.emit_status(&c.id, Some(c.status), false);
             return Ok((c, None));
         };
         check_message(&text)?;
         self.llm()?;
         // One transaction: the conversation, its first message, the running flag.
-        let (sid, who) = (ctx.session_id.clone(), ctx.principal.name.clone());
-        let c = store
-            .write(move |tx| {
-                let c = conversations::insert(tx, &sid)?;
-                conversations::set_requester(tx, &c.id, &who, &sid)?;
-                audit::conversation_created(tx, &who, &c.id, &sid)?;
-                let m = messages::append(tx, &c.id, NewMessage::text(Role::User, text))?;
-                audit::message_sent(tx, &who, &c.id, m.as_ref().map(|m| m.id.as_str()))?;
-                conversations::set_turn_running(tx, &c.id, true)?;
-                Ok(c)
-            })
-            .await?;
+        let c = store.open_conversation(requester(&ctx), Some(text)).await?;
         self.inner.events.emit(EventKind::MessageAdded, &c.id, |e| {
             e.status = Some(ConversationStatus::Active);
             e.running = Some(true);
@@ -99,22 +74,10 @@ impl Engine {
             });
         }
         self.llm()?;
-        let id = conversation_id.to_string();
-        let (sid, who) = (ctx.session_id.clone(), ctx.principal.name.clone());
+        // Re-checked inside the transaction: the pending approval is the
+        // authority, not the snapshot read above.
         let waiting = store
-            .write(move |tx| {
-                // Re-checked inside the transaction: the pending approval is
-                // the authority, not the snapshot read above.
-                if let Some(a) = approvals::pending_for(tx, &id)? {
-                    return Ok(Some(a));
-                }
-                conversations::set_requester(tx, &id, &who, &sid)?;
-                let m = messages::append(tx, &id, NewMessage::text(Role::User, text))?;
-                audit::message_sent(tx, &who, &id, m.as_ref().map(|m| m.id.as_str()))?;
-                conversations::set_status(tx, &id, ConversationStatus::Active)?;
-                conversations::set_turn_running(tx, &id, true)?;
-                Ok(None)
-            })
+            .add_user_message(conversation_id, requester(&ctx), text)
             .await?;
         if let Some(a) = waiting {
             return Err(EngineError::WaitingApproval {
@@ -141,10 +104,7 @@ impl Engine {
     ) -> Result<Reply, EngineError> {
         let store = &self.inner.store;
         let found = store
-            .read({
-                let uuid = uuid.to_string();
-                move |tx| approvals::get(tx, &uuid)
-            })
+            .approval(uuid)
             .await?
             .ok_or_else(|| EngineError::NotFound(format!("approval {uuid:?} not found")))?;
         if found.status != ApprovalStatus::Pending {
@@ -167,65 +127,22 @@ impl Engine {
             .locks
             .try_lock(&conversation_id)
             .ok_or_else(|| EngineError::Busy(conversation_id.clone()))?;
-        let (u, cid, mid) = (
-            uuid.to_string(),
-            conversation_id.clone(),
-            found.message_id.clone(),
-        );
-        let by = decider(&ctx);
         let proxy = found.approval.remote_task_id.is_some();
-        let d = decision.clone();
-        let digest = audit::digest(&found.approval.tool_args);
-        let tool = found.approval.tool_name.clone();
         let outcome = store
-            .write(move |tx| {
-                let to = if d.approve {
-                    ApprovalStatus::Approved
-                } else {
-                    ApprovalStatus::Rejected
-                };
-                if !approvals::transition(
-                    tx,
-                    &u,
-                    &[ApprovalStatus::Pending],
-                    to,
-                    Some(&by),
-                    d.reason.as_deref(),
-                )? {
-                    let now = approvals::get(tx, &u)?
-                        .map(|a| a.status)
-                        .unwrap_or(ApprovalStatus::Cancelled);
-                    return Ok(Err(now));
-                }
-                let mut details = serde_json::json!({
-                    "decision": if d.approve { "approved" } else { "rejected" },
-                    "reason": d.reason,
-                    "via": by.via,
-                    "session_id": by.session,
-                    "tool": tool,
-                    "arguments_digest": digest,
-                });
-                if overrides {
-                    details["override"] = "separation_of_duties".into();
-                }
-                audit::append(
-                    tx,
-                    &Event {
-                        actor: &by.name,
-                        event: "approval.decided",
-                        conversation_id: Some(&cid),
-                        approval_uuid: Some(&u),
-                        details,
-                    },
-                )?;
+            .decide(DecisionRecord {
+                uuid: uuid.to_string(),
+                conversation_id: conversation_id.clone(),
+                message_id: found.message_id.clone(),
+                approve: decision.approve,
+                reason: decision.reason.clone(),
+                by: decider(&ctx),
                 // A rejected local call is answered now; a rejected proxy
                 // approval is forwarded to the remote task by the turn.
-                if !d.approve && !proxy {
-                    messages::set_result(tx, &mid, &declined_text(d.reason.as_deref()), true)?;
-                }
-                conversations::set_status(tx, &cid, ConversationStatus::Active)?;
-                conversations::set_turn_running(tx, &cid, true)?;
-                Ok(Ok(()))
+                answer: (!decision.approve && !proxy)
+                    .then(|| declined_text(decision.reason.as_deref())),
+                overrides,
+                tool: found.approval.tool_name.clone(),
+                arguments: found.approval.tool_args.clone(),
             })
             .await?;
         if let Err(status) = outcome {
@@ -295,69 +212,16 @@ impl Engine {
             .locks
             .try_lock(conversation_id)
             .ok_or_else(|| EngineError::Busy(conversation_id.to_string()))?;
-        let id = conversation_id.to_string();
         let by = ctx.session_id.clone();
-        let decider = decider(&ctx);
+        let note = move |n: usize| {
+            if n == 0 {
+                format!("Cancelled by session {by}.")
+            } else {
+                format!("Cancelled by session {by}; {n} waiting action(s) were not run.")
+            }
+        };
         let (cancelled, remote) = store
-            .write(move |tx| {
-                let mut n = 0;
-                let mut remote = Vec::new();
-                for status in [ApprovalStatus::Pending, ApprovalStatus::Approved] {
-                    for a in approvals::with_status(tx, status)? {
-                        if a.approval.conversation_id != id {
-                            continue;
-                        }
-                        approvals::transition(
-                            tx,
-                            &a.approval.uuid,
-                            &[status],
-                            ApprovalStatus::Cancelled,
-                            Some(&decider),
-                            Some("the task was cancelled"),
-                        )?;
-                        audit::append(
-                            tx,
-                            &Event {
-                                actor: &decider.name,
-                                event: "approval.cancelled",
-                                conversation_id: Some(&id),
-                                approval_uuid: Some(&a.approval.uuid),
-                                details: serde_json::json!({"reason": "the task was cancelled", "via": decider.via, "session_id": decider.session}),
-                            },
-                        )?;
-                        if let (Some(task), Some(agent)) =
-                            (a.approval.remote_task_id.clone(), a.approval.remote_agent_name.clone())
-                        {
-                            remote.push((agent, task));
-                        }
-                        messages::set_result(
-                            tx,
-                            &a.message_id,
-                            "Cancelled: the task was cancelled before this action ran; it was not run.",
-                            true,
-                        )?;
-                        n += 1;
-                    }
-                }
-                if let Some(mut ps) = conversations::pipeline_state(tx, &id)?
-                    && matches!(ps.status, RunStatus::Running | RunStatus::Paused)
-                {
-                    ps.status = RunStatus::Stopped;
-                    ps.error = Some("the task was cancelled".into());
-                    ps.pending.clear();
-                    ps.updated_at = crate::store::now();
-                    conversations::set_pipeline_state(tx, &id, &ps)?;
-                }
-                let note = if n == 0 {
-                    format!("Cancelled by session {by}.")
-                } else {
-                    format!("Cancelled by session {by}; {n} waiting action(s) were not run.")
-                };
-                messages::append(tx, &id, NewMessage::text(Role::System, note))?;
-                conversations::set_status(tx, &id, ConversationStatus::Cancelled)?;
-                conversations::set_turn_running(tx, &id, false)?;
-                Ok((n, remote))
-            })
+            .cancel_conversation(conversation_id, decider(&ctx), note)
             .await?;
         tracing::info!(conversation = %conversation_id, cancelled_actions = cancelled, "conversation cancelled");
         crate::metrics::get().approvals_ended("cancelled", cancelled as u64);
@@ -378,6 +242,14 @@ impl Engine {
         }
         self.emit_status(conversation_id, Some(ConversationStatus::Cancelled), false);
         load(store, conversation_id).await
+    }
+}
+
+/// Who asks, as the conversation records it.
+fn requester(ctx: &Ctx) -> Requester {
+    Requester {
+        name: ctx.principal.name.clone(),
+        session: ctx.session_id.clone(),
     }
 }
 

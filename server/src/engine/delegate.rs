@@ -21,8 +21,7 @@ use super::scope::Scope;
 use super::turn::declined_text;
 use super::{Ctx, Engine, EngineError};
 use crate::a2a::{Outgoing, RemoteReply};
-use crate::store::approvals::{self, Approval, NewApproval, RemoteRef};
-use crate::store::messages;
+use crate::store::approvals::{Approval, NewApproval, RemoteRef};
 use app::models::{ApprovalStatus, EventKind, PendingApproval, ToolCall};
 use serde_json::Value;
 
@@ -182,26 +181,10 @@ impl Engine {
         scope: &Scope,
         ctx: &Ctx,
     ) -> Result<Option<PendingApproval>, EngineError> {
-        let (mid, uuid) = (message_id.to_string(), gate.clone());
         let may_run = self
             .inner
             .store
-            .write(move |tx| {
-                if let Some(uuid) = &uuid
-                    && !approvals::transition(
-                        tx,
-                        uuid,
-                        &[ApprovalStatus::Approved],
-                        ApprovalStatus::Executing,
-                        None,
-                        None,
-                    )?
-                {
-                    return Ok(false);
-                }
-                messages::mark_started(tx, &mid)?;
-                Ok(true)
-            })
+            .claim_call(message_id, gate.clone())
             .await?;
         if !may_run {
             return Ok(None);
@@ -272,20 +255,10 @@ impl Engine {
                 };
                 // The send is done: the gate (if any) is executed and the
                 // call rests until the proxy approval is decided.
-                let mid = message_id.to_string();
-                let settle: super::turn::Settle = Box::new(move |tx| {
-                    if let Some(uuid) = &gate {
-                        approvals::transition(
-                            tx,
-                            uuid,
-                            &[ApprovalStatus::Executing],
-                            ApprovalStatus::Executed,
-                            None,
-                            None,
-                        )?;
-                    }
-                    messages::clear_started(tx, &mid)
-                });
+                let settle = crate::store::Settle::Delegated {
+                    message_id: message_id.to_string(),
+                    gate,
+                };
                 Ok(Some(
                     self.request_approval(conversation_id, new, scope, Some(settle))
                         .await?,
@@ -307,45 +280,17 @@ impl Engine {
         gate: Option<String>,
         scope: &Scope,
     ) -> Result<(), EngineError> {
-        let (mid, text) = (message_id.to_string(), text.to_string());
-        let (cid, tool, server, digest) = (
-            conversation_id.to_string(),
-            tc.name.clone(),
-            tc.server.clone(),
-            crate::store::audit::digest(&tc.arguments),
-        );
-        self.inner
-            .store
-            .write(move |tx| {
-                let ms = messages::running_ms(tx, &mid)?;
-                messages::set_result(tx, &mid, &text, is_error)?;
-                if let Some(uuid) = &gate {
-                    let to = if is_error {
-                        ApprovalStatus::Failed
-                    } else {
-                        ApprovalStatus::Executed
-                    };
-                    approvals::transition(tx, uuid, &[ApprovalStatus::Executing], to, None, None)?;
-                }
-                crate::store::audit::append(
-                    tx,
-                    &crate::store::audit::Event {
-                        actor: "agent",
-                        event: "tool.executed",
-                        conversation_id: Some(&cid),
-                        approval_uuid: gate.as_deref(),
-                        details: serde_json::json!({
-                            "tool": tool,
-                            "server": server,
-                            "arguments_digest": digest,
-                            "outcome": if is_error { "error" } else { "ok" },
-                            "duration_ms": ms,
-                        }),
-                    },
-                )?;
-                Ok(())
-            })
-            .await?;
+        let call = crate::store::FinishedCall {
+            conversation_id: conversation_id.to_string(),
+            message_id: message_id.to_string(),
+            gate,
+            tool: tc.name.clone(),
+            server: tc.server.clone(),
+            arguments: tc.arguments.clone(),
+            text: text.to_string(),
+            is_error,
+        };
+        self.inner.store.finish_call(call).await?;
         self.inner
             .events
             .emit(EventKind::ToolCallFinished, conversation_id, |e| {

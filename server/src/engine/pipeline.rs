@@ -22,9 +22,8 @@
 use super::{Ctx, Engine, EngineError, TurnOutcome};
 use crate::config::{ApprovalsMode, NodeConfig, NodeKind, OnReject};
 use crate::llm::BoxFuture;
-use crate::store::approvals;
-use crate::store::{NewMessage, NodeTag, conversations, messages};
-use app::models::{ApprovalStatus, ConversationStatus, EventKind, PendingApproval, Role};
+use crate::store::{NewMessage, NodeTag};
+use app::models::{ConversationStatus, EventKind, PendingApproval, Role};
 use app::pipeline::{
     NodeRun, PIPELINE_STATE_VERSION, PendingCall, PipelineNode, PipelineState, RunStatus,
 };
@@ -179,18 +178,10 @@ impl Run {
         let mut state = self.state.lock().await;
         let out = f(&mut state);
         state.updated_at = crate::store::now();
-        let snapshot = state.clone();
-        let id = self.conversation_id.clone();
         self.engine
             .inner
             .store
-            .write(move |tx| {
-                conversations::set_pipeline_state(tx, &id, &snapshot)?;
-                if let Some(m) = note {
-                    messages::append(tx, &id, m)?;
-                }
-                Ok(())
-            })
+            .save_pipeline(&self.conversation_id, state.clone(), note)
             .await?;
         Ok(out)
     }
@@ -457,23 +448,8 @@ pub(crate) async fn paused_elsewhere(
     engine: &Engine,
     conversation_id: &str,
 ) -> Result<Option<EngineError>, EngineError> {
-    let id = conversation_id.to_string();
-    let (ps, turn) = engine
-        .inner
-        .store
-        .read(move |tx| {
-            // Most conversations never ran a pipeline: one cheap read.
-            let Some(ps) = conversations::pipeline_state(tx, &id)? else {
-                return Ok((None, None));
-            };
-            let turn = messages::stored(tx, &id)?
-                .into_iter()
-                .rev()
-                .find(|m| m.message.role == Role::User)
-                .map(|m| m.message.id);
-            Ok((Some(ps), turn))
-        })
-        .await?;
+    // Most conversations never ran a pipeline: one cheap read.
+    let (ps, turn) = engine.inner.store.run_and_turn(conversation_id).await?;
     match ps {
         Some(ps)
             if Some(&ps.turn) == turn.as_ref()
@@ -503,54 +479,10 @@ async fn end_unresumable(
         "The paused run cannot resume: {why}. Its waiting actions were cancelled and not run. \
          Send a new message to start again, or restore the previous config for new conversations."
     );
-    let (id, note) = (conversation_id.to_string(), text.clone());
     engine
         .inner
         .store
-        .write(move |tx| {
-            for status in [ApprovalStatus::Pending, ApprovalStatus::Approved] {
-                for a in approvals::with_status(tx, status)? {
-                    if a.approval.conversation_id != id {
-                        continue;
-                    }
-                    approvals::transition(
-                        tx,
-                        &a.approval.uuid,
-                        &[status],
-                        ApprovalStatus::Cancelled,
-                        None,
-                        Some("the config changed"),
-                    )?;
-                    crate::store::audit::append(
-                        tx,
-                        &crate::store::audit::Event {
-                            actor: "agent",
-                            event: "approval.cancelled",
-                            conversation_id: Some(&a.approval.conversation_id),
-                            approval_uuid: Some(&a.approval.uuid),
-                            details: serde_json::json!({"reason": "the config changed"}),
-                        },
-                    )?;
-                    messages::set_result(
-                        tx,
-                        &a.message_id,
-                        "Not run: the config changed while this action waited.",
-                        true,
-                    )?;
-                }
-            }
-            if let Some(mut ps) = ps {
-                ps.status = RunStatus::Failed;
-                ps.error = Some(note.clone());
-                ps.pending.clear();
-                ps.updated_at = crate::store::now();
-                conversations::set_pipeline_state(tx, &id, &ps)?;
-            }
-            messages::append(tx, &id, NewMessage::text(Role::System, note))?;
-            conversations::set_status(tx, &id, ConversationStatus::Active)?;
-            conversations::set_turn_running(tx, &id, false)?;
-            Ok(())
-        })
+        .abandon_run(conversation_id, ps, text.clone())
         .await?;
     tracing::warn!(conversation = %conversation_id, "{text}");
     engine.emit_status(conversation_id, Some(ConversationStatus::Active), false);
@@ -567,17 +499,7 @@ impl Engine {
         let Some(pipeline) = self.inner.pipeline.clone() else {
             return Err(EngineError::Task("no pipeline is configured".into()));
         };
-        let id = conversation_id.to_string();
-        let (stored, ps) = self
-            .inner
-            .store
-            .read(move |tx| {
-                Ok((
-                    messages::stored(tx, &id)?,
-                    conversations::pipeline_state(tx, &id)?,
-                ))
-            })
-            .await?;
+        let (stored, ps) = self.inner.store.messages_and_run(conversation_id).await?;
         let Some(start) = stored.iter().rposition(|m| m.message.role == Role::User) else {
             return Err(EngineError::Invalid(
                 "the conversation has no message to answer".into(),
@@ -592,33 +514,9 @@ impl Engine {
                 }
                 // Every approval of the pause must be decided before it goes on.
                 let uuids: Vec<String> = ps.pending.iter().map(|p| p.approval.clone()).collect();
-                let still = self
-                    .inner
-                    .store
-                    .read(move |tx| {
-                        for u in &uuids {
-                            if let Some(a) = approvals::get(tx, u)?
-                                && a.status == ApprovalStatus::Pending
-                            {
-                                return Ok(Some(a.approval));
-                            }
-                        }
-                        Ok(None)
-                    })
-                    .await?;
+                let still = self.inner.store.first_pending(uuids).await?;
                 if let Some(a) = still {
-                    let id = conversation_id.to_string();
-                    self.inner
-                        .store
-                        .write(move |tx| {
-                            conversations::set_status(
-                                tx,
-                                &id,
-                                ConversationStatus::WaitingApproval,
-                            )?;
-                            conversations::set_turn_running(tx, &id, false)
-                        })
-                        .await?;
+                    self.inner.store.pause_turn(conversation_id).await?;
                     self.emit_status(
                         conversation_id,
                         Some(ConversationStatus::WaitingApproval),
@@ -666,7 +564,6 @@ impl Engine {
         run.update(|_| (), None).await?;
         let root_key = pipeline.root.cfg.name.clone();
         let end = run_node(run.clone(), pipeline.root.clone(), root_key, None).await;
-        let id = conversation_id.to_string();
         match end {
             Ok(NodeEnd::Done { output, .. }) => {
                 let out = output.clone();
@@ -678,10 +575,7 @@ impl Engine {
                     None,
                 )
                 .await?;
-                self.inner
-                    .store
-                    .write(move |tx| conversations::set_turn_running(tx, &id, false))
-                    .await?;
+                self.inner.store.end_turn(conversation_id).await?;
                 Ok(TurnOutcome::Done(output, None))
             }
             Ok(NodeEnd::Stopped(text)) => {
@@ -694,10 +588,7 @@ impl Engine {
                     Some(NewMessage::text(Role::System, note)),
                 )
                 .await?;
-                self.inner
-                    .store
-                    .write(move |tx| conversations::set_turn_running(tx, &id, false))
-                    .await?;
+                self.inner.store.end_turn(conversation_id).await?;
                 Ok(TurnOutcome::Done(text, None))
             }
             Ok(NodeEnd::Paused(list)) => {
@@ -714,13 +605,7 @@ impl Engine {
                     None,
                 )
                 .await?;
-                self.inner
-                    .store
-                    .write(move |tx| {
-                        conversations::set_status(tx, &id, ConversationStatus::WaitingApproval)?;
-                        conversations::set_turn_running(tx, &id, false)
-                    })
-                    .await?;
+                self.inner.store.pause_turn(conversation_id).await?;
                 self.emit_status(
                     conversation_id,
                     Some(ConversationStatus::WaitingApproval),

@@ -520,8 +520,7 @@ async fn after_a_crash_an_executing_approval_is_in_doubt_and_never_rerun() {
         s.engine
             .store()
             .write(move |tx| {
-                crate::store::approvals::transition(
-                    tx,
+                tx.transition(
                     &u,
                     &[ApprovalStatus::Pending],
                     ApprovalStatus::Executing,
@@ -543,7 +542,7 @@ async fn after_a_crash_an_executing_approval_is_in_doubt_and_never_rerun() {
         .store()
         .read({
             let u = uuid.clone();
-            move |tx| crate::store::approvals::get(tx, &u)
+            move |tx| tx.approval(&u)
         })
         .await
         .unwrap()
@@ -579,8 +578,7 @@ async fn after_a_crash_an_approved_action_is_resumed_and_runs_once() {
         s.engine
             .store()
             .write(move |tx| {
-                crate::store::approvals::transition(
-                    tx,
+                tx.transition(
                     &u,
                     &[ApprovalStatus::Pending],
                     ApprovalStatus::Approved,
@@ -591,7 +589,7 @@ async fn after_a_crash_an_approved_action_is_resumed_and_runs_once() {
                     }),
                     None,
                 )?;
-                crate::store::conversations::set_turn_running(tx, &cid, true)?;
+                tx.set_turn_running(&cid, true)?;
                 Ok(())
             })
             .await
@@ -623,7 +621,7 @@ async fn after_a_crash_an_approved_action_is_resumed_and_runs_once() {
                 .store()
                 .read({
                     let u = uuid.clone();
-                    move |tx| crate::store::approvals::get(tx, &u)
+                    move |tx| tx.approval(&u)
                 })
                 .await
                 .unwrap()
@@ -644,12 +642,8 @@ async fn after_a_crash_a_running_turn_is_marked_interrupted() {
     s.engine
         .store()
         .write(move |tx| {
-            crate::store::messages::append(
-                tx,
-                &cid,
-                crate::store::NewMessage::text(Role::User, "list"),
-            )?;
-            crate::store::conversations::set_turn_running(tx, &cid, true)?;
+            tx.append(&cid, crate::store::NewMessage::text(Role::User, "list"))?;
+            tx.set_turn_running(&cid, true)?;
             Ok(())
         })
         .await
@@ -671,12 +665,7 @@ async fn no_turn_is_left_marked_running_after_it_answers_pauses_or_fails() {
     let id = new_conversation(&s.engine).await;
     let running = |e: &Engine| {
         let e = e.clone();
-        async move {
-            e.store()
-                .read(crate::store::conversations::running)
-                .await
-                .unwrap()
-        }
+        async move { e.store().read(|tx| tx.running()).await.unwrap() }
     };
     s.engine
         .send_message(&id, "list".into(), ctx())

@@ -4,17 +4,13 @@ use super::history::{condensed, transcript};
 use super::scope::{LocalAction, Scope};
 use super::{Ctx, Engine, EngineError, Reply};
 use crate::llm::{ChatMessage, ChatRequest, ChatResponse, ToolSpec};
-use crate::store::approvals::{self, NewApproval};
-use crate::store::{NewMessage, StoreError};
-use crate::store::{StoredMessage, conversations, messages};
+use crate::store::approvals::NewApproval;
+use crate::store::{NewMessage, Settle, StepMessage, StoreError, StoredMessage};
 use crate::tools::{ToolError, ToolInfo, ToolOutput};
 use app::models::{
     ApprovalStatus, ConversationStatus, EventKind, PendingApproval, ProcessResult, Role, ToolCall,
 };
 use serde_json::Value;
-
-/// A write to run in the same transaction as a new approval.
-pub(crate) type Settle = Box<dyn FnOnce(&rusqlite::Connection) -> Result<(), StoreError> + Send>;
 
 /// How a tool loop ended.
 #[derive(Clone, Debug)]
@@ -113,14 +109,7 @@ impl Engine {
                 // Every way out of `drive` that succeeds clears the running
                 // flag in its last write; an error may not have.
                 if outcome.is_err() {
-                    let clear = engine
-                        .inner
-                        .store
-                        .write({
-                            let id = id.clone();
-                            move |tx| conversations::set_turn_running(tx, &id, false)
-                        })
-                        .await;
+                    let clear = engine.inner.store.end_turn(&id).await;
                     if let Err(e) = clear {
                         tracing::error!(conversation = %id, error = %e, "could not clear the running flag");
                     }
@@ -211,12 +200,7 @@ impl Engine {
     ) -> Result<ScopeEnd, EngineError> {
         let store = &self.inner.store;
         loop {
-            let stored = store
-                .read({
-                    let id = conversation_id.to_string();
-                    move |tx| messages::stored(tx, &id)
-                })
-                .await?;
+            let stored = store.messages(conversation_id).await?;
             let start = stored
                 .iter()
                 .rposition(|m| m.message.role == Role::User)
@@ -258,10 +242,7 @@ impl Engine {
                 .filter(|m| m.message.role == Role::Assistant)
             {
                 if scope.owns_status() {
-                    let id = conversation_id.to_string();
-                    store
-                        .write(move |tx| conversations::set_turn_running(tx, &id, false))
-                        .await?;
+                    store.end_turn(conversation_id).await?;
                 }
                 return Ok(ScopeEnd::Done(last.message.content.clone()));
             }
@@ -272,20 +253,9 @@ impl Engine {
                     "Stopped: the model made {steps} calls in this turn without finishing (llm.max_steps is {max}). \
                      Send another message to let it go on."
                 );
-                let (id, text) = (conversation_id.to_string(), note.clone());
-                let (tag, owns) = (scope.node.clone(), scope.owns_status());
+                let m = NewMessage::text(Role::System, note.clone()).in_node(scope.node.as_ref());
                 store
-                    .write(move |tx| {
-                        messages::append(
-                            tx,
-                            &id,
-                            NewMessage::text(Role::System, text).in_node(tag.as_ref()),
-                        )?;
-                        if owns {
-                            conversations::set_turn_running(tx, &id, false)?;
-                        }
-                        Ok(())
-                    })
+                    .add_note(conversation_id, m, scope.owns_status())
                     .await?;
                 return Ok(ScopeEnd::Done(note));
             }
@@ -375,23 +345,12 @@ impl Engine {
                 }
                 Err(error) => {
                     tracing::warn!(conversation = %conversation_id, node = scope.node_name().as_deref().unwrap_or("-"), error = %error, "model call failed");
-                    let id = conversation_id.to_string();
                     let text = match &scope.node {
                         Some(t) => format!("The model call of node `{}` failed: {error}", t.name),
                         None => format!("The model call failed: {error}"),
                     };
-                    let tag = scope.node.clone();
-                    store
-                        .write(move |tx| {
-                            messages::append(
-                                tx,
-                                &id,
-                                NewMessage::text(Role::System, text).in_node(tag.as_ref()),
-                            )?;
-                            conversations::set_status(tx, &id, ConversationStatus::Failed)?;
-                            Ok(())
-                        })
-                        .await?;
+                    let note = NewMessage::text(Role::System, text).in_node(scope.node.as_ref());
+                    store.fail_turn(conversation_id, note).await?;
                     let conversation = super::decide::load(store, conversation_id).await?;
                     return Err(EngineError::Llm {
                         error,
@@ -414,19 +373,7 @@ impl Engine {
         let mut scope = Scope::simple(prompt, llm);
         scope.local = self.sub_agent_tools();
         if scope.system.contains('{') {
-            let id = conversation_id.to_string();
-            let user = self
-                .inner
-                .store
-                .read(move |tx| {
-                    Ok(messages::stored(tx, &id)?
-                        .into_iter()
-                        .rev()
-                        .find(|m| m.message.role == Role::User)
-                        .map(|m| m.message.content)
-                        .unwrap_or_default())
-                })
-                .await?;
+            let user = self.inner.store.last_user_text(conversation_id).await?;
             let state = std::collections::BTreeMap::from([(
                 crate::config::USER_MESSAGE_KEY.to_string(),
                 user,
@@ -462,23 +409,7 @@ impl Engine {
         if ids.is_empty() {
             return Ok(None);
         }
-        let found = self
-            .inner
-            .store
-            .read(move |tx| {
-                for id in &ids {
-                    if let Some(a) = approvals::for_message(tx, id)?
-                        && matches!(
-                            a.status,
-                            ApprovalStatus::Rejected | ApprovalStatus::Cancelled
-                        )
-                    {
-                        return Ok(Some(a));
-                    }
-                }
-                Ok(None)
-            })
-            .await?;
+        let found = self.inner.store.first_declined(ids).await?;
         Ok(found.map(|a| {
             let reason = a
                 .reason
@@ -515,7 +446,7 @@ impl Engine {
             }
         });
         let step = crate::store::new_id();
-        let mut rows: Vec<(NewMessage, Option<(String, bool)>)> = Vec::new();
+        let mut rows: Vec<StepMessage> = Vec::new();
         let text = resp.text.clone().unwrap_or_default();
         if !text.is_empty() || resp.tool_calls.is_empty() {
             let content = if text.is_empty() {
@@ -523,14 +454,14 @@ impl Engine {
             } else {
                 text
             };
-            rows.push((
-                NewMessage {
+            rows.push(StepMessage {
+                message: NewMessage {
                     step: Some(step.clone()),
                     ..NewMessage::text(Role::Assistant, content)
                 }
                 .in_node(scope.node.as_ref()),
-                None,
-            ));
+                immediate: None,
+            });
         }
         for c in resp.tool_calls {
             let info = tools.iter().find(|t| t.name == c.name);
@@ -552,8 +483,8 @@ impl Engine {
             } else {
                 None
             };
-            rows.push((
-                NewMessage {
+            rows.push(StepMessage {
+                message: NewMessage {
                     tool_call: Some(ToolCall {
                         name: c.name.clone(),
                         arguments: c.arguments.clone(),
@@ -567,30 +498,15 @@ impl Engine {
                 }
                 .in_node(scope.node.as_ref()),
                 immediate,
-            ));
+            });
         }
-        let id = conversation_id.to_string();
         let ends_turn = final_text.is_some();
         let clear_running = ends_turn && scope.owns_status();
+        // With the turn's end, its reply is read where it was written.
         let snapshot = self
             .inner
             .store
-            .write(move |tx| {
-                for (m, immediate) in rows {
-                    let stored = messages::append(tx, &id, m)?.ok_or_else(|| {
-                        StoreError::Corrupt(format!("conversation {id} vanished during its turn"))
-                    })?;
-                    if let Some((text, is_error)) = immediate {
-                        messages::set_result(tx, &stored.id, &text, is_error)?;
-                    }
-                }
-                if clear_running {
-                    conversations::set_turn_running(tx, &id, false)?;
-                    // The turn's reply, read where it was written.
-                    return conversations::get(tx, &id);
-                }
-                Ok(None)
-            })
+            .record_step(conversation_id, rows, clear_running)
             .await?;
         self.inner
             .events
@@ -612,44 +528,9 @@ impl Engine {
         scope: &Scope,
         settle: Option<Settle>,
     ) -> Result<PendingApproval, EngineError> {
-        let id = conversation_id.to_string();
         let owns = scope.owns_status();
         let tool = new.tool_name.clone();
-        let created = self
-            .inner
-            .store
-            .write(move |tx| {
-                if let Some(f) = settle {
-                    f(tx)?;
-                }
-                let a = approvals::insert(tx, new)?;
-                crate::store::audit::append(
-                    tx,
-                    &crate::store::audit::Event {
-                        actor: a
-                            .approval
-                            .requested_by
-                            .as_deref()
-                            .unwrap_or(crate::auth::ANONYMOUS),
-                        event: "approval.requested",
-                        conversation_id: Some(&a.approval.conversation_id),
-                        approval_uuid: Some(&a.approval.uuid),
-                        details: serde_json::json!({
-                            "tool": a.approval.tool_name,
-                            "server": a.approval.server,
-                            "arguments_digest": crate::store::audit::digest(&a.approval.tool_args),
-                            "remote_agent": a.approval.remote_agent_name,
-                            "remote_task_id": a.approval.remote_task_id,
-                        }),
-                    },
-                )?;
-                if owns {
-                    conversations::set_status(tx, &id, ConversationStatus::WaitingApproval)?;
-                    conversations::set_turn_running(tx, &id, false)?;
-                }
-                Ok(a)
-            })
-            .await?;
+        let created = self.inner.store.request_approval(new, owns, settle).await?;
         tracing::info!(conversation = %conversation_id, approval = %created.approval.uuid, tool = %tool, remote = created.approval.remote_agent_name.as_deref().unwrap_or("-"), "approval requested");
         self.inner
             .events
@@ -681,12 +562,7 @@ impl Engine {
             .scope_tools(scope)
             .into_iter()
             .find(|t| t.name == tc.name);
-        let approval = store
-            .read({
-                let mid = message_id.clone();
-                move |tx| approvals::for_message(tx, &mid)
-            })
-            .await?;
+        let approval = store.approval_for_message(&message_id).await?;
         let destructive = info.as_ref().is_some_and(|i| i.destructive);
         if let Some(LocalAction::A2a { agent, url }) =
             scope.local_tool(&tc.name).map(|t| t.action.clone())
@@ -747,11 +623,7 @@ impl Engine {
                 }
                 ApprovalStatus::Rejected | ApprovalStatus::Cancelled => {
                     let text = declined_text(a.reason.as_deref());
-                    store
-                        .write(move |tx| {
-                            messages::set_result(tx, &message_id, &text, true).map(|_| ())
-                        })
-                        .await?;
+                    store.answer_call(&message_id, text, true).await?;
                     self.inner
                         .events
                         .emit(EventKind::ToolCallFinished, conversation_id, |e| {
@@ -767,11 +639,7 @@ impl Engine {
                 | ApprovalStatus::Failed => {
                     // Only reachable if a result write was lost; never run again.
                     let text = super::recovery::IN_DOUBT_TEXT.to_string();
-                    store
-                        .write(move |tx| {
-                            messages::set_result(tx, &message_id, &text, true).map(|_| ())
-                        })
-                        .await?;
+                    store.answer_call(&message_id, text, true).await?;
                     Ok(None)
                 }
             },
@@ -790,26 +658,7 @@ impl Engine {
         ctx: &Ctx,
     ) -> Result<(), EngineError> {
         let store = &self.inner.store;
-        let mid = message_id.to_string();
-        let uuid = approval.clone();
-        let may_run = store
-            .write(move |tx| {
-                if let Some(uuid) = &uuid
-                    && !approvals::transition(
-                        tx,
-                        uuid,
-                        &[ApprovalStatus::Approved],
-                        ApprovalStatus::Executing,
-                        None,
-                        None,
-                    )?
-                {
-                    return Ok(false);
-                }
-                messages::mark_started(tx, &mid)?;
-                Ok(true)
-            })
-            .await?;
+        let may_run = store.claim_call(message_id, approval.clone()).await?;
         if !may_run {
             // Another writer moved the approval on; never run twice.
             return Ok(());

@@ -247,6 +247,19 @@ pub fn with_status(conn: &Connection, status: ApprovalStatus) -> Result<Vec<Appr
     rows.map(|r| decode(r?)).collect()
 }
 
+/// The approvals of one conversation in `status`, oldest first.
+pub fn of_conversation(
+    conn: &Connection,
+    conversation_id: &str,
+    status: ApprovalStatus,
+) -> Result<Vec<Approval>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM approvals WHERE conversation_id = ?1 AND status = ?2 ORDER BY created_at"
+    ))?;
+    let rows = stmt.query_map([conversation_id, status.as_str()], raw)?;
+    rows.map(|r| decode(r?)).collect()
+}
+
 /// How many approvals are in `status`.
 pub fn count_with_status(conn: &Connection, status: ApprovalStatus) -> Result<usize, StoreError> {
     let mut stmt = conn.prepare_cached("SELECT COUNT(*) FROM approvals WHERE status = ?1")?;

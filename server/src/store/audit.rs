@@ -194,41 +194,35 @@ pub fn append(conn: &Connection, e: &Event<'_>) -> Result<(), StoreError> {
 
 /// Records `conversation.created`.
 pub fn conversation_created(
-    conn: &Connection,
+    tx: &dyn super::Tx,
     who: &str,
     id: &str,
     session: &str,
 ) -> Result<(), StoreError> {
-    append(
-        conn,
-        &Event {
-            actor: who,
-            event: "conversation.created",
-            conversation_id: Some(id),
-            approval_uuid: None,
-            details: serde_json::json!({"session_id": session}),
-        },
-    )
+    tx.audit(&Event {
+        actor: who,
+        event: "conversation.created",
+        conversation_id: Some(id),
+        approval_uuid: None,
+        details: serde_json::json!({"session_id": session}),
+    })
 }
 
 /// Records `message.sent` (its id, not its text: the trail holds who did
 /// what, the conversation holds what was said).
 pub fn message_sent(
-    conn: &Connection,
+    tx: &dyn super::Tx,
     who: &str,
     id: &str,
     message_id: Option<&str>,
 ) -> Result<(), StoreError> {
-    append(
-        conn,
-        &Event {
-            actor: who,
-            event: "message.sent",
-            conversation_id: Some(id),
-            approval_uuid: None,
-            details: serde_json::json!({"message_id": message_id}),
-        },
-    )
+    tx.audit(&Event {
+        actor: who,
+        event: "message.sent",
+        conversation_id: Some(id),
+        approval_uuid: None,
+        details: serde_json::json!({"message_id": message_id}),
+    })
 }
 
 fn canonical_details(v: &Value) -> String {

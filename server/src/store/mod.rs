@@ -41,15 +41,27 @@
 
 pub mod approvals;
 pub mod audit;
+mod calls;
 pub mod conversations;
+mod decisions;
 mod error;
+mod lookups;
 pub mod messages;
 mod migrations;
+pub mod recovery;
 pub mod sessions;
+mod sqlite;
+mod turns;
+mod tx;
 
+pub use calls::{FinishedCall, Settle};
 pub use conversations::{Page, PageRequest};
+pub use decisions::{DecisionRecord, RemoteTask};
 pub use error::StoreError;
 pub use messages::{NewMessage, NodeTag, StoredMessage};
+pub use recovery::Recovered;
+pub use turns::{Requester, StepMessage};
+pub use tx::Tx;
 
 /// The current time as stored: RFC 3339, UTC, milliseconds.
 pub fn now() -> String {
@@ -133,7 +145,7 @@ struct Job<T, F> {
 impl<T, F> WriteJob for Job<T, F>
 where
     T: Send + 'static,
-    F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
 {
     fn run(self: Box<Self>, conn: &Connection) -> Finisher {
         let Job { f, reply } = *self;
@@ -157,7 +169,7 @@ where
 /// if it fails or panics, without touching the rest of the batch.
 fn in_savepoint<T>(
     conn: &Connection,
-    f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    f: impl FnOnce(&dyn Tx) -> Result<T, StoreError>,
 ) -> Result<T, StoreError> {
     run_sql(conn, "SAVEPOINT job")?;
     let out =
@@ -188,7 +200,7 @@ fn run_sql(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
 /// transaction.
 fn read_on<T>(
     conn: &Connection,
-    f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    f: impl FnOnce(&dyn Tx) -> Result<T, StoreError>,
 ) -> Result<T, StoreError> {
     run_sql(conn, "BEGIN DEFERRED")?;
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(conn)))
@@ -312,10 +324,10 @@ impl Store {
     ///
     /// When the write connection is free and nothing is queued, `f` commits
     /// right here; otherwise it joins the writer thread's next batch.
-    pub async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub(crate) async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
     {
         use std::sync::atomic::Ordering;
         let (reply, mut rx) = tokio::sync::oneshot::channel();
@@ -379,10 +391,10 @@ impl Store {
     /// Runs `f` in one read transaction (a consistent snapshot). For short
     /// reads (a conversation, a few rows): it may run on the write
     /// connection, holding writes back while it does.
-    pub async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub(crate) async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
     {
         self.read_with(f, true).await
     }
@@ -390,10 +402,10 @@ impl Store {
     /// Like [`Store::read`], for reads that may take long (a page of
     /// conversations, a text search, a scan): always on a read connection,
     /// so writes never wait for them.
-    pub async fn read_long<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub(crate) async fn read_long<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
     {
         self.read_with(f, false).await
     }
@@ -401,7 +413,7 @@ impl Store {
     async fn read_with<T, F>(&self, f: F, short: bool) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
     {
         let _permit = self
             .inner
@@ -463,7 +475,7 @@ impl Store {
         &self,
         session_id: String,
     ) -> Result<Conversation, StoreError> {
-        self.write(move |tx| conversations::insert(tx, &session_id))
+        self.write(move |tx| tx.insert_conversation(&session_id))
             .await
     }
 
@@ -474,8 +486,8 @@ impl Store {
         first: NewMessage,
     ) -> Result<Conversation, StoreError> {
         self.write(move |tx| {
-            let mut c = conversations::insert(tx, &session_id)?;
-            let m = messages::append(tx, &c.id, first)?.ok_or_else(|| {
+            let mut c = tx.insert_conversation(&session_id)?;
+            let m = tx.append(&c.id, first)?.ok_or_else(|| {
                 StoreError::Corrupt("conversation vanished inside its own transaction".into())
             })?;
             c.updated_at = m.created_at.clone();
@@ -491,8 +503,7 @@ impl Store {
         conversation_id: String,
         m: NewMessage,
     ) -> Result<Option<Message>, StoreError> {
-        self.write(move |tx| messages::append(tx, &conversation_id, m))
-            .await
+        self.write(move |tx| tx.append(&conversation_id, m)).await
     }
 
     /// Sets a conversation's status; false if it does not exist.
@@ -501,13 +512,12 @@ impl Store {
         id: String,
         status: ConversationStatus,
     ) -> Result<bool, StoreError> {
-        self.write(move |tx| conversations::set_status(tx, &id, status))
-            .await
+        self.write(move |tx| tx.set_status(&id, status)).await
     }
 
     /// One conversation with its messages.
     pub async fn get_conversation(&self, id: String) -> Result<Option<Conversation>, StoreError> {
-        self.read(move |tx| conversations::get(tx, &id)).await
+        self.read(move |tx| tx.conversation(&id)).await
     }
 
     /// One page of conversations and the summary, from one snapshot.
@@ -515,7 +525,7 @@ impl Store {
         &self,
         req: PageRequest,
     ) -> Result<(Page, Summary), StoreError> {
-        self.read_long(move |tx| Ok((conversations::list(tx, &req)?, conversations::summary(tx)?)))
+        self.read_long(move |tx| Ok((tx.list(&req)?, tx.summary()?)))
             .await
     }
 
@@ -526,12 +536,7 @@ impl Store {
         req: PageRequest,
     ) -> Result<(Page<app::models::ConversationItem>, Summary), StoreError> {
         let scans = req.text.is_some();
-        let read = move |tx: &Connection| {
-            Ok((
-                conversations::list_items(tx, &req)?,
-                conversations::summary(tx)?,
-            ))
-        };
+        let read = move |tx: &dyn Tx| Ok((tx.list_items(&req)?, tx.summary()?));
         if scans {
             self.read_long(read).await
         } else {
@@ -575,5 +580,5 @@ pub fn audit_verify(path: &Path, key: Option<&[u8]>) -> Result<audit::Verdict, S
         source,
     })?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
-    read_on(&conn, |c| audit::verify(c, key))
+    read_on(&conn, |tx| tx.audit_verify(key))
 }

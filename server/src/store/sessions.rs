@@ -75,9 +75,8 @@ impl Store {
         method: &'static str,
     ) -> Result<(), StoreError> {
         self.write(move |tx| {
-            insert(tx, &id_hash, &session)?;
-            audit::append(
-                tx,
+            tx.insert_session(&id_hash, &session)?;
+            tx.audit(
                 &Event {
                     actor: &session.name,
                     event: "auth.signed_in",
@@ -87,7 +86,7 @@ impl Store {
                 },
             )?;
             // Old sessions go when new ones come: no separate sweeper.
-            purge(tx, &super::now())?;
+            tx.purge_sessions(&super::now())?;
             Ok(())
         })
         .await
@@ -96,19 +95,16 @@ impl Store {
     /// Ends a session and records `auth.signed_out`; false if there was none.
     pub async fn sign_out(&self, id_hash: String) -> Result<bool, StoreError> {
         self.write(move |tx| {
-            let Some(s) = delete(tx, &id_hash)? else {
+            let Some(s) = tx.delete_session(&id_hash)? else {
                 return Ok(false);
             };
-            audit::append(
-                tx,
-                &Event {
-                    actor: &s.name,
-                    event: "auth.signed_out",
-                    conversation_id: None,
-                    approval_uuid: None,
-                    details: serde_json::json!({}),
-                },
-            )?;
+            tx.audit(&Event {
+                actor: &s.name,
+                event: "auth.signed_out",
+                conversation_id: None,
+                approval_uuid: None,
+                details: serde_json::json!({}),
+            })?;
             Ok(true)
         })
         .await
@@ -116,7 +112,8 @@ impl Store {
 
     /// The live session under `id_hash`.
     pub async fn session(&self, id_hash: String) -> Result<Option<Session>, StoreError> {
-        self.read(move |tx| get(tx, &id_hash, &super::now())).await
+        self.read(move |tx| tx.session(&id_hash, &super::now()))
+            .await
     }
 
     /// Records one audit event in its own transaction (events that change
@@ -128,28 +125,24 @@ impl Store {
         details: serde_json::Value,
     ) -> Result<(), StoreError> {
         self.write(move |tx| {
-            audit::append(
-                tx,
-                &Event {
-                    actor: &actor,
-                    event,
-                    conversation_id: None,
-                    approval_uuid: None,
-                    details,
-                },
-            )
+            tx.audit(&Event {
+                actor: &actor,
+                event,
+                conversation_id: None,
+                approval_uuid: None,
+                details,
+            })
         })
         .await
     }
 
     /// Up to `limit` audit rows after `after`.
     pub async fn audit_page(&self, after: i64, limit: u32) -> Result<Vec<audit::Row>, StoreError> {
-        self.read_long(move |tx| audit::page(tx, after, limit))
-            .await
+        self.read_long(move |tx| tx.audit_page(after, limit)).await
     }
 
     /// The audit chain's newest `(seq, hash)`.
     pub async fn audit_head(&self) -> Result<(i64, String), StoreError> {
-        self.read(audit::head).await
+        self.read(|tx| tx.audit_head()).await
     }
 }

@@ -155,26 +155,24 @@ async fn kept_counts_equal_a_recount() {
     s.append_message(ids[4].clone(), text(Role::Assistant, ""))
         .await
         .unwrap();
-    let (kept, recount) = s
-        .read(|tx| {
-            let kept = conversations::summary(tx)?;
-            let mut recount = Summary::default();
-            let mut stmt = tx.prepare("SELECT status FROM conversations")?;
-            for status in stmt.query_map([], |r| r.get::<_, String>(0))? {
-                recount.total += 1;
-                match ConversationStatus::parse(&status?) {
-                    Some(ConversationStatus::Active) => recount.active += 1,
-                    Some(ConversationStatus::WaitingApproval) => recount.waiting_approval += 1,
-                    Some(ConversationStatus::Completed) => recount.completed += 1,
-                    Some(ConversationStatus::Failed) => recount.failed += 1,
-                    Some(ConversationStatus::Cancelled) => recount.cancelled += 1,
-                    None => unreachable!(),
-                }
+    let kept = s.read(|tx| tx.summary()).await.unwrap();
+    let recount = {
+        let conn = rusqlite::Connection::open(s.path()).unwrap();
+        let mut recount = Summary::default();
+        let mut stmt = conn.prepare("SELECT status FROM conversations").unwrap();
+        for status in stmt.query_map([], |r| r.get::<_, String>(0)).unwrap() {
+            recount.total += 1;
+            match ConversationStatus::parse(&status.unwrap()) {
+                Some(ConversationStatus::Active) => recount.active += 1,
+                Some(ConversationStatus::WaitingApproval) => recount.waiting_approval += 1,
+                Some(ConversationStatus::Completed) => recount.completed += 1,
+                Some(ConversationStatus::Failed) => recount.failed += 1,
+                Some(ConversationStatus::Cancelled) => recount.cancelled += 1,
+                None => unreachable!(),
             }
-            Ok((kept, recount))
-        })
-        .await
-        .unwrap();
+        }
+        recount
+    };
     assert_eq!(kept, recount);
     assert_eq!((kept.waiting_approval, kept.active), (1, 1));
     let (page, _) = s
@@ -234,16 +232,13 @@ async fn concurrent_writers_lose_nothing() {
 async fn corrupt_rows_are_reported_not_panicked_on() {
     let (_d, s) = temp_store();
     let c = s.create_conversation("s".into()).await.unwrap();
-    let id = c.id.clone();
-    s.write(move |tx| {
-        tx.execute(
+    rusqlite::Connection::open(s.path())
+        .unwrap()
+        .execute(
             "UPDATE conversations SET status = 'weird' WHERE id = ?1",
-            [&id],
-        )?;
-        Ok(())
-    })
-    .await
-    .unwrap();
+            [&c.id],
+        )
+        .unwrap();
     let e = s.get_conversation(c.id).await.unwrap_err();
     assert!(e.to_string().contains("unknown status"), "{e}");
 }
@@ -261,7 +256,7 @@ async fn a_failing_write_in_a_group_commit_undoes_only_itself() {
         let id = c.id.clone();
         tasks.push(tokio::spawn(async move {
             s.write(move |tx| {
-                messages::append(tx, &id, NewMessage::text(Role::User, format!("m{i}")))?;
+                tx.append(&id, NewMessage::text(Role::User, format!("m{i}")))?;
                 if i % 2 == 1 {
                     return Err(StoreError::Corrupt("refused".into()));
                 }

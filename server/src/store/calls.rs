@@ -1,0 +1,227 @@
+//! A tool call's life, write-ahead, each step one transaction: claim it
+//! (an approved gate moves to `executing` and the call is marked started
+//! before anything runs), record its result (the gate settles with it), or
+//! pause it for an operator (a new approval, and the conversation waits).
+
+use super::approvals::{Approval, NewApproval};
+use super::audit::{Event, digest};
+use super::{Store, StoreError};
+use app::models::{ApprovalStatus, ConversationStatus, PendingApproval};
+
+/// A finished call, as recorded with its result.
+#[derive(Clone, Debug)]
+pub struct FinishedCall {
+    pub conversation_id: String,
+    pub message_id: String,
+    /// The approval the call ran under (`executing`), if any.
+    pub gate: Option<String>,
+    pub tool: String,
+    pub server: Option<String>,
+    pub arguments: serde_json::Value,
+    pub text: String,
+    pub is_error: bool,
+}
+
+/// A write that commits with a new approval.
+#[derive(Clone, Debug)]
+pub enum Settle {
+    /// A delegation paused at the sub-agent: its own gate (if any) is done
+    /// (`executing` → `executed`) and its call is no longer "started", so
+    /// the proxy approval now owns the call.
+    Delegated {
+        message_id: String,
+        gate: Option<String>,
+    },
+}
+
+impl Store {
+    /// Claims a call before it runs: the approved `gate` moves to
+    /// `executing` and the call is marked started, together. False when
+    /// another writer moved the gate on (the call must not run).
+    pub async fn claim_call(
+        &self,
+        message_id: &str,
+        gate: Option<String>,
+    ) -> Result<bool, StoreError> {
+        let mid = message_id.to_string();
+        self.write(move |tx| {
+            if let Some(uuid) = &gate
+                && !tx.transition(
+                    uuid,
+                    &[ApprovalStatus::Approved],
+                    ApprovalStatus::Executing,
+                    None,
+                    None,
+                )?
+            {
+                return Ok(false);
+            }
+            tx.mark_started(&mid)?;
+            Ok(true)
+        })
+        .await
+    }
+
+    /// Records a call's result; its gate becomes `executed` or `failed` and
+    /// `tool.executed` is audited, in the same transaction.
+    pub async fn finish_call(&self, call: FinishedCall) -> Result<(), StoreError> {
+        self.write(move |tx| {
+            let ms = tx.running_ms(&call.message_id)?;
+            tx.set_result(&call.message_id, &call.text, call.is_error)?;
+            if let Some(uuid) = &call.gate {
+                let to = if call.is_error {
+                    ApprovalStatus::Failed
+                } else {
+                    ApprovalStatus::Executed
+                };
+                tx.transition(uuid, &[ApprovalStatus::Executing], to, None, None)?;
+            }
+            tx.audit(&Event {
+                actor: "agent",
+                event: "tool.executed",
+                conversation_id: Some(&call.conversation_id),
+                approval_uuid: call.gate.as_deref(),
+                details: serde_json::json!({
+                    "tool": call.tool,
+                    "server": call.server,
+                    "arguments_digest": digest(&call.arguments),
+                    "outcome": if call.is_error { "error" } else { "ok" },
+                    "duration_ms": ms,
+                }),
+            })
+        })
+        .await
+    }
+
+    /// Answers a call that will not run (declined, in doubt); false when it
+    /// already had a result.
+    pub async fn answer_call(
+        &self,
+        message_id: &str,
+        text: String,
+        is_error: bool,
+    ) -> Result<bool, StoreError> {
+        let mid = message_id.to_string();
+        self.write(move |tx| tx.set_result(&mid, &text, is_error))
+            .await
+    }
+
+    /// Stores a pending approval (audited as `approval.requested`), with
+    /// `settle` in the same transaction. With `pause`, the conversation
+    /// waits for it and its turn stops there too.
+    pub async fn request_approval(
+        &self,
+        new: NewApproval,
+        pause: bool,
+        settle: Option<Settle>,
+    ) -> Result<Approval, StoreError> {
+        self.write(move |tx| {
+            match settle {
+                Some(Settle::Delegated { message_id, gate }) => {
+                    if let Some(uuid) = &gate {
+                        tx.transition(
+                            uuid,
+                            &[ApprovalStatus::Executing],
+                            ApprovalStatus::Executed,
+                            None,
+                            None,
+                        )?;
+                    }
+                    tx.clear_started(&message_id)?;
+                }
+                None => {}
+            }
+            let a = tx.insert_approval(new)?;
+            tx.audit(&Event {
+                actor: a
+                    .approval
+                    .requested_by
+                    .as_deref()
+                    .unwrap_or(crate::auth::ANONYMOUS),
+                event: "approval.requested",
+                conversation_id: Some(&a.approval.conversation_id),
+                approval_uuid: Some(&a.approval.uuid),
+                details: serde_json::json!({
+                    "tool": a.approval.tool_name,
+                    "server": a.approval.server,
+                    "arguments_digest": digest(&a.approval.tool_args),
+                    "remote_agent": a.approval.remote_agent_name,
+                    "remote_task_id": a.approval.remote_task_id,
+                }),
+            })?;
+            if pause {
+                let id = &a.approval.conversation_id;
+                tx.set_status(id, ConversationStatus::WaitingApproval)?;
+                tx.set_turn_running(id, false)?;
+            }
+            Ok(a)
+        })
+        .await
+    }
+
+    /// One approval by its uuid.
+    pub async fn approval(&self, uuid: &str) -> Result<Option<Approval>, StoreError> {
+        let uuid = uuid.to_string();
+        self.read(move |tx| tx.approval(&uuid)).await
+    }
+
+    /// The newest approval of a call.
+    pub async fn approval_for_message(
+        &self,
+        message_id: &str,
+    ) -> Result<Option<Approval>, StoreError> {
+        let mid = message_id.to_string();
+        self.read(move |tx| tx.approval_for_message(&mid)).await
+    }
+
+    /// The first of these calls whose approval was rejected or cancelled.
+    pub async fn first_declined(
+        &self,
+        message_ids: Vec<String>,
+    ) -> Result<Option<Approval>, StoreError> {
+        self.read(move |tx| {
+            for id in &message_ids {
+                if let Some(a) = tx.approval_for_message(id)?
+                    && matches!(
+                        a.status,
+                        ApprovalStatus::Rejected | ApprovalStatus::Cancelled
+                    )
+                {
+                    return Ok(Some(a));
+                }
+            }
+            Ok(None)
+        })
+        .await
+    }
+
+    /// The first of these approvals still pending.
+    pub async fn first_pending(
+        &self,
+        uuids: Vec<String>,
+    ) -> Result<Option<PendingApproval>, StoreError> {
+        self.read(move |tx| {
+            for u in &uuids {
+                if let Some(a) = tx.approval(u)?
+                    && a.status == ApprovalStatus::Pending
+                {
+                    return Ok(Some(a.approval));
+                }
+            }
+            Ok(None)
+        })
+        .await
+    }
+
+    /// Every approval waiting for a decision, oldest first (the inbox).
+    pub async fn pending_approvals(&self) -> Result<Vec<Approval>, StoreError> {
+        self.read_long(|tx| tx.approvals_with_status(ApprovalStatus::Pending))
+            .await
+    }
+
+    /// How many approvals wait for a decision.
+    pub async fn count_pending(&self) -> Result<usize, StoreError> {
+        self.read(|tx| tx.count_approvals(ApprovalStatus::Pending))
+            .await
+    }
+}

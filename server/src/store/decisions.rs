@@ -1,0 +1,208 @@
+//! Decisions, each one transaction with its audit row: an operator's
+//! approve or reject (a conditional move out of `pending`: the loser of a
+//! race learns the state it lost to), a cancelled conversation, and a
+//! paused run abandoned because the config changed under it.
+
+use super::approvals::Decider;
+use super::audit::{Event, digest};
+use super::{NewMessage, Store, StoreError, Tx};
+use app::models::{ApprovalStatus, ConversationStatus, Role};
+use app::pipeline::{PipelineState, RunStatus};
+
+/// An operator's decision on one approval.
+#[derive(Clone, Debug)]
+pub struct DecisionRecord {
+    pub uuid: String,
+    pub conversation_id: String,
+    /// The call the approval gates.
+    pub message_id: String,
+    pub approve: bool,
+    pub reason: Option<String>,
+    pub by: Decider,
+    /// The call's result when it is answered now (a rejected local call);
+    /// `None` leaves it to the turn (an approval, or a rejected proxy
+    /// approval, which the turn forwards to the remote task).
+    pub answer: Option<String>,
+    /// The decider overrode separation of duties (admins only).
+    pub overrides: bool,
+    pub tool: String,
+    pub arguments: serde_json::Value,
+}
+
+/// A remote task a cancelled proxy approval waited on: `(agent, task id)`.
+pub type RemoteTask = (String, String);
+
+impl Store {
+    /// Records a decision: `pending` → `approved`/`rejected`, audited as
+    /// `approval.decided`, the conversation active and its turn running
+    /// again. `Err(status)` when the approval had already left `pending`.
+    pub async fn decide(
+        &self,
+        d: DecisionRecord,
+    ) -> Result<Result<(), ApprovalStatus>, StoreError> {
+        self.write(move |tx| {
+            let to = if d.approve {
+                ApprovalStatus::Approved
+            } else {
+                ApprovalStatus::Rejected
+            };
+            if !tx.transition(
+                &d.uuid,
+                &[ApprovalStatus::Pending],
+                to,
+                Some(&d.by),
+                d.reason.as_deref(),
+            )? {
+                let now = tx
+                    .approval(&d.uuid)?
+                    .map(|a| a.status)
+                    .unwrap_or(ApprovalStatus::Cancelled);
+                return Ok(Err(now));
+            }
+            let mut details = serde_json::json!({
+                "decision": if d.approve { "approved" } else { "rejected" },
+                "reason": d.reason,
+                "via": d.by.via,
+                "session_id": d.by.session,
+                "tool": d.tool,
+                "arguments_digest": digest(&d.arguments),
+            });
+            if d.overrides {
+                details["override"] = "separation_of_duties".into();
+            }
+            tx.audit(&Event {
+                actor: &d.by.name,
+                event: "approval.decided",
+                conversation_id: Some(&d.conversation_id),
+                approval_uuid: Some(&d.uuid),
+                details,
+            })?;
+            if let Some(text) = &d.answer {
+                tx.set_result(&d.message_id, text, true)?;
+            }
+            tx.set_status(&d.conversation_id, ConversationStatus::Active)?;
+            tx.set_turn_running(&d.conversation_id, true)?;
+            Ok(Ok(()))
+        })
+        .await
+    }
+
+    /// Cancels a conversation: every pending or approved action is
+    /// cancelled (audited, its call answered), a running or paused pipeline
+    /// run stops, `note(n)` (n: actions cancelled) is appended and the
+    /// conversation is `cancelled`. Returns n and the remote tasks that
+    /// waited with those actions.
+    pub async fn cancel_conversation(
+        &self,
+        id: &str,
+        by: Decider,
+        note: impl FnOnce(usize) -> String + Send + 'static,
+    ) -> Result<(usize, Vec<RemoteTask>), StoreError> {
+        let id = id.to_string();
+        self.write(move |tx| {
+            const WHY: &str = "the task was cancelled";
+            let cancelled = cancel_waiting(
+                tx,
+                &id,
+                Some(&by),
+                WHY,
+                "Cancelled: the task was cancelled before this action ran; it was not run.",
+            )?;
+            if let Some(mut ps) = tx.pipeline_state(&id)?
+                && matches!(ps.status, RunStatus::Running | RunStatus::Paused)
+            {
+                ps.status = RunStatus::Stopped;
+                ps.error = Some(WHY.into());
+                ps.pending.clear();
+                ps.updated_at = super::now();
+                tx.set_pipeline_state(&id, &ps)?;
+            }
+            let n = cancelled.len();
+            let remote = cancelled.into_iter().flatten().collect();
+            tx.append(&id, NewMessage::text(Role::System, note(n)))?;
+            tx.set_status(&id, ConversationStatus::Cancelled)?;
+            tx.set_turn_running(&id, false)?;
+            Ok((n, remote))
+        })
+        .await
+    }
+
+    /// A paused run that cannot resume under the current config: its
+    /// waiting actions are cancelled and not run, the run (if given) is
+    /// `failed` with `note`, and the conversation is open again.
+    pub async fn abandon_run(
+        &self,
+        id: &str,
+        run: Option<PipelineState>,
+        note: String,
+    ) -> Result<(), StoreError> {
+        let id = id.to_string();
+        self.write(move |tx| {
+            cancel_waiting(
+                tx,
+                &id,
+                None,
+                "the config changed",
+                "Not run: the config changed while this action waited.",
+            )?;
+            if let Some(mut ps) = run {
+                ps.status = RunStatus::Failed;
+                ps.error = Some(note.clone());
+                ps.pending.clear();
+                ps.updated_at = super::now();
+                tx.set_pipeline_state(&id, &ps)?;
+            }
+            tx.append(&id, NewMessage::text(Role::System, note))?;
+            tx.set_status(&id, ConversationStatus::Active)?;
+            tx.set_turn_running(&id, false)?;
+            Ok(())
+        })
+        .await
+    }
+}
+
+/// Cancels every pending or approved action of a conversation (audited as
+/// `approval.cancelled`, each call answered with `answer`); one entry per
+/// action: the remote task it waited on, if any.
+fn cancel_waiting(
+    tx: &dyn Tx,
+    id: &str,
+    by: Option<&Decider>,
+    why: &str,
+    answer: &str,
+) -> Result<Vec<Option<RemoteTask>>, StoreError> {
+    let mut out = Vec::new();
+    for status in [ApprovalStatus::Pending, ApprovalStatus::Approved] {
+        for a in tx.approvals_of(id, status)? {
+            tx.transition(
+                &a.approval.uuid,
+                &[status],
+                ApprovalStatus::Cancelled,
+                by,
+                Some(why),
+            )?;
+            let details = match by {
+                Some(d) => {
+                    serde_json::json!({"reason": why, "via": d.via, "session_id": d.session})
+                }
+                None => serde_json::json!({"reason": why}),
+            };
+            tx.audit(&Event {
+                actor: by.map(|d| d.name.as_str()).unwrap_or("agent"),
+                event: "approval.cancelled",
+                conversation_id: Some(id),
+                approval_uuid: Some(&a.approval.uuid),
+                details,
+            })?;
+            tx.set_result(&a.message_id, answer, true)?;
+            out.push(
+                a.approval
+                    .remote_task_id
+                    .clone()
+                    .zip(a.approval.remote_agent_name.clone())
+                    .map(|(task, agent)| (agent, task)),
+            );
+        }
+    }
+    Ok(out)
+}

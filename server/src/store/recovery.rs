@@ -1,0 +1,164 @@
+//! Today's crash rules, applied in one transaction to work a stopped
+//! process left half-done (at startup; with several replicas, by the
+//! sweeper to turns whose lease expired):
+//! - an approval left `executing` may or may not have taken effect: it
+//!   becomes `in_doubt`, its call gets a result saying so, and it is **never
+//!   re-run**;
+//! - an approval left `approved` (decided, not yet started) is safe to run:
+//!   its conversation is resumed; so is a rejected proxy approval that was
+//!   not yet forwarded to its remote task;
+//! - a turn that was running otherwise stops: calls it had not answered get
+//!   an "interrupted" result (one that had started may have taken effect and
+//!   is not re-run), a note tells the user to send the message again, and a
+//!   pipeline run in it is marked `interrupted`.
+
+use super::{NewMessage, Store, StoreError, Tx};
+use app::models::{ApprovalStatus, ConversationStatus, Role};
+use app::pipeline::RunStatus;
+use std::collections::BTreeSet;
+
+/// The result of a call whose outcome is unknown.
+pub const IN_DOUBT_TEXT: &str = "Outcome unknown: the agent stopped while this action was running, so it may or may not \
+     have taken effect. It was not run again; check before retrying.";
+/// The result of a call that had not started when the agent stopped.
+pub const INTERRUPTED_TEXT: &str = "Not run: the agent restarted before this call started.";
+/// The note added to an interrupted turn.
+pub const TURN_INTERRUPTED_NOTE: &str =
+    "This turn was interrupted by a restart of the agent. Send your message again to go on.";
+
+/// What recovery did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Recovered {
+    /// Conversations to resume (an approved call to run, a rejection to
+    /// forward), oldest first.
+    pub resume: Vec<String>,
+    /// Approvals that became `in_doubt`.
+    pub in_doubt: u64,
+}
+
+impl Store {
+    /// Applies the crash rules to everything in the store (one process:
+    /// nothing else can be running).
+    pub async fn recover(&self) -> Result<Recovered, StoreError> {
+        self.write(|tx| {
+            let in_doubt =
+                settle_executing(tx, tx.approvals_with_status(ApprovalStatus::Executing)?)?;
+            let mut resume: BTreeSet<String> = tx
+                .approvals_with_status(ApprovalStatus::Approved)?
+                .into_iter()
+                .map(|a| a.approval.conversation_id)
+                .collect();
+            for id in tx.running()? {
+                if forwards_a_rejection(tx, &id)? {
+                    resume.insert(id.clone());
+                }
+                if !resume.contains(&id) {
+                    interrupt(tx, &id)?;
+                }
+            }
+            Ok(Recovered {
+                resume: resume.into_iter().collect(),
+                in_doubt,
+            })
+        })
+        .await
+    }
+}
+
+/// `executing` → `in_doubt`, audited, its call answered; never re-run.
+fn settle_executing(
+    tx: &dyn Tx,
+    executing: Vec<super::approvals::Approval>,
+) -> Result<u64, StoreError> {
+    let mut n = 0;
+    for a in executing {
+        if !tx.transition(
+            &a.approval.uuid,
+            &[ApprovalStatus::Executing],
+            ApprovalStatus::InDoubt,
+            None,
+            None,
+        )? {
+            continue;
+        }
+        n += 1;
+        tx.audit(&super::audit::Event {
+            actor: "agent",
+            event: "approval.in_doubt",
+            conversation_id: Some(&a.approval.conversation_id),
+            approval_uuid: Some(&a.approval.uuid),
+            details: serde_json::json!({
+                "tool": a.approval.tool_name,
+                "reason": "the agent stopped while the action was running; it is not run again",
+            }),
+        })?;
+        tx.set_result(&a.message_id, IN_DOUBT_TEXT, true)?;
+        tx.set_status(&a.approval.conversation_id, ConversationStatus::Active)?;
+        tracing::warn!(approval = %a.approval.uuid, tool = %a.approval.tool_name, "approval in doubt after a restart; not re-run");
+    }
+    Ok(n)
+}
+
+/// A rejected proxy approval not yet forwarded: the remote task still
+/// waits, and resuming sends it the rejection.
+fn forwards_a_rejection(tx: &dyn Tx, id: &str) -> Result<bool, StoreError> {
+    for m in tx.messages(id)? {
+        if m.is_unanswered_call()
+            && tx.approval_for_message(&m.message.id)?.is_some_and(|a| {
+                a.status == ApprovalStatus::Rejected && a.approval.remote_task_id.is_some()
+            })
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Stops a turn that was running: unanswered calls (not waiting for an
+/// operator) are answered, the pipeline run is `interrupted`, a note says
+/// so, and the conversation waits for its operator or a new message.
+fn interrupt(tx: &dyn Tx, id: &str) -> Result<(), StoreError> {
+    let mut touched = false;
+    for m in tx.messages(id)? {
+        if !m.is_unanswered_call() {
+            continue;
+        }
+        if tx
+            .approval_for_message(&m.message.id)?
+            .is_some_and(|a| a.status == ApprovalStatus::Pending)
+        {
+            continue;
+        }
+        let text = if m.started_at.is_some() {
+            IN_DOUBT_TEXT
+        } else {
+            INTERRUPTED_TEXT
+        };
+        tx.set_result(&m.message.id, text, true)?;
+        touched = true;
+    }
+    if let Some(mut ps) = tx.pipeline_state(id)?
+        && ps.status == RunStatus::Running
+    {
+        ps.status = RunStatus::Interrupted;
+        for n in ps
+            .nodes
+            .iter_mut()
+            .filter(|n| n.status == RunStatus::Running)
+        {
+            n.status = RunStatus::Interrupted;
+        }
+        ps.updated_at = super::now();
+        tx.set_pipeline_state(id, &ps)?;
+    }
+    tx.append(id, NewMessage::text(Role::System, TURN_INTERRUPTED_NOTE))?;
+    tx.set_turn_running(id, false)?;
+    let status = if tx.pending_for(id)?.is_some() {
+        ConversationStatus::WaitingApproval
+    } else {
+        ConversationStatus::Active
+    };
+    tx.set_status(id, status)?;
+    tracing::warn!(conversation = %id, calls_settled = touched, "turn interrupted by a restart");
+    Ok(())
+}

@@ -1,0 +1,153 @@
+//! [`Tx`] on a SQLite connection: each statement is the function of the
+//! same name in [`conversations`], [`messages`], [`approvals`], [`audit`]
+//! and [`sessions`], the only place SQLite's SQL is written.
+
+use super::approvals::{self, Approval, Decider, NewApproval};
+use super::audit::{self, Event};
+use super::conversations::{self, Page, PageRequest, TaskRow};
+use super::messages::{self, NewMessage, StoredMessage};
+use super::sessions::{self, Session};
+use super::{StoreError, Tx};
+use app::models::{
+    ApprovalStatus, Conversation, ConversationItem, ConversationStatus, Message, PendingApproval,
+    Summary,
+};
+use app::pipeline::PipelineState;
+use rusqlite::Connection;
+
+impl Tx for Connection {
+    fn insert_conversation(&self, session_id: &str) -> Result<Conversation, StoreError> {
+        conversations::insert(self, session_id)
+    }
+    fn set_requester(&self, id: &str, name: &str, session: &str) -> Result<(), StoreError> {
+        conversations::set_requester(self, id, name, session)
+    }
+    fn created_by(&self, id: &str) -> Result<Option<String>, StoreError> {
+        conversations::created_by(self, id)
+    }
+    fn set_context(&self, id: &str, context_id: &str) -> Result<(), StoreError> {
+        conversations::set_context(self, id, context_id)
+    }
+    fn by_context(&self, context_id: &str) -> Result<Option<String>, StoreError> {
+        conversations::by_context(self, context_id)
+    }
+    fn set_status(&self, id: &str, status: ConversationStatus) -> Result<bool, StoreError> {
+        conversations::set_status(self, id, status)
+    }
+    fn set_turn_running(&self, id: &str, running: bool) -> Result<(), StoreError> {
+        conversations::set_turn_running(self, id, running)
+    }
+    fn set_pipeline_state(&self, id: &str, state: &PipelineState) -> Result<(), StoreError> {
+        conversations::set_pipeline_state(self, id, state)
+    }
+    fn pipeline_state(&self, id: &str) -> Result<Option<PipelineState>, StoreError> {
+        conversations::pipeline_state(self, id)
+    }
+    fn running(&self) -> Result<Vec<String>, StoreError> {
+        conversations::running(self)
+    }
+    fn exists(&self, id: &str) -> Result<bool, StoreError> {
+        conversations::exists(self, id)
+    }
+    fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {
+        conversations::get(self, id)
+    }
+    fn list(&self, req: &PageRequest) -> Result<Page, StoreError> {
+        conversations::list(self, req)
+    }
+    fn list_items(&self, req: &PageRequest) -> Result<Page<ConversationItem>, StoreError> {
+        conversations::list_items(self, req)
+    }
+    fn summary(&self) -> Result<Summary, StoreError> {
+        conversations::summary(self)
+    }
+    fn task_rows(&self) -> Result<Vec<TaskRow>, StoreError> {
+        conversations::task_rows(self)
+    }
+
+    fn append(&self, conversation_id: &str, m: NewMessage) -> Result<Option<Message>, StoreError> {
+        messages::append(self, conversation_id, m)
+    }
+    fn mark_started(&self, message_id: &str) -> Result<(), StoreError> {
+        messages::mark_started(self, message_id)
+    }
+    fn clear_started(&self, message_id: &str) -> Result<(), StoreError> {
+        messages::clear_started(self, message_id)
+    }
+    fn set_result(
+        &self,
+        message_id: &str,
+        result: &str,
+        is_error: bool,
+    ) -> Result<bool, StoreError> {
+        messages::set_result(self, message_id, result, is_error)
+    }
+    fn messages(&self, conversation_id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        messages::stored(self, conversation_id)
+    }
+    fn running_ms(&self, message_id: &str) -> Result<Option<u64>, StoreError> {
+        messages::running_ms(self, message_id)
+    }
+
+    fn insert_approval(&self, a: NewApproval) -> Result<Approval, StoreError> {
+        approvals::insert(self, a)
+    }
+    fn approval(&self, uuid: &str) -> Result<Option<Approval>, StoreError> {
+        approvals::get(self, uuid)
+    }
+    fn approval_for_message(&self, message_id: &str) -> Result<Option<Approval>, StoreError> {
+        approvals::for_message(self, message_id)
+    }
+    fn transition(
+        &self,
+        uuid: &str,
+        from: &[ApprovalStatus],
+        to: ApprovalStatus,
+        decided_by: Option<&Decider>,
+        reason: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        approvals::transition(self, uuid, from, to, decided_by, reason)
+    }
+    fn pending_for(&self, conversation_id: &str) -> Result<Option<PendingApproval>, StoreError> {
+        approvals::pending_for(self, conversation_id)
+    }
+    fn approvals_with_status(&self, status: ApprovalStatus) -> Result<Vec<Approval>, StoreError> {
+        approvals::with_status(self, status)
+    }
+    fn approvals_of(
+        &self,
+        conversation_id: &str,
+        status: ApprovalStatus,
+    ) -> Result<Vec<Approval>, StoreError> {
+        approvals::of_conversation(self, conversation_id, status)
+    }
+    fn count_approvals(&self, status: ApprovalStatus) -> Result<usize, StoreError> {
+        approvals::count_with_status(self, status)
+    }
+
+    fn audit(&self, e: &Event<'_>) -> Result<(), StoreError> {
+        audit::append(self, e)
+    }
+    fn audit_page(&self, after: i64, limit: u32) -> Result<Vec<audit::Row>, StoreError> {
+        audit::page(self, after, limit)
+    }
+    fn audit_head(&self) -> Result<(i64, String), StoreError> {
+        audit::head(self)
+    }
+    fn audit_verify(&self, key: Option<&[u8]>) -> Result<audit::Verdict, StoreError> {
+        audit::verify(self, key)
+    }
+
+    fn insert_session(&self, id_hash: &str, s: &Session) -> Result<(), StoreError> {
+        sessions::insert(self, id_hash, s)
+    }
+    fn session(&self, id_hash: &str, now: &str) -> Result<Option<Session>, StoreError> {
+        sessions::get(self, id_hash, now)
+    }
+    fn delete_session(&self, id_hash: &str) -> Result<Option<Session>, StoreError> {
+        sessions::delete(self, id_hash)
+    }
+    fn purge_sessions(&self, now: &str) -> Result<usize, StoreError> {
+        sessions::purge(self, now)
+    }
+}

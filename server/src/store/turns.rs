@@ -1,0 +1,217 @@
+//! A turn's steps, each one transaction: open a conversation or add a
+//! user's message (the running flag set with it), record a model step,
+//! notes, pipeline snapshots, and the ways a turn stops (ended, paused
+//! for an operator, failed).
+
+use super::{NewMessage, Store, StoreError, StoredMessage, Tx};
+use app::models::{Conversation, ConversationStatus, PendingApproval, Role};
+use app::pipeline::PipelineState;
+
+/// Who asks: a principal's name and the session it acts in.
+#[derive(Clone, Debug)]
+pub struct Requester {
+    pub name: String,
+    pub session: String,
+}
+
+/// One message of a model step, with the result of a call that cannot run
+/// (bad arguments, unknown tool), written in the same transaction.
+#[derive(Clone, Debug)]
+pub struct StepMessage {
+    pub message: NewMessage,
+    /// `(text, is_error)`.
+    pub immediate: Option<(String, bool)>,
+}
+
+impl Store {
+    /// Creates a conversation (audited as `conversation.created`); with a
+    /// first message, adds it (`message.sent`) and marks the turn running.
+    pub async fn open_conversation(
+        &self,
+        by: Requester,
+        first: Option<String>,
+    ) -> Result<Conversation, StoreError> {
+        self.write(move |tx| {
+            let c = tx.insert_conversation(&by.session)?;
+            tx.set_requester(&c.id, &by.name, &by.session)?;
+            super::audit::conversation_created(tx, &by.name, &c.id, &by.session)?;
+            if let Some(text) = first {
+                let m = tx.append(&c.id, NewMessage::text(Role::User, text))?;
+                super::audit::message_sent(tx, &by.name, &c.id, m.as_ref().map(|m| m.id.as_str()))?;
+                tx.set_turn_running(&c.id, true)?;
+            }
+            Ok(c)
+        })
+        .await
+    }
+
+    /// Adds a user's message and marks the turn running, unless an
+    /// approval waits: then nothing is written and it is returned (the
+    /// pending approval is the authority, checked in the transaction).
+    pub async fn add_user_message(
+        &self,
+        id: &str,
+        by: Requester,
+        text: String,
+    ) -> Result<Option<PendingApproval>, StoreError> {
+        let id = id.to_string();
+        self.write(move |tx| {
+            if let Some(a) = tx.pending_for(&id)? {
+                return Ok(Some(a));
+            }
+            tx.set_requester(&id, &by.name, &by.session)?;
+            let m = tx.append(&id, NewMessage::text(Role::User, text))?;
+            super::audit::message_sent(tx, &by.name, &id, m.as_ref().map(|m| m.id.as_str()))?;
+            tx.set_status(&id, ConversationStatus::Active)?;
+            tx.set_turn_running(&id, true)?;
+            Ok(None)
+        })
+        .await
+    }
+
+    /// Stores one model step. With `end_turn`, the running flag is cleared
+    /// in the same transaction and the conversation as it left it is
+    /// returned (the turn's reply needs no read of its own).
+    pub async fn record_step(
+        &self,
+        id: &str,
+        step: Vec<StepMessage>,
+        end_turn: bool,
+    ) -> Result<Option<Conversation>, StoreError> {
+        let id = id.to_string();
+        self.write(move |tx| {
+            for StepMessage { message, immediate } in step {
+                let stored = tx.append(&id, message)?.ok_or_else(|| {
+                    StoreError::Corrupt(format!("conversation {id} vanished during its turn"))
+                })?;
+                if let Some((text, is_error)) = immediate {
+                    tx.set_result(&stored.id, &text, is_error)?;
+                }
+            }
+            if end_turn {
+                tx.set_turn_running(&id, false)?;
+                return tx.conversation(&id);
+            }
+            Ok(None)
+        })
+        .await
+    }
+
+    /// Appends a note (a system message); with `end_turn`, the turn stops.
+    pub async fn add_note(
+        &self,
+        id: &str,
+        note: NewMessage,
+        end_turn: bool,
+    ) -> Result<(), StoreError> {
+        let id = id.to_string();
+        self.write(move |tx| {
+            tx.append(&id, note)?;
+            if end_turn {
+                tx.set_turn_running(&id, false)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// The turn is over (its reply is written).
+    pub async fn end_turn(&self, id: &str) -> Result<(), StoreError> {
+        let id = id.to_string();
+        self.write(move |tx| tx.set_turn_running(&id, false)).await
+    }
+
+    /// The turn stops until an operator decides.
+    pub async fn pause_turn(&self, id: &str) -> Result<(), StoreError> {
+        let id = id.to_string();
+        self.write(move |tx| {
+            tx.set_status(&id, ConversationStatus::WaitingApproval)?;
+            tx.set_turn_running(&id, false)
+        })
+        .await
+    }
+
+    /// The turn failed: `note` says why and the conversation is `failed`.
+    pub async fn fail_turn(&self, id: &str, note: NewMessage) -> Result<(), StoreError> {
+        let id = id.to_string();
+        self.write(move |tx| {
+            tx.append(&id, note)?;
+            tx.set_status(&id, ConversationStatus::Failed)?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Stores a pipeline run's state, with `note` appended in the same
+    /// transaction.
+    pub async fn save_pipeline(
+        &self,
+        id: &str,
+        state: PipelineState,
+        note: Option<NewMessage>,
+    ) -> Result<(), StoreError> {
+        let id = id.to_string();
+        self.write(move |tx| {
+            tx.set_pipeline_state(&id, &state)?;
+            if let Some(m) = note {
+                tx.append(&id, m)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Every message of a conversation with its hidden columns, oldest
+    /// first.
+    pub async fn messages(&self, id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        let id = id.to_string();
+        self.read(move |tx| tx.messages(&id)).await
+    }
+
+    /// The messages and the pipeline run state, from one snapshot.
+    pub async fn messages_and_run(
+        &self,
+        id: &str,
+    ) -> Result<(Vec<StoredMessage>, Option<PipelineState>), StoreError> {
+        let id = id.to_string();
+        self.read(move |tx| Ok((tx.messages(&id)?, tx.pipeline_state(&id)?)))
+            .await
+    }
+
+    /// The pipeline run state and the id of the last user message (the
+    /// current turn), from one snapshot; no message is read when the
+    /// conversation never ran a pipeline.
+    pub async fn run_and_turn(
+        &self,
+        id: &str,
+    ) -> Result<(Option<PipelineState>, Option<String>), StoreError> {
+        let id = id.to_string();
+        self.read(move |tx| {
+            let Some(ps) = tx.pipeline_state(&id)? else {
+                return Ok((None, None));
+            };
+            let turn = last_user_message(tx, &id)?.map(|m| m.message.id);
+            Ok((Some(ps), turn))
+        })
+        .await
+    }
+
+    /// The text of the last user message (empty when there is none).
+    pub async fn last_user_text(&self, id: &str) -> Result<String, StoreError> {
+        let id = id.to_string();
+        self.read(move |tx| {
+            Ok(last_user_message(tx, &id)?
+                .map(|m| m.message.content)
+                .unwrap_or_default())
+        })
+        .await
+    }
+}
+
+fn last_user_message(tx: &dyn Tx, id: &str) -> Result<Option<StoredMessage>, StoreError> {
+    Ok(tx
+        .messages(id)?
+        .into_iter()
+        .rev()
+        .find(|m| m.message.role == Role::User))
+}

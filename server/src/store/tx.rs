@@ -1,0 +1,104 @@
+//! The statements a transaction is made of, as one backend-neutral trait.
+//!
+//! The store's intent-level methods (open a conversation, record a step,
+//! claim a call, decide, recover...) are written once, against `&dyn Tx`,
+//! and each runs as one transaction of whichever backend holds the data.
+//! A backend implements these statements and nothing else: the rules (what
+//! a decision writes, which crash rule applies) live in the intents, so two
+//! backends cannot drift apart. No SQL or driver type appears here.
+
+use super::StoreError;
+use super::approvals::{Approval, Decider, NewApproval};
+use super::audit::{self, Event};
+use super::conversations::{Page, PageRequest, TaskRow};
+use super::messages::{NewMessage, StoredMessage};
+use super::sessions::Session;
+use app::models::{
+    ApprovalStatus, Conversation, ConversationItem, ConversationStatus, Message, PendingApproval,
+    Summary,
+};
+use app::pipeline::PipelineState;
+
+/// One open transaction (or read snapshot) of a backend.
+pub trait Tx {
+    // Conversations.
+    /// A new, empty, active conversation.
+    fn insert_conversation(&self, session_id: &str) -> Result<Conversation, StoreError>;
+    /// Records who last asked something of the conversation (and who
+    /// created it, the first time).
+    fn set_requester(&self, id: &str, name: &str, session: &str) -> Result<(), StoreError>;
+    fn created_by(&self, id: &str) -> Result<Option<String>, StoreError>;
+    fn set_context(&self, id: &str, context_id: &str) -> Result<(), StoreError>;
+    /// The newest conversation whose id or A2A context is `context_id`.
+    fn by_context(&self, context_id: &str) -> Result<Option<String>, StoreError>;
+    /// False when the conversation does not exist.
+    fn set_status(&self, id: &str, status: ConversationStatus) -> Result<bool, StoreError>;
+    fn set_turn_running(&self, id: &str, running: bool) -> Result<(), StoreError>;
+    fn set_pipeline_state(&self, id: &str, state: &PipelineState) -> Result<(), StoreError>;
+    fn pipeline_state(&self, id: &str) -> Result<Option<PipelineState>, StoreError>;
+    /// Conversations whose turn was running, oldest first.
+    fn running(&self) -> Result<Vec<String>, StoreError>;
+    fn exists(&self, id: &str) -> Result<bool, StoreError>;
+    fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError>;
+    /// A page of whole conversations.
+    fn list(&self, req: &PageRequest) -> Result<Page, StoreError>;
+    /// A page of list items (no message is read, except for a text search).
+    fn list_items(&self, req: &PageRequest) -> Result<Page<ConversationItem>, StoreError>;
+    /// Counts by status, as kept in the transaction of each change.
+    fn summary(&self) -> Result<Summary, StoreError>;
+    fn task_rows(&self) -> Result<Vec<TaskRow>, StoreError>;
+
+    // Messages.
+    /// `None` when the conversation does not exist.
+    fn append(&self, conversation_id: &str, m: NewMessage) -> Result<Option<Message>, StoreError>;
+    fn mark_started(&self, message_id: &str) -> Result<(), StoreError>;
+    fn clear_started(&self, message_id: &str) -> Result<(), StoreError>;
+    /// False when the call already has a result (a result is written once).
+    fn set_result(
+        &self,
+        message_id: &str,
+        result: &str,
+        is_error: bool,
+    ) -> Result<bool, StoreError>;
+    fn messages(&self, conversation_id: &str) -> Result<Vec<StoredMessage>, StoreError>;
+    /// Milliseconds since the call started, if it did.
+    fn running_ms(&self, message_id: &str) -> Result<Option<u64>, StoreError>;
+
+    // Approvals.
+    fn insert_approval(&self, a: NewApproval) -> Result<Approval, StoreError>;
+    fn approval(&self, uuid: &str) -> Result<Option<Approval>, StoreError>;
+    fn approval_for_message(&self, message_id: &str) -> Result<Option<Approval>, StoreError>;
+    /// Moves `uuid` from one of `from` to `to`, conditionally: false if it
+    /// was in another state (the loser of a race).
+    fn transition(
+        &self,
+        uuid: &str,
+        from: &[ApprovalStatus],
+        to: ApprovalStatus,
+        decided_by: Option<&Decider>,
+        reason: Option<&str>,
+    ) -> Result<bool, StoreError>;
+    fn pending_for(&self, conversation_id: &str) -> Result<Option<PendingApproval>, StoreError>;
+    /// Every approval in `status`, oldest first.
+    fn approvals_with_status(&self, status: ApprovalStatus) -> Result<Vec<Approval>, StoreError>;
+    /// The approvals of one conversation in `status`, oldest first.
+    fn approvals_of(
+        &self,
+        conversation_id: &str,
+        status: ApprovalStatus,
+    ) -> Result<Vec<Approval>, StoreError>;
+    fn count_approvals(&self, status: ApprovalStatus) -> Result<usize, StoreError>;
+
+    // The audit trail.
+    fn audit(&self, e: &Event<'_>) -> Result<(), StoreError>;
+    fn audit_page(&self, after: i64, limit: u32) -> Result<Vec<audit::Row>, StoreError>;
+    fn audit_head(&self) -> Result<(i64, String), StoreError>;
+    /// Re-computes the whole chain (with `key` when it is keyed).
+    fn audit_verify(&self, key: Option<&[u8]>) -> Result<audit::Verdict, StoreError>;
+
+    // Sign-in sessions (by the hash of their id).
+    fn insert_session(&self, id_hash: &str, s: &Session) -> Result<(), StoreError>;
+    fn session(&self, id_hash: &str, now: &str) -> Result<Option<Session>, StoreError>;
+    fn delete_session(&self, id_hash: &str) -> Result<Option<Session>, StoreError>;
+    fn purge_sessions(&self, now: &str) -> Result<usize, StoreError>;
+}
