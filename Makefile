@@ -79,7 +79,10 @@ lint:
 	cargo clippy --workspace --exclude frontend --all-targets -- -D warnings
 	cargo clippy -p frontend -p app --target wasm32-unknown-unknown -- -D warnings
 
+## unit: every Rust test; the store suite also runs on a throwaway PostgreSQL cluster (scripts/pg.sh)
 unit:
+	PGDIR=$$(mktemp -d /tmp/stopgo-pg.XXXXXX); trap 'scripts/pg.sh stop "$$PGDIR"' EXIT; \
+	export STOPGO_TEST_DATABASE_URL=$$(scripts/pg.sh start "$$PGDIR"); \
 	cargo test --workspace --exclude frontend
 
 e2e:

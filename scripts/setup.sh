@@ -49,6 +49,7 @@ need_build_tools() {
 need_test_tools() {
   apt_install chromium chromium "Debian's chromium"
   apt_install ripgrep rg "ripgrep (the bench's floor for mcp-filesystem's grep)"
+  apt_packages postgresql-15  # the PostgreSQL suites' throwaway cluster (scripts/pg.sh)
   npm_ci "$ROOT/end2end" playwright "Playwright (the browser is Debian's chromium)"
   npm_ci "$ROOT/testdata/mcp-npm" mcp-server-everything "third-party MCP servers for the tests"
   npm_ci "$ROOT/testdata/oidc" "" "a real OpenID provider for the auth tests"

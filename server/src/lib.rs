@@ -94,7 +94,18 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
         .key
         .as_ref()
         .map(|k| k.expose().as_bytes().to_vec());
-    let store = Store::open_keyed(&s.config.data_dir, audit_key.as_deref())?;
+    let store = match (&s.config.store.backend, &s.config.store.url) {
+        (config::StoreBackend::Postgres, Some(url)) => {
+            let (url, max) = (url.expose().to_string(), s.config.store.max_connections);
+            // Connecting may wait (30 s of retries): off the async workers.
+            tokio::task::spawn_blocking(move || {
+                Store::open_postgres(&url, max, audit_key.as_deref())
+            })
+            .await
+            .map_err(|e| crate::store::StoreError::Worker(e.to_string()))??
+        }
+        _ => Store::open_keyed(&s.config.data_dir, audit_key.as_deref())?,
+    };
     let auth = Arc::new(auth::Auth::new(&s.config));
     if s.config.auth.mode == config::AuthMode::None && !net::is_loopback_host(&s.config.host) {
         tracing::warn!(host = %s.config.host, "{}", auth::NO_AUTH_BANNER);

@@ -11,6 +11,7 @@ mod error;
 mod expand;
 mod model;
 mod schema;
+mod store;
 mod suggest;
 mod validate;
 
@@ -25,6 +26,7 @@ pub use schema::{
     LlmConfig, MAX_ITERATIONS_CAP, McpServerConfig, NodeConfig, NodeKind, OnReject,
     UnannotatedTools,
 };
+pub use store::{StoreBackend, StoreConfig};
 pub use validate::{USER_MESSAGE_KEY, placeholders};
 
 use serde_yaml::Value;

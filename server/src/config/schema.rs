@@ -59,6 +59,9 @@ pub struct Config {
     /// The audit trail's options.
     #[serde(default)]
     pub audit: super::auth::AuditConfig,
+    /// Where durable state lives (REPLICAS.md).
+    #[serde(default)]
+    pub store: super::store::StoreConfig,
     /// SHA-256 of the file as written (with `${VAR}` references, so no
     /// secret): `config.loaded` in the audit trail records it.
     #[serde(skip)]

@@ -44,6 +44,7 @@ pub fn validate(config: &Config, base_dir: &Path) -> Vec<Problem> {
             ),
         ));
     }
+    config.store.problems(&mut p);
     check_model(&config.llm.model, "llm.model", base_dir, &mut p);
     if !(1..=100).contains(&config.llm.max_steps) {
         p.push(Problem::new(

@@ -65,61 +65,96 @@ pub struct RemoteRef {
     pub chain: Vec<String>,
 }
 
-const COLUMNS: &str = "uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, reason, \
+pub(in crate::store) const COLUMNS: &str = "uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, reason, \
                        decided_by, decided_at, remote_task_id, remote_agent_name, chain, created_at, \
                        requested_by, decided_via, traceparent";
 /// Columns read by [`raw`].
-const NCOLS: usize = 18;
+pub(in crate::store) const NCOLS: usize = 18;
 
 /// Inserts a pending approval.
 pub fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError> {
-    let uuid = new_id();
-    let ts = now();
-    let args =
-        serde_json::to_string(&a.tool_args).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let (task, agent, chain) = match &a.remote {
-        Some(r) => (
-            Some(r.task_id.clone()),
-            Some(r.agent.clone()),
-            Some(serde_json::to_string(&r.chain).map_err(|e| StoreError::Corrupt(e.to_string()))?),
-        ),
-        None => (None, None, None),
-    };
+    let f = Insert::of(&a)?;
     // Raised by whoever sent the conversation's latest message.
     conn.prepare_cached("INSERT INTO approvals (uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, \
          remote_task_id, remote_agent_name, chain, created_at, updated_at, requested_by, requested_session, traceparent) \
          SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?9, ?10, ?11, ?11, \
            COALESCE(c.requested_by, 'anonymous'), COALESCE(c.requested_session, c.session_id), ?12 \
          FROM conversations c WHERE c.id = ?2")?
-        .execute(params![uuid, a.conversation_id, a.message_id, a.tool_name, a.server, args, a.description, task, agent, chain, ts, a.traceparent])?;
+        .execute(params![f.uuid, a.conversation_id, a.message_id, a.tool_name, a.server, f.args, a.description, f.task, f.agent, f.chain, f.created_at, a.traceparent])?;
     let requested_by: Option<String> = conn
         .prepare_cached("SELECT requested_by FROM approvals WHERE uuid = ?1")?
-        .query_row([&uuid], |r| r.get(0))
+        .query_row([&f.uuid], |r| r.get(0))
         .optional()?
         .flatten();
-    Ok(Approval {
-        approval: PendingApproval {
-            uuid,
-            conversation_id: a.conversation_id,
-            tool_name: a.tool_name,
-            tool_args: a.tool_args,
-            description: a.description,
-            server: a.server.clone(),
-            remote_task_id: a.remote.as_ref().map(|r| r.task_id.clone()),
-            remote_agent_name: a.remote.as_ref().map(|r| r.agent.clone()),
-            chain: a.remote.as_ref().map(|r| r.chain.clone()),
-            created_at: ts,
-            requested_by,
-            ..Default::default()
-        },
-        message_id: a.message_id,
-        server: a.server,
-        status: ApprovalStatus::Pending,
-        reason: None,
-        decided_by: None,
-        decided_at: None,
-        traceparent: a.traceparent,
-    })
+    Ok(f.into_approval(a, requested_by))
+}
+
+/// The generated and encoded columns of a new approval, whichever backend
+/// inserts it.
+pub(in crate::store) struct Insert {
+    pub uuid: String,
+    pub created_at: String,
+    pub args: String,
+    pub task: Option<String>,
+    pub agent: Option<String>,
+    pub chain: Option<String>,
+}
+
+impl Insert {
+    pub(in crate::store) fn of(a: &NewApproval) -> Result<Insert, StoreError> {
+        let args =
+            serde_json::to_string(&a.tool_args).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let (task, agent, chain) = match &a.remote {
+            Some(r) => (
+                Some(r.task_id.clone()),
+                Some(r.agent.clone()),
+                Some(
+                    serde_json::to_string(&r.chain)
+                        .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                ),
+            ),
+            None => (None, None, None),
+        };
+        Ok(Insert {
+            uuid: new_id(),
+            created_at: now(),
+            args,
+            task,
+            agent,
+            chain,
+        })
+    }
+
+    /// The approval as inserted (`requested_by` as the insert resolved it).
+    pub(in crate::store) fn into_approval(
+        self,
+        a: NewApproval,
+        requested_by: Option<String>,
+    ) -> Approval {
+        Approval {
+            approval: PendingApproval {
+                uuid: self.uuid,
+                conversation_id: a.conversation_id,
+                tool_name: a.tool_name,
+                tool_args: a.tool_args,
+                description: a.description,
+                server: a.server.clone(),
+                remote_task_id: a.remote.as_ref().map(|r| r.task_id.clone()),
+                remote_agent_name: a.remote.as_ref().map(|r| r.agent.clone()),
+                chain: a.remote.as_ref().map(|r| r.chain.clone()),
+                created_at: self.created_at,
+                requested_by,
+                ..Default::default()
+            },
+            message_id: a.message_id,
+            server: a.server,
+            status: ApprovalStatus::Pending,
+            reason: None,
+            decided_by: None,
+            decided_at: None,
+            traceparent: a.traceparent,
+        }
+    }
 }
 
 /// One approval by uuid.
@@ -267,7 +302,8 @@ pub fn count_with_status(conn: &Connection, status: ApprovalStatus) -> Result<us
     Ok(usize::try_from(n).unwrap_or(0))
 }
 
-type RawRow = (Vec<Option<String>>,);
+/// An approval row's columns, as text, in [`COLUMNS`] order.
+pub(in crate::store) type RawRow = (Vec<Option<String>>,);
 
 fn raw(r: &Row<'_>) -> rusqlite::Result<RawRow> {
     let mut cols = Vec::with_capacity(NCOLS);
@@ -277,7 +313,7 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<RawRow> {
     Ok((cols,))
 }
 
-fn decode((cols,): RawRow) -> Result<Approval, StoreError> {
+pub(in crate::store) fn decode((cols,): RawRow) -> Result<Approval, StoreError> {
     let mut c = cols.into_iter();
     let mut next = || c.next().flatten();
     let uuid = next().unwrap_or_default();

@@ -248,14 +248,10 @@ pub fn page(conn: &Connection, after: i64, limit: u32) -> Result<Vec<Row>, Store
             r.get::<_, String>(8)?,
         ))
     })?;
-    let mut out = Vec::new();
-    for row in rows {
+    rows.map(|row| {
         let (seq, at, actor, event, conversation_id, approval_uuid, details, prev_hash, hash) =
             row?;
-        // A row whose details are not JSON (edited by hand) still reads, as
-        // a string, so `verify` can name it instead of failing to read.
-        let details = serde_json::from_str(&details).unwrap_or(Value::String(details));
-        out.push(Row {
+        Ok(Row::decode(
             seq,
             at,
             actor,
@@ -265,9 +261,40 @@ pub fn page(conn: &Connection, after: i64, limit: u32) -> Result<Vec<Row>, Store
             details,
             prev_hash,
             hash,
-        });
+        ))
+    })
+    .collect()
+}
+
+impl Row {
+    /// From its columns. A row whose details are not JSON (edited by hand)
+    /// still reads, as a string, so `verify` can name it instead of failing
+    /// to read.
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::store) fn decode(
+        seq: i64,
+        at: String,
+        actor: String,
+        event: String,
+        conversation_id: Option<String>,
+        approval_uuid: Option<String>,
+        details: String,
+        prev_hash: String,
+        hash: String,
+    ) -> Row {
+        let details = serde_json::from_str(&details).unwrap_or(Value::String(details));
+        Row {
+            seq,
+            at,
+            actor,
+            event,
+            conversation_id,
+            approval_uuid,
+            details,
+            prev_hash,
+            hash,
+        }
     }
-    Ok(out)
 }
 
 /// The newest row's `(seq, hash)`, or `(0, GENESIS)` for an empty trail.
@@ -287,12 +314,12 @@ pub enum Verdict {
 }
 
 /// Walks the whole chain from the first row.
-pub fn verify(conn: &Connection, key: Option<&[u8]>) -> Result<Verdict, StoreError> {
+pub fn verify(tx: &dyn super::Tx, key: Option<&[u8]>) -> Result<Verdict, StoreError> {
     let mut expected_seq = 1;
     let mut prev = GENESIS.to_string();
     let mut after = 0;
     loop {
-        let rows = page(conn, after, 1000)?;
+        let rows = tx.audit_page(after, 1000)?;
         let Some(last) = rows.last() else { break };
         after = last.seq;
         for r in rows {

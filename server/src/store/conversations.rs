@@ -252,38 +252,63 @@ const ITEM_COLUMNS: &str = "seq, id, session_id, status, created_at, updated_at,
 
 /// Maps a list item row ([`ITEM_COLUMNS`]).
 fn item(r: &Row<'_>) -> rusqlite::Result<(i64, Result<ConversationItem, StoreError>)> {
-    let seq: i64 = r.get(0)?;
-    let id: String = r.get(1)?;
-    let status: String = r.get(3)?;
-    let last: (Option<String>, Option<String>) = (r.get(9)?, r.get(10)?);
-    let (session_id, created_at, updated_at, context_id) =
-        (r.get(2)?, r.get(4)?, r.get(5)?, r.get(6)?);
-    let (message_count, title, has_pipeline_run) = (r.get::<_, i64>(7)?, r.get(8)?, r.get(11)?);
-    let decoded = (|| {
-        let last_message = match last {
+    let row = ItemRow {
+        id: r.get(1)?,
+        session_id: r.get(2)?,
+        status: r.get(3)?,
+        created_at: r.get(4)?,
+        updated_at: r.get(5)?,
+        context_id: r.get(6)?,
+        message_count: r.get(7)?,
+        title: r.get(8)?,
+        last_role: r.get(9)?,
+        last_content: r.get(10)?,
+        has_pipeline_run: r.get(11)?,
+    };
+    Ok((r.get(0)?, row.decode()))
+}
+
+/// A list item's columns as stored, whichever backend read them.
+pub(in crate::store) struct ItemRow {
+    pub id: String,
+    pub session_id: String,
+    pub status: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub context_id: Option<String>,
+    pub message_count: i64,
+    pub title: Option<String>,
+    pub last_role: Option<String>,
+    pub last_content: Option<String>,
+    pub has_pipeline_run: bool,
+}
+
+impl ItemRow {
+    /// The item, or a corruption error naming the conversation.
+    pub(in crate::store) fn decode(self) -> Result<ConversationItem, StoreError> {
+        let last_message = match (self.last_role, self.last_content) {
             (Some(role), Some(content)) => Some(MessagePreview {
                 role: Role::parse(&role).ok_or_else(|| {
-                    StoreError::Corrupt(format!("conversation {id}: unknown role {role:?}"))
+                    StoreError::Corrupt(format!("conversation {}: unknown role {role:?}", self.id))
                 })?,
                 content,
             }),
             _ => None,
         };
         Ok(ConversationItem {
-            status: status_of(&id, &status)?,
-            id,
-            session_id,
-            created_at,
-            updated_at,
-            context_id,
-            message_count: message_count.max(0) as u64,
-            title,
+            status: status_of(&self.id, &self.status)?,
+            id: self.id,
+            session_id: self.session_id,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            context_id: self.context_id,
+            message_count: self.message_count.max(0) as u64,
+            title: self.title,
             last_message,
             pending_approval: None,
-            has_pipeline_run,
+            has_pipeline_run: self.has_pipeline_run,
         })
-    })();
-    Ok((seq, decoded))
+    }
 }
 
 /// A stored status, or a corruption error naming the conversation.
@@ -297,10 +322,14 @@ fn status_of(id: &str, status: &str) -> Result<ConversationStatus, StoreError> {
 /// reading them costs the same with a thousand or a million conversations.
 pub fn summary(conn: &Connection) -> Result<Summary, StoreError> {
     let mut stmt = conn.prepare_cached("SELECT status, n FROM status_counts WHERE n != 0")?;
-    let mut s = Summary::default();
     let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
-    for row in rows {
-        let (status, n) = row?;
+    summary_of(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// The summary of kept `(status, count)` rows.
+pub(in crate::store) fn summary_of(counts: Vec<(String, i64)>) -> Result<Summary, StoreError> {
+    let mut s = Summary::default();
+    for (status, n) in counts {
         let n = n.max(0) as u64;
         s.total += n;
         match ConversationStatus::parse(&status) {
@@ -348,52 +377,78 @@ pub fn task_rows(conn: &Connection) -> Result<Vec<TaskRow>, StoreError> {
             r.get::<_, Option<String>>(3)?,
         ))
     })?;
-    let mut out = Vec::new();
-    for row in rows {
+    rows.map(|row| {
         let (seq, id, status, last) = row?;
-        let status = ConversationStatus::parse(&status).ok_or_else(|| {
-            StoreError::Corrupt(format!("conversation {id}: unknown status {status:?}"))
-        })?;
-        out.push(TaskRow {
+        TaskRow::decode(seq, id, status, last)
+    })
+    .collect()
+}
+
+impl TaskRow {
+    /// From its columns: `last` is the role of the newest message with text.
+    pub(in crate::store) fn decode(
+        seq: i64,
+        id: String,
+        status: String,
+        last: Option<String>,
+    ) -> Result<TaskRow, StoreError> {
+        Ok(TaskRow {
+            status: status_of(&id, &status)?,
             seq,
             id,
-            status,
             answered: last.map(|r| r == "assistant"),
-        });
+        })
     }
-    Ok(out)
 }
 
 /// Maps a conversation row (without messages). The inner result carries
 /// decoding errors of our own columns, which rusqlite cannot express.
 fn head(r: &Row<'_>) -> rusqlite::Result<(i64, Result<Conversation, StoreError>)> {
-    let seq: i64 = r.get(0)?;
-    let id: String = r.get(1)?;
-    let status: String = r.get(3)?;
-    let pipeline_state: Option<String> = r.get(4)?;
-    let session_id: String = r.get(2)?;
-    let created_at: String = r.get(5)?;
-    let updated_at: String = r.get(6)?;
-    let context_id: Option<String> = r.get(7)?;
-    let decoded = (|| {
-        let status = status_of(&id, &status)?;
-        let pipeline_state = pipeline_state
+    let row = HeadRow {
+        id: r.get(1)?,
+        session_id: r.get(2)?,
+        status: r.get(3)?,
+        pipeline_state: r.get(4)?,
+        created_at: r.get(5)?,
+        updated_at: r.get(6)?,
+        context_id: r.get(7)?,
+    };
+    Ok((r.get(0)?, row.decode()))
+}
+
+/// A conversation's own columns as stored, whichever backend read them.
+pub(in crate::store) struct HeadRow {
+    pub id: String,
+    pub session_id: String,
+    pub status: String,
+    pub pipeline_state: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub context_id: Option<String>,
+}
+
+impl HeadRow {
+    /// The conversation without messages, or a corruption error naming it.
+    pub(in crate::store) fn decode(self) -> Result<Conversation, StoreError> {
+        let id = self.id;
+        let status = status_of(&id, &self.status)?;
+        let pipeline_state = self
+            .pipeline_state
             .map(|s| serde_json::from_str(&s))
             .transpose()
             .map_err(|e| StoreError::Corrupt(format!("conversation {id}: pipeline_state: {e}")))?;
         Ok(Conversation {
-            id: id.clone(),
-            session_id,
+            id,
+            session_id: self.session_id,
             status,
             messages: Vec::new(),
             pending_approval: None,
             pipeline_state,
-            context_id,
-            created_at,
-            updated_at,
+            context_id: self.context_id,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
         })
-    })();
-    Ok((seq, decoded))
+    }
 }
 
 /// Records who sent the conversation's latest message (the principal and

@@ -26,6 +26,11 @@ pub enum StoreError {
     },
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error("database error: {0}")]
+    Postgres(#[from] postgres::Error),
+    /// The PostgreSQL backend cannot be used (a bad URL, unreachable).
+    #[error("{0}")]
+    Backend(String),
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
     #[error("the storage worker stopped: {0}")]

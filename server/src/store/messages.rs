@@ -158,21 +158,37 @@ pub fn set_result(
         .query_row([message_id], |r| r.get(0))
         .optional()?
         .flatten();
-    let Some(raw) = row else { return Ok(false) };
-    let mut call: ToolCall = serde_json::from_str(&raw)
-        .map_err(|e| StoreError::Corrupt(format!("message {message_id}: {e}")))?;
-    if call.result.is_some() {
+    let Some(json) = with_result(message_id, row, result, is_error)? else {
         return Ok(false);
-    }
-    call.result = Some(result.to_string());
-    call.is_error = Some(is_error);
-    let json = serde_json::to_string(&call).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    };
     let ts = now();
     conn.prepare_cached("UPDATE messages SET tool_call = ?2, finished_at = ?3 WHERE id = ?1")?
         .execute(params![message_id, json, ts])?;
     conn.prepare_cached("UPDATE conversations SET updated_at = ?2 WHERE id = (SELECT conversation_id FROM messages WHERE id = ?1)")?
         .execute(params![message_id, ts])?;
     Ok(true)
+}
+
+/// The stored tool call `raw` with its result set, as JSON to store;
+/// `None` when there is no call or it already has a result (a result is
+/// written once).
+pub(in crate::store) fn with_result(
+    message_id: &str,
+    raw: Option<String>,
+    result: &str,
+    is_error: bool,
+) -> Result<Option<String>, StoreError> {
+    let Some(raw) = raw else { return Ok(None) };
+    let mut call: ToolCall = serde_json::from_str(&raw)
+        .map_err(|e| StoreError::Corrupt(format!("message {message_id}: {e}")))?;
+    if call.result.is_some() {
+        return Ok(None);
+    }
+    call.result = Some(result.to_string());
+    call.is_error = Some(is_error);
+    serde_json::to_string(&call)
+        .map(Some)
+        .map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
 /// Every message of a conversation with its hidden columns, oldest first.
@@ -273,37 +289,39 @@ pub fn of_conversations(
     Ok(out)
 }
 
-struct RawMessage {
-    id: String,
-    role: String,
-    content: String,
-    tool_call: Option<String>,
-    created_at: String,
-    started_at: Option<String>,
-    finished_at: Option<String>,
-    approval: Option<RawOutcome>,
-    node: Option<String>,
+/// A message's columns as stored, whichever backend read them.
+pub(in crate::store) struct RawMessage {
+    pub id: String,
+    pub role: String,
+    pub content: String,
+    pub tool_call: Option<String>,
+    pub created_at: String,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    pub approval: Option<RawOutcome>,
+    pub node: Option<String>,
 }
 
-struct RawOutcome {
-    uuid: String,
-    status: String,
-    reason: Option<String>,
-    decided_by: Option<String>,
-    decided_at: Option<String>,
-    requested_by: Option<String>,
-    decided_via: Option<String>,
+/// The columns of the approval a call ran under.
+pub(in crate::store) struct RawOutcome {
+    pub uuid: String,
+    pub status: String,
+    pub reason: Option<String>,
+    pub decided_by: Option<String>,
+    pub decided_at: Option<String>,
+    pub requested_by: Option<String>,
+    pub decided_via: Option<String>,
 }
 
 /// Milliseconds between two stored timestamps.
-fn millis_between(start: &str, end: &str) -> Option<u64> {
+pub(in crate::store) fn millis_between(start: &str, end: &str) -> Option<u64> {
     let s = chrono::DateTime::parse_from_rfc3339(start).ok()?;
     let e = chrono::DateTime::parse_from_rfc3339(end).ok()?;
     u64::try_from((e - s).num_milliseconds()).ok()
 }
 
 impl RawMessage {
-    fn decode(self) -> Result<Message, StoreError> {
+    pub(in crate::store) fn decode(self) -> Result<Message, StoreError> {
         let role = Role::parse(&self.role)
             .ok_or_else(|| StoreError::Corrupt(format!("unknown message role {:?}", self.role)))?;
         let tool_call = self

@@ -48,6 +48,7 @@ mod error;
 mod lookups;
 pub mod messages;
 mod migrations;
+mod postgres;
 pub mod recovery;
 pub mod sessions;
 mod sqlite;
@@ -94,9 +95,22 @@ const MAX_BATCH: usize = 256;
 /// instead.
 const CHECKPOINT_EVERY: usize = 500;
 
-/// A cheap, cloneable handle to the database.
+/// A cheap, cloneable handle to the database: SQLite (embedded, one
+/// process) or PostgreSQL (shared by replicas).
 #[derive(Clone)]
 pub struct Store {
+    backend: Backend,
+}
+
+#[derive(Clone)]
+enum Backend {
+    Sqlite(Sqlite),
+    Postgres(postgres::Pg),
+}
+
+/// The SQLite engine: one writer, a pool of readers.
+#[derive(Clone)]
+struct Sqlite {
     inner: Arc<Inner>,
 }
 
@@ -302,29 +316,110 @@ impl Store {
             })
             .map_err(|e| StoreError::Worker(format!("cannot start the writer thread: {e}")))?;
         Ok(Store {
-            inner: Arc::new(Inner {
-                path: path.to_path_buf(),
-                writer,
-                jobs: tx,
-                queued,
-                commits: std::sync::atomic::AtomicUsize::new(0),
-                readers: Mutex::new(Vec::new()),
-                read_permits: tokio::sync::Semaphore::new(READERS),
-                audit_key,
+            backend: Backend::Sqlite(Sqlite {
+                inner: Arc::new(Inner {
+                    path: path.to_path_buf(),
+                    writer,
+                    jobs: tx,
+                    queued,
+                    commits: std::sync::atomic::AtomicUsize::new(0),
+                    readers: Mutex::new(Vec::new()),
+                    read_permits: tokio::sync::Semaphore::new(READERS),
+                    audit_key,
+                }),
             }),
         })
     }
 
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.inner.path
+    /// Opens the PostgreSQL database at `url` (retrying for 30 s) and
+    /// migrates it. Blocking: call it before the server starts.
+    pub fn open_postgres(
+        url: &str,
+        max_connections: u32,
+        audit_key: Option<&[u8]>,
+    ) -> Result<Store, StoreError> {
+        Ok(Store {
+            backend: Backend::Postgres(postgres::Pg::open(
+                url,
+                max_connections,
+                audit_key.map(Arc::from),
+            )?),
+        })
     }
 
+    /// Where the data is, for logs: the file, or PostgreSQL's host, port
+    /// and database (never credentials).
+    pub fn describe(&self) -> String {
+        match &self.backend {
+            Backend::Sqlite(s) => s.inner.path.display().to_string(),
+            Backend::Postgres(pg) => format!("postgresql://{}", pg.shown()),
+        }
+    }
+
+    /// The SQLite engine's internals (tests that hold its writer).
+    #[cfg(test)]
+    fn sqlite_inner(&self) -> Arc<Inner> {
+        match &self.backend {
+            Backend::Sqlite(s) => s.inner.clone(),
+            Backend::Postgres(_) => panic!("not a SQLite store"),
+        }
+    }
+
+    /// The database file (SQLite only).
+    pub fn path(&self) -> Option<&Path> {
+        match &self.backend {
+            Backend::Sqlite(s) => Some(&s.inner.path),
+            Backend::Postgres(_) => None,
+        }
+    }
+
+    /// Runs `f` in one transaction; it has committed when this returns
+    /// `Ok`. The store's own intents are built on it (and tests that set a
+    /// state up): everything else calls an intent.
+    pub(crate) async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
+    {
+        match &self.backend {
+            Backend::Sqlite(s) => s.write(f).await,
+            Backend::Postgres(pg) => pg.run(true, f).await,
+        }
+    }
+
+    /// Runs `f` in one read transaction (a consistent snapshot); a short
+    /// read (a conversation, a few rows).
+    pub(crate) async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
+    {
+        match &self.backend {
+            Backend::Sqlite(s) => s.read_with(f, true).await,
+            Backend::Postgres(pg) => pg.run(false, f).await,
+        }
+    }
+
+    /// Like [`Store::read`], for reads that may take long (a page, a text
+    /// search, a scan): on SQLite, never on the write connection.
+    pub(crate) async fn read_long<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
+    {
+        match &self.backend {
+            Backend::Sqlite(s) => s.read_with(f, false).await,
+            Backend::Postgres(pg) => pg.run(false, f).await,
+        }
+    }
+}
+
+impl Sqlite {
     /// Runs `f` atomically; it has committed when this returns `Ok`.
     ///
     /// When the write connection is free and nothing is queued, `f` commits
     /// right here; otherwise it joins the writer thread's next batch.
-    pub(crate) async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
@@ -388,28 +483,9 @@ impl Store {
         }
     }
 
-    /// Runs `f` in one read transaction (a consistent snapshot). For short
-    /// reads (a conversation, a few rows): it may run on the write
-    /// connection, holding writes back while it does.
-    pub(crate) async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
-    {
-        self.read_with(f, true).await
-    }
-
-    /// Like [`Store::read`], for reads that may take long (a page of
-    /// conversations, a text search, a scan): always on a read connection,
-    /// so writes never wait for them.
-    pub(crate) async fn read_long<T, F>(&self, f: F) -> Result<T, StoreError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
-    {
-        self.read_with(f, false).await
-    }
-
+    /// Runs `f` in one read transaction (a consistent snapshot). A short
+    /// read may run on the write connection, holding writes back while it
+    /// does; a long one always runs on a read connection.
     async fn read_with<T, F>(&self, f: F, short: bool) -> Result<T, StoreError>
     where
         T: Send + 'static,
@@ -469,7 +545,9 @@ impl Store {
         .await
         .map_err(|e| StoreError::Worker(e.to_string()))?
     }
+}
 
+impl Store {
     /// Creates an empty, active conversation for `session_id`.
     pub async fn create_conversation(
         &self,
@@ -560,6 +638,8 @@ fn connect(path: &Path, audit_key: &Option<Arc<[u8]>>) -> Result<Connection, rus
 }
 
 #[cfg(test)]
+mod suite;
+#[cfg(test)]
 mod tests;
 
 /// Checks the audit chain of the database at `path` (read-only: a running
@@ -580,5 +660,5 @@ pub fn audit_verify(path: &Path, key: Option<&[u8]>) -> Result<audit::Verdict, S
         source,
     })?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
-    read_on(&conn, |tx| tx.audit_verify(key))
+    read_on(&conn, |tx| audit::verify(tx, key))
 }

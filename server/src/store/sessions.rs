@@ -17,6 +17,21 @@ pub struct Session {
     pub expires_at: String,
 }
 
+impl Session {
+    /// From its columns (`roles` comma-separated).
+    pub(in crate::store) fn decode(name: String, roles: String, expires_at: String) -> Session {
+        Session {
+            name,
+            roles: roles
+                .split(',')
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect(),
+            expires_at,
+        }
+    }
+}
+
 /// Stores a session under `id_hash`.
 pub fn insert(conn: &Connection, id_hash: &str, s: &Session) -> Result<(), StoreError> {
     conn.prepare_cached(
@@ -34,16 +49,11 @@ pub fn get(conn: &Connection, id_hash: &str, now: &str) -> Result<Option<Session
             "SELECT name, roles, expires_at FROM sessions WHERE id_hash = ?1 AND expires_at > ?2",
         )?
         .query_row(params![id_hash, now], |r| {
-            let roles: String = r.get(1)?;
-            Ok(Session {
-                name: r.get(0)?,
-                roles: roles
-                    .split(',')
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string)
-                    .collect(),
-                expires_at: r.get(2)?,
-            })
+            Ok(Session::decode(
+                r.get(0)?,
+                r.get::<_, String>(1)?,
+                r.get(2)?,
+            ))
         })
         .optional()?)
 }

@@ -134,9 +134,6 @@ impl Tx for Connection {
     fn audit_head(&self) -> Result<(i64, String), StoreError> {
         audit::head(self)
     }
-    fn audit_verify(&self, key: Option<&[u8]>) -> Result<audit::Verdict, StoreError> {
-        audit::verify(self, key)
-    }
 
     fn insert_session(&self, id_hash: &str, s: &Session) -> Result<(), StoreError> {
         sessions::insert(self, id_hash, s)

@@ -157,7 +157,7 @@ async fn kept_counts_equal_a_recount() {
         .unwrap();
     let kept = s.read(|tx| tx.summary()).await.unwrap();
     let recount = {
-        let conn = rusqlite::Connection::open(s.path()).unwrap();
+        let conn = rusqlite::Connection::open(s.path().unwrap()).unwrap();
         let mut recount = Summary::default();
         let mut stmt = conn.prepare("SELECT status FROM conversations").unwrap();
         for status in stmt.query_map([], |r| r.get::<_, String>(0)).unwrap() {
@@ -232,7 +232,7 @@ async fn concurrent_writers_lose_nothing() {
 async fn corrupt_rows_are_reported_not_panicked_on() {
     let (_d, s) = temp_store();
     let c = s.create_conversation("s".into()).await.unwrap();
-    rusqlite::Connection::open(s.path())
+    rusqlite::Connection::open(s.path().unwrap())
         .unwrap()
         .execute(
             "UPDATE conversations SET status = 'weird' WHERE id = ?1",
@@ -249,7 +249,8 @@ async fn a_failing_write_in_a_group_commit_undoes_only_itself() {
     let c = s.create_conversation("s".into()).await.unwrap();
     // Hold the write connection so that every write below queues for the
     // writer thread and they commit together.
-    let held = s.inner.writer.lock().unwrap();
+    let inner = s.sqlite_inner();
+    let held = inner.writer.lock().unwrap();
     let mut tasks = Vec::new();
     for i in 0..60 {
         let s = s.clone();
@@ -266,7 +267,7 @@ async fn a_failing_write_in_a_group_commit_undoes_only_itself() {
             .is_ok()
         }));
     }
-    while s.inner.queued.load(std::sync::atomic::Ordering::Acquire) < 60 {
+    while inner.queued.load(std::sync::atomic::Ordering::Acquire) < 60 {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     drop(held);

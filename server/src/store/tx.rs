@@ -93,8 +93,6 @@ pub trait Tx {
     fn audit(&self, e: &Event<'_>) -> Result<(), StoreError>;
     fn audit_page(&self, after: i64, limit: u32) -> Result<Vec<audit::Row>, StoreError>;
     fn audit_head(&self) -> Result<(i64, String), StoreError>;
-    /// Re-computes the whole chain (with `key` when it is keyed).
-    fn audit_verify(&self, key: Option<&[u8]>) -> Result<audit::Verdict, StoreError>;
 
     // Sign-in sessions (by the hash of their id).
     fn insert_session(&self, id_hash: &str, s: &Session) -> Result<(), StoreError>;

@@ -1,0 +1,248 @@
+//! The PostgreSQL backend (`store.backend: postgres`): several replicas
+//! share one database.
+//!
+//! - **Synchronous driver, blocking pool.** The store's intents are written
+//!   once against [`Tx`](super::Tx), a synchronous trait (rusqlite is
+//!   synchronous); the `postgres` crate (the synchronous face of
+//!   `tokio-postgres`) lets the same closures run on PostgreSQL. `sqlx` is
+//!   async-only: every intent would have to be written twice. A
+//!   transaction runs on the blocking pool with one pooled connection; an
+//!   async semaphore of `max_connections` permits bounds how many run, so a
+//!   burst of turns waits without tying up threads.
+//! - **Statements are prepared once per connection** and cached by their
+//!   text: a statement then costs one round trip, not two.
+//! - **Writes run under READ COMMITTED** with conditional updates (the loser
+//!   of a race sees zero rows); reads run in a `REPEATABLE READ READ ONLY`
+//!   transaction, so a page and its counts come from one snapshot.
+//! - **Migrations** take an advisory lock, so replicas starting together
+//!   migrate once. A database that cannot be reached is retried for 30 s.
+
+mod tx;
+
+use super::StoreError;
+use super::tx::Tx;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Schema versions, in order; index 0 creates version 1.
+const MIGRATIONS: &[&str] = &[include_str!("v1.sql")];
+/// The advisory lock migrations run under (any constant shared by replicas).
+const MIGRATION_LOCK: i64 = 0x5354_4f50_474f; // "STOPGO"
+/// How long startup waits for the database.
+const CONNECT_FOR: Duration = Duration::from_secs(30);
+
+/// A pool of connections to one database.
+#[derive(Clone)]
+pub struct Pg {
+    inner: Arc<PgInner>,
+}
+
+struct PgInner {
+    config: postgres::Config,
+    /// Where the database is, without credentials (for messages).
+    shown: String,
+    idle: Mutex<Vec<Conn>>,
+    permits: tokio::sync::Semaphore,
+    audit_key: Option<Arc<[u8]>>,
+}
+
+/// One connection and its prepared statements.
+pub(super) struct Conn {
+    client: postgres::Client,
+    statements: HashMap<String, postgres::Statement>,
+}
+
+impl Pg {
+    /// Connects (retrying for 30 s), migrates under the migration lock, and
+    /// keeps up to `max_connections` connections. Blocking: call it before
+    /// the server starts, off the async workers.
+    pub fn open(
+        url: &str,
+        max_connections: u32,
+        audit_key: Option<Arc<[u8]>>,
+    ) -> Result<Pg, StoreError> {
+        let mut config: postgres::Config = url
+            .parse()
+            .map_err(|e| StoreError::Backend(format!("store.url is not a PostgreSQL URL: {e}")))?;
+        config
+            .connect_timeout(Duration::from_secs(5))
+            .application_name("stopgo-agent");
+        let shown = describe(&config);
+        let started = std::time::Instant::now();
+        let mut first = loop {
+            match connect(&config) {
+                Ok(c) => break c,
+                Err(e) if started.elapsed() < CONNECT_FOR => {
+                    tracing::warn!(database = %shown, error = %e, "PostgreSQL is not reachable yet; retrying for up to 30 s");
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+                Err(e) => {
+                    return Err(StoreError::Backend(format!(
+                        "cannot reach PostgreSQL at {shown} after 30 s: {e}"
+                    )));
+                }
+            }
+        };
+        migrate(&mut first.client, &shown)?;
+        let pg = Pg {
+            inner: Arc::new(PgInner {
+                config,
+                shown,
+                idle: Mutex::new(vec![first]),
+                permits: tokio::sync::Semaphore::new(max_connections.max(1) as usize),
+                audit_key,
+            }),
+        };
+        Ok(pg)
+    }
+
+    /// Where the database is (host, port, name; never a password).
+    pub fn shown(&self) -> &str {
+        &self.inner.shown
+    }
+
+    /// Runs `f` in one transaction: a write under READ COMMITTED, or a
+    /// read in a consistent read-only snapshot. Committed when it returns
+    /// `Ok`; rolled back if `f` fails or panics.
+    pub async fn run<T, F>(&self, write: bool, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
+    {
+        let _permit = self
+            .inner
+            .permits
+            .acquire()
+            .await
+            .map_err(|e| StoreError::Worker(e.to_string()))?;
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let idle = inner.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            let mut conn = match idle {
+                Some(c) if !c.client.is_closed() => c,
+                _ => connect(&inner.config)
+                    .map_err(|e| StoreError::Backend(format!("cannot connect: {e}")))?,
+            };
+            let out = in_transaction(&mut conn, write, inner.audit_key.as_deref(), f);
+            if !conn.client.is_closed() {
+                inner
+                    .idle
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(conn);
+            }
+            out
+        })
+        .await
+        .map_err(|e| StoreError::Worker(e.to_string()))?
+    }
+}
+
+impl Drop for PgInner {
+    /// A `postgres::Client` blocks on its own runtime when dropped, which
+    /// panics on an async worker: the pool is dropped on a thread of its own.
+    fn drop(&mut self) {
+        let idle = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()));
+        if !idle.is_empty() {
+            let _ = std::thread::Builder::new()
+                .name("pg-close".into())
+                .spawn(move || drop(idle));
+        }
+    }
+}
+
+/// Runs `f` between `BEGIN` and `COMMIT` (or `ROLLBACK`).
+fn in_transaction<T>(
+    conn: &mut Conn,
+    write: bool,
+    audit_key: Option<&[u8]>,
+    f: impl FnOnce(&dyn Tx) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    let begin = if write {
+        "BEGIN"
+    } else {
+        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+    };
+    conn.client.batch_execute(begin)?;
+    let tx = tx::PgTx::new(conn, audit_key);
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let v = f(&tx)?;
+        // The audit rows go last, so the chain's head is locked only for
+        // the end of the transaction (and always after any other lock).
+        tx.flush_audit()?;
+        Ok(v)
+    }))
+    .unwrap_or_else(|_| {
+        Err(StoreError::Worker(
+            "a transaction panicked; it was rolled back".into(),
+        ))
+    });
+    drop(tx);
+    match &out {
+        Ok(_) => conn.client.batch_execute("COMMIT")?,
+        Err(_) => {
+            // A broken connection is dropped by the caller (`is_closed`).
+            let _ = conn.client.batch_execute("ROLLBACK");
+        }
+    }
+    out
+}
+
+fn connect(config: &postgres::Config) -> Result<Conn, postgres::Error> {
+    let client = config.connect(postgres::NoTls)?;
+    Ok(Conn {
+        client,
+        statements: HashMap::new(),
+    })
+}
+
+/// `host:port/dbname` of a config.
+fn describe(config: &postgres::Config) -> String {
+    let host = config
+        .get_hosts()
+        .first()
+        .map(|h| match h {
+            postgres::config::Host::Tcp(h) => h.clone(),
+            postgres::config::Host::Unix(p) => p.display().to_string(),
+        })
+        .unwrap_or_else(|| "localhost".into());
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let db = config.get_dbname().unwrap_or("(default)");
+    format!("{host}:{port}/{db}")
+}
+
+/// Brings the schema up to date under the migration lock; refuses a
+/// database newer than this binary.
+fn migrate(client: &mut postgres::Client, shown: &str) -> Result<(), StoreError> {
+    client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])?;
+    let out = (|| {
+        client.batch_execute(
+            "CREATE TABLE IF NOT EXISTS stopgo_schema (version BIGINT NOT NULL); \
+             INSERT INTO stopgo_schema (version) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM stopgo_schema)",
+        )?;
+        let found: i64 = client
+            .query_one("SELECT version FROM stopgo_schema", &[])?
+            .get(0);
+        let known = MIGRATIONS.len() as i64;
+        if found > known {
+            return Err(StoreError::TooNew {
+                path: shown.to_string(),
+                found,
+                known,
+            });
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+            let mut tx = client.transaction()?;
+            tx.batch_execute(sql)?;
+            tx.execute("UPDATE stopgo_schema SET version = $1", &[&(i as i64 + 1)])?;
+            tx.commit()?;
+            tracing::info!(database = %shown, version = i + 1, "PostgreSQL schema migrated");
+        }
+        Ok(())
+    })();
+    let unlocked = client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]);
+    out?;
+    unlocked?;
+    Ok(())
+}

@@ -1,0 +1,745 @@
+//! [`Tx`] on a PostgreSQL transaction: the same statements as SQLite's,
+//! in PostgreSQL's dialect, decoded by the same functions.
+
+use super::Conn;
+use crate::store::approvals::{self, Approval, Decider, NewApproval};
+use crate::store::audit::{self, Event};
+use crate::store::conversations::{HeadRow, ItemRow, Page, PageRequest, TaskRow};
+use crate::store::messages::{NewMessage, RawMessage, RawOutcome, StoredMessage};
+use crate::store::sessions::{self, Session};
+use crate::store::{StoreError, Tx, new_id, now};
+use app::models::{
+    ApprovalStatus, Conversation, ConversationItem, ConversationStatus, Message, PendingApproval,
+    Summary,
+};
+use app::pipeline::PipelineState;
+use postgres::Row;
+use postgres::types::ToSql;
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+type Params<'p> = &'p [&'p (dyn ToSql + Sync)];
+
+/// An audit event waiting for the end of the transaction.
+struct PendingAudit {
+    at: String,
+    actor: String,
+    event: String,
+    conversation_id: Option<String>,
+    approval_uuid: Option<String>,
+    details: serde_json::Value,
+}
+
+/// One open transaction on a pooled connection.
+pub(in crate::store) struct PgTx<'a> {
+    conn: RefCell<&'a mut Conn>,
+    key: Option<&'a [u8]>,
+    audit: RefCell<Vec<PendingAudit>>,
+}
+
+impl<'a> PgTx<'a> {
+    pub(super) fn new(conn: &'a mut Conn, key: Option<&'a [u8]>) -> Self {
+        PgTx {
+            conn: RefCell::new(conn),
+            key,
+            audit: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Runs `sql` (prepared once per connection) and returns its rows.
+    fn query(&self, sql: &str, params: Params<'_>) -> Result<Vec<Row>, StoreError> {
+        let mut guard = self.conn.borrow_mut();
+        let conn: &mut Conn = &mut guard;
+        let statement = match conn.statements.get(sql) {
+            Some(s) => s.clone(),
+            None => {
+                let s = conn.client.prepare(sql)?;
+                conn.statements.insert(sql.to_string(), s.clone());
+                s
+            }
+        };
+        Ok(conn.client.query(&statement, params)?)
+    }
+
+    fn exec(&self, sql: &str, params: Params<'_>) -> Result<u64, StoreError> {
+        let mut guard = self.conn.borrow_mut();
+        let conn: &mut Conn = &mut guard;
+        let statement = match conn.statements.get(sql) {
+            Some(s) => s.clone(),
+            None => {
+                let s = conn.client.prepare(sql)?;
+                conn.statements.insert(sql.to_string(), s.clone());
+                s
+            }
+        };
+        Ok(conn.client.execute(&statement, params)?)
+    }
+
+    fn first(&self, sql: &str, params: Params<'_>) -> Result<Option<Row>, StoreError> {
+        Ok(self.query(sql, params)?.into_iter().next())
+    }
+
+    /// Writes the audit events of this transaction, chained after the
+    /// head, which it locks until the commit: appends from every replica
+    /// form one chain in commit order.
+    pub(super) fn flush_audit(&self) -> Result<(), StoreError> {
+        let events = std::mem::take(&mut *self.audit.borrow_mut());
+        if events.is_empty() {
+            return Ok(());
+        }
+        let head = self
+            .first("SELECT seq, hash FROM audit_head FOR UPDATE", &[])?
+            .ok_or_else(|| StoreError::Corrupt("the audit head row is missing".into()))?;
+        let (mut seq, mut prev): (i64, String) = (head.get(0), head.get(1));
+        for e in events {
+            seq += 1;
+            let canonical = audit::canonical_row(
+                seq,
+                &e.at,
+                &e.actor,
+                &e.event,
+                e.conversation_id.as_deref(),
+                e.approval_uuid.as_deref(),
+                &e.details,
+            );
+            let hash = audit::chain_hash(self.key, &prev, &canonical);
+            self.exec(
+                "INSERT INTO audit (seq, at, actor, event, conversation_id, approval_uuid, details, prev_hash, hash) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                &[
+                    &seq,
+                    &e.at,
+                    &e.actor,
+                    &e.event,
+                    &e.conversation_id,
+                    &e.approval_uuid,
+                    &audit::canonical(&e.details),
+                    &prev,
+                    &hash,
+                ],
+            )?;
+            prev = hash;
+        }
+        self.exec("UPDATE audit_head SET seq = $1, hash = $2", &[&seq, &prev])?;
+        Ok(())
+    }
+
+    fn page_of<T>(
+        &self,
+        req: &PageRequest,
+        columns: &str,
+        map: fn(&Row) -> (i64, Result<T, StoreError>),
+    ) -> Result<Page<T>, StoreError> {
+        let fetch = i64::from(req.limit) + 1;
+        let before = req.before.unwrap_or(i64::MAX);
+        let status = req.status.map(|s| s.as_str().to_string());
+        let pattern = req.text.as_deref().map(|text| {
+            let escaped = text
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            format!("%{escaped}%")
+        });
+        // One statement for every filter combination: a NULL filter is off.
+        let sql = format!(
+            "SELECT {columns} FROM conversations WHERE seq < $1 \
+             AND ($2::text IS NULL OR status = $2) \
+             AND ($3::text IS NULL OR EXISTS (SELECT 1 FROM messages m \
+                  WHERE m.conversation_id = conversations.id AND m.content ILIKE $3 ESCAPE '\\')) \
+             ORDER BY seq DESC LIMIT $4"
+        );
+        let rows = self.query(&sql, &[&before, &status, &pattern, &fetch])?;
+        let mut rows: Vec<(i64, Result<T, StoreError>)> = rows.iter().map(map).collect();
+        let has_more = rows.len() as i64 == fetch;
+        if has_more {
+            rows.pop();
+        }
+        let next = if has_more {
+            rows.last().map(|(seq, _)| *seq)
+        } else {
+            None
+        };
+        let conversations = rows
+            .into_iter()
+            .map(|(_, c)| c)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Page {
+            conversations,
+            next,
+        })
+    }
+
+    fn pending_of(&self, ids: &[String]) -> Result<HashMap<String, PendingApproval>, StoreError> {
+        let mut out = HashMap::new();
+        if ids.is_empty() {
+            return Ok(out);
+        }
+        let sql = format!(
+            "SELECT {} FROM approvals WHERE status = 'pending' AND conversation_id = ANY($1) ORDER BY created_at",
+            approvals::COLUMNS
+        );
+        for row in self.query(&sql, &[&ids])? {
+            let a = approvals::decode(approval_cols(&row))?;
+            out.entry(a.approval.conversation_id.clone())
+                .or_insert(a.approval);
+        }
+        Ok(out)
+    }
+
+    fn messages_of(&self, ids: &[String]) -> Result<HashMap<String, Vec<Message>>, StoreError> {
+        let mut out: HashMap<String, Vec<Message>> = HashMap::new();
+        if ids.is_empty() {
+            return Ok(out);
+        }
+        let rows = self.query(
+            "SELECT m.conversation_id, m.id, m.role, m.content, m.tool_call, m.created_at, \
+                    m.started_at, m.finished_at, a.uuid, a.status, a.reason, a.decided_by, a.decided_at, m.node, \
+                    a.requested_by, a.decided_via \
+             FROM messages m LEFT JOIN LATERAL \
+                 (SELECT * FROM approvals x WHERE x.message_id = m.id ORDER BY x.seq DESC LIMIT 1) a ON TRUE \
+             WHERE m.conversation_id = ANY($1) ORDER BY m.seq",
+            &[&ids],
+        )?;
+        for r in rows {
+            let raw = RawMessage {
+                id: r.get(1),
+                role: r.get(2),
+                content: r.get(3),
+                tool_call: r.get(4),
+                created_at: r.get(5),
+                started_at: r.get(6),
+                finished_at: r.get(7),
+                approval: r.get::<_, Option<String>>(8).map(|uuid| RawOutcome {
+                    uuid,
+                    status: r.get(9),
+                    reason: r.get(10),
+                    decided_by: r.get(11),
+                    decided_at: r.get(12),
+                    requested_by: r.get(14),
+                    decided_via: r.get(15),
+                }),
+                node: r.get(13),
+            };
+            out.entry(r.get(0)).or_default().push(raw.decode()?);
+        }
+        Ok(out)
+    }
+
+    fn approvals_where(
+        &self,
+        clause: &str,
+        params: Params<'_>,
+    ) -> Result<Vec<Approval>, StoreError> {
+        let sql = format!(
+            "SELECT {} FROM approvals WHERE {clause}",
+            approvals::COLUMNS
+        );
+        self.query(&sql, params)?
+            .iter()
+            .map(|r| approvals::decode(approval_cols(r)))
+            .collect()
+    }
+}
+
+/// An approval row's columns, as the shared decoder reads them.
+fn approval_cols(r: &Row) -> approvals::RawRow {
+    ((0..approvals::NCOLS).map(|i| r.get(i)).collect(),)
+}
+
+const HEAD_COLUMNS: &str =
+    "seq, id, session_id, status, pipeline_state, created_at, updated_at, context_id";
+
+fn head(r: &Row) -> (i64, Result<Conversation, StoreError>) {
+    let row = HeadRow {
+        id: r.get(1),
+        session_id: r.get(2),
+        status: r.get(3),
+        pipeline_state: r.get(4),
+        created_at: r.get(5),
+        updated_at: r.get(6),
+        context_id: r.get(7),
+    };
+    (r.get(0), row.decode())
+}
+
+const ITEM_COLUMNS: &str = "seq, id, session_id, status, created_at, updated_at, context_id, \
+     message_count, title, last_role, last_content, pipeline_state IS NOT NULL";
+
+fn item(r: &Row) -> (i64, Result<ConversationItem, StoreError>) {
+    let row = ItemRow {
+        id: r.get(1),
+        session_id: r.get(2),
+        status: r.get(3),
+        created_at: r.get(4),
+        updated_at: r.get(5),
+        context_id: r.get(6),
+        message_count: r.get(7),
+        title: r.get(8),
+        last_role: r.get(9),
+        last_content: r.get(10),
+        has_pipeline_run: r.get(11),
+    };
+    (r.get(0), row.decode())
+}
+
+impl Tx for PgTx<'_> {
+    fn insert_conversation(&self, session_id: &str) -> Result<Conversation, StoreError> {
+        let (id, ts) = (new_id(), now());
+        self.exec(
+            "INSERT INTO conversations (id, session_id, status, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)",
+            &[&id, &session_id, &ConversationStatus::Active.as_str(), &ts],
+        )?;
+        Ok(Conversation {
+            id,
+            session_id: session_id.to_string(),
+            status: ConversationStatus::Active,
+            messages: Vec::new(),
+            pending_approval: None,
+            pipeline_state: None,
+            context_id: None,
+            created_at: ts.clone(),
+            updated_at: ts,
+        })
+    }
+    fn set_requester(&self, id: &str, name: &str, session: &str) -> Result<(), StoreError> {
+        self.exec(
+            "UPDATE conversations SET requested_by = $2, requested_session = $3, \
+             created_by = COALESCE(created_by, $2) WHERE id = $1",
+            &[&id, &name, &session],
+        )?;
+        Ok(())
+    }
+    fn created_by(&self, id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .first("SELECT created_by FROM conversations WHERE id = $1", &[&id])?
+            .and_then(|r| r.get(0)))
+    }
+    fn set_context(&self, id: &str, context_id: &str) -> Result<(), StoreError> {
+        self.exec(
+            "UPDATE conversations SET context_id = $2 WHERE id = $1",
+            &[&id, &context_id],
+        )?;
+        Ok(())
+    }
+    fn by_context(&self, context_id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .first(
+                "SELECT id FROM conversations WHERE id = $1 OR context_id = $1 ORDER BY seq DESC LIMIT 1",
+                &[&context_id],
+            )?
+            .map(|r| r.get(0)))
+    }
+    fn set_status(&self, id: &str, status: ConversationStatus) -> Result<bool, StoreError> {
+        Ok(self.exec(
+            "UPDATE conversations SET status = $2, updated_at = $3 WHERE id = $1",
+            &[&id, &status.as_str(), &now()],
+        )? == 1)
+    }
+    fn set_turn_running(&self, id: &str, running: bool) -> Result<(), StoreError> {
+        self.exec(
+            "UPDATE conversations SET turn_running = $2 WHERE id = $1",
+            &[&id, &running],
+        )?;
+        Ok(())
+    }
+    fn set_pipeline_state(&self, id: &str, state: &PipelineState) -> Result<(), StoreError> {
+        let json = serde_json::to_string(state).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        self.exec(
+            "UPDATE conversations SET pipeline_state = $2, updated_at = $3 WHERE id = $1",
+            &[&id, &json, &now()],
+        )?;
+        Ok(())
+    }
+    fn pipeline_state(&self, id: &str) -> Result<Option<PipelineState>, StoreError> {
+        let raw: Option<String> = self
+            .first(
+                "SELECT pipeline_state FROM conversations WHERE id = $1",
+                &[&id],
+            )?
+            .and_then(|r| r.get(0));
+        raw.map(|s| serde_json::from_str(&s))
+            .transpose()
+            .map_err(|e| StoreError::Corrupt(format!("conversation {id}: pipeline_state: {e}")))
+    }
+    fn running(&self) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .query(
+                "SELECT id FROM conversations WHERE turn_running ORDER BY seq",
+                &[],
+            )?
+            .iter()
+            .map(|r| r.get(0))
+            .collect())
+    }
+    fn exists(&self, id: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .first("SELECT 1 FROM conversations WHERE id = $1", &[&id])?
+            .is_some())
+    }
+    fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {
+        let sql = format!("SELECT {HEAD_COLUMNS} FROM conversations WHERE id = $1");
+        let Some(row) = self.first(&sql, &[&id])? else {
+            return Ok(None);
+        };
+        let mut c = head(&row).1?;
+        c.messages = self
+            .messages_of(std::slice::from_ref(&c.id))?
+            .remove(&c.id)
+            .unwrap_or_default();
+        c.pending_approval = self.pending_for(&c.id)?;
+        Ok(Some(c))
+    }
+    fn list(&self, req: &PageRequest) -> Result<Page, StoreError> {
+        let mut page = self.page_of(req, HEAD_COLUMNS, head)?;
+        let ids: Vec<String> = page.conversations.iter().map(|c| c.id.clone()).collect();
+        let mut by_conv = self.messages_of(&ids)?;
+        let mut pending = self.pending_of(&ids)?;
+        for c in &mut page.conversations {
+            c.messages = by_conv.remove(&c.id).unwrap_or_default();
+            c.pending_approval = pending.remove(&c.id);
+        }
+        Ok(page)
+    }
+    fn list_items(&self, req: &PageRequest) -> Result<Page<ConversationItem>, StoreError> {
+        let mut page = self.page_of(req, ITEM_COLUMNS, item)?;
+        let ids: Vec<String> = page.conversations.iter().map(|c| c.id.clone()).collect();
+        let mut pending = self.pending_of(&ids)?;
+        for c in &mut page.conversations {
+            c.pending_approval = pending.remove(&c.id);
+        }
+        Ok(page)
+    }
+    fn summary(&self) -> Result<Summary, StoreError> {
+        let rows = self.query("SELECT status, n FROM status_counts WHERE n != 0", &[])?;
+        let counts: Vec<(String, i64)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        crate::store::conversations::summary_of(counts)
+    }
+    fn task_rows(&self) -> Result<Vec<TaskRow>, StoreError> {
+        let rows = self.query(
+            "SELECT c.seq, c.id, c.status, \
+                 (SELECT m.role FROM messages m WHERE m.conversation_id = c.id \
+                    AND m.role IN ('user', 'assistant') AND m.content != '' \
+                    ORDER BY m.seq DESC LIMIT 1) \
+             FROM conversations c ORDER BY c.seq DESC",
+            &[],
+        )?;
+        rows.iter()
+            .map(|r| TaskRow::decode(r.get(0), r.get(1), r.get(2), r.get(3)))
+            .collect()
+    }
+
+    fn append(&self, conversation_id: &str, m: NewMessage) -> Result<Option<Message>, StoreError> {
+        let ts = now();
+        let preview: Option<String> = (!m.content.is_empty())
+            .then(|| m.content.chars().take(app::models::PREVIEW_CHARS).collect());
+        let role = m.role.as_str();
+        let touched = self.exec(
+            "UPDATE conversations SET updated_at = $2, message_count = message_count + 1, \
+             last_role = COALESCE($4, last_role), last_content = COALESCE($5, last_content), \
+             title = COALESCE(title, CASE WHEN $3 = 'user' THEN $5 END) WHERE id = $1",
+            &[
+                &conversation_id,
+                &ts,
+                &role,
+                &preview.as_ref().map(|_| role),
+                &preview,
+            ],
+        )?;
+        if touched == 0 {
+            return Ok(None);
+        }
+        let id = new_id();
+        let tool_call = m
+            .tool_call
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let server = m.tool_call.as_ref().and_then(|t| t.server.clone());
+        let (node, node_run) = match &m.node {
+            Some(t) => (Some(t.name.clone()), Some(t.run.clone())),
+            None => (None, None),
+        };
+        self.exec(
+            "INSERT INTO messages (id, conversation_id, role, content, tool_call, created_at, call_id, step, server, signature, node, node_run) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+            &[
+                &id,
+                &conversation_id,
+                &role,
+                &m.content,
+                &tool_call,
+                &ts,
+                &m.call_id,
+                &m.step,
+                &server,
+                &m.signature,
+                &node,
+                &node_run,
+            ],
+        )?;
+        Ok(Some(Message {
+            id,
+            role: m.role,
+            content: m.content,
+            tool_call: m.tool_call,
+            node,
+            created_at: ts,
+        }))
+    }
+    fn mark_started(&self, message_id: &str) -> Result<(), StoreError> {
+        self.exec(
+            "UPDATE messages SET started_at = $2 WHERE id = $1",
+            &[&message_id, &now()],
+        )?;
+        Ok(())
+    }
+    fn clear_started(&self, message_id: &str) -> Result<(), StoreError> {
+        self.exec(
+            "UPDATE messages SET started_at = NULL WHERE id = $1",
+            &[&message_id],
+        )?;
+        Ok(())
+    }
+    fn set_result(
+        &self,
+        message_id: &str,
+        result: &str,
+        is_error: bool,
+    ) -> Result<bool, StoreError> {
+        let raw: Option<String> = self
+            .first(
+                "SELECT tool_call FROM messages WHERE id = $1 FOR UPDATE",
+                &[&message_id],
+            )?
+            .and_then(|r| r.get(0));
+        let Some(json) = crate::store::messages::with_result(message_id, raw, result, is_error)?
+        else {
+            return Ok(false);
+        };
+        let ts = now();
+        self.exec(
+            "UPDATE messages SET tool_call = $2, finished_at = $3 WHERE id = $1",
+            &[&message_id, &json, &ts],
+        )?;
+        self.exec(
+            "UPDATE conversations SET updated_at = $2 WHERE id = (SELECT conversation_id FROM messages WHERE id = $1)",
+            &[&message_id, &ts],
+        )?;
+        Ok(true)
+    }
+    fn messages(&self, conversation_id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        let rows = self.query(
+            "SELECT id, role, content, tool_call, created_at, call_id, step, signature, started_at, finished_at, node, node_run \
+             FROM messages WHERE conversation_id = $1 ORDER BY seq",
+            &[&conversation_id],
+        )?;
+        rows.iter()
+            .map(|r| {
+                let raw = RawMessage {
+                    id: r.get(0),
+                    role: r.get(1),
+                    content: r.get(2),
+                    tool_call: r.get(3),
+                    created_at: r.get(4),
+                    started_at: None,
+                    finished_at: None,
+                    approval: None,
+                    node: r.get(10),
+                };
+                Ok(StoredMessage {
+                    message: raw.decode()?,
+                    call_id: r.get(5),
+                    step: r.get(6),
+                    signature: r.get(7),
+                    started_at: r.get(8),
+                    finished_at: r.get(9),
+                    node_run: r.get(11),
+                })
+            })
+            .collect()
+    }
+    fn running_ms(&self, message_id: &str) -> Result<Option<u64>, StoreError> {
+        let started: Option<String> = self
+            .first(
+                "SELECT started_at FROM messages WHERE id = $1",
+                &[&message_id],
+            )?
+            .and_then(|r| r.get(0));
+        Ok(started.and_then(|s| crate::store::messages::millis_between(&s, &now())))
+    }
+
+    fn insert_approval(&self, a: NewApproval) -> Result<Approval, StoreError> {
+        let fields = approvals::Insert::of(&a)?;
+        self.exec(
+            "INSERT INTO approvals (uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, \
+             remote_task_id, remote_agent_name, chain, created_at, updated_at, requested_by, requested_session, traceparent) \
+             SELECT $1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $11, \
+               COALESCE(c.requested_by, 'anonymous'), COALESCE(c.requested_session, c.session_id), $12 \
+             FROM conversations c WHERE c.id = $2",
+            &[
+                &fields.uuid,
+                &a.conversation_id,
+                &a.message_id,
+                &a.tool_name,
+                &a.server,
+                &fields.args,
+                &a.description,
+                &fields.task,
+                &fields.agent,
+                &fields.chain,
+                &fields.created_at,
+                &a.traceparent,
+            ],
+        )?;
+        let requested_by: Option<String> = self
+            .first(
+                "SELECT requested_by FROM approvals WHERE uuid = $1",
+                &[&fields.uuid],
+            )?
+            .and_then(|r| r.get(0));
+        Ok(fields.into_approval(a, requested_by))
+    }
+    fn approval(&self, uuid: &str) -> Result<Option<Approval>, StoreError> {
+        Ok(self
+            .approvals_where("uuid = $1", &[&uuid])?
+            .into_iter()
+            .next())
+    }
+    fn approval_for_message(&self, message_id: &str) -> Result<Option<Approval>, StoreError> {
+        Ok(self
+            .approvals_where("message_id = $1 ORDER BY seq DESC LIMIT 1", &[&message_id])?
+            .into_iter()
+            .next())
+    }
+    fn transition(
+        &self,
+        uuid: &str,
+        from: &[ApprovalStatus],
+        to: ApprovalStatus,
+        decided_by: Option<&Decider>,
+        reason: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let from: Vec<&str> = from.iter().map(|s| s.as_str()).collect();
+        let decision = matches!(
+            to,
+            ApprovalStatus::Approved | ApprovalStatus::Rejected | ApprovalStatus::Cancelled
+        );
+        let n = if decision {
+            self.exec(
+                "UPDATE approvals SET status = $2, updated_at = $3, decided_at = $3, decided_by = $5, \
+                 reason = NULLIF($6, ''), decided_via = $7, decided_session = $8 \
+                 WHERE uuid = $1 AND status = ANY($4)",
+                &[
+                    &uuid,
+                    &to.as_str(),
+                    &now(),
+                    &from,
+                    &decided_by.map(|d| d.name.as_str()),
+                    &reason.unwrap_or(""),
+                    &decided_by.map(|d| d.via.as_str()),
+                    &decided_by.map(|d| d.session.as_str()),
+                ],
+            )?
+        } else {
+            self.exec(
+                "UPDATE approvals SET status = $2, updated_at = $3 WHERE uuid = $1 AND status = ANY($4)",
+                &[&uuid, &to.as_str(), &now(), &from],
+            )?
+        };
+        Ok(n == 1)
+    }
+    fn pending_for(&self, conversation_id: &str) -> Result<Option<PendingApproval>, StoreError> {
+        Ok(self
+            .pending_of(&[conversation_id.to_string()])?
+            .remove(conversation_id))
+    }
+    fn approvals_with_status(&self, status: ApprovalStatus) -> Result<Vec<Approval>, StoreError> {
+        self.approvals_where("status = $1 ORDER BY created_at", &[&status.as_str()])
+    }
+    fn approvals_of(
+        &self,
+        conversation_id: &str,
+        status: ApprovalStatus,
+    ) -> Result<Vec<Approval>, StoreError> {
+        self.approvals_where(
+            "conversation_id = $1 AND status = $2 ORDER BY created_at",
+            &[&conversation_id, &status.as_str()],
+        )
+    }
+    fn count_approvals(&self, status: ApprovalStatus) -> Result<usize, StoreError> {
+        let n: i64 = self
+            .first(
+                "SELECT COUNT(*) FROM approvals WHERE status = $1",
+                &[&status.as_str()],
+            )?
+            .map(|r| r.get(0))
+            .unwrap_or(0);
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    fn audit(&self, e: &Event<'_>) -> Result<(), StoreError> {
+        self.audit.borrow_mut().push(PendingAudit {
+            at: now(),
+            actor: e.actor.to_string(),
+            event: e.event.to_string(),
+            conversation_id: e.conversation_id.map(str::to_string),
+            approval_uuid: e.approval_uuid.map(str::to_string),
+            details: e.details.clone(),
+        });
+        Ok(())
+    }
+    fn audit_page(&self, after: i64, limit: u32) -> Result<Vec<audit::Row>, StoreError> {
+        let rows = self.query(
+            "SELECT seq, at, actor, event, conversation_id, approval_uuid, details, prev_hash, hash \
+             FROM audit WHERE seq > $1 ORDER BY seq LIMIT $2",
+            &[&after, &i64::from(limit)],
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                audit::Row::decode(
+                    r.get(0),
+                    r.get(1),
+                    r.get(2),
+                    r.get(3),
+                    r.get(4),
+                    r.get(5),
+                    r.get(6),
+                    r.get(7),
+                    r.get(8),
+                )
+            })
+            .collect())
+    }
+    fn audit_head(&self) -> Result<(i64, String), StoreError> {
+        Ok(self
+            .first("SELECT seq, hash FROM audit_head", &[])?
+            .map(|r| (r.get(0), r.get(1)))
+            .unwrap_or((0, audit::GENESIS.to_string())))
+    }
+
+    fn insert_session(&self, id_hash: &str, s: &Session) -> Result<(), StoreError> {
+        self.exec(
+            "INSERT INTO sessions (id_hash, name, roles, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)",
+            &[&id_hash, &s.name, &s.roles.join(","), &now(), &s.expires_at],
+        )?;
+        Ok(())
+    }
+    fn session(&self, id_hash: &str, now: &str) -> Result<Option<Session>, StoreError> {
+        Ok(self
+            .first(
+                "SELECT name, roles, expires_at FROM sessions WHERE id_hash = $1 AND expires_at > $2",
+                &[&id_hash, &now],
+            )?
+            .map(|r| sessions::Session::decode(r.get(0), r.get::<_, String>(1), r.get(2))))
+    }
+    fn delete_session(&self, id_hash: &str) -> Result<Option<Session>, StoreError> {
+        let s = self.session(id_hash, "")?;
+        self.exec("DELETE FROM sessions WHERE id_hash = $1", &[&id_hash])?;
+        Ok(s)
+    }
+    fn purge_sessions(&self, now: &str) -> Result<usize, StoreError> {
+        Ok(self.exec("DELETE FROM sessions WHERE expires_at <= $1", &[&now])? as usize)
+    }
+}
