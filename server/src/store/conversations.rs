@@ -214,37 +214,55 @@ fn page_of<T>(
              AND m.content LIKE ? ESCAPE '\\')"
                 .into(),
         );
-        let escaped = text
-            .replace('\\', "\\\\")
-            .replace('%', "\\%")
-            .replace('_', "\\_");
-        args.push(format!("%{escaped}%").into());
+        args.push(like_pattern(text).into());
     }
     args.push(fetch.into());
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {columns} FROM conversations WHERE {} ORDER BY seq DESC LIMIT ?",
         clauses.join(" AND ")
     ))?;
-    let mut rows: Vec<(i64, Result<T, StoreError>)> = stmt
+    let rows: Vec<(i64, Result<T, StoreError>)> = stmt
         .query_map(rusqlite::params_from_iter(args), map)?
         .collect::<Result<_, _>>()?;
-    let has_more = rows.len() as i64 == fetch;
-    if has_more {
-        rows.pop();
+    Page::of_rows(rows, fetch)
+}
+
+impl<T> Page<T> {
+    /// A page from up to `fetch` rows `(seq, value)` read newest first,
+    /// where `fetch` is one more than the page holds: a last row says there
+    /// is a next page, which starts after the page's last `seq`.
+    pub(in crate::store) fn of_rows(
+        mut rows: Vec<(i64, Result<T, StoreError>)>,
+        fetch: i64,
+    ) -> Result<Page<T>, StoreError> {
+        let has_more = rows.len() as i64 == fetch;
+        if has_more {
+            rows.pop();
+        }
+        let next = if has_more {
+            rows.last().map(|(seq, _)| *seq)
+        } else {
+            None
+        };
+        let conversations = rows
+            .into_iter()
+            .map(|(_, c)| c)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Page {
+            conversations,
+            next,
+        })
     }
-    let next = if has_more {
-        rows.last().map(|(seq, _)| *seq)
-    } else {
-        None
-    };
-    let conversations = rows
-        .into_iter()
-        .map(|(_, c)| c)
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Page {
-        conversations,
-        next,
-    })
+}
+
+/// A `LIKE` pattern (with `\` as the escape) matching `text` anywhere,
+/// its own `%` and `_` taken literally.
+pub(in crate::store) fn like_pattern(text: &str) -> String {
+    let escaped = text
+        .replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_");
+    format!("%{escaped}%")
 }
 
 const ITEM_COLUMNS: &str = "seq, id, session_id, status, created_at, updated_at, context_id, \

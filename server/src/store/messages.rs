@@ -86,9 +86,8 @@ pub fn append(
     m: NewMessage,
 ) -> Result<Option<Message>, StoreError> {
     let ts = now();
+    let e = m.encoded()?;
     // The list item's columns move with the message, in its transaction.
-    let preview: Option<String> = (!m.content.is_empty())
-        .then(|| m.content.chars().take(app::models::PREVIEW_CHARS).collect());
     let touched = conn
         .prepare_cached(
             "UPDATE conversations SET updated_at = ?2, message_count = message_count + 1, \
@@ -99,35 +98,17 @@ pub fn append(
             conversation_id,
             ts,
             m.role.as_str(),
-            preview.as_ref().map(|_| m.role.as_str()),
-            preview
+            e.preview.as_ref().map(|_| m.role.as_str()),
+            e.preview
         ])?;
     if touched == 0 {
         return Ok(None);
     }
     let id = new_id();
-    let tool_call = m
-        .tool_call
-        .as_ref()
-        .map(serde_json::to_string)
-        .transpose()
-        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let server = m.tool_call.as_ref().and_then(|t| t.server.clone());
-    let (node, node_run) = match &m.node {
-        Some(t) => (Some(t.name.clone()), Some(t.run.clone())),
-        None => (None, None),
-    };
     conn.prepare_cached("INSERT INTO messages (id, conversation_id, role, content, tool_call, created_at, call_id, step, server, signature, node, node_run) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)")?
-        .execute(params![id, conversation_id, m.role.as_str(), m.content, tool_call, ts, m.call_id, m.step, server, m.signature, node, node_run])?;
-    Ok(Some(Message {
-        id,
-        role: m.role,
-        content: m.content,
-        tool_call: m.tool_call,
-        node,
-        created_at: ts,
-    }))
+        .execute(params![id, conversation_id, m.role.as_str(), m.content, e.tool_call, ts, m.call_id, m.step, e.server, m.signature, e.node, e.node_run])?;
+    Ok(Some(e.message(m, id, ts)))
 }
 
 /// Marks a tool call as started (written before the tool runs).
@@ -167,6 +148,57 @@ pub fn set_result(
     conn.prepare_cached("UPDATE conversations SET updated_at = ?2 WHERE id = (SELECT conversation_id FROM messages WHERE id = ?1)")?
         .execute(params![message_id, ts])?;
     Ok(true)
+}
+
+/// The columns of a new message computed from it, whichever backend
+/// writes it.
+pub(in crate::store) struct Encoded {
+    /// The list item's preview (`None` for a message without text).
+    pub preview: Option<String>,
+    pub tool_call: Option<String>,
+    pub server: Option<String>,
+    pub node: Option<String>,
+    pub node_run: Option<String>,
+}
+
+impl NewMessage {
+    pub(in crate::store) fn encoded(&self) -> Result<Encoded, StoreError> {
+        let (node, node_run) = match &self.node {
+            Some(t) => (Some(t.name.clone()), Some(t.run.clone())),
+            None => (None, None),
+        };
+        Ok(Encoded {
+            preview: (!self.content.is_empty()).then(|| {
+                self.content
+                    .chars()
+                    .take(app::models::PREVIEW_CHARS)
+                    .collect()
+            }),
+            tool_call: self
+                .tool_call
+                .as_ref()
+                .map(serde_json::to_string)
+                .transpose()
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            server: self.tool_call.as_ref().and_then(|t| t.server.clone()),
+            node,
+            node_run,
+        })
+    }
+}
+
+impl Encoded {
+    /// The message as stored under `id` at `ts`.
+    pub(in crate::store) fn message(self, m: NewMessage, id: String, ts: String) -> Message {
+        Message {
+            id,
+            role: m.role,
+            content: m.content,
+            tool_call: m.tool_call,
+            node: self.node,
+            created_at: ts,
+        }
+    }
 }
 
 /// The stored tool call `raw` with its result set, as JSON to store;

@@ -394,10 +394,7 @@ impl Store {
         T: Send + 'static,
         F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
     {
-        match &self.backend {
-            Backend::Sqlite(s) => s.read_with(f, true).await,
-            Backend::Postgres(pg) => pg.run(false, f).await,
-        }
+        self.read_as(f, true).await
     }
 
     /// Like [`Store::read`], for reads that may take long (a page, a text
@@ -407,8 +404,16 @@ impl Store {
         T: Send + 'static,
         F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
     {
+        self.read_as(f, false).await
+    }
+
+    async fn read_as<T, F>(&self, f: F, short: bool) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
+    {
         match &self.backend {
-            Backend::Sqlite(s) => s.read_with(f, false).await,
+            Backend::Sqlite(s) => s.read_with(f, short).await,
             Backend::Postgres(pg) => pg.run(false, f).await,
         }
     }

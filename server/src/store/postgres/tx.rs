@@ -4,7 +4,7 @@
 use super::Conn;
 use crate::store::approvals::{self, Approval, Decider, NewApproval};
 use crate::store::audit::{self, Event};
-use crate::store::conversations::{HeadRow, ItemRow, Page, PageRequest, TaskRow};
+use crate::store::conversations::{HeadRow, ItemRow, Page, PageRequest, TaskRow, like_pattern};
 use crate::store::messages::{NewMessage, RawMessage, RawOutcome, StoredMessage};
 use crate::store::sessions::{self, Session};
 use crate::store::{StoreError, Tx, new_id, now};
@@ -46,8 +46,13 @@ impl<'a> PgTx<'a> {
         }
     }
 
-    /// Runs `sql` (prepared once per connection) and returns its rows.
-    fn query(&self, sql: &str, params: Params<'_>) -> Result<Vec<Row>, StoreError> {
+    /// Runs `f` with the connection and `sql` prepared (once per
+    /// connection: a statement then costs one round trip, not two).
+    fn with_statement<T>(
+        &self,
+        sql: &str,
+        f: impl FnOnce(&mut postgres::Client, &postgres::Statement) -> Result<T, postgres::Error>,
+    ) -> Result<T, StoreError> {
         let mut guard = self.conn.borrow_mut();
         let conn: &mut Conn = &mut guard;
         let statement = match conn.statements.get(sql) {
@@ -58,21 +63,17 @@ impl<'a> PgTx<'a> {
                 s
             }
         };
-        Ok(conn.client.query(&statement, params)?)
+        Ok(f(&mut conn.client, &statement)?)
     }
 
+    /// Runs `sql` and returns its rows.
+    fn query(&self, sql: &str, params: Params<'_>) -> Result<Vec<Row>, StoreError> {
+        self.with_statement(sql, |c, s| c.query(s, params))
+    }
+
+    /// Runs `sql` and returns how many rows it changed.
     fn exec(&self, sql: &str, params: Params<'_>) -> Result<u64, StoreError> {
-        let mut guard = self.conn.borrow_mut();
-        let conn: &mut Conn = &mut guard;
-        let statement = match conn.statements.get(sql) {
-            Some(s) => s.clone(),
-            None => {
-                let s = conn.client.prepare(sql)?;
-                conn.statements.insert(sql.to_string(), s.clone());
-                s
-            }
-        };
-        Ok(conn.client.execute(&statement, params)?)
+        self.with_statement(sql, |c, s| c.execute(s, params))
     }
 
     fn first(&self, sql: &str, params: Params<'_>) -> Result<Option<Row>, StoreError> {
@@ -133,13 +134,7 @@ impl<'a> PgTx<'a> {
         let fetch = i64::from(req.limit) + 1;
         let before = req.before.unwrap_or(i64::MAX);
         let status = req.status.map(|s| s.as_str().to_string());
-        let pattern = req.text.as_deref().map(|text| {
-            let escaped = text
-                .replace('\\', "\\\\")
-                .replace('%', "\\%")
-                .replace('_', "\\_");
-            format!("%{escaped}%")
-        });
+        let pattern = req.text.as_deref().map(like_pattern);
         // One statement for every filter combination: a NULL filter is off.
         let sql = format!(
             "SELECT {columns} FROM conversations WHERE seq < $1 \
@@ -149,24 +144,7 @@ impl<'a> PgTx<'a> {
              ORDER BY seq DESC LIMIT $4"
         );
         let rows = self.query(&sql, &[&before, &status, &pattern, &fetch])?;
-        let mut rows: Vec<(i64, Result<T, StoreError>)> = rows.iter().map(map).collect();
-        let has_more = rows.len() as i64 == fetch;
-        if has_more {
-            rows.pop();
-        }
-        let next = if has_more {
-            rows.last().map(|(seq, _)| *seq)
-        } else {
-            None
-        };
-        let conversations = rows
-            .into_iter()
-            .map(|(_, c)| c)
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Page {
-            conversations,
-            next,
-        })
+        Page::of_rows(rows.iter().map(map).collect(), fetch)
     }
 
     fn pending_of(&self, ids: &[String]) -> Result<HashMap<String, PendingApproval>, StoreError> {
@@ -430,8 +408,7 @@ impl Tx for PgTx<'_> {
 
     fn append(&self, conversation_id: &str, m: NewMessage) -> Result<Option<Message>, StoreError> {
         let ts = now();
-        let preview: Option<String> = (!m.content.is_empty())
-            .then(|| m.content.chars().take(app::models::PREVIEW_CHARS).collect());
+        let e = m.encoded()?;
         let role = m.role.as_str();
         let touched = self.exec(
             "UPDATE conversations SET updated_at = $2, message_count = message_count + 1, \
@@ -441,25 +418,14 @@ impl Tx for PgTx<'_> {
                 &conversation_id,
                 &ts,
                 &role,
-                &preview.as_ref().map(|_| role),
-                &preview,
+                &e.preview.as_ref().map(|_| role),
+                &e.preview,
             ],
         )?;
         if touched == 0 {
             return Ok(None);
         }
         let id = new_id();
-        let tool_call = m
-            .tool_call
-            .as_ref()
-            .map(serde_json::to_string)
-            .transpose()
-            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let server = m.tool_call.as_ref().and_then(|t| t.server.clone());
-        let (node, node_run) = match &m.node {
-            Some(t) => (Some(t.name.clone()), Some(t.run.clone())),
-            None => (None, None),
-        };
         self.exec(
             "INSERT INTO messages (id, conversation_id, role, content, tool_call, created_at, call_id, step, server, signature, node, node_run) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
@@ -468,24 +434,17 @@ impl Tx for PgTx<'_> {
                 &conversation_id,
                 &role,
                 &m.content,
-                &tool_call,
+                &e.tool_call,
                 &ts,
                 &m.call_id,
                 &m.step,
-                &server,
+                &e.server,
                 &m.signature,
-                &node,
-                &node_run,
+                &e.node,
+                &e.node_run,
             ],
         )?;
-        Ok(Some(Message {
-            id,
-            role: m.role,
-            content: m.content,
-            tool_call: m.tool_call,
-            node,
-            created_at: ts,
-        }))
+        Ok(Some(e.message(m, id, ts)))
     }
     fn mark_started(&self, message_id: &str) -> Result<(), StoreError> {
         self.exec(
