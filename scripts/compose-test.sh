@@ -52,7 +52,9 @@ decided=$(post "$A/approvals/$uuid" '{"approved": true}')
 grep -q 'resources_add answered' <<<"$decided" || fail "the approval did not run at agent-b: $decided"
 after=$(post "$B/conversations" '{"message": "list resources"}' | json 'd["result"]["response"]')
 grep -q '"name":"pears","updated_at":"[^"]*","value":4' <<<"$after" || fail "no pears=4 at agent-b: $after"
-in_log() { podman logs "${PROJECT}_$1_1" 2>&1 | grep -q "sid=$SID"; }
+# Not `grep -q`: it exits at the first match, podman logs then dies of SIGPIPE
+# and pipefail turns the match into a failure once the log is long enough.
+in_log() { podman logs "${PROJECT}_$1_1" 2>&1 | grep -F "sid=$SID" >/dev/null; }
 for c in agent-a agent-b; do
   # conmon writes the container's output to its log a moment later.
   for _ in $(seq 1 50); do in_log "$c" && break; sleep 0.2; done
