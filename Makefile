@@ -79,11 +79,15 @@ lint:
 	cargo clippy --workspace --exclude frontend --all-targets -- -D warnings
 	cargo clippy -p frontend -p app --target wasm32-unknown-unknown -- -D warnings
 
-## unit: every Rust test; the store suite also runs on a throwaway PostgreSQL cluster (scripts/pg.sh)
+## unit: every Rust test on a throwaway PostgreSQL cluster (scripts/pg.sh) for the store suite and the
+## replica tests, then the REST and A2A suites again with every agent on PostgreSQL
+PG_SUITES = --test api_conversations --test live_api --test agent_flow --test a2a_chain \
+	--test a2a_conformance --test a2a_interop --test a2a_discovery
 unit:
 	PGDIR=$$(mktemp -d /tmp/stopgo-pg.XXXXXX); trap 'scripts/pg.sh stop "$$PGDIR"' EXIT; \
 	export STOPGO_TEST_DATABASE_URL=$$(scripts/pg.sh start "$$PGDIR"); \
-	cargo test --workspace --exclude frontend
+	cargo test --workspace --exclude frontend && \
+	STOPGO_TEST_BACKEND=postgres cargo test -p server $(PG_SUITES)
 
 e2e:
 	cd end2end && npx playwright test

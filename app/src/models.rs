@@ -203,6 +203,10 @@ pub struct Conversation {
     pub context_id: Option<String>,
     pub created_at: String,
     pub updated_at: String,
+    /// A turn is running (on this replica or another): the server's view
+    /// of A2A task states; not part of the REST shape.
+    #[serde(skip)]
+    pub running: bool,
 }
 
 /// The outcome of one turn (`R` in DESIGN.md).
@@ -608,6 +612,7 @@ mod tests {
     #[test]
     fn conversation_serialises_in_the_contract_shape() {
         let c = Conversation {
+            running: false,
             id: "c1".into(),
             session_id: "abcd1234".into(),
             status: ConversationStatus::WaitingApproval,

@@ -1,5 +1,5 @@
 //! The event bus behind the SSE streams (`GET /events`,
-//! `GET /conversations/:id/events`).
+//! `GET /conversations/:id/events`) and A2A subscriptions.
 //!
 //! The engine publishes an [`Event`] after each state change has been
 //! committed, so a client that reacts to an event by reading the REST API
@@ -12,9 +12,19 @@
 //! `Last-Event-ID` gets what it missed from there. When that is impossible
 //! (the agent restarted, so the boot part differs, or the client was away
 //! for more than [`RING`] events, or it fell behind the live channel) it
-//! gets one `resync` event and reloads. Nothing here is durable on purpose:
-//! the durable record is the conversation itself.
-
+//! gets one `resync` event and reloads.
+//!
+//! Two modes:
+//! - **Local** (SQLite, one process): events are numbered here and nothing
+//!   is durable on purpose: the durable record is the conversation itself.
+//! - **Shared** (PostgreSQL, several replicas): a published event is
+//!   written as a row (one writer task per replica keeps this replica's
+//!   order); every replica, this one included, delivers rows in the
+//!   database's `seq` order as its listener is woken (see
+//!   `store/postgres/events.rs`). Ids are `"p-<seq>"` on every replica, so
+//!   `Last-Event-ID` resumes on any of them, and each replica starts with
+//!   the newest [`RING`] rows.
+use crate::store::{Store, StoreError};
 use app::models::{Event, EventKind};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -46,8 +56,11 @@ pub struct Events {
 }
 
 struct Inner {
-    /// Distinguishes this process's ids from a previous run's.
+    /// Distinguishes this process's ids from a previous run's (`p` when
+    /// shared: the database numbers the events).
     boot: String,
+    /// Shared mode: events to write as rows, in publishing order.
+    outbox: Option<tokio::sync::mpsc::UnboundedSender<Event>>,
     /// Set at shutdown: every subscription ends.
     closed: tokio::sync::watch::Sender<bool>,
     tx: broadcast::Sender<Published>,
@@ -65,13 +78,51 @@ impl Default for Events {
     }
 }
 
+/// The id prefix of shared mode.
+const SHARED_BOOT: &str = "p";
+/// Events one writer batch or one read takes at most.
+const BATCH: usize = 256;
+
 impl Events {
+    /// A bus for one process.
     pub fn new() -> Events {
+        Events::with_outbox(format!("{:x}", rand::random::<u32>()), None)
+    }
+
+    /// A bus shared by every replica through the store's event rows.
+    /// Spawns its writer and its reader: call it inside the runtime.
+    pub async fn shared(store: Store) -> Result<Events, StoreError> {
+        let (out, rx) = tokio::sync::mpsc::unbounded_channel();
+        let bus = Events::with_outbox(SHARED_BOOT.into(), Some(out));
+        let mut last = 0u64;
+        for row in store.newest_events(RING as i64).await? {
+            last = bus.deliver(&row);
+        }
+        tokio::spawn(write_rows(store.clone(), rx));
+        let wake = Arc::new(tokio::sync::Notify::new());
+        let weak = Arc::downgrade(&wake);
+        store
+            .listen_events(move || match weak.upgrade() {
+                Some(w) => {
+                    w.notify_one();
+                    true
+                }
+                None => false,
+            })
+            .map_err(|e| StoreError::Worker(format!("cannot start the event listener: {e}")))?;
+        tokio::spawn(read_rows(store, bus.clone(), wake, last));
+        Ok(bus)
+    }
+
+    fn with_outbox(
+        boot: String,
+        outbox: Option<tokio::sync::mpsc::UnboundedSender<Event>>,
+    ) -> Events {
         let (tx, _) = broadcast::channel(CHANNEL);
-        let boot = format!("{:x}", rand::random::<u32>());
         Events {
             inner: Arc::new(Inner {
                 boot,
+                outbox,
                 closed: tokio::sync::watch::channel(false).0,
                 tx,
                 ring: Mutex::new(Ring {
@@ -92,8 +143,15 @@ impl Events {
         format!("{}-{seq}", self.inner.boot)
     }
 
-    /// Publishes `event` to every subscriber (after its change committed).
+    /// Publishes `event` to every subscriber (after its change committed);
+    /// shared, to every replica's.
     pub fn publish(&self, event: Event) {
+        if let Some(out) = &self.inner.outbox {
+            if out.send(event).is_err() {
+                tracing::warn!("the event writer stopped; an event was not published");
+            }
+            return;
+        }
         let mut ring = self.inner.ring.lock().unwrap_or_else(|p| p.into_inner());
         let p = Published {
             seq: ring.next,
@@ -109,16 +167,49 @@ impl Events {
         let _ = self.inner.tx.send(p);
     }
 
+    /// Shared mode: delivers a row read from the store (in `seq` order;
+    /// one already delivered is skipped). Returns the row's seq.
+    fn deliver(&self, row: &crate::store::EventRow) -> u64 {
+        let seq = u64::try_from(row.seq).unwrap_or(0);
+        let event: Event = match serde_json::from_str(&row.payload) {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::warn!(seq, error = %e, "skipping an unreadable event row");
+                return seq;
+            }
+        };
+        let mut ring = self.inner.ring.lock().unwrap_or_else(|p| p.into_inner());
+        if seq < ring.next {
+            return seq;
+        }
+        let p = Published {
+            seq,
+            event: Arc::new(event),
+        };
+        ring.next = seq + 1;
+        if ring.kept.len() == RING {
+            ring.kept.pop_front();
+        }
+        ring.kept.push_back(p.clone());
+        let _ = self.inner.tx.send(p);
+        seq
+    }
+
     /// Subscribes, replaying what came after `last_event_id` (if given).
     pub fn subscribe(&self, last_event_id: Option<&str>) -> Subscription {
         let ring = self.inner.ring.lock().unwrap_or_else(|p| p.into_inner());
         let rx = self.inner.tx.subscribe();
         let mut backlog = VecDeque::new();
+        let mut after = 0;
         if let Some(last) = last_event_id {
             match self.parse_id(last) {
                 Some(seq) => {
                     let oldest = ring.kept.front().map(|p| p.seq).unwrap_or(ring.next);
-                    if seq + 1 < oldest || seq >= ring.next {
+                    if seq >= ring.next && self.inner.outbox.is_some() {
+                        // Seen on a replica that is ahead of this one by a
+                        // moment: skip up to it as it arrives.
+                        after = seq;
+                    } else if seq + 1 < oldest || seq >= ring.next {
                         backlog.push_back(Delivery::Resync);
                     } else {
                         backlog.extend(
@@ -135,6 +226,7 @@ impl Events {
         }
         Subscription {
             backlog,
+            after,
             rx,
             closed: self.inner.closed.subscribe(),
         }
@@ -168,6 +260,8 @@ impl Events {
 /// A live subscription: first the backlog, then the channel.
 pub struct Subscription {
     backlog: VecDeque<Delivery>,
+    /// Events up to this seq were seen elsewhere (shared mode).
+    after: u64,
     rx: broadcast::Receiver<Published>,
     closed: tokio::sync::watch::Receiver<bool>,
 }
@@ -181,13 +275,78 @@ impl Subscription {
         if let Some(d) = self.backlog.pop_front() {
             return Some(d);
         }
+        loop {
+            let d = tokio::select! {
+                r = self.rx.recv() => match r {
+                    Ok(p) => Delivery::Event(p),
+                    Err(broadcast::error::RecvError::Lagged(_)) => Delivery::Resync,
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                },
+                _ = self.closed.wait_for(|c| *c) => return None,
+            };
+            match d {
+                Delivery::Event(p) if p.seq <= self.after => continue,
+                d => return Some(d),
+            }
+        }
+    }
+}
+
+/// Shared mode: writes published events as rows, in order, batching what
+/// queued while the previous batch was written. A batch that cannot be
+/// written is retried for a few seconds, then dropped with a log line
+/// (events are hints: clients reload on the next one).
+async fn write_rows(store: Store, mut rx: tokio::sync::mpsc::UnboundedReceiver<Event>) {
+    while let Some(first) = rx.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < BATCH {
+            match rx.try_recv() {
+                Ok(e) => batch.push(e),
+                Err(_) => break,
+            }
+        }
+        let rows: Vec<(Option<String>, String)> = batch
+            .iter()
+            .filter_map(|e| {
+                let json = serde_json::to_string(e).ok()?;
+                Some((Some(e.conversation_id.clone()), json))
+            })
+            .collect();
+        let mut tries = 0;
+        while let Err(e) = store.append_events(rows.clone()).await {
+            tries += 1;
+            if tries == 10 {
+                tracing::error!(error = %e, events = rows.len(), "could not write events; they are lost (clients reload on the next one)");
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        }
+    }
+}
+
+/// Shared mode: delivers the rows after `last` whenever the listener wakes
+/// it, until the bus closes.
+async fn read_rows(store: Store, bus: Events, wake: Arc<tokio::sync::Notify>, mut last: u64) {
+    let mut closed = bus.inner.closed.subscribe();
+    loop {
         tokio::select! {
-            r = self.rx.recv() => match r {
-                Ok(p) => Some(Delivery::Event(p)),
-                Err(broadcast::error::RecvError::Lagged(_)) => Some(Delivery::Resync),
-                Err(broadcast::error::RecvError::Closed) => None,
-            },
-            _ = self.closed.wait_for(|c| *c) => None,
+            _ = wake.notified() => {}
+            _ = closed.wait_for(|c| *c) => return,
+        }
+        loop {
+            let rows = match store.events_after(last as i64, BATCH as i64).await {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot read events; retrying");
+                    break;
+                }
+            };
+            for row in &rows {
+                last = last.max(bus.deliver(row));
+            }
+            if rows.len() < BATCH {
+                break;
+            }
         }
     }
 }

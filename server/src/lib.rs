@@ -97,9 +97,10 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
     let store = match (&s.config.store.backend, &s.config.store.url) {
         (config::StoreBackend::Postgres, Some(url)) => {
             let (url, max) = (url.expose().to_string(), s.config.store.max_connections);
+            let lease = s.config.store.lease_seconds.min(3600) as u32;
             // Connecting may wait (30 s of retries): off the async workers.
             tokio::task::spawn_blocking(move || {
-                Store::open_postgres(&url, max, audit_key.as_deref())
+                Store::open_postgres(&url, max, lease, audit_key.as_deref())
             })
             .await
             .map_err(|e| crate::store::StoreError::Worker(e.to_string()))??
@@ -165,6 +166,14 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
             }
         }
     };
+    // Several replicas share PostgreSQL: events go through its rows, and
+    // half-done work is settled by the sweeper once its owner's lease
+    // expires (another replica may be running it right now).
+    let events = if store.shared() {
+        events::Events::shared(store.clone()).await?
+    } else {
+        events::Events::new()
+    };
     let engine = engine::Engine::with_parts(
         store.clone(),
         config.clone(),
@@ -172,14 +181,19 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
         tools,
         models,
         Arc::new(a2a::A2aClient::default()),
+        events,
     );
-    let resume = engine.recover().await?;
-    if !resume.is_empty() {
-        tracing::info!(
-            count = resume.len(),
-            "resuming approved actions found after a restart"
-        );
-        engine.resume_in_background(resume);
+    if store.shared() {
+        engine.start_replica_tasks(config.store.lease_seconds);
+    } else {
+        let resume = engine.recover().await?;
+        if !resume.is_empty() {
+            tracing::info!(
+                count = resume.len(),
+                "resuming approved actions found after a restart"
+            );
+            engine.resume_in_background(resume);
+        }
     }
     let a2a: Arc<dyn a2a::executor::Executor> = if s.a2a_conformance {
         tracing::warn!(

@@ -165,7 +165,7 @@ async fn remember_context(state: &AppState, id: &str, context: &str) -> Result<(
 /// The task view of a conversation as the executor sees it (busy state,
 /// extra artifacts).
 pub fn view_of(state: &AppState, c: &Conversation, history: Option<usize>) -> TaskView {
-    let mut v = view(c, state.engine.is_busy(&c.id), history);
+    let mut v = view(c, state.engine.runs(c), history);
     if let Some(extra) = state.a2a.artifacts(&c.id)
         && v.state == TaskState::Completed
     {
@@ -232,7 +232,7 @@ pub async fn plan(state: &AppState, m: &Incoming, d: Dialect) -> Result<Plan, Rp
                     context_of(&c)
                 )));
             }
-            let st = view(&c, state.engine.is_busy(&c.id), Some(0)).state;
+            let st = view(&c, state.engine.runs(&c), Some(0)).state;
             if st.is_terminal() && d != Dialect::Legacy {
                 return Err(RpcError::unsupported(format!(
                     "task {t:?} is {}: it takes no more messages; send a message with contextId {t:?} and no taskId to go on in the same conversation",
@@ -318,6 +318,8 @@ pub async fn run(state: &AppState, plan: Plan, ctx: Ctx) -> Result<Conversation,
     match out {
         Ok(c) => Ok(c),
         Err(EngineError::Llm { conversation, .. }) => Ok(*conversation),
+        // Cancelled while it ran: the task as the cancel left it.
+        Err(EngineError::Cancelled(id)) => load(state, &id).await,
         Err(e) => Err(engine_error(e)),
     }
 }
@@ -424,7 +426,7 @@ pub async fn cancel(
     let id = param_str(params, "id", "id").ok_or_else(|| RpcError::params("`id` is required"))?;
     let c = load(state, &id).await?;
     super::authorize::cancel(state, &id, &ctx).await?;
-    let st = view(&c, state.engine.is_busy(&id), Some(0)).state;
+    let st = view(&c, state.engine.runs(&c), Some(0)).state;
     if st.is_terminal() {
         return Err(RpcError::not_cancelable(format!(
             "task {id:?} is {} and cannot be canceled",
@@ -433,7 +435,7 @@ pub async fn cancel(
     }
     let c = state.engine.cancel(&id, ctx).await.map_err(|e| match e {
         EngineError::Busy(_) => RpcError::not_cancelable(format!(
-            "task {id:?} is running a step right now; cancel it when it waits"
+            "task {id:?} is running a step that did not stop in time; try again"
         )),
         e => engine_error(e),
     })?;

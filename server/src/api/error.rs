@@ -83,10 +83,12 @@ impl From<EngineError> for ApiError {
                 message: error.to_string(),
                 conversation: Some(conversation),
             },
+            EngineError::Store(e @ StoreError::LeaseLost(_)) => ApiError::Conflict(e.to_string()),
             EngineError::Store(s) => ApiError::Store(s),
             EngineError::Task(m) => ApiError::Internal(m),
             EngineError::ConfigChanged(m) => ApiError::Conflict(m),
             EngineError::Forbidden(m) => ApiError::Forbidden(m),
+            e @ EngineError::Cancelled(_) => ApiError::Conflict(e.to_string()),
         }
     }
 }

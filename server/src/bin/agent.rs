@@ -113,8 +113,19 @@ fn verify(config: &std::path::Path) -> std::process::ExitCode {
         .context("loading the config")
         .and_then(|c| {
             let key = c.audit.key.as_ref().map(|k| k.expose().as_bytes().to_vec());
-            server::store::audit_verify(&c.db_path(), key.as_deref())
-                .context("reading the audit trail")
+            match (&c.store.backend, &c.store.url) {
+                (server::config::StoreBackend::Postgres, Some(url)) => {
+                    let url = url.expose().to_string();
+                    // The synchronous client cannot run on an async worker.
+                    std::thread::spawn(move || {
+                        server::store::audit_verify_postgres(&url, key.as_deref())
+                    })
+                    .join()
+                    .map_err(|_| anyhow::anyhow!("the verifier stopped"))?
+                }
+                _ => server::store::audit_verify(&c.db_path(), key.as_deref()),
+            }
+            .context("reading the audit trail")
         });
     match out {
         Ok(server::store::audit::Verdict::Intact { rows, head }) => {

@@ -43,11 +43,7 @@ impl Engine {
             e.status = Some(ConversationStatus::Active);
             e.running = Some(true);
         });
-        let guard = self
-            .inner
-            .locks
-            .try_lock(&c.id)
-            .ok_or_else(|| EngineError::Busy(c.id.clone()))?;
+        let guard = self.lock(&c.id).await?;
         let reply = self.run_turn(c.id.clone(), ctx, guard, true, None).await?;
         Ok((reply.conversation.clone(), Some(reply)))
     }
@@ -62,11 +58,7 @@ impl Engine {
         check_message(&text)?;
         let store = &self.inner.store;
         let current = load(store, conversation_id).await?;
-        let guard = self
-            .inner
-            .locks
-            .try_lock(conversation_id)
-            .ok_or_else(|| EngineError::Busy(conversation_id.to_string()))?;
+        let guard = self.lock(conversation_id).await?;
         if let Some(a) = current.pending_approval {
             return Err(EngineError::WaitingApproval {
                 conversation_id: conversation_id.to_string(),
@@ -122,11 +114,7 @@ impl Engine {
         )
         .map_err(|r| EngineError::Forbidden(r.message(&ctx.principal.name)))?;
         let conversation_id = found.approval.conversation_id.clone();
-        let guard = self
-            .inner
-            .locks
-            .try_lock(&conversation_id)
-            .ok_or_else(|| EngineError::Busy(conversation_id.clone()))?;
+        let guard = self.lock(&conversation_id).await?;
         let proxy = found.approval.remote_task_id.is_some();
         let outcome = store
             .decide(DecisionRecord {
@@ -195,11 +183,18 @@ impl Engine {
         self.inner.locks.is_locked(conversation_id)
     }
 
-    /// Cancels a conversation (A2A `CancelTask`): every waiting action is
-    /// cancelled and never runs, remote tasks a proxy approval waited on are
-    /// cancelled too, a pipeline run stops, and the conversation is
-    /// `cancelled` until a new message opens it again. A turn that is
-    /// running cannot be cancelled (Busy).
+    /// True while a turn of `c` runs here or, with several replicas, on
+    /// another one (its stored running flag; here the lock is the truth).
+    pub fn runs(&self, c: &Conversation) -> bool {
+        self.is_busy(&c.id) || (self.inner.store.shared() && c.running)
+    }
+
+    /// Cancels a conversation (A2A `CancelTask`): a running turn is
+    /// stopped first (on whichever replica runs it), every waiting action
+    /// is cancelled and never runs, remote tasks a proxy approval waited on
+    /// are cancelled too, a pipeline run stops, and the conversation is
+    /// `cancelled` until a new message opens it again. Busy if the turn
+    /// does not stop in time (a long tool call).
     pub async fn cancel(
         &self,
         conversation_id: &str,
@@ -207,11 +202,7 @@ impl Engine {
     ) -> Result<Conversation, EngineError> {
         let store = &self.inner.store;
         load(store, conversation_id).await?;
-        let _guard = self
-            .inner
-            .locks
-            .try_lock(conversation_id)
-            .ok_or_else(|| EngineError::Busy(conversation_id.to_string()))?;
+        let guard = self.stop_turn(conversation_id).await?;
         let by = ctx.session_id.clone();
         let note = move |n: usize| {
             if n == 0 {
@@ -240,8 +231,35 @@ impl Engine {
                 }
             }
         }
+        guard.release().await;
         self.emit_status(conversation_id, Some(ConversationStatus::Cancelled), false);
         load(store, conversation_id).await
+    }
+}
+
+impl Engine {
+    /// Takes the conversation's lock, stopping its running turn first: its
+    /// switch is tripped here, or the replica running it is asked through
+    /// the store (its heartbeat sees it). Waits for the turn to let go for
+    /// up to a lease and ten seconds (a tool that started finishes).
+    async fn stop_turn(&self, conversation_id: &str) -> Result<super::LockGuard, EngineError> {
+        let wait = std::time::Duration::from_secs(self.inner.config.store.lease_seconds + 10);
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut asked = false;
+        loop {
+            match self.lock(conversation_id).await {
+                Err(EngineError::Busy(_)) if tokio::time::Instant::now() < deadline => {
+                    if !self.inner.turns.cancel(conversation_id)
+                        && !asked
+                        && self.inner.store.shared()
+                    {
+                        asked = self.inner.store.request_cancel(conversation_id).await?;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+                out => return out,
+            }
+        }
     }
 }
 

@@ -184,7 +184,7 @@ impl Engine {
         let may_run = self
             .inner
             .store
-            .claim_call(message_id, gate.clone())
+            .claim_call(conversation_id, message_id, gate.clone())
             .await?;
         if !may_run {
             return Ok(None);

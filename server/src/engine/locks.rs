@@ -1,5 +1,9 @@
 //! One writer per conversation.
 //!
+//! Two layers: this process's set (so a second request here is answered
+//! without a round trip), then the store's lease (so a second replica is
+//! refused too: see `crate::store::leases`). A guard holds both.
+//!
 //! A turn, a new message and an approval decision for the same conversation
 //! never run at once: the second gets HTTP 409 instead of waiting, because a
 //! waiting request could act on a state that the first one just changed
@@ -21,6 +25,24 @@ pub struct ConversationLocks {
 pub struct LockGuard {
     busy: Arc<Mutex<HashSet<String>>>,
     id: String,
+    /// The store's lease, once claimed.
+    lease: Option<crate::store::Lease>,
+}
+
+impl LockGuard {
+    /// Adds the store's lease to this guard.
+    pub(crate) fn with_lease(mut self, lease: crate::store::Lease) -> LockGuard {
+        self.lease = Some(lease);
+        self
+    }
+
+    /// Releases the lease (awaiting its write, so the next request on any
+    /// replica can claim it), then the conversation here.
+    pub async fn release(mut self) {
+        if let Some(lease) = self.lease.take() {
+            lease.release().await;
+        }
+    }
 }
 
 impl ConversationLocks {
@@ -31,6 +53,7 @@ impl ConversationLocks {
             Some(LockGuard {
                 busy: self.busy.clone(),
                 id: id.to_string(),
+                lease: None,
             })
         } else {
             None

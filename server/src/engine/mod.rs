@@ -40,6 +40,8 @@ mod loop_node;
 mod parallel;
 mod pipeline;
 mod recovery;
+mod replicas;
+mod running;
 mod scope;
 mod sequential;
 mod turn;
@@ -108,6 +110,9 @@ pub enum EngineError {
     /// The caller may not do this (AUTH.md): the message says why.
     #[error("{0}")]
     Forbidden(String),
+    /// The turn was stopped by a cancel (A2A `CancelTask`).
+    #[error("the turn of conversation {0:?} was cancelled")]
+    Cancelled(String),
 }
 
 /// A cheap, cloneable handle to the engine.
@@ -128,6 +133,8 @@ struct Inner {
     tools: Arc<dyn ToolRouter>,
     /// One writer per conversation.
     locks: ConversationLocks,
+    /// The turns running here, each with its cancel switch.
+    turns: running::RunningTurns,
     /// Published after each committed change, for the SSE streams.
     events: Events,
     /// The orchestration tree; `None` in simple mode.
@@ -154,10 +161,11 @@ impl Engine {
             tools,
             NodeModels::new(),
             Arc::new(crate::a2a::A2aClient::default()),
+            Events::new(),
         )
     }
 
-    /// An engine with node models and the A2A client given.
+    /// An engine with node models, the A2A client and the event bus given.
     pub fn with_parts(
         store: Store,
         config: Arc<Config>,
@@ -165,6 +173,7 @@ impl Engine {
         tools: Arc<dyn ToolRouter>,
         models: NodeModels,
         a2a: Arc<dyn RemoteAgents>,
+        events: Events,
     ) -> Engine {
         let (pipeline, simple_root) = match &config.agent {
             Some(root) if root.kind == NodeKind::Llm => (None, Some(root.clone())),
@@ -184,12 +193,29 @@ impl Engine {
                 llm,
                 tools,
                 locks: ConversationLocks::default(),
-                events: Events::new(),
+                turns: running::RunningTurns::default(),
+                events,
                 pipeline,
                 simple_root,
                 models,
                 a2a,
             }),
+        }
+    }
+
+    /// Takes the conversation's writer lock here and its lease in the
+    /// store; `Busy` when another writer (of this or another replica) has
+    /// it.
+    pub(crate) async fn lock(&self, conversation_id: &str) -> Result<LockGuard, EngineError> {
+        let busy = || EngineError::Busy(conversation_id.to_string());
+        let guard = self
+            .inner
+            .locks
+            .try_lock(conversation_id)
+            .ok_or_else(busy)?;
+        match self.inner.store.claim_lease(conversation_id).await? {
+            Some(lease) => Ok(guard.with_lease(lease)),
+            None => Err(busy()),
         }
     }
 

@@ -19,38 +19,40 @@ impl Engine {
     pub fn resume_in_background(&self, ids: Vec<String>) {
         for id in ids {
             let engine = self.clone();
-            let span = tracing::info_span!("recovery", sid = "recovery");
-            tokio::spawn(tracing::Instrument::instrument(
-                async move {
-                    let Some(guard) = engine.inner.locks.try_lock(&id) else {
-                        return;
-                    };
-                    // The conversation's own session id, so the resumed
-                    // work greps out of every agent's log with the same sid.
-                    let session_id = match engine.inner.store.get_conversation(id.clone()).await {
-                        Ok(Some(c)) => c.session_id,
-                        _ => "recovery".into(),
-                    };
-                    let ctx = super::Ctx {
-                        bearer: None,
-                        session_id,
-                        principal: crate::auth::Principal {
-                            name: "agent".into(),
-                            ..crate::auth::Principal::anonymous()
-                        },
-                        ..Default::default()
-                    };
-                    match engine.run_turn(id.clone(), ctx, guard, false, None).await {
-                        Ok(_) => {
-                            tracing::info!(conversation = %id, "resumed an approved action after a restart")
-                        }
-                        Err(e) => {
-                            tracing::warn!(conversation = %id, error = %e, "resuming after a restart failed")
-                        }
-                    }
-                },
-                span,
-            ));
+            tokio::spawn(async move {
+                if let Ok(guard) = engine.lock(&id).await {
+                    engine.resume(id, guard).await;
+                }
+            });
+        }
+    }
+
+    /// Runs the turn of a conversation recovery left to resume, holding
+    /// `guard`, in the conversation's own session (so the resumed work
+    /// greps out of every agent's log with the same sid).
+    pub(super) async fn resume(&self, id: String, guard: super::LockGuard) {
+        let session_id = match self.inner.store.get_conversation(id.clone()).await {
+            Ok(Some(c)) => c.session_id,
+            _ => "recovery".into(),
+        };
+        let span = tracing::info_span!("recovery", sid = %session_id);
+        let ctx = super::Ctx {
+            bearer: None,
+            session_id,
+            principal: crate::auth::Principal {
+                name: "agent".into(),
+                ..crate::auth::Principal::anonymous()
+            },
+            ..Default::default()
+        };
+        let run = self.run_turn(id.clone(), ctx, guard, false, None);
+        match tracing::Instrument::instrument(run, span).await {
+            Ok(_) => {
+                tracing::info!(conversation = %id, "resumed an approved action after a restart")
+            }
+            Err(e) => {
+                tracing::warn!(conversation = %id, error = %e, "resuming after a restart failed")
+            }
         }
     }
 }

@@ -97,23 +97,32 @@ impl Engine {
         }
         let task = tokio::spawn(tracing::Instrument::instrument(
             async move {
-                let _guard = guard;
                 let started = std::time::Instant::now();
+                engine.inner.turns.start(&id);
                 let outcome = engine.drive(&id, &ctx, fresh).await;
+                engine.inner.turns.end(&id);
                 let how = match &outcome {
                     Ok(TurnOutcome::Done(..)) => "completed",
                     Ok(TurnOutcome::Waiting(_)) => "waiting_approval",
+                    Err(EngineError::Cancelled(_)) => "cancelled",
                     Err(_) => "failed",
                 };
                 crate::metrics::get().turn(how, started.elapsed());
                 // Every way out of `drive` that succeeds clears the running
                 // flag in its last write; an error may not have.
-                if outcome.is_err() {
-                    let clear = engine.inner.store.end_turn(&id).await;
-                    if let Err(e) = clear {
-                        tracing::error!(conversation = %id, error = %e, "could not clear the running flag");
+                match &outcome {
+                    // Another replica took the turn over: it is its to end.
+                    Err(EngineError::Store(StoreError::LeaseLost(_))) => {
+                        tracing::warn!(conversation = %id, "the turn's lease was taken over by another replica; stopped");
                     }
+                    Err(_) => {
+                        if let Err(e) = engine.inner.store.end_turn(&id).await {
+                            tracing::error!(conversation = %id, error = %e, "could not clear the running flag");
+                        }
+                    }
+                    Ok(_) => {}
                 }
+                guard.release().await;
                 match &outcome {
                     Ok(TurnOutcome::Done(..)) | Err(_) => engine.emit_status(&id, None, false),
                     // The approval request already said so.
@@ -199,7 +208,13 @@ impl Engine {
         ctx: &Ctx,
     ) -> Result<ScopeEnd, EngineError> {
         let store = &self.inner.store;
+        let cancelled = self.inner.turns.token(conversation_id);
         loop {
+            // A cancel is seen between steps: a tool that started finishes
+            // and its result is kept.
+            if cancelled.is_cancelled() {
+                return Err(EngineError::Cancelled(conversation_id.to_string()));
+            }
             let stored = store.messages(conversation_id).await?;
             let start = stored
                 .iter()
@@ -317,8 +332,14 @@ impl Engine {
                 "gen_ai.usage.input_tokens" = tracing::field::Empty,
                 "gen_ai.usage.output_tokens" = tracing::field::Empty,
             );
-            let answer =
-                tracing::Instrument::instrument(llm.complete(&req), model_span.clone()).await;
+            // The model's answer is not waited for once cancelled (asking
+            // it again later has no side effect).
+            let answer = tokio::select! {
+                a = tracing::Instrument::instrument(llm.complete(&req), model_span.clone()) => a,
+                _ = cancelled.cancelled() => {
+                    return Err(EngineError::Cancelled(conversation_id.to_string()));
+                }
+            };
             model_span.record("outcome", if answer.is_ok() { "ok" } else { "error" });
             if let Some(usage) = answer.as_ref().ok().and_then(|a| a.usage) {
                 for (field, n) in [
@@ -623,7 +644,9 @@ impl Engine {
                 }
                 ApprovalStatus::Rejected | ApprovalStatus::Cancelled => {
                     let text = declined_text(a.reason.as_deref());
-                    store.answer_call(&message_id, text, true).await?;
+                    store
+                        .answer_call(conversation_id, &message_id, text, true)
+                        .await?;
                     self.inner
                         .events
                         .emit(EventKind::ToolCallFinished, conversation_id, |e| {
@@ -639,7 +662,9 @@ impl Engine {
                 | ApprovalStatus::Failed => {
                     // Only reachable if a result write was lost; never run again.
                     let text = super::recovery::IN_DOUBT_TEXT.to_string();
-                    store.answer_call(&message_id, text, true).await?;
+                    store
+                        .answer_call(conversation_id, &message_id, text, true)
+                        .await?;
                     Ok(None)
                 }
             },
@@ -658,7 +683,9 @@ impl Engine {
         ctx: &Ctx,
     ) -> Result<(), EngineError> {
         let store = &self.inner.store;
-        let may_run = store.claim_call(message_id, approval.clone()).await?;
+        let may_run = store
+            .claim_call(conversation_id, message_id, approval.clone())
+            .await?;
         if !may_run {
             // Another writer moved the approval on; never run twice.
             return Ok(());

@@ -40,11 +40,13 @@ impl Store {
     /// another writer moved the gate on (the call must not run).
     pub async fn claim_call(
         &self,
+        conversation_id: &str,
         message_id: &str,
         gate: Option<String>,
     ) -> Result<bool, StoreError> {
-        let mid = message_id.to_string();
+        let (id, mid) = (conversation_id.to_string(), message_id.to_string());
         self.write(move |tx| {
+            tx.fence(&id)?;
             if let Some(uuid) = &gate
                 && !tx.transition(
                     uuid,
@@ -66,6 +68,7 @@ impl Store {
     /// `tool.executed` is audited, in the same transaction.
     pub async fn finish_call(&self, call: FinishedCall) -> Result<(), StoreError> {
         self.write(move |tx| {
+            tx.fence(&call.conversation_id)?;
             let ms = tx.running_ms(&call.message_id)?;
             tx.set_result(&call.message_id, &call.text, call.is_error)?;
             if let Some(uuid) = &call.gate {
@@ -97,13 +100,17 @@ impl Store {
     /// already had a result.
     pub async fn answer_call(
         &self,
+        conversation_id: &str,
         message_id: &str,
         text: String,
         is_error: bool,
     ) -> Result<bool, StoreError> {
-        let mid = message_id.to_string();
-        self.write(move |tx| tx.set_result(&mid, &text, is_error))
-            .await
+        let (id, mid) = (conversation_id.to_string(), message_id.to_string());
+        self.write(move |tx| {
+            tx.fence(&id)?;
+            tx.set_result(&mid, &text, is_error)
+        })
+        .await
     }
 
     /// Stores a pending approval (audited as `approval.requested`), with
@@ -116,6 +123,7 @@ impl Store {
         settle: Option<Settle>,
     ) -> Result<Approval, StoreError> {
         self.write(move |tx| {
+            tx.fence(&new.conversation_id)?;
             match settle {
                 Some(Settle::Delegated { message_id, gate }) => {
                     if let Some(uuid) = &gate {

@@ -33,7 +33,7 @@ pub struct Page<T = Conversation> {
 }
 
 const COLUMNS: &str =
-    "seq, id, session_id, status, pipeline_state, created_at, updated_at, context_id";
+    "seq, id, session_id, status, pipeline_state, created_at, updated_at, context_id, turn_running";
 
 /// Inserts a new, empty, active conversation.
 pub fn insert(conn: &Connection, session_id: &str) -> Result<Conversation, StoreError> {
@@ -52,6 +52,7 @@ pub fn insert(conn: &Connection, session_id: &str) -> Result<Conversation, Store
         context_id: None,
         created_at: ts.clone(),
         updated_at: ts,
+        running: false,
     })
 }
 
@@ -430,6 +431,7 @@ fn head(r: &Row<'_>) -> rusqlite::Result<(i64, Result<Conversation, StoreError>)
         created_at: r.get(5)?,
         updated_at: r.get(6)?,
         context_id: r.get(7)?,
+        running: r.get(8)?,
     };
     Ok((r.get(0)?, row.decode()))
 }
@@ -443,6 +445,7 @@ pub(in crate::store) struct HeadRow {
     pub created_at: String,
     pub updated_at: String,
     pub context_id: Option<String>,
+    pub running: bool,
 }
 
 impl HeadRow {
@@ -465,6 +468,7 @@ impl HeadRow {
             context_id: self.context_id,
             created_at: self.created_at,
             updated_at: self.updated_at,
+            running: self.running,
         })
     }
 }

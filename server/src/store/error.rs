@@ -31,6 +31,10 @@ pub enum StoreError {
     /// The PostgreSQL backend cannot be used (a bad URL, unreachable).
     #[error("{0}")]
     Backend(String),
+    /// Another replica took over the conversation's turn (its lease expired
+    /// here): this replica stops writing it.
+    #[error("the turn of conversation {0} was taken over by another replica")]
+    LeaseLost(String),
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
     #[error("the storage worker stopped: {0}")]

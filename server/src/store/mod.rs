@@ -45,6 +45,8 @@ mod calls;
 pub mod conversations;
 mod decisions;
 mod error;
+mod event_rows;
+pub mod leases;
 mod lookups;
 pub mod messages;
 mod migrations;
@@ -59,7 +61,9 @@ pub use calls::{FinishedCall, Settle};
 pub use conversations::{Page, PageRequest};
 pub use decisions::{DecisionRecord, RemoteTask};
 pub use error::StoreError;
+pub use leases::{Beat, Lease, Swept};
 pub use messages::{NewMessage, NodeTag, StoredMessage};
+pub use postgres::EventRow;
 pub use recovery::Recovered;
 pub use turns::{Requester, StepMessage};
 pub use tx::Tx;
@@ -336,12 +340,14 @@ impl Store {
     pub fn open_postgres(
         url: &str,
         max_connections: u32,
+        lease_seconds: u32,
         audit_key: Option<&[u8]>,
     ) -> Result<Store, StoreError> {
         Ok(Store {
             backend: Backend::Postgres(postgres::Pg::open(
                 url,
                 max_connections,
+                lease_seconds,
                 audit_key.map(Arc::from),
             )?),
         })
@@ -646,6 +652,12 @@ fn connect(path: &Path, audit_key: &Option<Arc<[u8]>>) -> Result<Connection, rus
 mod suite;
 #[cfg(test)]
 mod tests;
+
+/// Checks the audit chain of the PostgreSQL database at `url` (read-only).
+/// Blocking: call it off the async workers.
+pub fn audit_verify_postgres(url: &str, key: Option<&[u8]>) -> Result<audit::Verdict, StoreError> {
+    postgres::verify_audit(url, key)
+}
 
 /// Checks the audit chain of the database at `path` (read-only: a running
 /// agent may keep writing).

@@ -65,6 +65,20 @@ impl Store {
     }
 }
 
+/// The crash rules for one conversation whose turn's owner stopped (the
+/// sweeper, holding the lease it took over): whether to resume it, and how
+/// many approvals became `in_doubt`.
+pub(super) fn recover_one(tx: &dyn Tx, id: &str) -> Result<(bool, u64), StoreError> {
+    let in_doubt = settle_executing(tx, tx.approvals_of(id, ApprovalStatus::Executing)?)?;
+    let running = tx.running()?.iter().any(|r| r == id);
+    let resume = !tx.approvals_of(id, ApprovalStatus::Approved)?.is_empty()
+        || (running && forwards_a_rejection(tx, id)?);
+    if running && !resume {
+        interrupt(tx, id)?;
+    }
+    Ok((resume, in_doubt))
+}
+
 /// `executing` → `in_doubt`, audited, its call answered; never re-run.
 fn settle_executing(
     tx: &dyn Tx,

@@ -125,6 +125,14 @@ impl Tx for Connection {
         approvals::count_with_status(self, status)
     }
 
+    /// One process owns the file: its in-process locks are the leases.
+    fn fence(&self, _conversation_id: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+    fn take_expired_lease(&self) -> Result<Option<(String, i64)>, StoreError> {
+        Ok(None)
+    }
+
     fn audit(&self, e: &Event<'_>) -> Result<(), StoreError> {
         audit::append(self, e)
     }

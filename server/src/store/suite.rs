@@ -11,6 +11,15 @@ use app::models::{ApprovalStatus, ConversationStatus, Role, ToolCall};
 async fn stores() -> Vec<(&'static str, Box<dyn std::any::Any + Send>, Store)> {
     let dir = tempfile::tempdir().unwrap();
     let sqlite = Store::open(dir.path()).unwrap();
+    let pg = replica(&pg_database().await, 30).await;
+    vec![
+        ("sqlite", Box::new(dir), sqlite),
+        ("postgres", Box::new(()), pg),
+    ]
+}
+
+/// A fresh database in the test cluster: its URL.
+async fn pg_database() -> String {
     let admin = std::env::var("STOPGO_TEST_DATABASE_URL").unwrap_or_else(|_| {
         panic!(
             "STOPGO_TEST_DATABASE_URL is not set: `make unit` starts a throwaway PostgreSQL \
@@ -18,25 +27,23 @@ async fn stores() -> Vec<(&'static str, Box<dyn std::any::Any + Send>, Store)> {
         )
     });
     let name = format!("t_{}", uuid::Uuid::new_v4().simple());
-    let url = {
-        let (admin, name) = (admin.clone(), name.clone());
-        tokio::task::spawn_blocking(move || {
-            let mut c = ::postgres::Client::connect(&admin, ::postgres::NoTls).unwrap();
-            c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
-            let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(&admin);
-            format!("{base}/{name}")
-        })
+    tokio::task::spawn_blocking(move || {
+        let mut c = ::postgres::Client::connect(&admin, ::postgres::NoTls).unwrap();
+        c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+        let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(&admin);
+        format!("{base}/{name}")
+    })
+    .await
+    .unwrap()
+}
+
+/// One replica's store on the database at `url`.
+async fn replica(url: &str, lease_seconds: u32) -> Store {
+    let url = url.to_string();
+    tokio::task::spawn_blocking(move || Store::open_postgres(&url, 8, lease_seconds, None))
         .await
         .unwrap()
-    };
-    let pg = tokio::task::spawn_blocking(move || Store::open_postgres(&url, 8, None))
-        .await
         .unwrap()
-        .unwrap();
-    vec![
-        ("sqlite", Box::new(dir), sqlite),
-        ("postgres", Box::new(()), pg),
-    ]
 }
 
 fn op() -> Decider {
@@ -135,11 +142,11 @@ async fn sixteen_racing_decisions_have_one_winner() {
         // Claimed once: a second claim of the same gate is refused.
         if a.status == ApprovalStatus::Approved {
             assert!(
-                s.claim_call(&mid, Some(uuid.clone())).await.unwrap(),
+                s.claim_call(&cid, &mid, Some(uuid.clone())).await.unwrap(),
                 "{kind}"
             );
             assert!(
-                !s.claim_call(&mid, Some(uuid.clone())).await.unwrap(),
+                !s.claim_call(&cid, &mid, Some(uuid.clone())).await.unwrap(),
                 "{kind}"
             );
         }
@@ -233,7 +240,7 @@ async fn the_crash_rules_settle_what_a_stopped_process_left() {
             .await
             .unwrap()
             .unwrap();
-        assert!(s.claim_call(&m1, Some(u1.clone())).await.unwrap());
+        assert!(s.claim_call(&c1, &m1, Some(u1.clone())).await.unwrap());
         // Approved, not started: resumed.
         let (c2, m2, u2) = waiting(&s).await;
         s.decide(decision(&c2, &m2, &u2, true))
@@ -289,4 +296,157 @@ async fn the_audit_chain_verifies_after_concurrent_writers() {
         let (seq, _) = s.audit_head().await.unwrap();
         assert_eq!(seq, 36, "{kind}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_has_one_owner_and_a_takeover_fences_the_old_one() {
+    let url = pg_database().await;
+    let (a, b) = (replica(&url, 1).await, replica(&url, 1).await);
+    // Running on a: b cannot claim it.
+    let c = a
+        .open_conversation(
+            Requester {
+                name: "alice".into(),
+                session: "s".into(),
+            },
+            Some("hello".into()),
+        )
+        .await
+        .unwrap();
+    let held = a.claim_lease(&c.id).await.unwrap().expect("a claims");
+    assert!(b.claim_lease(&c.id).await.unwrap().is_none(), "one owner");
+    assert!(a.claim_lease(&c.id).await.unwrap().is_none(), "one turn");
+    assert!(b.sweep_one().await.unwrap().is_none(), "not expired yet");
+    // Renewed by a's heartbeat, it does not expire.
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    assert_eq!(a.heartbeat().await.unwrap(), Beat::default());
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    assert!(b.sweep_one().await.unwrap().is_none(), "renewed");
+    // a stalls past its lease: b takes over and applies the crash rules.
+    tokio::time::sleep(std::time::Duration::from_millis(1300)).await;
+    let swept = b.sweep_one().await.unwrap().expect("expired: taken over");
+    assert_eq!(swept.lease.conversation_id(), c.id);
+    assert!(!swept.resume, "nothing approved: the turn is interrupted");
+    let msgs = b.messages(&c.id).await.unwrap();
+    assert_eq!(
+        msgs.last().unwrap().message.content,
+        recovery::TURN_INTERRUPTED_NOTE
+    );
+    // Every write of a's turn now fails its fence, and a hears it lost.
+    let err = a
+        .add_note(&c.id, NewMessage::text(Role::Assistant, "late"), true)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::LeaseLost(_)), "{err}");
+    assert_eq!(a.heartbeat().await.unwrap().lost, vec![c.id.clone()]);
+    held.release().await; // a stale release changes nothing
+    assert!(a.claim_lease(&c.id).await.unwrap().is_none(), "b holds it");
+    // Cancel from a is seen by b's heartbeat.
+    assert!(a.request_cancel(&c.id).await.unwrap());
+    assert_eq!(b.heartbeat().await.unwrap().cancel, vec![c.id.clone()]);
+    swept.lease.release().await;
+    assert!(!a.request_cancel(&c.id).await.unwrap(), "nobody runs it");
+    let again = a.claim_lease(&c.id).await.unwrap().expect("free again");
+    a.add_note(&c.id, NewMessage::text(Role::Assistant, "mine"), true)
+        .await
+        .unwrap();
+    again.release().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sweeper_resumes_an_approved_call_and_never_reruns_a_started_one() {
+    let url = pg_database().await;
+    let (a, b) = (replica(&url, 1).await, replica(&url, 1).await);
+    // Approved, not started, when a stopped: resumed by b.
+    let (c1, m1, u1) = waiting(&a).await;
+    let l1 = a.claim_lease(&c1).await.unwrap().unwrap();
+    a.decide(decision(&c1, &m1, &u1, true))
+        .await
+        .unwrap()
+        .unwrap();
+    // Started when a stopped: in doubt, not resumed.
+    let (c2, m2, u2) = waiting(&a).await;
+    let l2 = a.claim_lease(&c2).await.unwrap().unwrap();
+    a.decide(decision(&c2, &m2, &u2, true))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(a.claim_call(&c2, &m2, Some(u2.clone())).await.unwrap());
+    // a dies (its leases are neither renewed nor released).
+    std::mem::forget(l1);
+    std::mem::forget(l2);
+    drop(a);
+    tokio::time::sleep(std::time::Duration::from_millis(1300)).await;
+    let mut swept = Vec::new();
+    while let Some(s) = b.sweep_one().await.unwrap() {
+        swept.push((s.lease.conversation_id().to_string(), s.resume, s.in_doubt));
+        s.lease.release().await;
+    }
+    swept.sort();
+    let mut want = vec![(c1.clone(), true, 0), (c2.clone(), false, 1)];
+    want.sort();
+    assert_eq!(swept, want);
+    assert_eq!(
+        b.approval(&u2).await.unwrap().unwrap().status,
+        ApprovalStatus::InDoubt
+    );
+    assert_eq!(
+        b.approval(&u1).await.unwrap().unwrap().status,
+        ApprovalStatus::Approved
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_reach_every_replica_in_order_and_resume_anywhere() {
+    use crate::events::{Delivery, Events};
+    let url = pg_database().await;
+    let (a, b) = (replica(&url, 30).await, replica(&url, 30).await);
+    let (bus_a, bus_b) = (
+        Events::shared(a).await.unwrap(),
+        Events::shared(b).await.unwrap(),
+    );
+    let mut on_b = bus_b.subscribe(None);
+    let mut on_a = bus_a.subscribe(None);
+    for i in 0..50 {
+        let bus = if i % 3 == 0 { &bus_b } else { &bus_a };
+        bus.emit(
+            app::models::EventKind::MessageAdded,
+            &format!("c{i}"),
+            |_| {},
+        );
+        if i % 10 == 0 {
+            tokio::task::yield_now().await;
+        }
+    }
+    let mut got = Vec::new();
+    for sub in [&mut on_b, &mut on_a] {
+        let mut seqs = Vec::new();
+        for _ in 0..50 {
+            let d = tokio::time::timeout(std::time::Duration::from_secs(10), sub.next())
+                .await
+                .expect("every event arrives")
+                .unwrap();
+            let Delivery::Event(p) = d else {
+                panic!("no resync expected")
+            };
+            seqs.push(p.seq);
+        }
+        got.push(seqs);
+    }
+    assert_eq!(
+        got[0],
+        (1..=50).collect::<Vec<u64>>(),
+        "in seq order, no gap"
+    );
+    assert_eq!(got[0], got[1], "the same on both replicas");
+    // Last-Event-ID from one replica resumes on the other.
+    let mut resumed = bus_b.subscribe(Some(&bus_a.id(40)));
+    for want in 41..=50 {
+        match resumed.next().await {
+            Some(Delivery::Event(p)) => assert_eq!(p.seq, want),
+            other => panic!("{other:?}"),
+        }
+    }
+    bus_a.close();
+    bus_b.close();
 }

@@ -56,6 +56,7 @@ impl Store {
     ) -> Result<Option<PendingApproval>, StoreError> {
         let id = id.to_string();
         self.write(move |tx| {
+            tx.fence(&id)?;
             if let Some(a) = tx.pending_for(&id)? {
                 return Ok(Some(a));
             }
@@ -80,6 +81,7 @@ impl Store {
     ) -> Result<Option<Conversation>, StoreError> {
         let id = id.to_string();
         self.write(move |tx| {
+            tx.fence(&id)?;
             for StepMessage { message, immediate } in step {
                 let stored = tx.append(&id, message)?.ok_or_else(|| {
                     StoreError::Corrupt(format!("conversation {id} vanished during its turn"))
@@ -106,6 +108,7 @@ impl Store {
     ) -> Result<(), StoreError> {
         let id = id.to_string();
         self.write(move |tx| {
+            tx.fence(&id)?;
             tx.append(&id, note)?;
             if end_turn {
                 tx.set_turn_running(&id, false)?;
@@ -118,13 +121,18 @@ impl Store {
     /// The turn is over (its reply is written).
     pub async fn end_turn(&self, id: &str) -> Result<(), StoreError> {
         let id = id.to_string();
-        self.write(move |tx| tx.set_turn_running(&id, false)).await
+        self.write(move |tx| {
+            tx.fence(&id)?;
+            tx.set_turn_running(&id, false)
+        })
+        .await
     }
 
     /// The turn stops until an operator decides.
     pub async fn pause_turn(&self, id: &str) -> Result<(), StoreError> {
         let id = id.to_string();
         self.write(move |tx| {
+            tx.fence(&id)?;
             tx.set_status(&id, ConversationStatus::WaitingApproval)?;
             tx.set_turn_running(&id, false)
         })
@@ -135,6 +143,7 @@ impl Store {
     pub async fn fail_turn(&self, id: &str, note: NewMessage) -> Result<(), StoreError> {
         let id = id.to_string();
         self.write(move |tx| {
+            tx.fence(&id)?;
             tx.append(&id, note)?;
             tx.set_status(&id, ConversationStatus::Failed)?;
             Ok(())
@@ -152,6 +161,7 @@ impl Store {
     ) -> Result<(), StoreError> {
         let id = id.to_string();
         self.write(move |tx| {
+            tx.fence(&id)?;
             tx.set_pipeline_state(&id, &state)?;
             if let Some(m) = note {
                 tx.append(&id, m)?;

@@ -89,6 +89,16 @@ pub trait Tx {
     ) -> Result<Vec<Approval>, StoreError>;
     fn count_approvals(&self, status: ApprovalStatus) -> Result<usize, StoreError>;
 
+    // Leases (several replicas share PostgreSQL; SQLite serves one process
+    // and has none).
+    /// Fails with [`StoreError::LeaseLost`] when this replica runs the
+    /// conversation's turn under a lease another replica has since taken
+    /// over; every write of a turn starts with it.
+    fn fence(&self, conversation_id: &str) -> Result<(), StoreError>;
+    /// Takes over one turn whose lease expired (the sweeper): its
+    /// conversation and the new epoch, or `None`.
+    fn take_expired_lease(&self) -> Result<Option<(String, i64)>, StoreError>;
+
     // The audit trail.
     fn audit(&self, e: &Event<'_>) -> Result<(), StoreError>;
     fn audit_page(&self, after: i64, limit: u32) -> Result<Vec<audit::Row>, StoreError>;

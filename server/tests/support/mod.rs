@@ -54,14 +54,43 @@ pub fn resources_yaml(name: &str, dir: &Path) -> String {
 }
 
 /// Writes `yaml` plus `host`, `port: 0` and `data_dir` into `dir/agent.yaml`.
+/// With `STOPGO_TEST_BACKEND=postgres` (`make unit` runs the REST and A2A
+/// suites so a second time) the agent also gets a fresh database of its own
+/// in the cluster named by `STOPGO_TEST_DATABASE_URL`.
 pub fn write_config(dir: &Path, data_dir: &Path, yaml: &str) -> PathBuf {
     let path = dir.join("agent.yaml");
-    let full = format!(
+    let mut full = format!(
         "host: 127.0.0.1\nport: 0\ndata_dir: {}\n{yaml}",
         data_dir.display()
     );
+    if std::env::var("STOPGO_TEST_BACKEND").as_deref() == Ok("postgres")
+        && !yaml.contains("\nstore:")
+    {
+        full.push_str(&format!(
+            "\nstore:\n  backend: postgres\n  url: \"{}\"\n  lease_seconds: 3\n",
+            fresh_database()
+        ));
+    }
     std::fs::write(&path, full).unwrap();
     path
+}
+
+/// A fresh database in the test cluster (`STOPGO_TEST_DATABASE_URL`): its URL.
+pub fn fresh_database() -> String {
+    let admin = std::env::var("STOPGO_TEST_DATABASE_URL").expect(
+        "STOPGO_TEST_DATABASE_URL is not set: `make unit` starts a throwaway PostgreSQL \
+         (scripts/pg.sh start DIR prints the URL to set)",
+    );
+    let name = format!("t_{}", uuid::Uuid::new_v4().simple());
+    // The synchronous client must not run on an async worker.
+    std::thread::spawn(move || {
+        let mut c = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
+        c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+        let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(&admin);
+        format!("{base}/{name}")
+    })
+    .join()
+    .unwrap()
 }
 
 impl Agent {

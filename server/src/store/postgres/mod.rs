@@ -17,7 +17,12 @@
 //! - **Migrations** take an advisory lock, so replicas starting together
 //!   migrate once. A database that cannot be reached is retried for 30 s.
 
+mod events;
+mod leases;
 mod tx;
+
+pub use events::EventRow;
+pub use leases::Beat;
 
 use super::StoreError;
 use super::tx::Tx;
@@ -26,7 +31,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Schema versions, in order; index 0 creates version 1.
-const MIGRATIONS: &[&str] = &[include_str!("v1.sql")];
+const MIGRATIONS: &[&str] = &[include_str!("v1.sql"), include_str!("v2.sql")];
 /// The advisory lock migrations run under (any constant shared by replicas).
 const MIGRATION_LOCK: i64 = 0x5354_4f50_474f; // "STOPGO"
 /// How long startup waits for the database.
@@ -45,6 +50,7 @@ struct PgInner {
     idle: Mutex<Vec<Conn>>,
     permits: tokio::sync::Semaphore,
     audit_key: Option<Arc<[u8]>>,
+    leases: leases::Leases,
 }
 
 /// One connection and its prepared statements.
@@ -60,6 +66,7 @@ impl Pg {
     pub fn open(
         url: &str,
         max_connections: u32,
+        lease_seconds: u32,
         audit_key: Option<Arc<[u8]>>,
     ) -> Result<Pg, StoreError> {
         let mut config: postgres::Config = url
@@ -92,6 +99,7 @@ impl Pg {
                 idle: Mutex::new(vec![first]),
                 permits: tokio::sync::Semaphore::new(max_connections.max(1) as usize),
                 audit_key,
+                leases: leases::Leases::new(lease_seconds),
             }),
         };
         Ok(pg)
@@ -110,6 +118,34 @@ impl Pg {
         T: Send + 'static,
         F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
     {
+        let inner = self.inner.clone();
+        self.with_conn(move |conn| {
+            in_transaction(conn, write, inner.audit_key.as_deref(), &inner.leases, f)
+        })
+        .await
+    }
+
+    /// Runs `f` on a pooled connection outside an explicit transaction
+    /// (each statement commits on its own): one round trip per statement.
+    async fn on_conn<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut postgres::Client, &leases::Leases) -> Result<T, postgres::Error>
+            + Send
+            + 'static,
+    {
+        let inner = self.inner.clone();
+        self.with_conn(move |conn| Ok(f(&mut conn.client, &inner.leases)?))
+            .await
+    }
+
+    /// Runs `f` with a pooled connection on the blocking pool, within the
+    /// pool's bound; a connection that broke is not returned to the pool.
+    async fn with_conn<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Conn) -> Result<T, StoreError> + Send + 'static,
+    {
         let _permit = self
             .inner
             .permits
@@ -124,7 +160,7 @@ impl Pg {
                 _ => connect(&inner.config)
                     .map_err(|e| StoreError::Backend(format!("cannot connect: {e}")))?,
             };
-            let out = in_transaction(&mut conn, write, inner.audit_key.as_deref(), f);
+            let out = f(&mut conn);
             if !conn.client.is_closed() {
                 inner
                     .idle
@@ -152,11 +188,34 @@ impl Drop for PgInner {
     }
 }
 
+/// Checks the audit chain of the database at `url` in one read-only
+/// snapshot (`agent audit verify`; a running replica may keep writing).
+/// Blocking, and not on an async worker.
+pub fn verify_audit(
+    url: &str,
+    key: Option<&[u8]>,
+) -> Result<crate::store::audit::Verdict, StoreError> {
+    let config: postgres::Config = url
+        .parse()
+        .map_err(|e| StoreError::Backend(format!("store.url is not a PostgreSQL URL: {e}")))?;
+    let mut conn = connect(&config).map_err(|e| {
+        StoreError::Backend(format!(
+            "cannot reach PostgreSQL at {}: {e}",
+            describe(&config)
+        ))
+    })?;
+    let leases = leases::Leases::new(1);
+    in_transaction(&mut conn, false, key, &leases, |tx| {
+        crate::store::audit::verify(tx, key)
+    })
+}
+
 /// Runs `f` between `BEGIN` and `COMMIT` (or `ROLLBACK`).
 fn in_transaction<T>(
     conn: &mut Conn,
     write: bool,
     audit_key: Option<&[u8]>,
+    leases: &leases::Leases,
     f: impl FnOnce(&dyn Tx) -> Result<T, StoreError>,
 ) -> Result<T, StoreError> {
     let begin = if write {
@@ -165,7 +224,7 @@ fn in_transaction<T>(
         "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
     };
     conn.client.batch_execute(begin)?;
-    let tx = tx::PgTx::new(conn, audit_key);
+    let tx = tx::PgTx::new(conn, audit_key, leases);
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let v = f(&tx)?;
         // The audit rows go last, so the chain's head is locked only for

@@ -34,14 +34,20 @@ struct PendingAudit {
 pub(in crate::store) struct PgTx<'a> {
     conn: RefCell<&'a mut Conn>,
     key: Option<&'a [u8]>,
+    leases: &'a super::leases::Leases,
     audit: RefCell<Vec<PendingAudit>>,
 }
 
 impl<'a> PgTx<'a> {
-    pub(super) fn new(conn: &'a mut Conn, key: Option<&'a [u8]>) -> Self {
+    pub(super) fn new(
+        conn: &'a mut Conn,
+        key: Option<&'a [u8]>,
+        leases: &'a super::leases::Leases,
+    ) -> Self {
         PgTx {
             conn: RefCell::new(conn),
             key,
+            leases,
             audit: RefCell::new(Vec::new()),
         }
     }
@@ -225,7 +231,7 @@ fn approval_cols(r: &Row) -> approvals::RawRow {
 }
 
 const HEAD_COLUMNS: &str =
-    "seq, id, session_id, status, pipeline_state, created_at, updated_at, context_id";
+    "seq, id, session_id, status, pipeline_state, created_at, updated_at, context_id, turn_running";
 
 fn head(r: &Row) -> (i64, Result<Conversation, StoreError>) {
     let row = HeadRow {
@@ -236,6 +242,7 @@ fn head(r: &Row) -> (i64, Result<Conversation, StoreError>) {
         created_at: r.get(5),
         updated_at: r.get(6),
         context_id: r.get(7),
+        running: r.get(8),
     };
     (r.get(0), row.decode())
 }
@@ -277,6 +284,7 @@ impl Tx for PgTx<'_> {
             context_id: None,
             created_at: ts.clone(),
             updated_at: ts,
+            running: false,
         })
     }
     fn set_requester(&self, id: &str, name: &str, session: &str) -> Result<(), StoreError> {
@@ -637,6 +645,34 @@ impl Tx for PgTx<'_> {
         Ok(usize::try_from(n).unwrap_or(0))
     }
 
+    fn fence(&self, conversation_id: &str) -> Result<(), StoreError> {
+        let Some(epoch) = self.leases.epoch(conversation_id) else {
+            return Ok(());
+        };
+        // FOR SHARE: a replica taking the lease over waits for this
+        // transaction, so nothing it writes lands after the takeover.
+        match self.first(
+            super::leases::FENCE,
+            &[&conversation_id, &epoch, &self.leases.owner],
+        )? {
+            Some(_) => Ok(()),
+            None => Err(StoreError::LeaseLost(conversation_id.to_string())),
+        }
+    }
+    fn take_expired_lease(&self) -> Result<Option<(String, i64)>, StoreError> {
+        let Some(row) = self.first(super::leases::TAKE_EXPIRED, &[])? else {
+            return Ok(None);
+        };
+        let id: String = row.get(0);
+        let epoch: i64 = self
+            .first(
+                super::leases::TAKE_OVER,
+                &[&id, &self.leases.owner, &self.leases.seconds],
+            )?
+            .map(|r| r.get(0))
+            .ok_or_else(|| StoreError::Corrupt(format!("the lease of {id} vanished")))?;
+        Ok(Some((id, epoch)))
+    }
     fn audit(&self, e: &Event<'_>) -> Result<(), StoreError> {
         self.audit.borrow_mut().push(PendingAudit {
             at: now(),

@@ -1,0 +1,93 @@
+//! What each replica does in the background when several share PostgreSQL
+//! (REPLICAS.md §3):
+//! - **Heartbeat** every `lease_seconds / 3`: renews the leases of the
+//!   turns it runs; a lease found taken over is logged (the turn's next
+//!   write fails its fence and stops it); a cancel another replica asked
+//!   for trips the turn's switch.
+//! - **Sweeper**, on the same beat: takes over turns whose lease expired
+//!   (their replica stopped) one at a time, applies the crash rules in the
+//!   takeover's transaction, and resumes those with an approved call
+//!   waiting; the others' leases are released.
+//! - **Event rows** beyond the newest 100,000 are deleted every few
+//!   minutes.
+
+use super::Engine;
+use app::models::ConversationStatus;
+use std::time::Duration;
+
+/// Event rows kept for `Last-Event-ID` catch-up.
+const EVENTS_KEPT: i64 = 100_000;
+/// Beats between two prunings of the event rows.
+const PRUNE_EVERY: u64 = 30;
+
+impl Engine {
+    /// Starts the heartbeat and the sweeper (several replicas).
+    pub fn start_replica_tasks(&self, lease_seconds: u64) {
+        let beat = Duration::from_millis(lease_seconds.max(3) * 1000 / 3);
+        let engine = self.clone();
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(beat);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut n: u64 = 0;
+            loop {
+                every.tick().await;
+                n += 1;
+                engine.heartbeat().await;
+                engine.sweep().await;
+                if n.is_multiple_of(PRUNE_EVERY)
+                    && let Err(e) = engine.inner.store.prune_events(EVENTS_KEPT).await
+                {
+                    tracing::warn!(error = %e, "could not prune old events");
+                }
+            }
+        });
+    }
+
+    async fn heartbeat(&self) {
+        match self.inner.store.heartbeat().await {
+            Ok(beat) => {
+                for id in beat.lost {
+                    tracing::warn!(conversation = %id, "lost the lease of a running turn to another replica");
+                }
+                for id in beat.cancel {
+                    if self.inner.turns.cancel(&id) {
+                        tracing::info!(conversation = %id, "another replica asked to cancel this turn");
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "heartbeat failed; leases may expire"),
+        }
+    }
+
+    /// Settles every turn whose lease expired.
+    async fn sweep(&self) {
+        loop {
+            let swept = match self.inner.store.sweep_one().await {
+                Ok(Some(s)) => s,
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::warn!(error = %e, "the sweeper could not take over an expired turn");
+                    return;
+                }
+            };
+            let id = swept.lease.conversation_id().to_string();
+            tracing::warn!(conversation = %id, resume = swept.resume, in_doubt = swept.in_doubt, "took over a turn whose replica stopped");
+            crate::metrics::get().approvals_ended("in_doubt", swept.in_doubt);
+            if !swept.resume {
+                swept.lease.release().await;
+                self.emit_status(&id, None::<ConversationStatus>, false);
+                continue;
+            }
+            match self.inner.locks.try_lock(&id) {
+                Some(guard) => {
+                    let engine = self.clone();
+                    let guard = guard.with_lease(swept.lease);
+                    tokio::spawn(async move { engine.resume(id, guard).await });
+                }
+                // Cannot happen (the lease was another replica's); never
+                // two writers: give it back.
+                None => swept.lease.release().await,
+            }
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! Live events as rows (PostgreSQL): the store's side of the event bus
+//! when several replicas share the database (see `crate::events`). SQLite
+//! serves one process, whose bus needs no rows.
+
+use super::postgres::EventRow;
+use super::{Backend, Store, StoreError};
+
+impl Store {
+    /// Appends events (conversation, JSON) in order and wakes every
+    /// replica's listener.
+    pub async fn append_events(
+        &self,
+        events: Vec<(Option<String>, String)>,
+    ) -> Result<(), StoreError> {
+        match &self.backend {
+            Backend::Sqlite(_) => Ok(()),
+            Backend::Postgres(pg) => pg.append_events(events).await,
+        }
+    }
+
+    /// Up to `limit` events after `seq`, oldest first.
+    pub async fn events_after(&self, seq: i64, limit: i64) -> Result<Vec<EventRow>, StoreError> {
+        match &self.backend {
+            Backend::Sqlite(_) => Ok(Vec::new()),
+            Backend::Postgres(pg) => pg.events_after(seq, limit).await,
+        }
+    }
+
+    /// The newest `n` events, oldest first.
+    pub async fn newest_events(&self, n: i64) -> Result<Vec<EventRow>, StoreError> {
+        match &self.backend {
+            Backend::Sqlite(_) => Ok(Vec::new()),
+            Backend::Postgres(pg) => pg.newest_events(n).await,
+        }
+    }
+
+    /// Deletes all but the newest `keep` events.
+    pub async fn prune_events(&self, keep: i64) -> Result<u64, StoreError> {
+        match &self.backend {
+            Backend::Sqlite(_) => Ok(0),
+            Backend::Postgres(pg) => pg.prune_events(keep).await,
+        }
+    }
+
+    /// Calls `wake` whenever another replica may have appended events (and
+    /// at least once a second) until it returns false.
+    pub fn listen_events(&self, wake: impl Fn() -> bool + Send + 'static) -> std::io::Result<()> {
+        match &self.backend {
+            Backend::Sqlite(_) => Ok(()),
+            Backend::Postgres(pg) => pg.listen(wake),
+        }
+    }
+}

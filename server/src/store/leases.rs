@@ -1,0 +1,143 @@
+//! Who runs a conversation's turn: a lease (REPLICAS.md §3).
+//!
+//! On PostgreSQL a lease is a row shared by the replicas (see
+//! `postgres/leases.rs`): claimed before a turn, renewed by a heartbeat,
+//! checked by every write of the turn, taken over by another replica's
+//! sweeper when it expires. On SQLite one process owns the file and its
+//! in-process locks are enough: a lease there is a token that costs
+//! nothing.
+
+pub use super::postgres::Beat;
+use super::recovery::recover_one;
+use super::{Backend, Store, StoreError};
+
+/// The right to write one conversation's turn. Dropped without
+/// [`Lease::release`] (an early error return), it is released in the
+/// background.
+pub struct Lease {
+    store: Store,
+    conversation_id: String,
+    epoch: i64,
+    released: bool,
+}
+
+/// A turn the sweeper took over from a replica that stopped.
+pub struct Swept {
+    pub lease: Lease,
+    /// An approved call waits to run (or a rejection to be forwarded):
+    /// the turn goes on under `lease`.
+    pub resume: bool,
+    /// Approvals that became `in_doubt`.
+    pub in_doubt: u64,
+}
+
+impl Lease {
+    pub fn conversation_id(&self) -> &str {
+        &self.conversation_id
+    }
+
+    /// Gives the lease back (the turn ended or paused).
+    pub async fn release(mut self) {
+        self.released = true;
+        if let Backend::Postgres(pg) = &self.store.backend
+            && let Err(e) = pg.release(&self.conversation_id, self.epoch).await
+        {
+            // Not fatal: the lease expires and the sweeper finds nothing
+            // to settle.
+            tracing::warn!(conversation = %self.conversation_id, error = %e, "could not release a lease; it will expire");
+        }
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if self.released {
+            return;
+        }
+        let Backend::Postgres(pg) = &self.store.backend else {
+            return;
+        };
+        let (pg, id, epoch) = (pg.clone(), self.conversation_id.clone(), self.epoch);
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn(async move {
+                    if let Err(e) = pg.release(&id, epoch).await {
+                        tracing::warn!(conversation = %id, error = %e, "could not release a lease; it will expire");
+                    }
+                });
+            }
+            // No runtime (shutting down): it expires.
+            Err(_) => pg.forget(&id, epoch),
+        }
+    }
+}
+
+impl Store {
+    /// True when other replicas may share the data (PostgreSQL).
+    pub fn shared(&self) -> bool {
+        matches!(self.backend, Backend::Postgres(_))
+    }
+
+    /// Claims the turn of `conversation_id`: `None` while another replica
+    /// runs it.
+    pub async fn claim_lease(&self, conversation_id: &str) -> Result<Option<Lease>, StoreError> {
+        let epoch = match &self.backend {
+            Backend::Sqlite(_) => Some(0),
+            Backend::Postgres(pg) => pg.claim(conversation_id).await?,
+        };
+        Ok(epoch.map(|epoch| Lease {
+            store: self.clone(),
+            conversation_id: conversation_id.to_string(),
+            epoch,
+            released: false,
+        }))
+    }
+
+    /// Renews this replica's leases; says which were lost and which were
+    /// asked to cancel.
+    pub async fn heartbeat(&self) -> Result<Beat, StoreError> {
+        match &self.backend {
+            Backend::Sqlite(_) => Ok(Beat::default()),
+            Backend::Postgres(pg) => pg.heartbeat().await,
+        }
+    }
+
+    /// Asks the replica running `conversation_id`'s turn to cancel it:
+    /// false when no replica runs it.
+    pub async fn request_cancel(&self, conversation_id: &str) -> Result<bool, StoreError> {
+        match &self.backend {
+            Backend::Sqlite(_) => Ok(false),
+            Backend::Postgres(pg) => pg.request_cancel(conversation_id).await,
+        }
+    }
+
+    /// Takes over one turn whose lease expired and applies the crash rules
+    /// to it, in one transaction; `None` when there is none.
+    pub async fn sweep_one(&self) -> Result<Option<Swept>, StoreError> {
+        let Backend::Postgres(pg) = &self.backend else {
+            return Ok(None);
+        };
+        let taken = self
+            .write(|tx| {
+                let Some((id, epoch)) = tx.take_expired_lease()? else {
+                    return Ok(None);
+                };
+                let (resume, in_doubt) = recover_one(tx, &id)?;
+                Ok(Some((id, epoch, resume, in_doubt)))
+            })
+            .await?;
+        Ok(taken.map(|(id, epoch, resume, in_doubt)| {
+            pg.adopt(&id, epoch);
+            Swept {
+                lease: Lease {
+                    store: self.clone(),
+                    conversation_id: id,
+                    epoch,
+                    released: false,
+                },
+                resume,
+                in_doubt,
+            }
+        }))
+    }
+}

@@ -1,0 +1,151 @@
+//! Live events as rows, so every replica sees every event (REPLICAS.md §3).
+//!
+//! - An event's `seq` comes from the one-row `event_head`, locked until
+//!   commit: events become visible in `seq` order, and a reader that has
+//!   seen N has seen everything before N (a plain sequence could commit 11
+//!   before 10 and a reader would skip 10).
+//! - `NOTIFY stopgo_events` carries only the newest `seq` (payloads are
+//!   limited to 8000 bytes): a replica woken by it reads the rows after the
+//!   last one it has. One `LISTEN` connection per replica, on a thread of
+//!   its own (the synchronous client blocks while it waits).
+//! - A missed notification costs a re-read on the next poll, never an
+//!   event.
+
+use super::Pg;
+use crate::store::StoreError;
+use postgres::fallible_iterator::FallibleIterator;
+use std::time::Duration;
+
+/// The channel replicas listen on.
+const CHANNEL: &str = "stopgo_events";
+
+/// One stored event: its `seq` and its JSON.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventRow {
+    pub seq: i64,
+    pub conversation_id: Option<String>,
+    pub payload: String,
+}
+
+const APPEND: &str = "WITH h AS (UPDATE event_head SET seq = seq + 1 RETURNING seq) \
+     INSERT INTO events (seq, conversation_id, payload) \
+     SELECT h.seq, $1, $2::text::jsonb FROM h RETURNING seq";
+const AFTER: &str = "SELECT seq, conversation_id, payload::text FROM events \
+     WHERE seq > $1 ORDER BY seq LIMIT $2";
+const NEWEST: &str = "SELECT seq, conversation_id, payload FROM \
+     (SELECT seq, conversation_id, payload::text AS payload FROM events ORDER BY seq DESC LIMIT $1) n \
+     ORDER BY seq";
+const PRUNE: &str = "DELETE FROM events WHERE seq <= (SELECT seq FROM event_head) - $1";
+
+fn row(r: &postgres::Row) -> EventRow {
+    EventRow {
+        seq: r.get(0),
+        conversation_id: r.get(1),
+        payload: r.get(2),
+    }
+}
+
+impl Pg {
+    /// Appends `events` (conversation, JSON) in order, in one transaction,
+    /// and wakes every replica's listener.
+    pub async fn append_events(
+        &self,
+        events: Vec<(Option<String>, String)>,
+    ) -> Result<(), StoreError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        self.on_conn(move |client, _| {
+            let mut tx = client.transaction()?;
+            let mut last = 0i64;
+            for (conversation, payload) in &events {
+                last = tx.query_one(APPEND, &[conversation, payload])?.get(0);
+            }
+            tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &last.to_string()])?;
+            tx.commit()
+        })
+        .await
+    }
+
+    /// Up to `limit` events after `seq`, oldest first.
+    pub async fn events_after(&self, seq: i64, limit: i64) -> Result<Vec<EventRow>, StoreError> {
+        self.on_conn(move |client, _| {
+            Ok(client
+                .query(AFTER, &[&seq, &limit])?
+                .iter()
+                .map(row)
+                .collect())
+        })
+        .await
+    }
+
+    /// The newest `n` events, oldest first (a replica's backlog at start).
+    pub async fn newest_events(&self, n: i64) -> Result<Vec<EventRow>, StoreError> {
+        self.on_conn(move |client, _| Ok(client.query(NEWEST, &[&n])?.iter().map(row).collect()))
+            .await
+    }
+
+    /// Deletes all but the newest `keep` events.
+    pub async fn prune_events(&self, keep: i64) -> Result<u64, StoreError> {
+        self.on_conn(move |client, _| client.execute(PRUNE, &[&keep]))
+            .await
+    }
+
+    /// Listens for new events on a connection of its own, on a thread of
+    /// its own, calling `wake` on each notification and at least once a
+    /// second (the re-read that covers a lost notification); reconnects
+    /// (with a log line) when the connection breaks; stops when `wake`
+    /// returns false.
+    pub fn listen(&self, wake: impl Fn() -> bool + Send + 'static) -> std::io::Result<()> {
+        let config = self.inner.config.clone();
+        let shown = self.inner.shown.clone();
+        std::thread::Builder::new()
+            .name("pg-listen".into())
+            .spawn(move || {
+                loop {
+                    let mut client = match config.connect(postgres::NoTls) {
+                        Ok(c) => c,
+                        Err(e) => {
+                            tracing::warn!(database = %shown, error = %e, "cannot listen for events; retrying");
+                            std::thread::sleep(Duration::from_secs(1));
+                            if !wake() {
+                                return;
+                            }
+                            continue;
+                        }
+                    };
+                    if let Err(e) = client.batch_execute(&format!("LISTEN {CHANNEL}")) {
+                        tracing::warn!(database = %shown, error = %e, "cannot listen for events; retrying");
+                        std::thread::sleep(Duration::from_secs(1));
+                        continue;
+                    }
+                    // Caught up after (re)connecting: anything sent while
+                    // not listening is read now.
+                    if !wake() {
+                        return;
+                    }
+                    loop {
+                        let got = {
+                            let mut n = client.notifications();
+                            let got = n.timeout_iter(Duration::from_secs(1)).next();
+                            // Many notifications, one re-read.
+                            if let Ok(Some(_)) = got {
+                                while let Ok(Some(_)) = n.iter().next() {}
+                            }
+                            got
+                        };
+                        match got {
+                            Ok(_) if !wake() => return,
+                            Ok(_) if client.is_closed() => break,
+                            Ok(_) => {}
+                            Err(e) => {
+                                tracing::warn!(database = %shown, error = %e, "the event listener's connection broke; reconnecting");
+                                break;
+                            }
+                        }
+                    }
+                }
+            })
+            .map(drop)
+    }
+}

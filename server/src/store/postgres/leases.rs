@@ -1,0 +1,188 @@
+//! Leases: one replica runs a conversation's turn at a time (REPLICAS.md §3).
+//!
+//! - A claim is one conditional upsert: it succeeds only when no replica
+//!   owns the conversation, and bumps `epoch`, the fencing token.
+//! - The times are the database's (`now()`), so replicas' clocks never
+//!   matter.
+//! - Every write of a turn checks, in its own transaction, that the lease
+//!   it was started under is still this replica's ([`Leases::fence`]); a
+//!   replica that stalled past its lease finds the epoch moved on and stops
+//!   writing, while the replica that took over applies the crash rules.
+//! - One heartbeat statement renews every lease this replica holds and
+//!   reads the cancel requests other replicas left on them.
+//! - Claims and releases are single statements outside an explicit
+//!   transaction: one round trip each.
+
+use super::Pg;
+use crate::store::StoreError;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// This replica's side of the leases table.
+pub(super) struct Leases {
+    /// This replica's name in `leases.owner`: unique per process.
+    pub(super) owner: String,
+    /// `store.lease_seconds`.
+    pub(super) seconds: f64,
+    /// The leases this replica holds: conversation → epoch.
+    held: Mutex<HashMap<String, i64>>,
+}
+
+/// What a heartbeat found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Beat {
+    /// Conversations whose lease another replica took over.
+    pub lost: Vec<String>,
+    /// Conversations another replica was asked to cancel.
+    pub cancel: Vec<String>,
+}
+
+impl Leases {
+    pub(super) fn new(seconds: u32) -> Leases {
+        Leases {
+            owner: format!(
+                "replica-{}-{:08x}",
+                std::process::id(),
+                rand::random::<u32>()
+            ),
+            seconds: f64::from(seconds.max(1)),
+            held: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, i64>> {
+        self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The epoch under which this replica writes `conversation_id`, if it
+    /// holds its lease.
+    pub(super) fn epoch(&self, conversation_id: &str) -> Option<i64> {
+        self.held().get(conversation_id).copied()
+    }
+
+    pub(super) fn adopt(&self, conversation_id: &str, epoch: i64) {
+        self.held().insert(conversation_id.to_string(), epoch);
+    }
+
+    /// Stops renewing a lease (released, lost, or its turn ended).
+    pub(super) fn forget(&self, conversation_id: &str, epoch: i64) {
+        let mut held = self.held();
+        if held.get(conversation_id) == Some(&epoch) {
+            held.remove(conversation_id);
+        }
+    }
+}
+
+/// The statements.
+const CLAIM: &str = "INSERT INTO leases (conversation_id, owner, epoch, lease_until) \
+     VALUES ($1, $2, 1, now() + make_interval(secs => $3)) \
+     ON CONFLICT (conversation_id) DO UPDATE \
+     SET owner = EXCLUDED.owner, epoch = leases.epoch + 1, \
+         lease_until = EXCLUDED.lease_until, cancel_requested = false \
+     WHERE leases.owner IS NULL \
+     RETURNING epoch";
+const RELEASE: &str = "UPDATE leases SET owner = NULL, lease_until = NULL, cancel_requested = false \
+     WHERE conversation_id = $1 AND epoch = $2 AND owner = $3";
+const RENEW: &str = "UPDATE leases SET lease_until = now() + make_interval(secs => $2) \
+     FROM unnest($3::text[], $4::bigint[]) AS h(id, epoch) \
+     WHERE leases.owner = $1 AND leases.conversation_id = h.id AND leases.epoch = h.epoch \
+     RETURNING leases.conversation_id, leases.cancel_requested";
+const REQUEST_CANCEL: &str = "UPDATE leases SET cancel_requested = true \
+     WHERE conversation_id = $1 AND owner IS NOT NULL";
+pub(super) const FENCE: &str = "SELECT 1 FROM leases \
+     WHERE conversation_id = $1 AND epoch = $2 AND owner = $3 FOR SHARE";
+pub(super) const TAKE_EXPIRED: &str = "SELECT conversation_id FROM leases \
+     WHERE owner IS NOT NULL AND lease_until < now() \
+     ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED";
+pub(super) const TAKE_OVER: &str = "UPDATE leases \
+     SET owner = $2, epoch = epoch + 1, lease_until = now() + make_interval(secs => $3), \
+         cancel_requested = false \
+     WHERE conversation_id = $1 RETURNING epoch";
+
+impl Pg {
+    /// Claims the turn of `conversation_id` for this replica: its epoch, or
+    /// `None` while another replica (or another turn here) owns it.
+    pub async fn claim(&self, conversation_id: &str) -> Result<Option<i64>, StoreError> {
+        let id = conversation_id.to_string();
+        let epoch = self
+            .on_conn(move |conn, leases| {
+                let row = conn.query_opt(CLAIM, &[&id, &leases.owner, &leases.seconds])?;
+                let epoch: Option<i64> = row.map(|r| r.get(0));
+                if let Some(e) = epoch {
+                    leases.adopt(&id, e);
+                }
+                Ok(epoch)
+            })
+            .await?;
+        Ok(epoch)
+    }
+
+    /// Gives the lease back (its turn ended).
+    pub async fn release(&self, conversation_id: &str, epoch: i64) -> Result<(), StoreError> {
+        let id = conversation_id.to_string();
+        let out = self
+            .on_conn(move |conn, leases| {
+                conn.execute(RELEASE, &[&id, &epoch, &leases.owner])?;
+                Ok(())
+            })
+            .await;
+        self.inner.leases.forget(conversation_id, epoch);
+        out
+    }
+
+    /// Stops renewing a lease without a round trip (a turn that ended
+    /// abnormally): it expires and the sweeper settles the conversation.
+    pub fn forget(&self, conversation_id: &str, epoch: i64) {
+        self.inner.leases.forget(conversation_id, epoch);
+    }
+
+    /// Registers a lease the sweeper took over (after its transaction
+    /// committed).
+    pub(crate) fn adopt(&self, conversation_id: &str, epoch: i64) {
+        self.inner.leases.adopt(conversation_id, epoch);
+    }
+
+    /// Renews every lease this replica holds, in one statement.
+    pub async fn heartbeat(&self) -> Result<Beat, StoreError> {
+        let held: Vec<(String, i64)> = self
+            .inner
+            .leases
+            .held()
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        if held.is_empty() {
+            return Ok(Beat::default());
+        }
+        self.on_conn(move |conn, leases| {
+            let (ids, epochs): (Vec<String>, Vec<i64>) = held.iter().cloned().unzip();
+            let rows = conn.query(RENEW, &[&leases.owner, &leases.seconds, &ids, &epochs])?;
+            let mut beat = Beat::default();
+            let mut renewed = std::collections::HashSet::new();
+            for r in rows {
+                let id: String = r.get(0);
+                if r.get::<_, bool>(1) {
+                    beat.cancel.push(id.clone());
+                }
+                renewed.insert(id);
+            }
+            for (id, epoch) in held {
+                // Released meanwhile: not lost.
+                if !renewed.contains(&id) && leases.epoch(&id) == Some(epoch) {
+                    leases.forget(&id, epoch);
+                    beat.lost.push(id);
+                }
+            }
+            Ok(beat)
+        })
+        .await
+    }
+
+    /// Asks the replica running `conversation_id` to cancel it; false when
+    /// no replica runs it.
+    pub async fn request_cancel(&self, conversation_id: &str) -> Result<bool, StoreError> {
+        let id = conversation_id.to_string();
+        self.on_conn(move |conn, _| Ok(conn.execute(REQUEST_CANCEL, &[&id])? > 0))
+            .await
+    }
+}
