@@ -51,6 +51,33 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=5s \
 ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/agent"]
 CMD ["--config", "/app/config/agent.yaml"]
 
+# `--target postgres` and `--target balancer`: the database and the load
+# balancer of the `replicas` compose profile, from Debian's packages (no
+# registry is reachable here; `make image-replicas` builds both).
+FROM debian:bookworm-slim AS postgres
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends postgresql-15 tini \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb \
+ && mkdir -p /var/lib/postgresql/data \
+ && chown postgres: /var/lib/postgresql/data \
+ && chmod 700 /var/lib/postgresql/data
+COPY scripts/postgres-entrypoint.sh /usr/local/bin/postgres-entrypoint.sh
+ENV PGDATA=/var/lib/postgresql/data
+VOLUME ["/var/lib/postgresql/data"]
+EXPOSE 5432
+USER postgres
+HEALTHCHECK --interval=5s --timeout=3s CMD ["/usr/bin/pg_isready", "-h", "127.0.0.1", "-U", "stopgo"]
+ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/postgres-entrypoint.sh"]
+
+FROM debian:bookworm-slim AS balancer
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends haproxy \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
+COPY config/haproxy.cfg /etc/haproxy/haproxy.cfg
+EXPOSE 8080
+USER haproxy
+ENTRYPOINT ["/usr/sbin/haproxy", "-W", "-db", "-f", "/etc/haproxy/haproxy.cfg"]
+
 # `--target prebuilt`: the binaries and site `make build` left on the host.
 FROM runtime AS prebuilt
 COPY target/release/agent target/release/mcp-resources target/release/mcp-filesystem /usr/local/bin/

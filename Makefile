@@ -61,17 +61,24 @@ image: setup-containers
 image-prebuilt: setup-containers build
 	podman build --format docker --target prebuilt -t localhost/stopgo:latest .
 
-## compose-up: the default stack on 127.0.0.1:8080 (PROFILE=chain: the A2A chain on :8081/:8082)
+## image-replicas: the PostgreSQL and haproxy images of the replicas profile (Debian packages)
+image-replicas: setup-containers
+	podman build --format docker --target postgres -t localhost/stopgo-postgres:latest .
+	podman build --format docker --target balancer -t localhost/stopgo-balancer:latest .
+
+## compose-up: the default stack on 127.0.0.1:8080 (PROFILE=chain: the A2A chain on :8081/:8082;
+## PROFILE=replicas: two replicas on PostgreSQL behind haproxy on :8083)
 compose-up: setup-containers
 	podman image exists localhost/stopgo:latest || $(MAKE) image-prebuilt
-	podman-compose $(if $(PROFILE),--profile $(PROFILE)) up -d $(if $(filter chain,$(PROFILE)),agent-a agent-b)
+	$(if $(filter replicas,$(PROFILE)),podman image exists localhost/stopgo-postgres:latest && podman image exists localhost/stopgo-balancer:latest || $(MAKE) image-replicas)
+	podman-compose $(if $(PROFILE),--profile $(PROFILE)) up -d $(if $(filter chain,$(PROFILE)),agent-a agent-b)$(if $(filter replicas,$(PROFILE)),postgres mcp-resources agent-1 agent-2 balancer)
 
 ## compose-down: stops every service of every profile (volumes are kept)
 compose-down:
-	podman-compose --profile chain down
+	podman-compose --profile chain --profile replicas down
 
 ## compose-test: the chain and the default stack in containers, end to end
-compose-test: image-prebuilt
+compose-test: image-prebuilt image-replicas
 	scripts/compose-test.sh
 
 lint:
