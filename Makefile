@@ -94,7 +94,7 @@ unit:
 	PGDIR=$$(mktemp -d /tmp/stopgo-pg.XXXXXX); trap 'scripts/pg.sh stop "$$PGDIR"' EXIT; \
 	export STOPGO_TEST_DATABASE_URL=$$(scripts/pg.sh start "$$PGDIR"); \
 	cargo test --workspace --exclude frontend && \
-	STOPGO_TEST_BACKEND=postgres cargo test -p server $(PG_SUITES)
+	STOPGO_TEST_BACKEND=postgres cargo test --workspace --exclude frontend $(PG_SUITES)
 
 e2e:
 	cd end2end && npx playwright test

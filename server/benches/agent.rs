@@ -27,12 +27,12 @@ mod filesystem;
 #[path = "agent/observe.rs"]
 mod observe;
 
-use server::fake_llm::FakeState;
 use server::llm::scripted::Rules;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use test_support::fake_llm::FakeState;
+use test_support::process::Process;
 
 const RULES: &str = r#"
 rules:
@@ -56,7 +56,7 @@ default: "hello"
 "#;
 
 struct Agent {
-    child: Child,
+    process: Process,
     base: String,
     _dir: tempfile::TempDir,
 }
@@ -87,68 +87,28 @@ impl Agent {
         }
         let cfg = dir.path().join("agent.yaml");
         std::fs::write(&cfg, yaml).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_agent"))
-            .arg("--config")
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent"));
+        cmd.arg("--config")
             .arg(&cfg)
             .env("RUST_LOG", "warn,agent=info")
             .env("OPENAI_API_KEY", "sk-bench")
             .env("BENCH_TOKEN", auth::TOKEN)
             .env("OPENAI_BASE_URL", format!("{fake_base}/v1"))
-            .envs(env.iter().copied())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+            .envs(env.iter().copied());
         // `listening` is logged at info by the `agent` target, which the
-        // filter above keeps.
-        let addr = after_line(child.stdout.take().unwrap(), "listening on http://", 20)
-            .expect("agent did not start");
+        // filter above keeps (and little else: the log is kept in memory).
+        let process = Process::server(cmd, "agent");
         Agent {
-            child,
-            base: format!("http://{addr}"),
+            base: format!("http://{}", process.ready),
+            process,
             _dir: dir,
         }
     }
 
     /// Peak resident set size (VmHWM) in MiB.
     fn peak_rss_mib(&self) -> f64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find(|l| l.starts_with("VmHWM:"))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|kb| kb.parse::<f64>().ok())
-            .map(|kb| kb / 1024.0)
-            .unwrap_or(f64::NAN)
+        self.process.peak_rss_mib().unwrap_or(f64::NAN)
     }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Reads `stream` (a child's output) in the background until a line holds
-/// `needle`; the first word after it (an address), or `None` after
-/// `seconds`. The rest of the output is read and dropped, so the child
-/// never blocks on a full pipe.
-fn after_line(
-    stream: impl std::io::Read + Send + 'static,
-    needle: &'static str,
-    seconds: u64,
-) -> Option<String> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stream).lines().map_while(Result::ok) {
-            if let Some(rest) = line.split(needle).nth(1) {
-                let _ = tx.send(rest.split_whitespace().next().unwrap_or("").to_string());
-            }
-        }
-    });
-    rx.recv_timeout(Duration::from_secs(seconds)).ok()
 }
 
 fn pct(sorted: &[Duration], p: f64) -> f64 {
@@ -261,7 +221,7 @@ async fn mcp_round_trips() -> Vec<Duration> {
 async fn main() {
     let quick = std::env::var("BENCH_QUICK").is_ok();
     let fake = FakeState::new(Rules::parse(RULES).unwrap());
-    let fake_base = server::fake_llm::spawn(fake.clone()).await.unwrap();
+    let fake_base = test_support::fake_llm::spawn(fake.clone()).await.unwrap();
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(2000)
         .build()
@@ -463,7 +423,7 @@ async fn core_rows(
 
 /// A minimal agent on the official Python SDK, if installed: its base URL.
 struct PyAgent {
-    child: Child,
+    _process: Process,
     base: String,
 }
 
@@ -480,25 +440,19 @@ impl PyAgent {
             .local_addr()
             .ok()?
             .port();
-        let mut child = Command::new(python)
-            .arg(script)
-            .arg(port.to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .ok()?;
-        after_line(child.stderr.take()?, "listening on", 30)?;
+        let mut cmd = Command::new(python);
+        cmd.arg(script).arg(port.to_string());
+        let process = Process::try_start(
+            cmd,
+            "listening on",
+            "the Python SDK agent",
+            Duration::from_secs(30),
+        )
+        .ok()?;
         Some(PyAgent {
-            child,
+            _process: process,
             base: format!("http://127.0.0.1:{port}"),
         })
-    }
-}
-
-impl Drop for PyAgent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

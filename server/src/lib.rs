@@ -20,7 +20,6 @@ pub mod auth;
 pub mod config;
 pub mod engine;
 pub mod events;
-pub mod fake_llm;
 pub mod filesystem;
 pub mod llm;
 pub mod logging;

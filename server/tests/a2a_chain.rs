@@ -9,11 +9,11 @@
 mod support;
 
 use serde_json::{Value, json};
-use server::fake_llm::FakeState;
 use server::llm::scripted::Rules;
 use std::path::PathBuf;
 use std::sync::Arc;
 use support::{Agent, client, post_json};
+use test_support::fake_llm::FakeState;
 
 const KEY: &str = "gm-a2a-chain-key";
 
@@ -70,7 +70,7 @@ impl Chain {
     /// A (delegates to B). `a_yaml` replaces A's agent-specific part.
     async fn start(depth: usize, a_yaml: Option<&str>) -> Chain {
         let fake = FakeState::new(Rules::parse(RULES).unwrap());
-        let base = server::fake_llm::spawn(fake.clone()).await.unwrap();
+        let base = test_support::fake_llm::spawn(fake.clone()).await.unwrap();
         let env = vec![
             ("GEMINI_API_KEY", KEY.to_string()),
             ("GEMINI_BASE_URL", base),

@@ -7,50 +7,27 @@
 mod support;
 
 use serde_json::{Value, json};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use support::client;
 
 struct Conf {
-    child: Child,
+    _process: support::Process,
     base: String,
     _dir: tempfile::TempDir,
 }
 
-impl Drop for Conf {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn start() -> Conf {
-    use std::io::{BufRead, BufReader};
     let dir = tempfile::tempdir().unwrap();
     let cfg = support::write_config(dir.path(), &dir.path().join("data"), "a2a_card: v1\n");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agent"))
-        .arg("--config")
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent"));
+    cmd.arg("--config")
         .arg(&cfg)
         .arg("--a2a-conformance")
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if let Some(a) = line.split("listening on ").nth(1) {
-                let _ = tx.send(a.split_whitespace().next().unwrap_or("").to_string());
-            }
-        }
-    });
-    let base = rx
-        .recv_timeout(std::time::Duration::from_secs(20))
-        .expect("agent did not start");
+        .env("RUST_LOG", "info");
+    let process = support::spawn_listening(cmd, "agent --a2a-conformance");
     Conf {
-        child,
-        base,
+        base: format!("http://{}", process.ready),
+        _process: process,
         _dir: dir,
     }
 }

@@ -8,7 +8,7 @@ mod support;
 
 use serde_json::{Value, json};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use support::{Agent, client, write_config};
 
 fn root() -> PathBuf {
@@ -127,20 +127,15 @@ async fn python_sdk_agents_work_as_our_sub_agents() {
             .local_addr()
             .unwrap()
             .port();
-        let mut py = Command::new(python(v))
-            .arg(root().join("testdata/a2a_interop/agent.py"))
-            .arg(port.to_string())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        {
-            use std::io::{BufRead, BufReader};
-            let mut line = String::new();
-            BufReader::new(py.stderr.take().unwrap())
-                .read_line(&mut line)
-                .unwrap();
-            assert!(line.contains("listening on"), "{line}");
-        }
+        let mut cmd = Command::new(python(v));
+        cmd.arg(root().join("testdata/a2a_interop/agent.py"))
+            .arg(port.to_string());
+        let mut py = test_support::process::Process::start(
+            cmd,
+            "listening on",
+            "the Python SDK agent",
+            std::time::Duration::from_secs(30),
+        );
         let dir = tempfile::tempdir().unwrap();
         let rules = dir.path().join("rules.yaml");
         std::fs::write(
@@ -162,8 +157,7 @@ async fn python_sdk_agents_work_as_our_sub_agents() {
             .json()
             .await
             .unwrap();
-        let _ = py.kill();
-        let _ = py.wait();
+        py.kill9();
         assert_eq!(
             body["result"]["response"], "py said: py-agent got: hello there",
             "SDK {v}: {body}"

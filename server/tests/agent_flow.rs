@@ -4,11 +4,11 @@
 mod support;
 
 use serde_json::{Value, json};
-use server::fake_llm::{FakeState, Format};
 use server::llm::scripted::Rules;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use support::{Agent, client, tool, write_config};
+use test_support::fake_llm::{FakeState, Format};
 
 const SECRET: &str = "sk-flow-0123456789";
 
@@ -59,39 +59,19 @@ fn model_and_env(format: Format, base: &str) -> (&'static str, Vec<(&'static str
 
 /// `mcp-resources --http 127.0.0.1:0`, and its URL from its log.
 struct HttpResources {
-    child: Child,
+    _process: support::Process,
     url: String,
 }
 
 impl HttpResources {
     fn start(db: &std::path::Path) -> HttpResources {
-        use std::io::{BufRead, BufReader};
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-resources"))
-            .args(["--http", "127.0.0.1:0", "--db"])
-            .arg(db)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(url) = line.split("listening on ").nth(1) {
-                    let _ = tx.send(url.trim().to_string());
-                }
-            }
-        });
-        let url = rx
-            .recv_timeout(std::time::Duration::from_secs(10))
-            .expect("mcp-resources --http did not start");
-        HttpResources { child, url }
-    }
-}
-
-impl Drop for HttpResources {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-resources"));
+        cmd.args(["--http", "127.0.0.1:0", "--db"]).arg(db);
+        let process = support::spawn_listening(cmd, "mcp-resources --http");
+        HttpResources {
+            url: format!("http://{}", process.ready),
+            _process: process,
+        }
     }
 }
 
@@ -113,7 +93,7 @@ impl Setup {
 
 async fn setup(format: Format, http: bool) -> Setup {
     let fake = FakeState::new(Rules::parse(RULES).unwrap());
-    let base = server::fake_llm::spawn(fake.clone()).await.unwrap();
+    let base = test_support::fake_llm::spawn(fake.clone()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("resources.db");
     let (model, env) = model_and_env(format, &base);
@@ -478,7 +458,7 @@ async fn a_killed_stdio_server_is_restarted_for_the_next_call() {
 #[tokio::test]
 async fn an_unreachable_http_server_does_not_stop_the_agent() {
     let fake = FakeState::new(Rules::parse(RULES).unwrap());
-    let base = server::fake_llm::spawn(fake.clone()).await.unwrap();
+    let base = test_support::fake_llm::spawn(fake.clone()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

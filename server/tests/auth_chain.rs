@@ -8,9 +8,9 @@ mod support;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use server::fake_llm::FakeState;
 use server::llm::scripted::Rules;
 use support::{Agent, client, write_config};
+use test_support::fake_llm::FakeState;
 
 // Operator tokens at A, and each hop's own service credential.
 const BOB_AT_A: &str = "bob-requester-at-a-0123";
@@ -43,7 +43,7 @@ async fn audit(agent: &Agent, token: &str) -> Vec<Value> {
 #[tokio::test]
 async fn each_hop_authorizes_its_own_credential_and_the_decision_travels_down() {
     let fake = FakeState::new(Rules::parse(support::CHAIN_RULES).unwrap());
-    let base = server::fake_llm::spawn(fake.clone()).await.unwrap();
+    let base = test_support::fake_llm::spawn(fake.clone()).await.unwrap();
     let env = [
         ("GEMINI_API_KEY", "gm-auth-chain-key"),
         ("GEMINI_BASE_URL", base.as_str()),
@@ -193,7 +193,7 @@ auth:
 #[tokio::test]
 async fn without_its_configured_credential_a_hop_is_refused() {
     let fake = FakeState::new(Rules::parse(support::CHAIN_RULES).unwrap());
-    let base = server::fake_llm::spawn(fake.clone()).await.unwrap();
+    let base = test_support::fake_llm::spawn(fake.clone()).await.unwrap();
     let env = [
         ("GEMINI_API_KEY", "gm-auth-chain-key"),
         ("GEMINI_BASE_URL", base.as_str()),

@@ -5,11 +5,11 @@
 mod support;
 
 use serde_json::{Value, json};
-use server::fake_llm::{FakeState, Fault, Format};
 use server::llm::scripted::Rules;
 use std::sync::Arc;
 use std::time::Duration;
 use support::{Agent, client, write_config};
+use test_support::fake_llm::{FakeState, Fault, Format};
 
 const SECRET: &str = "sk-test-SECRET-0123456789";
 
@@ -63,7 +63,7 @@ fn env_for(format: Format, base: &str) -> Vec<(&'static str, String)> {
 /// `llm_extra` goes inside the `llm:` mapping (e.g. `timeout_seconds: 1`).
 async fn start(p: &Provider, llm_extra: &str) -> (tempfile::TempDir, Agent, Arc<FakeState>) {
     let fake = FakeState::new(Rules::parse(RULES).unwrap());
-    let base = server::fake_llm::spawn(fake.clone()).await.unwrap();
+    let base = test_support::fake_llm::spawn(fake.clone()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let cfg = write_config(
         dir.path(),

@@ -14,7 +14,7 @@ mod support;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Command;
 
 /// Scenarios that exercise what a tools-only server must do.
 const PROTOCOL: &[&str] = &[
@@ -24,15 +24,6 @@ const PROTOCOL: &[&str] = &[
     "server-sse-multiple-streams",
     "dns-rebinding-protection",
 ];
-
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn suite_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/mcp-conformance")
@@ -135,8 +126,8 @@ fn mcp_filesystem_passes_the_protocol_scenarios() {
     cmd.arg("--config")
         .arg(&config)
         .args(["--http", "127.0.0.1:0"]);
-    let (child, addr, _log) = support::spawn_listening(cmd, "mcp-filesystem");
-    let _child = Killed(child);
+    let server = support::spawn_listening(cmd, "mcp-filesystem");
+    let addr = &server.ready;
     check(
         "mcp-filesystem",
         &format!("http://{addr}"),
@@ -157,8 +148,8 @@ fn mcp_resources_passes_the_protocol_scenarios() {
     cmd.arg("--db")
         .arg(tmp.path().join("resources.db"))
         .args(["--http", "127.0.0.1:0"]);
-    let (child, addr, _log) = support::spawn_listening(cmd, "mcp-resources");
-    let _child = Killed(child);
+    let server = support::spawn_listening(cmd, "mcp-resources");
+    let addr = &server.ready;
     check(
         "mcp-resources",
         &format!("http://{addr}"),

@@ -449,22 +449,12 @@ async fn the_escape_corpus_through_every_tool_changes_nothing_outside() {
 #[tokio::test]
 async fn http_refuses_foreign_origins_and_hosts_and_a_bad_config_exits_2() {
     let w = world();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-filesystem"))
-        .arg("--config")
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-filesystem"));
+    cmd.arg("--config")
         .arg(&w.config)
-        .args(["--http", "127.0.0.1:0"])
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    use tokio::io::AsyncBufReadExt;
-    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = loop {
-        let line = lines.next_line().await.unwrap().expect("no listening line");
-        if let Some(u) = line.split("listening on ").nth(1) {
-            break u.trim().to_string();
-        }
-    };
+        .args(["--http", "127.0.0.1:0"]);
+    let mut server = test_support::process::Process::server(cmd, "mcp-filesystem --http");
+    let url = format!("http://{}", server.ready);
     let base = url.trim_end_matches("/mcp").to_string();
     let http = reqwest::Client::new();
     let health: Value = http
@@ -520,7 +510,7 @@ async fn http_refuses_foreign_origins_and_hosts_and_a_bad_config_exits_2() {
     .await);
     assert_eq!(v["content"], "# docs");
     c.cancel().await.unwrap();
-    let _ = child.kill().await;
+    server.kill9();
 
     // A config with a typo: exit 2, one line naming the file and the key.
     let bad = w.base.join("bad.yaml");

@@ -6,8 +6,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 use support::{Agent, client, get_json, tool, write_config};
 
@@ -17,7 +16,7 @@ fn script() -> std::path::PathBuf {
 
 /// The seed server over HTTP, killed on drop.
 struct HttpSeed {
-    child: Child,
+    _process: support::Process,
     url: String,
 }
 
@@ -27,34 +26,16 @@ impl HttpSeed {
     }
 
     fn start_with(env: &[(&str, &std::path::Path)]) -> HttpSeed {
-        let mut child = Command::new("python3");
+        let mut cmd = Command::new("python3");
         for (k, v) in env {
-            child.env(k, v);
+            cmd.env(k, v);
         }
-        let mut child = child
-            .arg(script())
-            .arg("--http")
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .split("listening on ")
-            .nth(1)
-            .unwrap_or_else(|| panic!("no listening line: {line:?}"))
-            .trim()
-            .to_string();
-        HttpSeed { child, url }
-    }
-}
-
-impl Drop for HttpSeed {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        cmd.arg(script()).arg("--http");
+        let process = support::spawn_listening(cmd, "the seed MCP server");
+        HttpSeed {
+            url: format!("http://{}", process.ready),
+            _process: process,
+        }
     }
 }
 

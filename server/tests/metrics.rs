@@ -6,10 +6,10 @@
 mod support;
 
 use serde_json::json;
-use server::fake_llm::{FakeState, Fault};
 use server::llm::scripted::Rules;
 use std::collections::BTreeMap;
 use support::{Agent, client, post_json, write_config};
+use test_support::fake_llm::{FakeState, Fault};
 
 const RULES: &str = r#"
 rules:
@@ -90,7 +90,7 @@ fn value(s: &Samples, name: &str, labels: &str) -> f64 {
 #[tokio::test]
 async fn the_counters_equal_what_happened() {
     let fake = FakeState::new(Rules::parse(RULES).unwrap());
-    let base = server::fake_llm::spawn(fake.clone()).await.unwrap();
+    let base = test_support::fake_llm::spawn(fake.clone()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let yaml = format!(
         "llm: {{model: gemini-2.5-flash}}\nmcp_servers:\n  - name: resources\n    command: {}\n    args: [--db, {}]\n",

@@ -7,11 +7,11 @@
 mod support;
 
 use serde_json::{Value, json};
-use server::fake_llm::{FakeState, Recorded};
 use server::llm::scripted::Rules;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use support::{Agent, client};
+use test_support::fake_llm::{FakeState, Recorded};
 
 const KEY: &str = "gm-orchestration-test-key";
 
@@ -38,7 +38,7 @@ impl Setup {
     /// MCP server paths point into a temporary directory.
     async fn start(example: &str, edit: impl Fn(String) -> String) -> Setup {
         let fake = FakeState::new(rules());
-        let base = server::fake_llm::spawn(fake.clone()).await.unwrap();
+        let base = test_support::fake_llm::spawn(fake.clone()).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         let yaml = std::fs::read_to_string(repo().join("testdata").join(example)).unwrap();
         let data = dir.path().join("data");

@@ -7,12 +7,12 @@
 mod support;
 
 use serde_json::{Value, json};
-use server::fake_llm::FakeState;
 use server::llm::scripted::Rules;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::Agent;
+use test_support::fake_llm::FakeState;
 
 const RULES: &str = r#"
 rules:
@@ -32,27 +32,21 @@ struct Replicas {
     _dir: tempfile::TempDir,
     fake: Arc<FakeState>,
     agents: Vec<Option<Agent>>,
-    _resources: std::process::Child,
+    _resources: support::Process,
     db: std::path::PathBuf,
-}
-
-impl Drop for Replicas {
-    fn drop(&mut self) {
-        let _ = self._resources.kill();
-        let _ = self._resources.wait();
-    }
 }
 
 impl Replicas {
     async fn start(n: usize) -> Replicas {
         let fake = FakeState::new(Rules::parse(RULES).unwrap());
-        let llm = server::fake_llm::spawn(fake.clone()).await.unwrap();
+        let llm = test_support::fake_llm::spawn(fake.clone()).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("resources.db");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-resources"));
         cmd.args(["--db", db.to_str().unwrap(), "--http", "127.0.0.1:0"])
             .env("RUST_LOG", "info");
-        let (resources, addr, _) = support::spawn_listening(cmd, "mcp-resources");
+        let resources = support::spawn_listening(cmd, "mcp-resources");
+        let addr = resources.ready.clone();
         let url = support::fresh_database();
         let yaml = format!(
             "name: replica\nllm: {{model: gemini-2.5-flash}}\nmcp_servers:\n  - name: resources\n    url: http://{addr}\n\
@@ -283,8 +277,11 @@ async fn a_replica_killed_mid_turn_is_settled_by_another_after_its_lease() {
                 .await;
         })
     };
+    // Killed once the call's result is committed and the turn waits on
+    // the model (killed between the call and its commit, the approval
+    // would rightly be in_doubt: the store suite covers that rule).
     let deadline = Instant::now() + Duration::from_secs(10);
-    while r.resources() == 0 {
+    while approval_of(r.at(1), &id, &uuid).await["status"] != "executed" {
         assert!(Instant::now() < deadline, "the approved call never ran");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -307,15 +304,7 @@ async fn a_replica_killed_mid_turn_is_settled_by_another_after_its_lease() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
     assert_eq!(r.resources(), 1, "the call ran once, and not again");
-    let approval = settled["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find_map(|m| {
-            (m["tool_call"]["approval"]["uuid"] == uuid.as_str())
-                .then(|| m["tool_call"]["approval"].clone())
-        })
-        .unwrap();
+    let approval = approval_of(r.at(1), &id, &uuid).await;
     assert_eq!(approval["status"], "executed", "{approval}");
     assert!(settled["pending_approval"].is_null());
     // The conversation is usable again from the survivor.
@@ -462,4 +451,17 @@ async fn a_cancel_on_any_replica_stops_a_running_turn() {
         r.fake.set_latency(Duration::from_secs(30));
     }
     r.fake.set_latency(Duration::ZERO);
+}
+
+/// The approval `uuid` as conversation `id`'s messages show it.
+async fn approval_of(a: &Agent, id: &str, uuid: &str) -> Value {
+    let c = support::get_json(a, &format!("/conversations/{id}")).await;
+    c["conversation"]["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find_map(|m| {
+            (m["tool_call"]["approval"]["uuid"] == uuid).then(|| m["tool_call"]["approval"].clone())
+        })
+        .unwrap_or(Value::Null)
 }

@@ -9,10 +9,10 @@
 mod support;
 
 use serde_json::json;
-use server::fake_llm::FakeState;
 use server::llm::scripted::Rules;
 use std::path::{Path, PathBuf};
 use support::{Agent, post_json_as};
+use test_support::fake_llm::FakeState;
 
 const RULES: &str = r#"
 rules:
@@ -116,7 +116,7 @@ fn resources(db: &Path) -> Vec<String> {
 #[tokio::test]
 async fn the_seeds_multi_agent_configs_run_unchanged() {
     let fake = FakeState::new(Rules::parse(RULES).unwrap());
-    let base = server::fake_llm::spawn(fake.clone()).await.unwrap();
+    let base = test_support::fake_llm::spawn(fake.clone()).await.unwrap();
     let env = [
         ("GEMINI_API_KEY", "gm-seed-key"),
         ("GEMINI_BASE_URL", base.as_str()),

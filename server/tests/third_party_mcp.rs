@@ -7,9 +7,9 @@
 mod support;
 
 use serde_json::{Value, json};
-use server::fake_llm::FakeState;
 use server::llm::scripted::Rules;
 use support::{Agent, client, get_json, tool, write_config};
+use test_support::fake_llm::FakeState;
 
 const RULES: &str = r#"
 rules:
@@ -45,7 +45,7 @@ fn everything() -> std::path::PathBuf {
 #[tokio::test]
 async fn server_everything_works_beside_mcp_resources_with_gemini() {
     let fake = FakeState::new(Rules::parse(RULES).unwrap());
-    let base = server::fake_llm::spawn(fake.clone()).await.unwrap();
+    let base = test_support::fake_llm::spawn(fake.clone()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let yaml = format!(
         "llm: {{model: gemini-2.5-flash}}\nmcp_servers:\n  - name: everything\n    command: {}\n  - name: resources\n    command: {}\n    args: [--db, {}]\n",

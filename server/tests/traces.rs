@@ -235,7 +235,8 @@ async fn mcp_tool_calls_carry_the_trace_context() {
     )
     .arg("--http")
     .env("SEED_TRACE_LOG", &record);
-    let (mut seed, addr, _) = support::spawn_listening(cmd, "seed MCP server");
+    let mut seed = support::spawn_listening(cmd, "seed MCP server");
+    let addr = seed.ready.clone();
     let rules = dir.path().join("rules.yaml");
     std::fs::write(
         &rules,
@@ -272,6 +273,5 @@ async fn mcp_tool_calls_carry_the_trace_context() {
         (tool.trace_id.as_str(), tool.span_id.as_str()),
         "the MCP call is a child of the tool span"
     );
-    let _ = seed.kill();
-    let _ = seed.wait();
+    seed.kill9();
 }

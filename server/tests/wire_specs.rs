@@ -5,8 +5,8 @@
 mod support;
 
 use serde_json::{Value, json};
-use server::fake_llm::{Format, Recorded};
 use support::specs::check;
+use test_support::fake_llm::{Format, Recorded};
 
 fn rec(format: Format, body: Value, reply: Option<Value>) -> Recorded {
     Recorded {

@@ -5,9 +5,10 @@
 //! The requests go round-robin over the three, so drift on a busy machine
 //! touches all three alike; the rows print the added p50 beside the target.
 
-use super::{Agent, after_line, pct};
-use std::process::{Child, Command, Stdio};
+use super::{Agent, pct};
+use std::process::Command;
 use std::time::{Duration, Instant};
+use test_support::process::Process;
 
 /// The operator token of the tokens-mode agent (`BENCH_TOKEN`).
 pub const TOKEN: &str = "bench-operator-token-0123456789";
@@ -15,7 +16,7 @@ pub const TOKEN: &str = "bench-operator-token-0123456789";
 /// The test OpenID provider (`testdata/oidc`), when its packages are
 /// installed (`make setup-test`).
 struct Idp {
-    child: Child,
+    _process: Process,
     issuer: String,
 }
 
@@ -23,27 +24,19 @@ impl Idp {
     fn start() -> Option<Idp> {
         let script =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/oidc/provider.mjs");
-        let mut child = Command::new("node")
-            .arg(script)
-            .args(["--port", "0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .ok()?;
-        match after_line(child.stdout.take()?, "listening on ", 20) {
-            Some(issuer) => Some(Idp { child, issuer }),
-            None => {
-                let _ = child.kill();
-                None
-            }
-        }
-    }
-}
-
-impl Drop for Idp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let mut cmd = Command::new("node");
+        cmd.arg(script).args(["--port", "0"]);
+        let process = Process::try_start(
+            cmd,
+            "listening on ",
+            "the test OpenID provider",
+            Duration::from_secs(20),
+        )
+        .ok()?;
+        Some(Idp {
+            issuer: process.ready.clone(),
+            _process: process,
+        })
     }
 }
 

@@ -8,11 +8,10 @@ pub mod otlp;
 pub mod peer;
 pub mod specs;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
+pub use test_support::process::Process;
 
 /// Provider keys and base URLs: removed from every agent a test starts, so
 /// the developer's own environment never leaks into a test.
@@ -30,13 +29,11 @@ pub const PROVIDER_ENV: &[&str] = &[
     "OLLAMA_BASE_URL",
 ];
 
-/// A running `agent` process.
+/// A running `agent` process (the harness is `test_support::process`).
 pub struct Agent {
-    child: Child,
+    process: Process,
     /// `http://127.0.0.1:PORT`.
     pub base: String,
-    /// Everything the process wrote to stdout and stderr so far.
-    pub log: Arc<Mutex<String>>,
     pub config_path: PathBuf,
 }
 
@@ -111,11 +108,10 @@ impl Agent {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let (child, addr, log) = spawn_listening(cmd, "agent");
+        let process = Process::server(cmd, "agent");
         Agent {
-            child,
-            base: format!("http://{addr}"),
-            log,
+            base: format!("http://{}", process.ready),
+            process,
             config_path: config.to_path_buf(),
         }
     }
@@ -125,19 +121,12 @@ impl Agent {
     }
 
     pub fn log(&self) -> String {
-        self.log.lock().unwrap().clone()
+        self.process.log()
     }
 
     /// Waits until the log contains `needle` (log lines arrive asynchronously).
     pub fn wait_for_log(&self, needle: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            let log = self.log();
-            if log.contains(needle) || Instant::now() > deadline {
-                return log;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        self.process.wait_for_log(needle)
     }
 
     /// `kill -9`.
@@ -147,70 +136,25 @@ impl Agent {
 
     /// `kill -9`, keeping the handle (and its log) for a restart.
     pub fn kill9_in_place(&mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
+        self.process.kill9();
     }
 
     /// SIGTERM, then the exit status.
     pub fn terminate(mut self) -> std::process::ExitStatus {
-        let pid = self.child.id().to_string();
-        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "agent did not stop on SIGTERM");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        self.process.terminate(Duration::from_secs(10))
     }
 }
 
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts `cmd`, collects its stdout and stderr, and waits for the line
-/// `... listening on http://ADDR` (the agent's and the test OpenID
-/// provider's); returns the child, ADDR and the growing log.
-pub fn spawn_listening(mut cmd: Command, what: &str) -> (Child, String, Arc<Mutex<String>>) {
-    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("start {what}: {e}"));
-    let log = Arc::new(Mutex::new(String::new()));
-    let (tx, rx) = std::sync::mpsc::channel::<String>();
-    for stream in [
-        Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
-        Box::new(child.stderr.take().unwrap()),
-    ] {
-        let log = log.clone();
-        let tx = tx.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                if let Some(addr) = line.split("listening on http://").nth(1) {
-                    let _ = tx.send(addr.split_whitespace().next().unwrap_or("").to_string());
-                }
-                let mut l = log.lock().unwrap();
-                l.push_str(&line);
-                l.push('\n');
-            }
-        });
-    }
-    match rx.recv_timeout(Duration::from_secs(20)) {
-        Ok(a) => (child, a, log),
-        Err(_) => {
-            let _ = child.kill();
-            panic!("{what} did not start; log:\n{}", log.lock().unwrap());
-        }
-    }
+/// Starts a server that logs `listening on http://ADDR` (our binaries, the
+/// test OpenID provider) and waits for that line.
+pub fn spawn_listening(cmd: Command, what: &str) -> Process {
+    Process::server(cmd, what)
 }
 
 /// The test OpenID provider (`testdata/oidc`, the certified npm
 /// `oidc-provider`), on a free loopback port; stopped when dropped.
 pub struct OidcProvider {
-    child: Child,
+    _process: Process,
     /// The issuer, `http://127.0.0.1:PORT`.
     pub issuer: String,
 }
@@ -225,10 +169,10 @@ impl OidcProvider {
         if let Some(s) = client_secret {
             cmd.args(["--client-secret", s]);
         }
-        let (child, addr, _log) = spawn_listening(cmd, "the test OpenID provider");
+        let process = spawn_listening(cmd, "the test OpenID provider");
         OidcProvider {
-            child,
-            issuer: format!("http://{addr}"),
+            issuer: format!("http://{}", process.ready),
+            _process: process,
         }
     }
 
@@ -257,13 +201,6 @@ impl OidcProvider {
             .json()
             .await
             .unwrap()
-    }
-}
-
-impl Drop for OidcProvider {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

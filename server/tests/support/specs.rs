@@ -13,9 +13,9 @@
 //! their `required` lists (OpenAI-compatible servers leave many out).
 
 use serde_json::{Map, Value, json};
-use server::fake_llm::{Format, Recorded};
 use std::path::PathBuf;
 use std::sync::OnceLock;
+use test_support::fake_llm::{Format, Recorded};
 
 /// A request validator and a reply validator for one provider.
 struct Pair {

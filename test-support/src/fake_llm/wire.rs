@@ -7,10 +7,10 @@
 //! `Err` with the provider's own kind of message; the server answers it with
 //! HTTP 400 in the provider's error format.
 
-use crate::llm::names::is_wire_safe;
-use crate::llm::schema::gemini_rejected_key;
-use crate::llm::{ChatMessage, ChatResponse, ToolCallRequest, ToolResultMessage};
 use serde_json::{Value, json};
+use server::llm::names::is_wire_safe;
+use server::llm::schema::gemini_rejected_key;
+use server::llm::{ChatMessage, ChatResponse, ToolCallRequest, ToolResultMessage};
 
 /// The transcript plus the tool names offered.
 pub struct Parsed {

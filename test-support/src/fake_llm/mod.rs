@@ -10,13 +10,11 @@
 //! from scripted rules (the same engine as `scripted:` models, so a test's
 //! script reads like a user's), records every request for assertions, and
 //! can inject faults (an HTTP status for the next N requests, a delay).
-//! It is part of the library so that integration tests, Playwright (through
-//! the `fake-llm` binary) and `make bench` all use one implementation.
+//! It lives in the test-support crate, never in the shipped agent, and the
+//! integration tests and `make bench` all use this one implementation.
 
 pub mod wire;
 
-use crate::llm::scripted::Rules;
-use crate::llm::{ChatResponse, Usage};
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -24,6 +22,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Serialize;
 use serde_json::{Value, json};
+use server::llm::scripted::Rules;
+use server::llm::{ChatResponse, Usage};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -153,7 +153,7 @@ pub fn router(state: Arc<FakeState>) -> Router {
 
 /// Starts a fake on `127.0.0.1:0`; returns its base URL.
 pub async fn spawn(state: Arc<FakeState>) -> std::io::Result<String> {
-    let listener = crate::net::listen("127.0.0.1:0").await?;
+    let listener = server::net::listen("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     tokio::spawn(async move {
         use axum::serve::ListenerExt;
