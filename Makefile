@@ -101,6 +101,8 @@ e2e:
 
 ## bench: print the benchmark table (release build; takes a few minutes)
 bench: setup-test build
+	PGDIR=$$(mktemp -d /tmp/stopgo-pg.XXXXXX); trap 'scripts/pg.sh stop "$$PGDIR"' EXIT; \
+	export STOPGO_TEST_DATABASE_URL=$$(scripts/pg.sh start "$$PGDIR"); \
 	cargo bench -p server --bench agent
 
 ## fuzz: mcp-filesystem's resolver, tools and patch parser for FUZZ_SECONDS each (default 60)

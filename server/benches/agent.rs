@@ -18,7 +18,9 @@
 //! 6. mcp-filesystem: read_file, grep and glob beside `fs::read`, `rg`
 //!    and `find`, and the most memory one call takes ([`filesystem`]);
 //! 7. observability: turns and reads with an OTLP collector configured
-//!    versus without, and the page load of `/` in Chromium ([`observe`]).
+//!    versus without, and the page load of `/` in Chromium ([`observe`]);
+//! 8. PostgreSQL beside SQLite: turns, lists with 10,000 and 1,000,000
+//!    stored, 1,000 in flight over three replicas ([`replicas`]).
 
 #[path = "agent/auth.rs"]
 mod auth;
@@ -26,6 +28,8 @@ mod auth;
 mod filesystem;
 #[path = "agent/observe.rs"]
 mod observe;
+#[path = "agent/replicas.rs"]
+mod replicas;
 
 use server::llm::scripted::Rules;
 use std::process::{Command, Stdio};
@@ -103,6 +107,11 @@ impl Agent {
             process,
             _dir: dir,
         }
+    }
+
+    /// Its data directory.
+    fn data_dir(&self) -> std::path::PathBuf {
+        self._dir.path().join("data")
     }
 
     /// Peak resident set size (VmHWM) in MiB.
@@ -227,7 +236,7 @@ async fn main() {
         .build()
         .unwrap();
     let mut rows: Vec<(String, String, String)> = Vec::new();
-    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`): those rows alone.
+    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`, `pg`): those rows alone.
     let only = std::env::var("BENCH_ONLY").ok();
     let wants = |part: &str| only.as_deref().is_none_or(|o| o == part);
     if wants("core") {
@@ -253,6 +262,11 @@ async fn main() {
     // 7. Observability: traces on versus off, and the UI's page load.
     if wants("obs") {
         observe::rows(&http, &fake_base, &mut rows, quick).await;
+    }
+
+    // 8. PostgreSQL beside SQLite, and three replicas.
+    if wants("pg") {
+        replicas::rows(&http, &fake, &fake_base, &mut rows, quick).await;
     }
 
     println!(

@@ -27,9 +27,17 @@ pub struct EventRow {
     pub payload: String,
 }
 
-const APPEND: &str = "WITH h AS (UPDATE event_head SET seq = seq + 1 RETURNING seq) \
-     INSERT INTO events (seq, conversation_id, payload) \
-     SELECT h.seq, $1, $2::text::jsonb FROM h RETURNING seq";
+/// One statement appends a whole batch and wakes the listeners: the head
+/// moves by the batch's size (its row lock held to commit keeps `seq`
+/// order equal to visibility order), the rows take the numbers below it in
+/// their order, and the notification carries the newest.
+const APPEND: &str = "WITH batch AS ( \
+         SELECT c, p, o FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(c, p, o)), \
+     h AS (UPDATE event_head SET seq = seq + (SELECT count(*) FROM batch) RETURNING seq), \
+     ins AS (INSERT INTO events (seq, conversation_id, payload) \
+         SELECT h.seq - (SELECT count(*) FROM batch) + batch.o, batch.c, batch.p::jsonb \
+         FROM h, batch RETURNING seq) \
+     SELECT pg_notify('stopgo_events', max(seq)::text) FROM ins";
 const AFTER: &str = "SELECT seq, conversation_id, payload::text FROM events \
      WHERE seq > $1 ORDER BY seq LIMIT $2";
 const NEWEST: &str = "SELECT seq, conversation_id, payload FROM \
@@ -46,8 +54,8 @@ fn row(r: &postgres::Row) -> EventRow {
 }
 
 impl Pg {
-    /// Appends `events` (conversation, JSON) in order, in one transaction,
-    /// and wakes every replica's listener.
+    /// Appends `events` (conversation, JSON) in order, in one statement
+    /// (one round trip), and wakes every replica's listener.
     pub async fn append_events(
         &self,
         events: Vec<(Option<String>, String)>,
@@ -55,14 +63,11 @@ impl Pg {
         if events.is_empty() {
             return Ok(());
         }
+        let (conversations, payloads): (Vec<Option<String>>, Vec<String>) =
+            events.into_iter().unzip();
         self.on_conn(move |client, _| {
-            let mut tx = client.transaction()?;
-            let mut last = 0i64;
-            for (conversation, payload) in &events {
-                last = tx.query_one(APPEND, &[conversation, payload])?.get(0);
-            }
-            tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &last.to_string()])?;
-            tx.commit()
+            client.execute(APPEND, &[&conversations, &payloads])?;
+            Ok(())
         })
         .await
     }

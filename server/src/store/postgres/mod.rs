@@ -31,7 +31,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Schema versions, in order; index 0 creates version 1.
-const MIGRATIONS: &[&str] = &[include_str!("v1.sql"), include_str!("v2.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("v1.sql"),
+    include_str!("v2.sql"),
+    include_str!("v3.sql"),
+];
 /// The advisory lock migrations run under (any constant shared by replicas).
 const MIGRATION_LOCK: i64 = 0x5354_4f50_474f; // "STOPGO"
 /// How long startup waits for the database.
@@ -126,16 +130,15 @@ impl Pg {
     }
 
     /// Runs `f` on a pooled connection outside an explicit transaction
-    /// (each statement commits on its own): one round trip per statement.
+    /// (each statement commits on its own), with the connection's prepared
+    /// statements: one round trip per statement.
     async fn on_conn<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&mut postgres::Client, &leases::Leases) -> Result<T, postgres::Error>
-            + Send
-            + 'static,
+        F: FnOnce(&mut Cached<'_>, &leases::Leases) -> Result<T, postgres::Error> + Send + 'static,
     {
         let inner = self.inner.clone();
-        self.with_conn(move |conn| Ok(f(&mut conn.client, &inner.leases)?))
+        self.with_conn(move |conn| Ok(f(&mut Cached(conn), &inner.leases)?))
             .await
     }
 
@@ -208,6 +211,48 @@ pub fn verify_audit(
     in_transaction(&mut conn, false, key, &leases, |tx| {
         crate::store::audit::verify(tx, key)
     })
+}
+
+/// A connection whose statements are prepared once and reused (preparing
+/// is a round trip of its own).
+pub(super) struct Cached<'a>(&'a mut Conn);
+
+impl Cached<'_> {
+    fn prepared(&mut self, sql: &str) -> Result<postgres::Statement, postgres::Error> {
+        if let Some(s) = self.0.statements.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self.0.client.prepare(sql)?;
+        self.0.statements.insert(sql.to_string(), s.clone());
+        Ok(s)
+    }
+
+    pub(super) fn query(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<postgres::Row>, postgres::Error> {
+        let s = self.prepared(sql)?;
+        self.0.client.query(&s, params)
+    }
+
+    pub(super) fn query_opt(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Option<postgres::Row>, postgres::Error> {
+        let s = self.prepared(sql)?;
+        self.0.client.query_opt(&s, params)
+    }
+
+    pub(super) fn execute(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<u64, postgres::Error> {
+        let s = self.prepared(sql)?;
+        self.0.client.execute(&s, params)
+    }
 }
 
 /// Runs `f` between `BEGIN` and `COMMIT` (or `ROLLBACK`).

@@ -396,7 +396,10 @@ impl Tx for PgTx<'_> {
         Ok(page)
     }
     fn summary(&self) -> Result<Summary, StoreError> {
-        let rows = self.query("SELECT status, n FROM status_counts WHERE n != 0", &[])?;
+        let rows = self.query(
+            "SELECT status, sum(n)::BIGINT FROM status_counts GROUP BY status HAVING sum(n) != 0",
+            &[],
+        )?;
         let counts: Vec<(String, i64)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
         crate::store::conversations::summary_of(counts)
     }
