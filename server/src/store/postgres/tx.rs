@@ -98,8 +98,15 @@ impl<'a> PgTx<'a> {
             .first("SELECT seq, hash FROM audit_head FOR UPDATE", &[])?
             .ok_or_else(|| StoreError::Corrupt("the audit head row is missing".into()))?;
         let (mut seq, mut prev): (i64, String) = (head.get(0), head.get(1));
+        // The rows are hashed here (the key never leaves the process), then
+        // written with the new head in one statement: the head's lock is
+        // held for two round trips and the commit, however many rows.
+        let n = events.len();
+        let mut cols: [Vec<Option<String>>; 8] = Default::default();
+        let mut seqs = Vec::with_capacity(n);
         for e in events {
             seq += 1;
+            let details = audit::canonical(&e.details);
             let canonical = audit::canonical_row(
                 seq,
                 &e.at,
@@ -110,24 +117,51 @@ impl<'a> PgTx<'a> {
                 &e.details,
             );
             let hash = audit::chain_hash(self.key, &prev, &canonical);
-            self.exec(
-                "INSERT INTO audit (seq, at, actor, event, conversation_id, approval_uuid, details, prev_hash, hash) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                &[
-                    &seq,
-                    &e.at,
-                    &e.actor,
-                    &e.event,
-                    &e.conversation_id,
-                    &e.approval_uuid,
-                    &audit::canonical(&e.details),
-                    &prev,
-                    &hash,
-                ],
-            )?;
+            seqs.push(seq);
+            for (col, v) in cols.iter_mut().zip([
+                Some(e.at),
+                Some(e.actor),
+                Some(e.event),
+                e.conversation_id,
+                e.approval_uuid,
+                Some(details),
+                Some(prev),
+                Some(hash.clone()),
+            ]) {
+                col.push(v);
+            }
             prev = hash;
         }
-        self.exec("UPDATE audit_head SET seq = $1, hash = $2", &[&seq, &prev])?;
+        let [
+            at,
+            actor,
+            event,
+            conversation,
+            approval,
+            details,
+            prevs,
+            hashes,
+        ] = &cols;
+        self.exec(
+            "WITH rows AS (INSERT INTO audit \
+                 (seq, at, actor, event, conversation_id, approval_uuid, details, prev_hash, hash) \
+                 SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], \
+                                      $6::text[], $7::text[], $8::text[], $9::text[]) RETURNING 1) \
+             UPDATE audit_head SET seq = $10, hash = $11",
+            &[
+                &seqs,
+                at,
+                actor,
+                event,
+                conversation,
+                approval,
+                details,
+                prevs,
+                hashes,
+                &seq,
+                &prev,
+            ],
+        )?;
         Ok(())
     }
 
