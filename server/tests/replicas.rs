@@ -465,3 +465,74 @@ async fn approval_of(a: &Agent, id: &str, uuid: &str) -> Value {
         })
         .unwrap_or(Value::Null)
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a2a_subscribe_on_one_replica_follows_a_task_running_on_another() {
+    let r = Replicas::start(3).await;
+    r.fake.set_latency(Duration::from_millis(1500));
+    let (id, turn) = slow_turn(&r, 0).await;
+    // GetTask on another replica: working, not failed.
+    let got: Value = support::client()
+        .post(r.at(1).url("/a2a"))
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": id}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        got["result"]["status"]["state"], "TASK_STATE_WORKING",
+        "{got}"
+    );
+    let listed: Value = support::client()
+        .post(r.at(1).url("/a2a"))
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "ListTasks",
+            "params": {"status": "TASK_STATE_WORKING"}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let ids: Vec<&str> = listed["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["id"].as_str())
+        .collect();
+    assert_eq!(ids, [id.as_str()], "{listed}");
+    let resp = support::client()
+        .post(r.at(2).url("/a2a"))
+        .header("A2A-Version", "1.0")
+        .timeout(Duration::from_secs(20))
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 9, "method": "SubscribeToTask", "params": {"id": id}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    let text = tokio::time::timeout(Duration::from_secs(15), resp.text())
+        .await
+        .expect("the stream ends at the terminal state")
+        .unwrap();
+    let events: Vec<Value> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    assert_eq!(
+        events[0]["result"]["task"]["status"]["state"], "TASK_STATE_WORKING",
+        "{text}"
+    );
+    assert_eq!(
+        events.last().unwrap()["result"]["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED",
+        "{text}"
+    );
+    assert_eq!(turn.await.unwrap(), 200);
+    r.fake.set_latency(Duration::ZERO);
+}

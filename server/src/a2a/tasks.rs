@@ -542,7 +542,10 @@ async fn list_in_state(
         .map_err(|e| RpcError::internal(e.to_string()))?;
     let matching: Vec<_> = rows
         .into_iter()
-        .filter(|r| task_state(r.status, state.engine.is_busy(&r.id), r.answered) == wanted)
+        .filter(|r| {
+            let busy = state.engine.is_busy(&r.id) || (state.store.shared() && r.running);
+            task_state(r.status, busy, r.answered) == wanted
+        })
         .collect();
     let total = matching.len();
     let after_token: Vec<_> = matching.iter().filter(|r| r.seq < before).collect();

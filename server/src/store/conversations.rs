@@ -376,6 +376,8 @@ pub struct TaskRow {
     /// Whether its last non-empty user or assistant message is the
     /// assistant's; `None` when it has none.
     pub answered: Option<bool>,
+    /// A turn of it is running (on any replica).
+    pub running: bool,
 }
 
 /// [`TaskRow`]s of every conversation, newest first:
@@ -385,7 +387,7 @@ pub fn task_rows(conn: &Connection) -> Result<Vec<TaskRow>, StoreError> {
         "SELECT c.seq, c.id, c.status, \
              (SELECT m.role FROM messages m WHERE m.conversation_id = c.id \
                 AND m.role IN ('user', 'assistant') AND m.content != '' \
-                ORDER BY m.seq DESC LIMIT 1) \
+                ORDER BY m.seq DESC LIMIT 1), c.turn_running \
          FROM conversations c ORDER BY c.seq DESC",
     )?;
     let rows = stmt.query_map([], |r| {
@@ -394,11 +396,12 @@ pub fn task_rows(conn: &Connection) -> Result<Vec<TaskRow>, StoreError> {
             r.get::<_, String>(1)?,
             r.get::<_, String>(2)?,
             r.get::<_, Option<String>>(3)?,
+            r.get::<_, bool>(4)?,
         ))
     })?;
     rows.map(|row| {
-        let (seq, id, status, last) = row?;
-        TaskRow::decode(seq, id, status, last)
+        let (seq, id, status, last, running) = row?;
+        TaskRow::decode(seq, id, status, last, running)
     })
     .collect()
 }
@@ -410,12 +413,14 @@ impl TaskRow {
         id: String,
         status: String,
         last: Option<String>,
+        running: bool,
     ) -> Result<TaskRow, StoreError> {
         Ok(TaskRow {
             status: status_of(&id, &status)?,
             seq,
             id,
             answered: last.map(|r| r == "assistant"),
+            running,
         })
     }
 }

@@ -442,12 +442,12 @@ impl Tx for PgTx<'_> {
             "SELECT c.seq, c.id, c.status, \
                  (SELECT m.role FROM messages m WHERE m.conversation_id = c.id \
                     AND m.role IN ('user', 'assistant') AND m.content != '' \
-                    ORDER BY m.seq DESC LIMIT 1) \
+                    ORDER BY m.seq DESC LIMIT 1), c.turn_running \
              FROM conversations c ORDER BY c.seq DESC",
             &[],
         )?;
         rows.iter()
-            .map(|r| TaskRow::decode(r.get(0), r.get(1), r.get(2), r.get(3)))
+            .map(|r| TaskRow::decode(r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
             .collect()
     }
 
