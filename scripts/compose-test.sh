@@ -24,7 +24,13 @@ PROJECT=stopgo-test-$$
 compose() { podman-compose -p "$PROJECT" --profile chain --profile replicas "$@"; }
 say() { printf '==> %s\n' "$*"; }
 fail() { printf 'compose-test FAILED: %s\n' "$*" >&2; for c in agent-a agent-b agent mcp-resources mcp-filesystem postgres agent-1 agent-2 balancer; do echo "--- $c"; podman logs --tail 30 "${PROJECT}_${c}_1" 2>&1 || true; done; exit 1; }
-cleanup() { compose down -v >/dev/null 2>&1 || true; }
+# `down` can stop short (a missing image, a profile's service that never
+# started): whatever is left of this project is removed by name too.
+cleanup() {
+  compose down -v >/dev/null 2>&1 || true
+  podman ps -aq --filter "name=^${PROJECT}_" | xargs -r podman rm -f >/dev/null 2>&1 || true
+  podman volume ls -q --filter "name=^${PROJECT}_" | xargs -r podman volume rm >/dev/null 2>&1 || true
+}
 trap cleanup EXIT
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1"; }
 
