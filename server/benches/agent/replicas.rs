@@ -12,7 +12,7 @@
 //! - 1,000 conversations in flight on a 1 s model spread over three
 //!   replicas of one database: wall time and each replica's peak RSS.
 
-use super::{Agent, FakeState, load, pct, turns};
+use super::{Agent, FakeState, in_flight, load, pct, turns};
 use std::time::{Duration, Instant};
 
 type Rows = Vec<(String, String, String)>;
@@ -253,26 +253,7 @@ async fn in_flight_row(
         .map(|_| Agent::start_with(fake_base, false, &extra))
         .collect();
     fake.set_latency(Duration::from_secs(1));
-    let started = Instant::now();
-    let mut tasks = Vec::new();
-    for i in 0..1000 {
-        let http = http.clone();
-        let url = format!("{}/conversations", agents[i % 3].base);
-        tasks.push(tokio::spawn(async move {
-            http.post(url)
-                .json(&serde_json::json!({"message": "hi"}))
-                .send()
-                .await
-                .map(|r| r.status().as_u16())
-        }));
-    }
-    let mut ok = 0;
-    for t in tasks {
-        if let Ok(Ok(201)) = t.await {
-            ok += 1;
-        }
-    }
-    let wall = started.elapsed().as_secs_f64();
+    let (wall, ok) = in_flight(http, &agents).await;
     fake.set_latency(Duration::ZERO);
     rows.push((
         "1,000 in flight, 1 s model, 3 PostgreSQL replicas: wall (s)".into(),

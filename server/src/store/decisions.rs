@@ -88,7 +88,8 @@ impl Store {
     }
 
     /// Cancels a conversation: every pending or approved action is
-    /// cancelled (audited, its call answered), a running or paused pipeline
+    /// cancelled (audited, its call answered), any other call left without
+    /// a result is answered, a running or paused pipeline
     /// run stops, `note(n)` (n: actions cancelled) is appended and the
     /// conversation is `cancelled`. Returns n and the remote tasks that
     /// waited with those actions.
@@ -101,13 +102,22 @@ impl Store {
         let id = id.to_string();
         self.write(move |tx| {
             const WHY: &str = "the task was cancelled";
-            let cancelled = cancel_waiting(
-                tx,
-                &id,
-                Some(&by),
-                WHY,
-                "Cancelled: the task was cancelled before this action ran; it was not run.",
-            )?;
+            const NOT_RUN: &str =
+                "Cancelled: the task was cancelled before this action ran; it was not run.";
+            let cancelled = cancel_waiting(tx, &id, Some(&by), WHY, NOT_RUN)?;
+            // A turn stopped by the cancel may leave calls of its last step
+            // unanswered: they are answered too, so the next turn's
+            // transcript has a result for every call (one that had started
+            // may have taken effect).
+            for m in tx.messages(&id)? {
+                if m.is_unanswered_call() {
+                    let text = match m.started_at {
+                        Some(_) => super::recovery::IN_DOUBT_TEXT,
+                        None => NOT_RUN,
+                    };
+                    tx.set_result(&m.message.id, text, true)?;
+                }
+            }
             if let Some(mut ps) = tx.pipeline_state(&id)?
                 && matches!(ps.status, RunStatus::Running | RunStatus::Paused)
             {

@@ -450,3 +450,39 @@ async fn events_reach_every_replica_in_order_and_resume_anywhere() {
     bus_a.close();
     bus_b.close();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_answers_every_call_it_leaves_behind() {
+    for (kind, _guard, s) in stores().await {
+        // A pending approval, and a call of the stopped turn's last step.
+        let (c, approved_call, _uuid) = waiting(&s).await;
+        let call = |name: &str| NewMessage {
+            tool_call: Some(ToolCall {
+                name: name.into(),
+                arguments: serde_json::json!({}),
+                ..Default::default()
+            }),
+            ..NewMessage::text(Role::Tool, "")
+        };
+        let other = s
+            .append_message(c.clone(), call("list"))
+            .await
+            .unwrap()
+            .unwrap();
+        let (n, _) = s
+            .cancel_conversation(&c, op(), |n| format!("cancelled {n}"))
+            .await
+            .unwrap();
+        assert_eq!(n, 1, "{kind}");
+        let msgs = s.messages(&c).await.unwrap();
+        for id in [&approved_call, &other.id] {
+            let m = msgs.iter().find(|m| &m.message.id == id).unwrap();
+            assert!(!m.is_unanswered_call(), "{kind}: {id} left unanswered");
+            let result = m.message.tool_call.as_ref().and_then(|t| t.result.clone());
+            assert!(
+                result.as_deref().is_some_and(|r| r.contains("not run")),
+                "{kind}: {result:?}"
+            );
+        }
+    }
+}
