@@ -24,7 +24,7 @@ fn start() -> Conf {
         .arg(&cfg)
         .arg("--a2a-conformance")
         .env("RUST_LOG", "info");
-    let process = support::spawn_listening(cmd, "agent --a2a-conformance");
+    let process = support::Process::server(cmd, "agent --a2a-conformance");
     Conf {
         base: format!("http://{}", process.ready),
         _process: process,

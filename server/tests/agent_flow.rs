@@ -67,7 +67,7 @@ impl HttpResources {
     fn start(db: &std::path::Path) -> HttpResources {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-resources"));
         cmd.args(["--http", "127.0.0.1:0", "--db"]).arg(db);
-        let process = support::spawn_listening(cmd, "mcp-resources --http");
+        let process = support::Process::server(cmd, "mcp-resources --http");
         HttpResources {
             url: format!("http://{}", process.ready),
             _process: process,

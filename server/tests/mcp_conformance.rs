@@ -126,7 +126,7 @@ fn mcp_filesystem_passes_the_protocol_scenarios() {
     cmd.arg("--config")
         .arg(&config)
         .args(["--http", "127.0.0.1:0"]);
-    let server = support::spawn_listening(cmd, "mcp-filesystem");
+    let server = support::Process::server(cmd, "mcp-filesystem");
     let addr = &server.ready;
     check(
         "mcp-filesystem",
@@ -148,7 +148,7 @@ fn mcp_resources_passes_the_protocol_scenarios() {
     cmd.arg("--db")
         .arg(tmp.path().join("resources.db"))
         .args(["--http", "127.0.0.1:0"]);
-    let server = support::spawn_listening(cmd, "mcp-resources");
+    let server = support::Process::server(cmd, "mcp-resources");
     let addr = &server.ready;
     check(
         "mcp-resources",

@@ -31,7 +31,7 @@ impl HttpSeed {
             cmd.env(k, v);
         }
         cmd.arg(script()).arg("--http");
-        let process = support::spawn_listening(cmd, "the seed MCP server");
+        let process = support::Process::server(cmd, "the seed MCP server");
         HttpSeed {
             url: format!("http://{}", process.ready),
             _process: process,

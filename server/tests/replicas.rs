@@ -45,9 +45,9 @@ impl Replicas {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-resources"));
         cmd.args(["--db", db.to_str().unwrap(), "--http", "127.0.0.1:0"])
             .env("RUST_LOG", "info");
-        let resources = support::spawn_listening(cmd, "mcp-resources");
+        let resources = support::Process::server(cmd, "mcp-resources");
         let addr = resources.ready.clone();
-        let url = support::fresh_database();
+        let url = test_support::postgres::fresh_database("r");
         let yaml = format!(
             "name: replica\nllm: {{model: gemini-2.5-flash}}\nmcp_servers:\n  - name: resources\n    url: http://{addr}\n\
              store:\n  backend: postgres\n  url: \"{url}\"\n  lease_seconds: 3\n"

@@ -235,7 +235,7 @@ async fn mcp_tool_calls_carry_the_trace_context() {
     )
     .arg("--http")
     .env("SEED_TRACE_LOG", &record);
-    let mut seed = support::spawn_listening(cmd, "seed MCP server");
+    let mut seed = support::Process::server(cmd, "seed MCP server");
     let addr = seed.ready.clone();
     let rules = dir.path().join("rules.yaml");
     std::fs::write(

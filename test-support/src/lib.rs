@@ -2,7 +2,9 @@
 //! library (a dev-dependency of `server`):
 //! - [`fake_llm`]: a fake LLM provider speaking the three wire formats;
 //! - [`process`]: the one harness that starts a binary, waits for its
-//!   ready line, captures its log and kills it.
+//!   ready line, captures its log and kills it;
+//! - [`postgres`]: a fresh database in the throwaway test cluster.
 
 pub mod fake_llm;
+pub mod postgres;
 pub mod process;

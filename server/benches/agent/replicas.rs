@@ -22,21 +22,6 @@ fn on_postgres(url: &str) -> String {
     format!("store:\n  backend: postgres\n  url: \"{url}\"\n  max_connections: 32\n")
 }
 
-/// A fresh database in the cluster at `admin`.
-fn database(admin: &str) -> String {
-    let name = format!("bench_{}", uuid::Uuid::new_v4().simple());
-    let admin = admin.to_string();
-    std::thread::spawn(move || {
-        let mut c = postgres::Client::connect(&admin, postgres::NoTls).expect("the bench cluster");
-        c.batch_execute(&format!("CREATE DATABASE {name}"))
-            .expect("create the bench database");
-        let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(&admin);
-        format!("{base}/{name}")
-    })
-    .join()
-    .expect("create the bench database")
-}
-
 pub async fn rows(
     http: &reqwest::Client,
     fake: &FakeState,
@@ -44,33 +29,27 @@ pub async fn rows(
     rows: &mut Rows,
     quick: bool,
 ) {
-    let Ok(admin) = std::env::var("STOPGO_TEST_DATABASE_URL") else {
+    if std::env::var("STOPGO_TEST_DATABASE_URL").is_err() {
         rows.push((
             "PostgreSQL rows".into(),
             "skipped".into(),
             "set STOPGO_TEST_DATABASE_URL".into(),
         ));
         return;
-    };
+    }
     fake.set_latency(Duration::ZERO);
-    turn_rows(http, fake_base, &admin, rows, quick).await;
-    list_rows(http, fake_base, &admin, rows, quick).await;
-    in_flight_row(http, fake, fake_base, &admin, rows).await;
+    turn_rows(http, fake_base, rows, quick).await;
+    list_rows(http, fake_base, rows, quick).await;
+    in_flight_row(http, fake, fake_base, rows).await;
     fake.set_latency(Duration::ZERO);
 }
 
-async fn turn_rows(
-    http: &reqwest::Client,
-    fake_base: &str,
-    admin: &str,
-    rows: &mut Rows,
-    quick: bool,
-) {
+async fn turn_rows(http: &reqwest::Client, fake_base: &str, rows: &mut Rows, quick: bool) {
     let (n1, n32) = if quick { (100, 1000) } else { (400, 4000) };
     let mut measured = Vec::new();
     for backend in ["sqlite", "postgres"] {
         let extra = match backend {
-            "postgres" => on_postgres(&database(admin)),
+            "postgres" => on_postgres(&test_support::postgres::fresh_database("bench")),
             _ => String::new(),
         };
         let agent = Agent::start_with(fake_base, true, &extra);
@@ -175,13 +154,7 @@ async fn gets(http: &reqwest::Client, url: String, n: usize) -> Vec<Duration> {
     lat
 }
 
-async fn list_rows(
-    http: &reqwest::Client,
-    fake_base: &str,
-    admin: &str,
-    rows: &mut Rows,
-    quick: bool,
-) {
+async fn list_rows(http: &reqwest::Client, fake_base: &str, rows: &mut Rows, quick: bool) {
     let sizes: [usize; 2] = if quick {
         [10_000, 100_000]
     } else {
@@ -190,7 +163,7 @@ async fn list_rows(
     let long = if quick { 200 } else { 2000 };
     let n = if quick { 1000 } else { 3000 };
     for backend in ["sqlite", "postgres"] {
-        let url = database(admin);
+        let url = test_support::postgres::fresh_database("bench");
         let extra = match backend {
             "postgres" => on_postgres(&url),
             _ => String::new(),
@@ -241,14 +214,8 @@ async fn list_rows(
     }
 }
 
-async fn in_flight_row(
-    http: &reqwest::Client,
-    fake: &FakeState,
-    fake_base: &str,
-    admin: &str,
-    rows: &mut Rows,
-) {
-    let extra = on_postgres(&database(admin));
+async fn in_flight_row(http: &reqwest::Client, fake: &FakeState, fake_base: &str, rows: &mut Rows) {
+    let extra = on_postgres(&test_support::postgres::fresh_database("bench"));
     let agents: Vec<Agent> = (0..3)
         .map(|_| Agent::start_with(fake_base, false, &extra))
         .collect();

@@ -12,7 +12,6 @@
 //!   minutes.
 
 use super::Engine;
-use app::models::ConversationStatus;
 use std::time::Duration;
 
 /// Event rows kept for `Last-Event-ID` catch-up.
@@ -75,7 +74,7 @@ impl Engine {
             crate::metrics::get().approvals_ended("in_doubt", swept.in_doubt);
             if !swept.resume {
                 swept.lease.release().await;
-                self.emit_status(&id, None::<ConversationStatus>, false);
+                self.emit_status(&id, None, false);
                 continue;
             }
             match self.inner.locks.try_lock(&id) {

@@ -42,7 +42,13 @@ pub fn insert(conn: &Connection, session_id: &str) -> Result<Conversation, Store
     conn.prepare_cached("INSERT INTO conversations (id, session_id, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)")?
         .execute(params![id, session_id, ConversationStatus::Active.as_str(), ts],
     )?;
-    Ok(Conversation {
+    Ok(fresh(id, session_id, ts))
+}
+
+/// A conversation just inserted (`id`, `session_id`, at `ts`), as both
+/// backends return it.
+pub(in crate::store) fn fresh(id: String, session_id: &str, ts: String) -> Conversation {
+    Conversation {
         id,
         session_id: session_id.to_string(),
         status: ConversationStatus::Active,
@@ -53,7 +59,7 @@ pub fn insert(conn: &Connection, session_id: &str) -> Result<Conversation, Store
         created_at: ts.clone(),
         updated_at: ts,
         running: false,
-    })
+    }
 }
 
 /// Records the A2A context id a client chose for a conversation.

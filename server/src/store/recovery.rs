@@ -70,6 +70,8 @@ impl Store {
 /// many approvals became `in_doubt`.
 pub(super) fn recover_one(tx: &dyn Tx, id: &str) -> Result<(bool, u64), StoreError> {
     let in_doubt = settle_executing(tx, tx.approvals_of(id, ApprovalStatus::Executing)?)?;
+    // The running turns (an index of the few): cheaper than reading the
+    // conversation with its messages.
     let running = tx.running()?.iter().any(|r| r == id);
     let resume = !tx.approvals_of(id, ApprovalStatus::Approved)?.is_empty()
         || (running && forwards_a_rejection(tx, id)?);

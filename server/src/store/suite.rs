@@ -20,21 +20,9 @@ async fn stores() -> Vec<(&'static str, Box<dyn std::any::Any + Send>, Store)> {
 
 /// A fresh database in the test cluster: its URL.
 async fn pg_database() -> String {
-    let admin = std::env::var("STOPGO_TEST_DATABASE_URL").unwrap_or_else(|_| {
-        panic!(
-            "STOPGO_TEST_DATABASE_URL is not set: `make unit` starts a throwaway PostgreSQL \
-             (scripts/pg.sh start DIR prints the URL to set)"
-        )
-    });
-    let name = format!("t_{}", uuid::Uuid::new_v4().simple());
-    tokio::task::spawn_blocking(move || {
-        let mut c = ::postgres::Client::connect(&admin, ::postgres::NoTls).unwrap();
-        c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
-        let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(&admin);
-        format!("{base}/{name}")
-    })
-    .await
-    .unwrap()
+    tokio::task::spawn_blocking(|| test_support::postgres::fresh_database("t"))
+        .await
+        .unwrap()
 }
 
 /// One replica's store on the database at `url`.

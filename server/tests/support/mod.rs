@@ -65,29 +65,11 @@ pub fn write_config(dir: &Path, data_dir: &Path, yaml: &str) -> PathBuf {
     {
         full.push_str(&format!(
             "\nstore:\n  backend: postgres\n  url: \"{}\"\n  lease_seconds: 3\n",
-            fresh_database()
+            test_support::postgres::fresh_database("t")
         ));
     }
     std::fs::write(&path, full).unwrap();
     path
-}
-
-/// A fresh database in the test cluster (`STOPGO_TEST_DATABASE_URL`): its URL.
-pub fn fresh_database() -> String {
-    let admin = std::env::var("STOPGO_TEST_DATABASE_URL").expect(
-        "STOPGO_TEST_DATABASE_URL is not set: `make unit` starts a throwaway PostgreSQL \
-         (scripts/pg.sh start DIR prints the URL to set)",
-    );
-    let name = format!("t_{}", uuid::Uuid::new_v4().simple());
-    // The synchronous client must not run on an async worker.
-    std::thread::spawn(move || {
-        let mut c = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
-        c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
-        let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(&admin);
-        format!("{base}/{name}")
-    })
-    .join()
-    .unwrap()
 }
 
 impl Agent {
@@ -145,12 +127,6 @@ impl Agent {
     }
 }
 
-/// Starts a server that logs `listening on http://ADDR` (our binaries, the
-/// test OpenID provider) and waits for that line.
-pub fn spawn_listening(cmd: Command, what: &str) -> Process {
-    Process::server(cmd, what)
-}
-
 /// The test OpenID provider (`testdata/oidc`, the certified npm
 /// `oidc-provider`), on a free loopback port; stopped when dropped.
 pub struct OidcProvider {
@@ -169,7 +145,7 @@ impl OidcProvider {
         if let Some(s) = client_secret {
             cmd.args(["--client-secret", s]);
         }
-        let process = spawn_listening(cmd, "the test OpenID provider");
+        let process = Process::server(cmd, "the test OpenID provider");
         OidcProvider {
             issuer: format!("http://{}", process.ready),
             _process: process,

@@ -308,18 +308,7 @@ impl Tx for PgTx<'_> {
             "INSERT INTO conversations (id, session_id, status, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)",
             &[&id, &session_id, &ConversationStatus::Active.as_str(), &ts],
         )?;
-        Ok(Conversation {
-            id,
-            session_id: session_id.to_string(),
-            status: ConversationStatus::Active,
-            messages: Vec::new(),
-            pending_approval: None,
-            pipeline_state: None,
-            context_id: None,
-            created_at: ts.clone(),
-            updated_at: ts,
-            running: false,
-        })
+        Ok(crate::store::conversations::fresh(id, session_id, ts))
     }
     fn set_requester(&self, id: &str, name: &str, session: &str) -> Result<(), StoreError> {
         self.exec(

@@ -1,0 +1,28 @@
+//! A fresh database in the throwaway test cluster (`make unit` and
+//! `make bench` start one with `scripts/pg.sh` and name it in
+//! `STOPGO_TEST_DATABASE_URL`), for the store suite, the integration tests
+//! and the bench alike.
+
+/// Creates a database with a fresh name in the cluster and returns its URL.
+/// Panics with the way to get a cluster when `STOPGO_TEST_DATABASE_URL` is
+/// not set. Runs the synchronous client on a thread of its own, so it may
+/// be called from async code.
+pub fn fresh_database(prefix: &str) -> String {
+    let admin = std::env::var("STOPGO_TEST_DATABASE_URL").unwrap_or_else(|_| {
+        panic!(
+            "STOPGO_TEST_DATABASE_URL is not set: `make unit` starts a throwaway PostgreSQL \
+             (scripts/pg.sh start DIR prints the URL to set)"
+        )
+    });
+    let name = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
+    std::thread::spawn(move || {
+        let mut c = postgres::Client::connect(&admin, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("cannot reach the test cluster: {e}"));
+        c.batch_execute(&format!("CREATE DATABASE {name}"))
+            .unwrap_or_else(|e| panic!("cannot create {name}: {e}"));
+        let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(&admin);
+        format!("{base}/{name}")
+    })
+    .join()
+    .unwrap_or_else(|_| panic!("creating a test database failed"))
+}
