@@ -236,7 +236,7 @@ async fn main() {
         .build()
         .unwrap();
     let mut rows: Vec<(String, String, String)> = Vec::new();
-    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`, `pg`): those rows alone.
+    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`, `pg`; `pgturns`: the turn rows of `pg`): those rows alone.
     let only = std::env::var("BENCH_ONLY").ok();
     let wants = |part: &str| only.as_deref().is_none_or(|o| o == part);
     if wants("core") {
@@ -265,7 +265,7 @@ async fn main() {
     }
 
     // 8. PostgreSQL beside SQLite, and three replicas.
-    if wants("pg") {
+    if wants("pg") || wants("pgturns") {
         replicas::rows(&http, &fake, &fake_base, &mut rows, quick).await;
     }
 

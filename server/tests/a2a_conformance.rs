@@ -163,3 +163,79 @@ async fn the_tck_behaviours_are_served_by_prefix() {
     .await;
     assert_eq!(push["error"]["code"], -32003);
 }
+
+/// `ListTasks` with a status filter pages through the matching tasks only,
+/// newest first, and `totalSize` counts them (an index and a kept count
+/// serve it, whatever else is stored).
+#[tokio::test]
+async fn list_tasks_filters_by_state_and_pages() {
+    let c = start();
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let done = rpc(&c, "SendMessage", send(&format!("list-filter-{i}"))).await;
+        assert_eq!(
+            done["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+            "{done}"
+        );
+        ids.push(done["result"]["task"]["id"].as_str().unwrap().to_string());
+    }
+    ids.reverse();
+    let first = rpc(
+        &c,
+        "ListTasks",
+        json!({"status": "TASK_STATE_COMPLETED", "pageSize": 2}),
+    )
+    .await;
+    let r = &first["result"];
+    let page: Vec<&str> = r["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(page, [ids[0].as_str(), ids[1].as_str()], "{first}");
+    assert_eq!(r["totalSize"], 3, "{first}");
+    let token = r["nextPageToken"].as_str().unwrap();
+    assert!(!token.is_empty(), "{first}");
+    let rest = rpc(
+        &c,
+        "ListTasks",
+        json!({"status": "TASK_STATE_COMPLETED", "pageSize": 2, "pageToken": token}),
+    )
+    .await;
+    assert_eq!(rest["result"]["tasks"][0]["id"], ids[2].as_str(), "{rest}");
+    assert_eq!(
+        rest["result"]["tasks"].as_array().unwrap().len(),
+        1,
+        "{rest}"
+    );
+    assert_eq!(rest["result"]["nextPageToken"], "", "{rest}");
+    let none = rpc(
+        &c,
+        "ListTasks",
+        json!({"status": "TASK_STATE_INPUT_REQUIRED"}),
+    )
+    .await;
+    assert_eq!(none["result"]["tasks"], json!([]), "{none}");
+    assert_eq!(none["result"]["totalSize"], 0, "{none}");
+    let w = rpc(&c, "SendMessage", send("tck-input-required-list")).await;
+    let waiting = rpc(
+        &c,
+        "ListTasks",
+        json!({"status": "TASK_STATE_INPUT_REQUIRED"}),
+    )
+    .await;
+    assert_eq!(waiting["result"]["totalSize"], 1, "{waiting}");
+    assert_eq!(
+        waiting["result"]["tasks"][0]["id"], w["result"]["task"]["id"],
+        "{waiting}"
+    );
+    // A token this server never issued is refused, naming it.
+    let bad = rpc(
+        &c,
+        "ListTasks",
+        json!({"status": "TASK_STATE_COMPLETED", "pageToken": "nope"}),
+    )
+    .await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+}

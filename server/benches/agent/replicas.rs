@@ -39,6 +39,9 @@ pub async fn rows(
     }
     fake.set_latency(Duration::ZERO);
     turn_rows(http, fake_base, rows, quick).await;
+    if std::env::var("BENCH_ONLY").is_ok_and(|o| o == "pgturns") {
+        return;
+    }
     list_rows(http, fake_base, rows, quick).await;
     in_flight_row(http, fake, fake_base, rows).await;
     fake.set_latency(Duration::ZERO);

@@ -44,6 +44,18 @@ pub fn task_state(status: ConversationStatus, busy: bool, answered: Option<bool>
     }
 }
 
+/// How the `task_state` column names a state (the stored rule above).
+fn stored_state(s: TaskState) -> &'static str {
+    match s {
+        TaskState::Submitted => "submitted",
+        TaskState::Working => "working",
+        TaskState::InputRequired => "input-required",
+        TaskState::Completed => "completed",
+        TaskState::Failed => "failed",
+        TaskState::Canceled => "canceled",
+    }
+}
+
 /// The task view of a conversation. `history`: keep the last N messages.
 pub fn view(c: &Conversation, busy: bool, history: Option<usize>) -> TaskView {
     let talk: Vec<&app::models::Message> = c
@@ -514,12 +526,12 @@ pub async fn list(state: &AppState, params: &Value, d: Dialect) -> Result<Value,
     }))
 }
 
-/// `ListTasks` with a status filter. A task's state is derived (from the
-/// conversation's status, its messages and whether a turn runs), so the
-/// filter runs over one light row per conversation rather than in SQL;
-/// `totalSize` counts the matching tasks, and pages hold `page_size` of
-/// them (the token is the position after the last one, as without a
-/// filter).
+/// `ListTasks` with a status filter. A task's state is derived from its
+/// conversation's status, whether a turn runs and who spoke last; the row
+/// keeps it as a generated column (same rule as [`task_state`]) with an
+/// index and a kept count, so a page costs the same however many tasks
+/// are stored. `totalSize` counts the matching tasks; the token is the
+/// position after the last one, as without a filter.
 async fn list_in_state(
     state: &AppState,
     wanted: TaskState,
@@ -535,37 +547,33 @@ async fn list_in_state(
             ))
         })?,
     };
-    let rows = state
+    let limit = u32::try_from(page_size)
+        .unwrap_or(u32::MAX)
+        .saturating_add(1);
+    let found = state
         .store
-        .task_rows()
+        .tasks_in_state(stored_state(wanted), before, limit)
         .await
         .map_err(|e| RpcError::internal(e.to_string()))?;
-    let matching: Vec<_> = rows
-        .into_iter()
-        .filter(|r| {
-            let busy = state.engine.is_busy(&r.id) || (state.store.shared() && r.running);
-            task_state(r.status, busy, r.answered) == wanted
-        })
-        .collect();
-    let total = matching.len();
-    let after_token: Vec<_> = matching.iter().filter(|r| r.seq < before).collect();
+    let more = found.page.len() > page_size;
     let mut tasks = Vec::new();
     let mut last = None;
-    for r in after_token.iter().take(page_size) {
-        // A conversation deleted since the scan is skipped.
+    for (seq, id) in found.page.into_iter().take(page_size) {
+        // A conversation deleted since the page was read is skipped.
         if let Some(c) = state
             .store
-            .get_conversation(r.id.clone())
+            .get_conversation(id)
             .await
             .map_err(|e| RpcError::internal(e.to_string()))?
         {
             tasks.push(render(&c).1);
         }
-        last = Some(r.seq);
+        last = Some(seq);
     }
     let next = match last {
-        Some(seq) if after_token.len() > page_size => seq.to_string(),
+        Some(seq) if more => seq.to_string(),
         _ => String::new(),
     };
+    let total = found.total;
     Ok(json!({"tasks": tasks, "nextPageToken": next, "pageSize": page_size, "totalSize": total}))
 }

@@ -10,6 +10,8 @@
 //!   waiting; the others' leases are released.
 //! - **Event rows** beyond the newest 100,000 are deleted every few
 //!   minutes.
+//! - **Task counts**: the deltas the turns left are folded into the kept
+//!   totals on every beat (by one replica at a time).
 
 use super::Engine;
 use std::time::Duration;
@@ -33,6 +35,9 @@ impl Engine {
                 n += 1;
                 engine.heartbeat().await;
                 engine.sweep().await;
+                if let Err(e) = engine.inner.store.fold_task_counts().await {
+                    tracing::warn!(error = %e, "could not fold the task counts");
+                }
                 if n.is_multiple_of(PRUNE_EVERY)
                     && let Err(e) = engine.inner.store.prune_events(EVENTS_KEPT).await
                 {

@@ -170,7 +170,7 @@ impl Store {
     /// One approval by its uuid.
     pub async fn approval(&self, uuid: &str) -> Result<Option<Approval>, StoreError> {
         let uuid = uuid.to_string();
-        self.read(move |tx| tx.approval(&uuid)).await
+        self.read_one(move |tx| tx.approval(&uuid)).await
     }
 
     /// The newest approval of a call.
@@ -179,7 +179,7 @@ impl Store {
         message_id: &str,
     ) -> Result<Option<Approval>, StoreError> {
         let mid = message_id.to_string();
-        self.read(move |tx| tx.approval_for_message(&mid)).await
+        self.read_one(move |tx| tx.approval_for_message(&mid)).await
     }
 
     /// The first of these calls whose approval was rejected or cancelled.

@@ -373,62 +373,41 @@ pub(in crate::store) fn summary_of(counts: Vec<(String, i64)>) -> Result<Summary
     Ok(s)
 }
 
-/// What an A2A task's state is derived from, for one conversation.
-#[derive(Clone, Debug)]
-pub struct TaskRow {
-    pub seq: i64,
-    pub id: String,
-    pub status: ConversationStatus,
-    /// Whether its last non-empty user or assistant message is the
-    /// assistant's; `None` when it has none.
-    pub answered: Option<bool>,
-    /// A turn of it is running (on any replica).
-    pub running: bool,
-}
-
-/// [`TaskRow`]s of every conversation, newest first:
-/// one light row each (no messages), for filtering tasks by derived state.
-pub fn task_rows(conn: &Connection) -> Result<Vec<TaskRow>, StoreError> {
+/// One page of the conversations whose A2A task is in `state` (the
+/// generated `task_state` column), newest first from before `before`, and
+/// how many there are in all (kept by triggers).
+pub fn tasks_in_state(
+    conn: &Connection,
+    state: &str,
+    before: i64,
+    limit: u32,
+) -> Result<TasksInState, StoreError> {
     let mut stmt = conn.prepare_cached(
-        "SELECT c.seq, c.id, c.status, \
-             (SELECT m.role FROM messages m WHERE m.conversation_id = c.id \
-                AND m.role IN ('user', 'assistant') AND m.content != '' \
-                ORDER BY m.seq DESC LIMIT 1), c.turn_running \
-         FROM conversations c ORDER BY c.seq DESC",
+        "SELECT seq, id FROM conversations WHERE task_state = ?1 AND seq < ?2 \
+         ORDER BY seq DESC LIMIT ?3",
     )?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, Option<String>>(3)?,
-            r.get::<_, bool>(4)?,
-        ))
-    })?;
-    rows.map(|row| {
-        let (seq, id, status, last, running) = row?;
-        TaskRow::decode(seq, id, status, last, running)
+    let page = stmt
+        .query_map(params![state, before, limit], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?
+        .collect::<rusqlite::Result<Vec<(i64, String)>>>()?;
+    let total: i64 = conn
+        .prepare_cached("SELECT n FROM task_counts WHERE state = ?1")?
+        .query_row(params![state], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0);
+    Ok(TasksInState {
+        page,
+        total: total.max(0) as u64,
     })
-    .collect()
 }
 
-impl TaskRow {
-    /// From its columns: `last` is the role of the newest message with text.
-    pub(in crate::store) fn decode(
-        seq: i64,
-        id: String,
-        status: String,
-        last: Option<String>,
-        running: bool,
-    ) -> Result<TaskRow, StoreError> {
-        Ok(TaskRow {
-            status: status_of(&id, &status)?,
-            seq,
-            id,
-            answered: last.map(|r| r == "assistant"),
-            running,
-        })
-    }
+/// A page of tasks in one state: `(seq, id)` newest first, and the count
+/// of all of them.
+#[derive(Clone, Debug, Default)]
+pub struct TasksInState {
+    pub page: Vec<(i64, String)>,
+    pub total: u64,
 }
 
 /// Maps a conversation row (without messages). The inner result carries

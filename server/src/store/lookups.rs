@@ -1,7 +1,7 @@
 //! Small reads and writes of the API and A2A layers: whether a
-//! conversation exists, who created it, its A2A context, task rows.
+//! conversation exists, who created it, its A2A context, tasks by state.
 
-use super::conversations::TaskRow;
+use super::conversations::TasksInState;
 use super::{Store, StoreError};
 
 impl Store {
@@ -29,8 +29,26 @@ impl Store {
         self.read(move |tx| tx.by_context(&cid)).await
     }
 
-    /// One light row per conversation, newest first (a scan).
-    pub async fn task_rows(&self) -> Result<Vec<TaskRow>, StoreError> {
-        self.read_long(|tx| tx.task_rows()).await
+    /// A page of the conversations whose A2A task is in `state`, newest
+    /// first from before `before`, and the count of all of them (one
+    /// snapshot; an index and a kept count, whatever is stored).
+    pub async fn tasks_in_state(
+        &self,
+        state: &str,
+        before: i64,
+        limit: u32,
+    ) -> Result<TasksInState, StoreError> {
+        let state = state.to_string();
+        self.read(move |tx| tx.tasks_in_state(&state, before, limit))
+            .await
+    }
+
+    /// Folds the task-count deltas of several replicas into the kept
+    /// counts (PostgreSQL; a no-op on SQLite, whose triggers keep them).
+    pub async fn fold_task_counts(&self) -> Result<u64, StoreError> {
+        match &self.backend {
+            super::Backend::Sqlite(_) => Ok(0),
+            super::Backend::Postgres(pg) => pg.fold_task_counts().await,
+        }
     }
 }

@@ -92,6 +92,7 @@ pub fn append(
         .prepare_cached(
             "UPDATE conversations SET updated_at = ?2, message_count = message_count + 1, \
              last_role = COALESCE(?4, last_role), last_content = COALESCE(?5, last_content), \
+             last_talk = CASE WHEN ?4 IN ('user', 'assistant') THEN ?4 ELSE last_talk END, \
              title = COALESCE(title, CASE WHEN ?3 = 'user' THEN ?5 END) WHERE id = ?1",
         )?
         .execute(params![

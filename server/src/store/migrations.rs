@@ -173,6 +173,43 @@ const MIGRATIONS: &[&str] = &[
         UPDATE status_counts SET n = n - 1 WHERE status = old.status;
     END;
     "#,
+    // 9: the A2A task state, derived in the row (a generated column, the
+    // same rule as `a2a::tasks::task_state`) from the status, the running
+    // flag and the role of the newest user or assistant message with text
+    // (`last_talk`, kept by `append`); indexed, and counted by triggers,
+    // so `ListTasks` with a status filter reads one page and one count.
+    r#"
+    ALTER TABLE conversations ADD COLUMN last_talk TEXT;
+    UPDATE conversations SET last_talk = (SELECT m.role FROM messages m
+        WHERE m.conversation_id = conversations.id AND m.role IN ('user', 'assistant')
+          AND m.content != '' ORDER BY m.seq DESC LIMIT 1);
+    ALTER TABLE conversations ADD COLUMN task_state TEXT GENERATED ALWAYS AS (
+        CASE
+            WHEN turn_running THEN 'working'
+            WHEN status = 'waiting_approval' THEN 'input-required'
+            WHEN status = 'failed' THEN 'failed'
+            WHEN status = 'cancelled' THEN 'canceled'
+            WHEN last_talk IS NULL THEN 'submitted'
+            WHEN last_talk = 'assistant' THEN 'completed'
+            ELSE 'failed'
+        END) VIRTUAL;
+    CREATE INDEX conversations_by_task_state ON conversations(task_state, seq);
+    CREATE TABLE task_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+    INSERT INTO task_counts (state, n) SELECT task_state, COUNT(*) FROM conversations GROUP BY task_state;
+    CREATE TRIGGER conversations_task_counted AFTER INSERT ON conversations BEGIN
+        INSERT INTO task_counts (state, n) VALUES (new.task_state, 1)
+            ON CONFLICT (state) DO UPDATE SET n = n + 1;
+    END;
+    CREATE TRIGGER conversations_task_recounted AFTER UPDATE ON conversations
+    WHEN old.task_state IS NOT new.task_state BEGIN
+        UPDATE task_counts SET n = n - 1 WHERE state = old.task_state;
+        INSERT INTO task_counts (state, n) VALUES (new.task_state, 1)
+            ON CONFLICT (state) DO UPDATE SET n = n + 1;
+    END;
+    CREATE TRIGGER conversations_task_uncounted AFTER DELETE ON conversations BEGIN
+        UPDATE task_counts SET n = n - 1 WHERE state = old.task_state;
+    END;
+    "#,
 ];
 
 /// The schema version this binary writes.
@@ -256,6 +293,50 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(counts, [("active".into(), 1), ("completed".into(), 2)]);
+    }
+
+    /// Version 9 derives every stored conversation's task state and counts
+    /// them.
+    #[test]
+    fn version_9_backfills_task_states_and_counts() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..8] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 8).unwrap();
+        conn.execute_batch(
+            "INSERT INTO conversations (id, session_id, status, created_at, updated_at, turn_running) VALUES
+                 ('answered', 's', 'completed', 't', 't', 0), ('asked', 's', 'active', 't', 't', 0),
+                 ('empty', 's', 'active', 't', 't', 0), ('running', 's', 'active', 't', 't', 1),
+                 ('waiting', 's', 'waiting_approval', 't', 't', 0);
+             INSERT INTO messages (id, conversation_id, role, content, created_at) VALUES
+                 ('m1', 'answered', 'user', 'q', 't'), ('m2', 'answered', 'assistant', 'a', 't'),
+                 ('m3', 'answered', 'tool', 'log', 't'), ('m4', 'asked', 'user', 'q', 't'),
+                 ('m5', 'asked', 'assistant', '', 't');",
+        )
+        .unwrap();
+        migrate(&mut conn, ":memory:").unwrap();
+        let states: Vec<(String, String)> = conn
+            .prepare("SELECT id, task_state FROM conversations ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let want = [
+            ("answered", "completed"),
+            ("asked", "failed"),
+            ("empty", "submitted"),
+            ("running", "working"),
+            ("waiting", "input-required"),
+        ];
+        assert_eq!(states, want.map(|(a, b)| (a.to_string(), b.to_string())));
+        let counts: i64 = conn
+            .query_row("SELECT COUNT(*) FROM task_counts WHERE n = 1", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(counts, 5);
     }
 
     #[test]

@@ -389,7 +389,7 @@ impl Store {
     {
         match &self.backend {
             Backend::Sqlite(s) => s.write(f).await,
-            Backend::Postgres(pg) => pg.run(true, f).await,
+            Backend::Postgres(pg) => pg.run(postgres::Mode::Write, f).await,
         }
     }
 
@@ -401,6 +401,20 @@ impl Store {
         F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
     {
         self.read_as(f, true).await
+    }
+
+    /// Like [`Store::read`], for a read of one statement (one statement is
+    /// its own snapshot): on PostgreSQL it goes without `BEGIN`/`COMMIT`,
+    /// two round trips fewer. A second statement in `f` is an error.
+    pub(crate) async fn read_one<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
+    {
+        match &self.backend {
+            Backend::Sqlite(s) => s.read_with(f, true).await,
+            Backend::Postgres(pg) => pg.run(postgres::Mode::Single, f).await,
+        }
     }
 
     /// Like [`Store::read`], for reads that may take long (a page, a text
@@ -420,7 +434,7 @@ impl Store {
     {
         match &self.backend {
             Backend::Sqlite(s) => s.read_with(f, short).await,
-            Backend::Postgres(pg) => pg.run(false, f).await,
+            Backend::Postgres(pg) => pg.run(postgres::Mode::Read, f).await,
         }
     }
 }

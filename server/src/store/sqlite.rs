@@ -4,7 +4,7 @@
 
 use super::approvals::{self, Approval, Decider, NewApproval};
 use super::audit::{self, Event};
-use super::conversations::{self, Page, PageRequest, TaskRow};
+use super::conversations::{self, Page, PageRequest, TasksInState};
 use super::messages::{self, NewMessage, StoredMessage};
 use super::sessions::{self, Session};
 use super::{StoreError, Tx};
@@ -61,8 +61,13 @@ impl Tx for Connection {
     fn summary(&self) -> Result<Summary, StoreError> {
         conversations::summary(self)
     }
-    fn task_rows(&self) -> Result<Vec<TaskRow>, StoreError> {
-        conversations::task_rows(self)
+    fn tasks_in_state(
+        &self,
+        state: &str,
+        before: i64,
+        limit: u32,
+    ) -> Result<TasksInState, StoreError> {
+        conversations::tasks_in_state(self, state, before, limit)
     }
 
     fn append(&self, conversation_id: &str, m: NewMessage) -> Result<Option<Message>, StoreError> {

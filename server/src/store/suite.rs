@@ -474,3 +474,188 @@ async fn a_cancel_answers_every_call_it_leaves_behind() {
         }
     }
 }
+
+#[tokio::test]
+async fn audit_rows_keep_any_text_and_verify() {
+    // Quotes, backslashes, SQL-looking text, dollar quotes and non-ASCII:
+    // stored as given (PostgreSQL writes audit rows as literals).
+    let awkward = "it's \\'; DROP TABLE audit; -- $$ $x$ \"q\" \u{e9}\u{1f600}\n\t";
+    // Without a key PostgreSQL chains the rows itself; with one, the
+    // process does: both must verify.
+    const KEY: &[u8] = b"audit-key";
+    let dir = tempfile::tempdir().unwrap();
+    let keyed_pg = {
+        let url = pg_database().await;
+        tokio::task::spawn_blocking(move || Store::open_postgres(&url, 4, 30, Some(KEY)))
+            .await
+            .unwrap()
+            .unwrap()
+    };
+    let mut all: Vec<(&str, Option<&[u8]>, Store)> = vec![
+        (
+            "sqlite+key",
+            Some(KEY),
+            Store::open_keyed(dir.path(), Some(KEY)).unwrap(),
+        ),
+        ("postgres+key", Some(KEY), keyed_pg),
+    ];
+    let plain = stores().await;
+    all.extend(plain.iter().map(|(k, _, s)| (*k, None, s.clone())));
+    for (kind, key, s) in all {
+        let details = serde_json::json!({ "note": awkward, "n": 1 });
+        let d = details.clone();
+        s.write(move |tx| {
+            tx.audit(&audit::Event {
+                actor: awkward,
+                event: "test.awkward",
+                conversation_id: Some("c'1"),
+                approval_uuid: None,
+                details: d,
+            })
+        })
+        .await
+        .unwrap();
+        let rows = s.audit_page(0, 10).await.unwrap();
+        let row = rows.last().unwrap();
+        assert_eq!(row.actor, awkward, "{kind}");
+        assert_eq!(row.conversation_id.as_deref(), Some("c'1"), "{kind}");
+        assert_eq!(row.approval_uuid, None, "{kind}");
+        assert_eq!(row.details, details, "{kind}");
+        match s.read(move |tx| audit::verify(tx, key)).await.unwrap() {
+            audit::Verdict::Intact { rows, .. } => assert_eq!(rows, 1, "{kind}"),
+            broken => panic!("{kind}: {broken:?}"),
+        }
+        // PostgreSQL's text cannot hold NUL: refused there, nothing
+        // written, the store goes on (SQLite keeps it).
+        if !kind.starts_with("postgres") {
+            continue;
+        }
+        let refused = s
+            .write(|tx| {
+                tx.audit(&audit::Event {
+                    actor: "a\0b",
+                    event: "test.nul",
+                    conversation_id: None,
+                    approval_uuid: None,
+                    details: serde_json::json!({}),
+                })
+            })
+            .await;
+        assert!(refused.is_err(), "{kind}");
+        assert_eq!(s.audit_page(0, 10).await.unwrap().len(), 1, "{kind}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_by_state_come_from_an_index_and_a_kept_count() {
+    let alice = || Requester {
+        name: "alice".into(),
+        session: "s".into(),
+    };
+    let answer = |text: &str| {
+        vec![super::turns::StepMessage {
+            message: NewMessage::text(Role::Assistant, text),
+            immediate: None,
+        }]
+    };
+    for (kind, _guard, s) in stores().await {
+        let mut expected: Vec<(&str, Vec<String>)> = Vec::new();
+        // No message yet: submitted.
+        let submitted = s.open_conversation(alice(), None).await.unwrap().id;
+        // A turn running: working.
+        let working = s
+            .open_conversation(alice(), Some("hi".into()))
+            .await
+            .unwrap()
+            .id;
+        // Three answered: completed (a later tool message does not count).
+        let mut completed = Vec::new();
+        for _ in 0..3 {
+            let id = s
+                .open_conversation(alice(), Some("hi".into()))
+                .await
+                .unwrap()
+                .id;
+            s.record_step(&id, answer("hello"), true).await.unwrap();
+            s.append_message(id.clone(), NewMessage::text(Role::Tool, "log"))
+                .await
+                .unwrap();
+            completed.push(id);
+        }
+        // An approval waits: input-required.
+        let (waiting_id, _, _) = waiting(&s).await;
+        // A turn that stopped after the user spoke: failed; a failed turn.
+        let unanswered = s
+            .open_conversation(alice(), Some("hi".into()))
+            .await
+            .unwrap()
+            .id;
+        s.end_turn(&unanswered).await.unwrap();
+        let failed = s
+            .open_conversation(alice(), Some("hi".into()))
+            .await
+            .unwrap()
+            .id;
+        s.fail_turn(&failed, NewMessage::text(Role::System, "boom"))
+            .await
+            .unwrap();
+        s.end_turn(&failed).await.unwrap();
+        // Cancelled.
+        let cancelled = s.open_conversation(alice(), None).await.unwrap().id;
+        s.set_status(cancelled.clone(), ConversationStatus::Cancelled)
+            .await
+            .unwrap();
+        completed.reverse();
+        expected.push(("submitted", vec![submitted]));
+        expected.push(("working", vec![working.clone()]));
+        expected.push(("completed", completed.clone()));
+        expected.push(("input-required", vec![waiting_id]));
+        expected.push(("failed", vec![failed, unanswered]));
+        expected.push(("canceled", vec![cancelled]));
+        for round in ["kept", "folded"] {
+            for (state, ids) in &expected {
+                let got = s.tasks_in_state(state, i64::MAX, 10).await.unwrap();
+                let page: Vec<String> = got.page.iter().map(|(_, id)| id.clone()).collect();
+                assert_eq!(&page, ids, "{kind} {round} {state}");
+                assert_eq!(got.total, ids.len() as u64, "{kind} {round} {state}");
+            }
+            s.fold_task_counts().await.unwrap();
+        }
+        // Paging: two, then the rest from before the second.
+        let first = s.tasks_in_state("completed", i64::MAX, 2).await.unwrap();
+        assert_eq!(first.page.len(), 2, "{kind}");
+        let rest = s
+            .tasks_in_state("completed", first.page[1].0, 2)
+            .await
+            .unwrap();
+        let ids: Vec<&String> = rest.page.iter().map(|(_, id)| id).collect();
+        assert_eq!(ids, vec![&completed[2]], "{kind}");
+        // The working one finishes: the counts move with it.
+        s.record_step(&working, answer("done"), true).await.unwrap();
+        assert_eq!(
+            s.tasks_in_state("working", i64::MAX, 10)
+                .await
+                .unwrap()
+                .total,
+            0,
+            "{kind}"
+        );
+        assert_eq!(
+            s.tasks_in_state("completed", i64::MAX, 10)
+                .await
+                .unwrap()
+                .total,
+            4,
+            "{kind}"
+        );
+        s.fold_task_counts().await.unwrap();
+        assert_eq!(
+            s.tasks_in_state("completed", i64::MAX, 10)
+                .await
+                .unwrap()
+                .total,
+            4,
+            "{kind}"
+        );
+    }
+}

@@ -175,7 +175,7 @@ impl Store {
     /// first.
     pub async fn messages(&self, id: &str) -> Result<Vec<StoredMessage>, StoreError> {
         let id = id.to_string();
-        self.read(move |tx| tx.messages(&id)).await
+        self.read_one(move |tx| tx.messages(&id)).await
     }
 
     /// The messages and the pipeline run state, from one snapshot.
@@ -196,6 +196,15 @@ impl Store {
         id: &str,
     ) -> Result<(Option<PipelineState>, Option<String>), StoreError> {
         let id = id.to_string();
+        // Most conversations never ran a pipeline: one statement says so.
+        let probe = id.clone();
+        if self
+            .read_one(move |tx| tx.pipeline_state(&probe))
+            .await?
+            .is_none()
+        {
+            return Ok((None, None));
+        }
         self.read(move |tx| {
             let Some(ps) = tx.pipeline_state(&id)? else {
                 return Ok((None, None));
@@ -209,7 +218,7 @@ impl Store {
     /// The text of the last user message (empty when there is none).
     pub async fn last_user_text(&self, id: &str) -> Result<String, StoreError> {
         let id = id.to_string();
-        self.read(move |tx| {
+        self.read_one(move |tx| {
             Ok(last_user_message(tx, &id)?
                 .map(|m| m.message.content)
                 .unwrap_or_default())

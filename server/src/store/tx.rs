@@ -10,7 +10,7 @@
 use super::StoreError;
 use super::approvals::{Approval, Decider, NewApproval};
 use super::audit::{self, Event};
-use super::conversations::{Page, PageRequest, TaskRow};
+use super::conversations::{Page, PageRequest, TasksInState};
 use super::messages::{NewMessage, StoredMessage};
 use super::sessions::Session;
 use app::models::{
@@ -46,7 +46,14 @@ pub trait Tx {
     fn list_items(&self, req: &PageRequest) -> Result<Page<ConversationItem>, StoreError>;
     /// Counts by status, as kept in the transaction of each change.
     fn summary(&self) -> Result<Summary, StoreError>;
-    fn task_rows(&self) -> Result<Vec<TaskRow>, StoreError>;
+    /// Conversations whose A2A task is in `state` (`working`,
+    /// `input-required`, ...): a page from before `before`, and the count.
+    fn tasks_in_state(
+        &self,
+        state: &str,
+        before: i64,
+        limit: u32,
+    ) -> Result<TasksInState, StoreError>;
 
     // Messages.
     /// `None` when the conversation does not exist.

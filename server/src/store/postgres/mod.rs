@@ -14,15 +14,45 @@
 //! - **Writes run under READ COMMITTED** with conditional updates (the loser
 //!   of a race sees zero rows); reads run in a `REPEATABLE READ READ ONLY`
 //!   transaction, so a page and its counts come from one snapshot.
+//! - **Round trips are what a turn costs** here (a statement is tens of
+//!   microseconds of work and a round trip of the same order again), so:
+//!   `BEGIN` goes with the first statement (with the fence, in one simple
+//!   query), a transaction that issued nothing sends nothing, and a read of
+//!   one statement ([`Mode::Single`]) runs without `BEGIN`/`COMMIT` (one
+//!   statement is one snapshot).
 //! - **Migrations** take an advisory lock, so replicas starting together
 //!   migrate once. A database that cannot be reached is retried for 30 s.
 
+mod counts;
 mod events;
 mod leases;
 mod tx;
 
 pub use events::EventRow;
 pub use leases::Beat;
+
+/// How a closure's statements are grouped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// A read-write transaction (READ COMMITTED).
+    Write,
+    /// A read-only snapshot (REPEATABLE READ READ ONLY).
+    Read,
+    /// One read statement on its own, no transaction around it; a second
+    /// statement is refused (it would not share the first one's snapshot).
+    Single,
+}
+
+impl Mode {
+    /// What opens the transaction (`None`: there is none).
+    fn begin(self) -> Option<&'static str> {
+        match self {
+            Mode::Write => Some("BEGIN"),
+            Mode::Read => Some("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
+            Mode::Single => None,
+        }
+    }
+}
 
 use super::StoreError;
 use super::tx::Tx;
@@ -35,6 +65,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("v1.sql"),
     include_str!("v2.sql"),
     include_str!("v3.sql"),
+    include_str!("v4.sql"),
+    include_str!("v5.sql"),
 ];
 /// The advisory lock migrations run under (any constant shared by replicas).
 const MIGRATION_LOCK: i64 = 0x5354_4f50_474f; // "STOPGO"
@@ -115,16 +147,17 @@ impl Pg {
     }
 
     /// Runs `f` in one transaction: a write under READ COMMITTED, or a
-    /// read in a consistent read-only snapshot. Committed when it returns
-    /// `Ok`; rolled back if `f` fails or panics.
-    pub async fn run<T, F>(&self, write: bool, f: F) -> Result<T, StoreError>
+    /// read in a consistent read-only snapshot (or a single statement, see
+    /// [`Mode`]). Committed when it returns `Ok`; rolled back if `f` fails
+    /// or panics.
+    pub async fn run<T, F>(&self, mode: Mode, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
     {
         let inner = self.inner.clone();
         self.with_conn(move |conn| {
-            in_transaction(conn, write, inner.audit_key.as_deref(), &inner.leases, f)
+            in_transaction(conn, mode, inner.audit_key.as_deref(), &inner.leases, f)
         })
         .await
     }
@@ -208,7 +241,7 @@ pub fn verify_audit(
         ))
     })?;
     let leases = leases::Leases::new(1);
-    in_transaction(&mut conn, false, key, &leases, |tx| {
+    in_transaction(&mut conn, Mode::Read, key, &leases, |tx| {
         crate::store::audit::verify(tx, key)
     })
 }
@@ -255,46 +288,53 @@ impl Cached<'_> {
     }
 }
 
-/// Runs `f` between `BEGIN` and `COMMIT` (or `ROLLBACK`).
+/// Runs `f` between `BEGIN` and `COMMIT` (or `ROLLBACK`); `BEGIN` is sent
+/// with `f`'s first statement, and nothing at all when it issued none.
 fn in_transaction<T>(
     conn: &mut Conn,
-    write: bool,
+    mode: Mode,
     audit_key: Option<&[u8]>,
     leases: &leases::Leases,
     f: impl FnOnce(&dyn Tx) -> Result<T, StoreError>,
 ) -> Result<T, StoreError> {
-    let begin = if write {
-        "BEGIN"
-    } else {
-        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-    };
-    conn.client.batch_execute(begin)?;
-    let tx = tx::PgTx::new(conn, audit_key, leases);
+    let tx = tx::PgTx::new(conn, mode, audit_key, leases);
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let v = f(&tx)?;
-        // The audit rows go last, so the chain's head is locked only for
-        // the end of the transaction (and always after any other lock).
-        tx.flush_audit()?;
-        Ok(v)
+        // The audit rows go last, with the commit, so the chain's head is
+        // locked only for the end of the transaction (and always after any
+        // other lock).
+        let committed = tx.commit_audited()?;
+        Ok((v, committed))
     }))
     .unwrap_or_else(|_| {
         Err(StoreError::Worker(
             "a transaction panicked; it was rolled back".into(),
         ))
     });
+    let begun = tx.begun();
     drop(tx);
-    match &out {
-        Ok(_) => conn.client.batch_execute("COMMIT")?,
-        Err(_) => {
-            // A broken connection is dropped by the caller (`is_closed`).
-            let _ = conn.client.batch_execute("ROLLBACK");
+    match out {
+        Ok((v, committed)) => {
+            if begun && !committed {
+                conn.client.batch_execute("COMMIT")?;
+            }
+            Ok(v)
+        }
+        Err(e) => {
+            if begun {
+                // A broken connection is dropped by the caller (`is_closed`).
+                let _ = conn.client.batch_execute("ROLLBACK");
+            }
+            Err(e)
         }
     }
-    out
 }
 
 fn connect(config: &postgres::Config) -> Result<Conn, postgres::Error> {
-    let client = config.connect(postgres::NoTls)?;
+    let mut client = config.connect(postgres::NoTls)?;
+    // The audit rows are written as literals (`tx::literal`), which is
+    // safe only with standard strings; it is the default, made certain.
+    client.batch_execute("SET standard_conforming_strings = on")?;
     Ok(Conn {
         client,
         statements: HashMap::new(),

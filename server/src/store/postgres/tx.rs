@@ -4,7 +4,9 @@
 use super::Conn;
 use crate::store::approvals::{self, Approval, Decider, NewApproval};
 use crate::store::audit::{self, Event};
-use crate::store::conversations::{HeadRow, ItemRow, Page, PageRequest, TaskRow, like_pattern};
+use crate::store::conversations::{
+    HeadRow, ItemRow, Page, PageRequest, TasksInState, like_pattern,
+};
 use crate::store::messages::{NewMessage, RawMessage, RawOutcome, StoredMessage};
 use crate::store::sessions::{self, Session};
 use crate::store::{StoreError, Tx, new_id, now};
@@ -15,7 +17,7 @@ use app::models::{
 use app::pipeline::PipelineState;
 use postgres::Row;
 use postgres::types::ToSql;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
 type Params<'p> = &'p [&'p (dyn ToSql + Sync)];
@@ -33,6 +35,9 @@ struct PendingAudit {
 /// One open transaction on a pooled connection.
 pub(in crate::store) struct PgTx<'a> {
     conn: RefCell<&'a mut Conn>,
+    mode: super::Mode,
+    /// `BEGIN` was sent (or, in [`super::Mode::Single`], the statement).
+    begun: Cell<bool>,
     key: Option<&'a [u8]>,
     leases: &'a super::leases::Leases,
     audit: RefCell<Vec<PendingAudit>>,
@@ -41,15 +46,41 @@ pub(in crate::store) struct PgTx<'a> {
 impl<'a> PgTx<'a> {
     pub(super) fn new(
         conn: &'a mut Conn,
+        mode: super::Mode,
         key: Option<&'a [u8]>,
         leases: &'a super::leases::Leases,
     ) -> Self {
         PgTx {
             conn: RefCell::new(conn),
+            mode,
+            begun: Cell::new(false),
             key,
             leases,
             audit: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Whether the transaction was opened (there is something to commit or
+    /// roll back).
+    pub(super) fn begun(&self) -> bool {
+        self.begun.get() && self.mode.begin().is_some()
+    }
+
+    /// Opens the transaction before its first statement; refuses a second
+    /// statement of a [`super::Mode::Single`] read.
+    fn open(&self, conn: &mut Conn) -> Result<(), StoreError> {
+        if self.begun.replace(true) {
+            return match self.mode {
+                super::Mode::Single => Err(StoreError::Worker(
+                    "a single-statement read issued a second statement".into(),
+                )),
+                _ => Ok(()),
+            };
+        }
+        if let Some(begin) = self.mode.begin() {
+            conn.client.batch_execute(begin)?;
+        }
+        Ok(())
     }
 
     /// Runs `f` with the connection and `sql` prepared (once per
@@ -61,6 +92,7 @@ impl<'a> PgTx<'a> {
     ) -> Result<T, StoreError> {
         let mut guard = self.conn.borrow_mut();
         let conn: &mut Conn = &mut guard;
+        self.open(conn)?;
         let statement = match conn.statements.get(sql) {
             Some(s) => s.clone(),
             None => {
@@ -86,27 +118,30 @@ impl<'a> PgTx<'a> {
         Ok(self.query(sql, params)?.into_iter().next())
     }
 
-    /// Writes the audit events of this transaction, chained after the
-    /// head, which it locks until the commit: appends from every replica
-    /// form one chain in commit order.
-    pub(super) fn flush_audit(&self) -> Result<(), StoreError> {
+    /// Ends a transaction whose closure succeeded: writes its audit events,
+    /// chained after the head, and commits. The head is locked (`FOR
+    /// UPDATE`) until the commit, so appends from every replica form one
+    /// chain in commit order; the rows are hashed here (the key never
+    /// leaves the process), then the rows, the new head and `COMMIT` go in
+    /// one simple query: the head is held for two round trips however many
+    /// rows. Returns whether it committed (`false`: nothing to audit, the
+    /// caller commits).
+    pub(super) fn commit_audited(&self) -> Result<bool, StoreError> {
         let events = std::mem::take(&mut *self.audit.borrow_mut());
         if events.is_empty() {
-            return Ok(());
+            return Ok(false);
+        }
+        if self.key.is_none() {
+            self.commit_chained_in_database(events)?;
+            return Ok(true);
         }
         let head = self
             .first("SELECT seq, hash FROM audit_head FOR UPDATE", &[])?
             .ok_or_else(|| StoreError::Corrupt("the audit head row is missing".into()))?;
         let (mut seq, mut prev): (i64, String) = (head.get(0), head.get(1));
-        // The rows are hashed here (the key never leaves the process), then
-        // written with the new head in one statement: the head's lock is
-        // held for two round trips and the commit, however many rows.
-        let n = events.len();
-        let mut cols: [Vec<Option<String>>; 8] = Default::default();
-        let mut seqs = Vec::with_capacity(n);
+        let mut rows = Vec::with_capacity(events.len());
         for e in events {
             seq += 1;
-            let details = audit::canonical(&e.details);
             let canonical = audit::canonical_row(
                 seq,
                 &e.at,
@@ -117,52 +152,117 @@ impl<'a> PgTx<'a> {
                 &e.details,
             );
             let hash = audit::chain_hash(self.key, &prev, &canonical);
-            seqs.push(seq);
+            rows.push(format!(
+                "({seq}, {}, {}, {}, {}, {}, {}, {}, {})",
+                literal(&e.at)?,
+                literal(&e.actor)?,
+                literal(&e.event)?,
+                e.conversation_id
+                    .as_deref()
+                    .map(literal)
+                    .transpose()?
+                    .unwrap_or("NULL".into()),
+                e.approval_uuid
+                    .as_deref()
+                    .map(literal)
+                    .transpose()?
+                    .unwrap_or("NULL".into()),
+                literal(&audit::canonical(&e.details))?,
+                literal(&prev)?,
+                literal(&hash)?,
+            ));
+            prev = hash;
+        }
+        let sql = format!(
+            "INSERT INTO audit (seq, at, actor, event, conversation_id, approval_uuid, details, prev_hash, hash) \
+             VALUES {}; UPDATE audit_head SET seq = {seq}, hash = {}; COMMIT",
+            rows.join(", "),
+            literal(&prev)?
+        );
+        self.conn.borrow_mut().client.batch_execute(&sql)?;
+        Ok(true)
+    }
+
+    /// Without a key the chain is plain SHA-256, which the database computes
+    /// (`stopgo_audit_append`, schema v4): the rows, the call and `COMMIT`
+    /// go in one simple query, so the head's lock is never held across a
+    /// round trip. Each row's canonical JSON is sent up to its `seq`, which
+    /// sorts last and which only the database knows.
+    fn commit_chained_in_database(&self, events: Vec<PendingAudit>) -> Result<(), StoreError> {
+        let mut cols: [Vec<String>; 7] = Default::default();
+        for e in events {
+            let canonical = audit::canonical_row(
+                0,
+                &e.at,
+                &e.actor,
+                &e.event,
+                e.conversation_id.as_deref(),
+                e.approval_uuid.as_deref(),
+                &e.details,
+            );
+            let prefix = canonical.strip_suffix("0}").ok_or_else(|| {
+                StoreError::Corrupt(
+                    "an audit row's canonical form does not end with its seq".into(),
+                )
+            })?;
+            let optional = |v: Option<&str>| v.map(literal).unwrap_or_else(|| Ok("NULL".into()));
             for (col, v) in cols.iter_mut().zip([
-                Some(e.at),
-                Some(e.actor),
-                Some(e.event),
-                e.conversation_id,
-                e.approval_uuid,
-                Some(details),
-                Some(prev),
-                Some(hash.clone()),
+                literal(&e.at)?,
+                literal(&e.actor)?,
+                literal(&e.event)?,
+                optional(e.conversation_id.as_deref())?,
+                optional(e.approval_uuid.as_deref())?,
+                literal(&audit::canonical(&e.details))?,
+                literal(prefix)?,
             ]) {
                 col.push(v);
             }
-            prev = hash;
         }
-        let [
-            at,
-            actor,
-            event,
-            conversation,
-            approval,
-            details,
-            prevs,
-            hashes,
-        ] = &cols;
-        self.exec(
-            "WITH rows AS (INSERT INTO audit \
-                 (seq, at, actor, event, conversation_id, approval_uuid, details, prev_hash, hash) \
-                 SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], \
-                                      $6::text[], $7::text[], $8::text[], $9::text[]) RETURNING 1) \
-             UPDATE audit_head SET seq = $10, hash = $11",
-            &[
-                &seqs,
-                at,
-                actor,
-                event,
-                conversation,
-                approval,
-                details,
-                prevs,
-                hashes,
-                &seq,
-                &prev,
-            ],
-        )?;
+        let arrays: Vec<String> = cols
+            .iter()
+            .map(|c| format!("ARRAY[{}]::text[]", c.join(", ")))
+            .collect();
+        let begin = if self.begun.replace(true) {
+            ""
+        } else {
+            "BEGIN; "
+        };
+        let sql = format!(
+            "{begin}SELECT stopgo_audit_append({}); COMMIT",
+            arrays.join(", ")
+        );
+        self.conn.borrow_mut().client.batch_execute(&sql)?;
         Ok(())
+    }
+
+    /// `BEGIN` and the fence in one round trip (a simple query, so the
+    /// values are written into it: the id only when it is made of
+    /// characters that need no quoting, which ours always are; otherwise
+    /// two round trips as usual). Whether the lease is still held.
+    fn begin_fenced(&self, conversation_id: &str, epoch: i64) -> Result<bool, StoreError> {
+        let plain = |s: &str| {
+            !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        };
+        if !plain(conversation_id) || !plain(&self.leases.owner) {
+            return Ok(self
+                .first(
+                    super::leases::FENCE,
+                    &[&conversation_id, &epoch, &self.leases.owner],
+                )?
+                .is_some());
+        }
+        let sql = format!(
+            "BEGIN; SELECT 1 FROM leases WHERE conversation_id = '{conversation_id}' \
+             AND epoch = {epoch} AND owner = '{}' FOR SHARE",
+            self.leases.owner
+        );
+        self.begun.set(true);
+        let answer = self.conn.borrow_mut().client.simple_query(&sql)?;
+        Ok(answer
+            .iter()
+            .any(|m| matches!(m, postgres::SimpleQueryMessage::Row(_))))
     }
 
     fn page_of<T>(
@@ -260,6 +360,19 @@ impl<'a> PgTx<'a> {
 }
 
 /// An approval row's columns, as the shared decoder reads them.
+/// `s` as an SQL string literal. Safe because every connection sets
+/// `standard_conforming_strings = on` (see `connect`): a quote is then the
+/// only character with a meaning inside '...', and it is doubled. NUL,
+/// which PostgreSQL's text cannot hold, is refused.
+fn literal(s: &str) -> Result<String, StoreError> {
+    if s.contains('\0') {
+        return Err(StoreError::Corrupt(
+            "an audit field holds a NUL character".into(),
+        ));
+    }
+    Ok(format!("'{}'", s.replace('\'', "''")))
+}
+
 fn approval_cols(r: &Row) -> approvals::RawRow {
     ((0..approvals::NCOLS).map(|i| r.get(i)).collect(),)
 }
@@ -426,43 +539,50 @@ impl Tx for PgTx<'_> {
         let counts: Vec<(String, i64)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
         crate::store::conversations::summary_of(counts)
     }
-    fn task_rows(&self) -> Result<Vec<TaskRow>, StoreError> {
-        let rows = self.query(
-            "SELECT c.seq, c.id, c.status, \
-                 (SELECT m.role FROM messages m WHERE m.conversation_id = c.id \
-                    AND m.role IN ('user', 'assistant') AND m.content != '' \
-                    ORDER BY m.seq DESC LIMIT 1), c.turn_running \
-             FROM conversations c ORDER BY c.seq DESC",
-            &[],
-        )?;
-        rows.iter()
-            .map(|r| TaskRow::decode(r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
-            .collect()
+    fn tasks_in_state(
+        &self,
+        state: &str,
+        before: i64,
+        limit: u32,
+    ) -> Result<TasksInState, StoreError> {
+        let page = self
+            .query(
+                "SELECT seq, id FROM conversations WHERE task_state = $1 AND seq < $2 \
+                 ORDER BY seq DESC LIMIT $3",
+                &[&state, &before, &i64::from(limit)],
+            )?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        // The kept total plus the deltas not folded yet (schema v5).
+        let total: i64 = self
+            .first(
+                "SELECT (COALESCE((SELECT n FROM task_counts WHERE state = $1), 0) \
+                       + COALESCE((SELECT sum(n) FROM task_deltas WHERE state = $1), 0))::BIGINT",
+                &[&state],
+            )?
+            .map(|r| r.get(0))
+            .unwrap_or(0);
+        Ok(TasksInState {
+            page,
+            total: total.max(0) as u64,
+        })
     }
 
     fn append(&self, conversation_id: &str, m: NewMessage) -> Result<Option<Message>, StoreError> {
         let ts = now();
         let e = m.encoded()?;
         let role = m.role.as_str();
-        let touched = self.exec(
-            "UPDATE conversations SET updated_at = $2, message_count = message_count + 1, \
-             last_role = COALESCE($4, last_role), last_content = COALESCE($5, last_content), \
-             title = COALESCE(title, CASE WHEN $3 = 'user' THEN $5 END) WHERE id = $1",
-            &[
-                &conversation_id,
-                &ts,
-                &role,
-                &e.preview.as_ref().map(|_| role),
-                &e.preview,
-            ],
-        )?;
-        if touched == 0 {
-            return Ok(None);
-        }
         let id = new_id();
-        self.exec(
-            "INSERT INTO messages (id, conversation_id, role, content, tool_call, created_at, call_id, step, server, signature, node, node_run) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+        // The conversation's summary columns and the row, in one statement
+        // (nothing is inserted when the conversation is gone).
+        let inserted = self.exec(
+            "WITH c AS (UPDATE conversations SET updated_at = $6, message_count = message_count + 1, \
+                 last_role = COALESCE($13, last_role), last_content = COALESCE($14, last_content), \
+                 last_talk = CASE WHEN $13 IN ('user', 'assistant') THEN $13 ELSE last_talk END, \
+                 title = COALESCE(title, CASE WHEN $3 = 'user' THEN $14 END) WHERE id = $2 RETURNING id) \
+             INSERT INTO messages (id, conversation_id, role, content, tool_call, created_at, call_id, step, server, signature, node, node_run) \
+             SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM c",
             &[
                 &id,
                 &conversation_id,
@@ -476,8 +596,13 @@ impl Tx for PgTx<'_> {
                 &m.signature,
                 &e.node,
                 &e.node_run,
+                &e.preview.as_ref().map(|_| role),
+                &e.preview,
             ],
         )?;
+        if inserted == 0 {
+            return Ok(None);
+        }
         Ok(Some(e.message(m, id, ts)))
     }
     fn mark_started(&self, message_id: &str) -> Result<(), StoreError> {
@@ -512,12 +637,10 @@ impl Tx for PgTx<'_> {
         };
         let ts = now();
         self.exec(
-            "UPDATE messages SET tool_call = $2, finished_at = $3 WHERE id = $1",
+            "WITH m AS (UPDATE messages SET tool_call = $2, finished_at = $3 WHERE id = $1 \
+                 RETURNING conversation_id) \
+             UPDATE conversations SET updated_at = $3 WHERE id IN (SELECT conversation_id FROM m)",
             &[&message_id, &json, &ts],
-        )?;
-        self.exec(
-            "UPDATE conversations SET updated_at = $2 WHERE id = (SELECT conversation_id FROM messages WHERE id = $1)",
-            &[&message_id, &ts],
         )?;
         Ok(true)
     }
@@ -677,12 +800,18 @@ impl Tx for PgTx<'_> {
         };
         // FOR SHARE: a replica taking the lease over waits for this
         // transaction, so nothing it writes lands after the takeover.
-        match self.first(
-            super::leases::FENCE,
-            &[&conversation_id, &epoch, &self.leases.owner],
-        )? {
-            Some(_) => Ok(()),
-            None => Err(StoreError::LeaseLost(conversation_id.to_string())),
+        let held = if !self.begun.get() && self.mode == super::Mode::Write {
+            self.begin_fenced(conversation_id, epoch)?
+        } else {
+            self.first(
+                super::leases::FENCE,
+                &[&conversation_id, &epoch, &self.leases.owner],
+            )?
+            .is_some()
+        };
+        match held {
+            true => Ok(()),
+            false => Err(StoreError::LeaseLost(conversation_id.to_string())),
         }
     }
     fn take_expired_lease(&self) -> Result<Option<(String, i64)>, StoreError> {

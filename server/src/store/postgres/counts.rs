@@ -1,0 +1,30 @@
+//! The task counts' deltas folded into their totals (schema v5): a change
+//! of a task's state inserts delta rows and locks nothing; every replica,
+//! on its heartbeat, tries to fold them (one at a time: the others skip).
+
+use super::Pg;
+use crate::store::StoreError;
+
+/// The advisory lock one fold runs under ("FOLD").
+const FOLD_LOCK: i64 = 0x464f_4c44;
+/// Moves every delta into the totals, in one statement.
+const FOLD: &str = "WITH moved AS (DELETE FROM task_deltas RETURNING state, n) \
+     INSERT INTO task_counts (state, n) SELECT state, sum(n) FROM moved GROUP BY state \
+     ON CONFLICT (state) DO UPDATE SET n = task_counts.n + EXCLUDED.n";
+
+impl Pg {
+    /// Folds the deltas into `task_counts` unless another replica is doing
+    /// it; how many task states changed totals.
+    pub async fn fold_task_counts(&self) -> Result<u64, StoreError> {
+        self.with_conn(|conn| {
+            let mut tx = conn.client.transaction()?;
+            let ours: bool = tx
+                .query_one("SELECT pg_try_advisory_xact_lock($1)", &[&FOLD_LOCK])?
+                .get(0);
+            let n = if ours { tx.execute(FOLD, &[])? } else { 0 };
+            tx.commit()?;
+            Ok(n)
+        })
+        .await
+    }
+}
