@@ -1,4 +1,6 @@
-//! The conversations REST API, end to end against the real `agent` binary.
+//! The conversations REST API, end to end over HTTP: served in the test's
+//! process (`server::run` on 127.0.0.1:0), or as the real `agent` binary
+//! where its log and signals are what is tested.
 
 mod support;
 
@@ -11,11 +13,22 @@ async fn json(resp: reqwest::Response) -> (u16, Value) {
     (status, body)
 }
 
-fn start() -> (tempfile::TempDir, Agent) {
+fn config() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let cfg = write_config(dir.path(), &dir.path().join("data"), "name: api-test\n");
-    let agent = Agent::start(&cfg);
-    (dir, agent)
+    (dir, cfg)
+}
+
+/// The agent as a process (tests of its log and signals).
+fn start() -> (tempfile::TempDir, Agent) {
+    let (dir, cfg) = config();
+    (dir, Agent::start(&cfg))
+}
+
+/// The same agent served in this process (the other tests).
+async fn serve() -> (tempfile::TempDir, Agent) {
+    let (dir, cfg) = config();
+    (dir, Agent::serve(&cfg).await)
 }
 
 #[tokio::test]
@@ -36,7 +49,7 @@ async fn health_answers_ok_and_names_a_missing_key() {
 
 #[tokio::test]
 async fn create_get_and_list_follow_the_contract() {
-    let (_d, a) = start();
+    let (_d, a) = serve().await;
     let http = client();
     let resp = http
         .post(a.url("/conversations"))
@@ -88,7 +101,7 @@ async fn create_get_and_list_follow_the_contract() {
 
 #[tokio::test]
 async fn a_post_with_no_body_creates_and_a_body_without_json_type_is_415() {
-    let (_d, a) = start();
+    let (_d, a) = serve().await;
     let resp = client().post(a.url("/conversations")).send().await.unwrap();
     assert_eq!(resp.status().as_u16(), 201);
     // AUTH.md §4: a body a foreign page could send without a preflight.
@@ -142,7 +155,7 @@ async fn a_client_session_id_is_kept_stored_echoed_and_logged() {
 
 #[tokio::test]
 async fn paging_and_filters_walk_the_list() {
-    let (_d, a) = start();
+    let (_d, a) = serve().await;
     let http = client();
     let mut ids = Vec::new();
     for _ in 0..5 {
@@ -204,7 +217,7 @@ async fn paging_and_filters_walk_the_list() {
 
 #[tokio::test]
 async fn bad_requests_get_a_json_error_naming_the_problem() {
-    let (_d, a) = start();
+    let (_d, a) = serve().await;
     let http = client();
     let cases: Vec<(reqwest::RequestBuilder, u16, &str)> = vec![
         (
@@ -316,7 +329,7 @@ async fn a_body_over_the_limit_is_413_and_the_limit_is_configurable() {
     assert_eq!(status, 413);
     assert!(body["error"].as_str().unwrap().contains("max_body_bytes"));
     let default = {
-        let (_d, a) = start();
+        let (_d, a) = serve().await;
         let big = format!(r#"{{"message":"{}"}}"#, "x".repeat(1024 * 1024 + 10));
         client()
             .post(a.url("/conversations"))

@@ -1,7 +1,9 @@
-//! What the operator UI is built on, against the real binary (scripted
-//! model, real `mcp-resources`): the SSE event streams with catch-up, the
-//! approvals inbox API, approval outcomes and durations on tool calls, text
-//! search, and the generated API documentation.
+//! What the operator UI is built on (scripted model, real `mcp-resources`):
+//! the SSE event streams with catch-up, the approvals inbox API, approval
+//! outcomes and durations on tool calls, text search, and the generated API
+//! documentation. The agent is served in the test's process
+//! (`server::run` on 127.0.0.1:0), except where the process itself is
+//! tested (SIGTERM).
 
 mod support;
 
@@ -23,7 +25,7 @@ rules:
 default: "I can list and add resources."
 "#;
 
-fn start() -> (tempfile::TempDir, Agent) {
+fn config() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let rules = dir.path().join("rules.yaml");
     std::fs::write(&rules, RULES).unwrap();
@@ -34,8 +36,19 @@ fn start() -> (tempfile::TempDir, Agent) {
         dir.path().join("resources.db").display()
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
-    let a = Agent::start(&cfg);
-    (dir, a)
+    (dir, cfg)
+}
+
+/// The agent as a process (the SIGTERM test).
+fn start() -> (tempfile::TempDir, Agent) {
+    let (dir, cfg) = config();
+    (dir, Agent::start(&cfg))
+}
+
+/// The same agent served in this process (the other tests).
+async fn serve() -> (tempfile::TempDir, Agent) {
+    let (dir, cfg) = config();
+    (dir, Agent::serve(&cfg).await)
 }
 
 /// One parsed SSE event.
@@ -127,7 +140,7 @@ impl Stream {
 
 #[tokio::test]
 async fn events_follow_an_approval_from_request_to_result_and_catch_up_after_a_drop() {
-    let (_d, a) = start();
+    let (_d, a) = serve().await;
     let mut all = Stream::open(&a, "/events", None).await;
 
     let (status, body) = post_json(&a, "/conversations", json!({"message": "add apples 3"})).await;
@@ -222,7 +235,7 @@ async fn add_call(a: &Agent, created: &Value) -> Value {
 
 #[tokio::test]
 async fn the_inbox_lists_pending_approvals_oldest_first_and_tool_calls_show_the_outcome() {
-    let (_d, a) = start();
+    let (_d, a) = serve().await;
     let (_, b1) = post_json(&a, "/conversations", json!({"message": "add apples 3"})).await;
     let (_, b2) = post_json(&a, "/conversations", json!({"message": "add pears 4"})).await;
     let u1 = b1["result"]["approval"]["uuid"]
@@ -299,7 +312,7 @@ async fn the_inbox_lists_pending_approvals_oldest_first_and_tool_calls_show_the_
 
 #[tokio::test]
 async fn search_finds_conversations_by_message_text_and_takes_wildcards_literally() {
-    let (_d, a) = start();
+    let (_d, a) = serve().await;
     post_json(
         &a,
         "/conversations",
@@ -337,7 +350,7 @@ async fn search_finds_conversations_by_message_text_and_takes_wildcards_literall
 /// gives whole conversations with the same paging.
 #[tokio::test]
 async fn list_items_summarise_and_view_full_gives_whole_conversations() {
-    let (_d, a) = start();
+    let (_d, a) = serve().await;
     let long = format!("ünïcode {} end", "y".repeat(300));
     let (_, first) = post_json(&a, "/conversations", json!({"message": long})).await;
     let first_id = first["conversation"]["id"].as_str().unwrap().to_string();
@@ -415,7 +428,7 @@ async fn list_items_summarise_and_view_full_gives_whole_conversations() {
 
 #[tokio::test]
 async fn unknown_conversation_events_are_a_json_404() {
-    let (_d, a) = start();
+    let (_d, a) = serve().await;
     let resp = client()
         .get(a.url("/conversations/nope/events"))
         .send()
@@ -428,7 +441,7 @@ async fn unknown_conversation_events_are_a_json_404() {
 
 #[tokio::test]
 async fn openapi_and_docs_describe_every_route_from_the_shared_types() {
-    let (_d, a) = start();
+    let (_d, a) = serve().await;
     let doc = get_json(&a, "/openapi.json").await;
     assert_eq!(doc["openapi"], "3.1.0");
     for (path, method) in [

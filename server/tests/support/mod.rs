@@ -1,5 +1,7 @@
 //! Test support: start the real `agent` binary on a free port with a
-//! temporary data directory, and read what it logs.
+//! temporary data directory, and read what it logs; or, for tests that are
+//! not about the process (its log, signals, exit, environment), serve the
+//! same config in the test's own process with `server::run`.
 
 #![allow(dead_code)]
 
@@ -29,12 +31,26 @@ pub const PROVIDER_ENV: &[&str] = &[
     "OLLAMA_BASE_URL",
 ];
 
-/// A running `agent` process (the harness is `test_support::process`).
+/// A running agent: an `agent` process (the harness is
+/// `test_support::process`) or served in this process ([`Agent::serve`]).
 pub struct Agent {
-    process: Process,
+    process: Option<Process>,
+    /// Stops an in-process agent when dropped.
+    _served: Option<Served>,
     /// `http://127.0.0.1:PORT`.
     pub base: String,
     pub config_path: PathBuf,
+}
+
+/// An in-process agent's stop switch.
+struct Served(Option<tokio::sync::oneshot::Sender<()>>);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(stop) = self.0.take() {
+            let _ = stop.send(());
+        }
+    }
 }
 
 /// The start of an agent on the scripted model (`testdata/e2e-rules.yaml`)
@@ -93,9 +109,52 @@ impl Agent {
         let process = Process::server(cmd, "agent");
         Agent {
             base: format!("http://{}", process.ready),
-            process,
+            process: Some(process),
+            _served: None,
             config_path: config.to_path_buf(),
         }
+    }
+
+    /// Serves `config` in this test process: `server::build_state`, then
+    /// `server::run` on 127.0.0.1:0, as the binary does; listening when
+    /// this returns, stopped when dropped. For tests that are not about
+    /// the process: it has no log of its own, and the model's keys come
+    /// from this process's environment (which tests never set).
+    pub async fn serve(config: &Path) -> Agent {
+        let loaded = server::config::load(config).unwrap();
+        let state = server::build_state(server::Startup {
+            config: loaded,
+            config_dir: config.parent().unwrap().to_path_buf(),
+            site_root: concat!(env!("CARGO_MANIFEST_DIR"), "/../target/site").into(),
+            tools: None,
+            a2a_conformance: false,
+        })
+        .await
+        .unwrap();
+        let listener = server::net::listen("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let shutdown = async move {
+                let _ = stopped.await;
+            };
+            if let Err(e) = server::run(listener, state, shutdown).await {
+                eprintln!("the in-process agent stopped: {e}");
+            }
+        });
+        Agent {
+            base: format!("http://{addr}"),
+            process: None,
+            _served: Some(Served(Some(stop))),
+            config_path: config.to_path_buf(),
+        }
+    }
+
+    /// The process, for what only a process has.
+    fn process(&mut self) -> &mut Process {
+        self.process
+            .as_mut()
+            .expect("an in-process agent (Agent::serve) has no process: use Agent::start")
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -103,12 +162,18 @@ impl Agent {
     }
 
     pub fn log(&self) -> String {
-        self.process.log()
+        self.process
+            .as_ref()
+            .expect("an in-process agent (Agent::serve) has no log of its own: use Agent::start")
+            .log()
     }
 
     /// Waits until the log contains `needle` (log lines arrive asynchronously).
     pub fn wait_for_log(&self, needle: &str) -> String {
-        self.process.wait_for_log(needle)
+        self.process
+            .as_ref()
+            .expect("an in-process agent (Agent::serve) has no log of its own: use Agent::start")
+            .wait_for_log(needle)
     }
 
     /// `kill -9`.
@@ -118,12 +183,12 @@ impl Agent {
 
     /// `kill -9`, keeping the handle (and its log) for a restart.
     pub fn kill9_in_place(&mut self) {
-        self.process.kill9();
+        self.process().kill9();
     }
 
     /// SIGTERM, then the exit status.
     pub fn terminate(mut self) -> std::process::ExitStatus {
-        self.process.terminate(Duration::from_secs(10))
+        self.process().terminate(Duration::from_secs(10))
     }
 }
 
