@@ -1,9 +1,10 @@
-//! Where our client finds a sub-agent, with a real agent and a scriptable
-//! peer ([`support::peer`]): the seed's endpoint URLs (`…/a2a`) with and
-//! without a card, a card whose interface URL differs from the configured
-//! one (reachable or not), a card beside a path-mounted URL, a 0.3 card,
-//! and an agent with no card at all spoken to in the seed's legacy dialect,
-//! proxy approval included.
+//! Where our client finds a sub-agent, with an agent served in the test's
+//! process ([`support::Agent::serve`]) and a scriptable peer
+//! ([`support::peer`]): the seed's endpoint URLs (`…/a2a`) with and without
+//! a card, a card whose interface URL differs from the configured one
+//! (reachable or not), a card beside a path-mounted URL, a 0.3 card, and an
+//! agent with no card at all spoken to in the seed's legacy dialect, proxy
+//! approval included.
 
 mod support;
 
@@ -18,7 +19,7 @@ struct Front {
     _dir: tempfile::TempDir,
 }
 
-fn front(url: &str) -> Front {
+async fn front(url: &str) -> Front {
     let dir = tempfile::tempdir().unwrap();
     let rules = dir.path().join("rules.yaml");
     std::fs::write(
@@ -30,7 +31,7 @@ fn front(url: &str) -> Front {
         "name: front\nllm: {{model: \"scripted:{}\"}}\na2a:\n  - {{name: peer, url: \"{url}\", description: The peer}}\n",
         rules.display()
     );
-    let agent = Agent::start(&write_config(dir.path(), &dir.path().join("data"), &yaml));
+    let agent = Agent::serve(&write_config(dir.path(), &dir.path().join("data"), &yaml)).await;
     Front { agent, _dir: dir }
 }
 
@@ -75,7 +76,7 @@ fn dead_addr() -> std::net::SocketAddr {
 /// `path`, says "hi" to the agent and returns the peer and the answer.
 async fn hi_via(cards: &[(&str, Value)], path: &str) -> (Peer, String) {
     let peer = Peer::start(cards).await;
-    let front = front(&peer.url(path));
+    let front = front(&peer.url(path)).await;
     let body = say(&front, "hi").await;
     (peer, response(&body).to_string())
 }
@@ -86,7 +87,7 @@ async fn hi_via(cards: &[(&str, Value)], path: &str) -> (Peer, String) {
 #[tokio::test]
 async fn an_agent_without_a_card_is_spoken_to_in_the_legacy_dialect_at_its_endpoint() {
     let peer = Peer::start(&[]).await;
-    let front = front(&peer.url("/rpc/legacy"));
+    let front = front(&peer.url("/rpc/legacy")).await;
     let body = say(&front, "hello there").await;
     assert_eq!(
         response(&body),
@@ -203,7 +204,7 @@ async fn a_0_3_card_is_spoken_to_with_0_3_framing() {
 /// card-less legacy agent.
 #[tokio::test]
 async fn a_peer_that_is_down_is_unavailable() {
-    let front = front(&format!("http://{}/a2a", dead_addr()));
+    let front = front(&format!("http://{}/a2a", dead_addr())).await;
     let body = say(&front, "hi").await;
     let text = body.to_string();
     assert!(text.contains("unavailable"), "{body}");

@@ -52,7 +52,7 @@ async fn top_level_hints_of_a_seed_server_decide_approval_over_stdio() {
         script().display()
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
-    let a = Agent::start(&cfg);
+    let a = Agent::serve(&cfg).await;
     let tools = get_json(&a, "/tools").await;
     assert_eq!(hint(&tools, "seed_delete"), true);
     assert_eq!(
@@ -83,7 +83,7 @@ async fn top_level_hints_survive_streamable_http_even_when_unannotated_tools_are
         seed.url
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
-    let a = Agent::start(&cfg);
+    let a = Agent::serve(&cfg).await;
     let tools = get_json(&a, "/tools").await;
     assert_eq!(hint(&tools, "seed_delete"), true, "{tools}");
     assert_eq!(hint(&tools, "seed_peek"), false);
@@ -110,7 +110,7 @@ async fn a_list_changed_notification_refreshes_the_tools() {
         script().display()
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
-    let a = Agent::start(&cfg);
+    let a = Agent::serve(&cfg).await;
     let before = get_json(&a, "/tools").await;
     assert!(tool(&before, "seed_grown_6").is_none(), "{before}");
 
