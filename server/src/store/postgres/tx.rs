@@ -32,6 +32,21 @@ struct PendingAudit {
     details: serde_json::Value,
 }
 
+impl PendingAudit {
+    /// The row as it is hashed (AUTH.md §7), at `seq`.
+    fn canonical(&self, seq: i64) -> String {
+        audit::canonical_row(
+            seq,
+            &self.at,
+            &self.actor,
+            &self.event,
+            self.conversation_id.as_deref(),
+            self.approval_uuid.as_deref(),
+            &self.details,
+        )
+    }
+}
+
 /// One open transaction on a pooled connection.
 pub(in crate::store) struct PgTx<'a> {
     conn: RefCell<&'a mut Conn>,
@@ -142,15 +157,7 @@ impl<'a> PgTx<'a> {
         let mut rows = Vec::with_capacity(events.len());
         for e in events {
             seq += 1;
-            let canonical = audit::canonical_row(
-                seq,
-                &e.at,
-                &e.actor,
-                &e.event,
-                e.conversation_id.as_deref(),
-                e.approval_uuid.as_deref(),
-                &e.details,
-            );
+            let canonical = e.canonical(seq);
             let hash = audit::chain_hash(self.key, &prev, &canonical);
             rows.push(format!(
                 "({seq}, {}, {}, {}, {}, {}, {}, {}, {})",
@@ -191,15 +198,7 @@ impl<'a> PgTx<'a> {
     fn commit_chained_in_database(&self, events: Vec<PendingAudit>) -> Result<(), StoreError> {
         let mut cols: [Vec<String>; 7] = Default::default();
         for e in events {
-            let canonical = audit::canonical_row(
-                0,
-                &e.at,
-                &e.actor,
-                &e.event,
-                e.conversation_id.as_deref(),
-                e.approval_uuid.as_deref(),
-                &e.details,
-            );
+            let canonical = e.canonical(0);
             let prefix = canonical.strip_suffix("0}").ok_or_else(|| {
                 StoreError::Corrupt(
                     "an audit row's canonical form does not end with its seq".into(),
