@@ -184,6 +184,53 @@ pub struct PendingApproval {
     pub decided_via: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_at: Option<String>,
+    /// What asked for it (POLICY.md §1): the name of an `approvals:` rule,
+    /// `annotation` (the tool's `destructiveHint`), `unannotated`
+    /// (`unannotated_tools: approve`) or `proxy` (a sub-agent asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// Who may decide it (`role:approver`, names) when a rule says; empty:
+    /// any approver.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvers: Vec<String>,
+    /// How many distinct principals must approve (POLICY.md §2); absent
+    /// (or 0) means one.
+    #[serde(default, skip_serializing_if = "at_most_one")]
+    pub quorum: u32,
+    /// The votes so far, with a quorum above one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub votes: Vec<Vote>,
+}
+
+impl PendingApproval {
+    /// The approvals it needs (at least one).
+    pub fn needed(&self) -> usize {
+        self.quorum.max(1) as usize
+    }
+
+    /// The approving votes so far.
+    pub fn approvals(&self) -> usize {
+        self.votes.iter().filter(|v| v.approve).count()
+    }
+}
+
+fn at_most_one(q: &u32) -> bool {
+    *q <= 1
+}
+
+/// One vote on an approval with a quorum.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+pub struct Vote {
+    /// The principal's name; in auth mode `none`, `session:<id>` (a quorum
+    /// then counts distinct sessions).
+    pub by: String,
+    pub approve: bool,
+    pub at: String,
+    /// `rest`, `ui`, `a2a` or `link`.
+    pub via: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// A conversation with its whole timeline (`C` in DESIGN.md).
@@ -399,6 +446,24 @@ pub struct ToolDescription {
     /// False while the tool's server cannot be reached.
     #[serde(default = "yes")]
     pub available: bool,
+    /// The effective rule list (POLICY.md §1): the `approvals:` rules that
+    /// may decide its calls, in order, then what decides when none matches
+    /// (`annotation` or `unannotated`). Empty from older servers.
+    #[serde(default)]
+    pub rules: Vec<ToolRule>,
+}
+
+/// One entry of a tool's effective rule list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+pub struct ToolRule {
+    /// The rule's name, or `annotation` / `unannotated` for the fallback.
+    pub name: String,
+    /// `allow`, `approve` or `deny`.
+    pub action: String,
+    /// It decides only calls whose arguments satisfy its `when:`.
+    #[serde(default)]
+    pub conditional: bool,
 }
 
 fn yes() -> bool {
@@ -471,6 +536,22 @@ pub struct Viewer {
 }
 
 impl Viewer {
+    /// Whether one of a rule's `approvers` (`role:<role>` or a name) is
+    /// this viewer; an admin holds every role.
+    pub fn named_in(&self, approvers: &[String]) -> bool {
+        let admin = self.roles.iter().any(|r| r == "admin");
+        approvers.iter().any(|a| match a.strip_prefix("role:") {
+            // As the server's `Roles::allow`: admin holds every role, any
+            // role implies viewer.
+            Some(role) => {
+                admin
+                    || self.roles.iter().any(|r| r == role)
+                    || (role == "viewer" && !self.roles.is_empty())
+            }
+            None => self.name.as_deref() == Some(a.as_str()),
+        })
+    }
+
     /// Why this viewer may not decide `approval` (the server refuses it
     /// too), or `None` when they may.
     pub fn refusal(&self, approval: &PendingApproval) -> Option<String> {
@@ -486,6 +567,21 @@ impl Viewer {
             };
             return Some(format!(
                 "You ({who}) cannot decide: that needs the approver or admin role, and you have {had}."
+            ));
+        }
+        if !approval.approvers.is_empty() && !self.named_in(&approval.approvers) {
+            return Some(format!(
+                "You ({who}) cannot decide this one: the rule `{}` lets {} decide it.",
+                approval.rule.as_deref().unwrap_or("?"),
+                approval.approvers.join(", ")
+            ));
+        }
+        if let Some(name) = &self.name
+            && approval.votes.iter().any(|v| &v.by == name)
+        {
+            return Some(format!(
+                "You have voted on this one: {} more approver(s) must.",
+                approval.needed().saturating_sub(approval.approvals())
             ));
         }
         let own = self.separation_of_duties
@@ -539,6 +635,9 @@ pub enum EventKind {
     ApprovalRequested,
     /// An approval was approved or rejected (`detail` says which).
     ApprovalDecided,
+    /// A vote on an approval with a quorum that is still short of it
+    /// (`detail`: "1 of 2").
+    ApprovalVoted,
     /// The conversation's status or its running turn changed.
     StatusChanged,
     /// The model is being asked (`detail` says which step).
@@ -560,6 +659,7 @@ impl EventKind {
             EventKind::ToolCallFinished => "tool_call_finished",
             EventKind::ApprovalRequested => "approval_requested",
             EventKind::ApprovalDecided => "approval_decided",
+            EventKind::ApprovalVoted => "approval_voted",
             EventKind::StatusChanged => "status_changed",
             EventKind::ModelCalled => "model_called",
             EventKind::NodeStarted => "node_started",
@@ -568,12 +668,13 @@ impl EventKind {
         }
     }
 
-    pub const ALL: [EventKind; 10] = [
+    pub const ALL: [EventKind; 11] = [
         EventKind::MessageAdded,
         EventKind::ToolCallStarted,
         EventKind::ToolCallFinished,
         EventKind::ApprovalRequested,
         EventKind::ApprovalDecided,
+        EventKind::ApprovalVoted,
         EventKind::StatusChanged,
         EventKind::ModelCalled,
         EventKind::NodeStarted,

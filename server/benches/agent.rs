@@ -20,7 +20,8 @@
 //! 7. observability: turns and reads with an OTLP collector configured
 //!    versus without, and the page load of `/` in Chromium ([`observe`]);
 //! 8. PostgreSQL beside SQLite: turns, lists with 10,000 and 1,000,000
-//!    stored, 1,000 in flight over three replicas ([`replicas`]).
+//!    stored, 1,000 in flight over three replicas ([`replicas`]);
+//! 9. approval rules: one evaluation with 100 rules ([`policy`]).
 
 #[path = "agent/auth.rs"]
 mod auth;
@@ -28,6 +29,8 @@ mod auth;
 mod filesystem;
 #[path = "agent/observe.rs"]
 mod observe;
+#[path = "agent/policy.rs"]
+mod policy;
 #[path = "agent/replicas.rs"]
 mod replicas;
 
@@ -236,7 +239,7 @@ async fn main() {
         .build()
         .unwrap();
     let mut rows: Vec<(String, String, String)> = Vec::new();
-    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`, `pg`; `pgturns`: the turn rows of `pg`): those rows alone.
+    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`, `pg`, `policy`; `pgturns`: the turn rows of `pg`): those rows alone.
     let only = std::env::var("BENCH_ONLY").ok();
     let wants = |part: &str| only.as_deref().is_none_or(|o| o == part);
     if wants("core") {
@@ -262,6 +265,11 @@ async fn main() {
     // 7. Observability: traces on versus off, and the UI's page load.
     if wants("obs") {
         observe::rows(&http, &fake_base, &mut rows, quick).await;
+    }
+
+    // 9. Approval rules.
+    if wants("policy") {
+        policy::rows(&mut rows, quick);
     }
 
     // 8. PostgreSQL beside SQLite, and three replicas.

@@ -3,6 +3,7 @@
 //! - [`config`]: agent.yaml, validated at startup.
 //! - [`store`]: conversations, messages and approvals in SQLite.
 //! - [`engine`]: turns, approvals, recovery after a restart.
+//! - [`policy`]: the approval rules of `approvals:`.
 //! - [`llm`]: the model providers behind one trait.
 //! - [`tools`]: the tool router the engine calls (MCP servers behind it).
 //! - [`api`]: the REST API and the router that also serves the web UI.
@@ -27,6 +28,7 @@ pub mod mcp;
 pub mod mcp_serve;
 pub mod metrics;
 pub mod net;
+pub mod policy;
 pub mod resources;
 pub mod state;
 pub mod store;

@@ -19,6 +19,10 @@ pub struct ToolInfo {
     pub input_schema: Value,
     /// Calls need an operator's approval first.
     pub destructive: bool,
+    /// `destructive` comes from the tool's annotations (or the config, for
+    /// sub-agents), not from `unannotated_tools`: an approval it asks for
+    /// records `annotation` rather than `unannotated`.
+    pub hinted: bool,
     /// The MCP server or sub-agent serving it.
     pub server: String,
     /// False while the server cannot be reached.
@@ -34,6 +38,7 @@ impl ToolInfo {
             destructive_hint: self.destructive,
             server: self.server.clone(),
             available: self.available,
+            rules: Vec::new(),
         }
     }
 }

@@ -356,6 +356,56 @@ async fn parallel_branches_overlap_and_the_summarizer_sees_both() {
     );
 }
 
+/// POLICY.md §1: a `deny` rule holds inside a parallel node (which runs
+/// destructive tools without asking), and an `approve` rule asks there.
+#[tokio::test]
+async fn rules_hold_inside_parallel_nodes() {
+    let fan = |rule: &'static str| {
+        move |y: String| {
+            format!(
+                "{}approvals:\n  rules:\n    - {rule}\nagent:\n  name: fan\n  type: parallel\n  agents:\n    - {{name: a, type: llm, prompt: You are adder a.}}\n    - {{name: b, type: llm, prompt: You are adder b.}}\n",
+                y.split("agent:\n").next().unwrap(),
+            )
+        }
+    };
+    let s = Setup::start(
+        "e2e-parallel.yaml",
+        fan("{name: frozen, tool: resources_add, action: deny, reason: adds are frozen}"),
+    )
+    .await;
+    let (status, body) = s.ask("add both").await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["result"]["waiting_approval"], false, "{body}");
+    assert!(s.resources().await.is_empty(), "a denied call never runs");
+    let denied: Vec<&Value> = body["conversation"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["tool_call"]["name"] == "resources_add")
+        .collect();
+    assert_eq!(denied.len(), 2, "{body}");
+    for m in denied {
+        assert_eq!(
+            m["tool_call"]["result"], "not allowed: adds are frozen",
+            "{m}"
+        );
+    }
+
+    let s = Setup::start(
+        "e2e-parallel.yaml",
+        fan("{name: ask-adds, tool: resources_add, action: approve}"),
+    )
+    .await;
+    let (status, body) = s.ask("add both").await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["result"]["waiting_approval"], true, "{body}");
+    assert_eq!(body["result"]["approval"]["rule"], "ask-adds", "{body}");
+    assert!(
+        s.resources().await.is_empty(),
+        "nothing ran before approval"
+    );
+}
+
 /// FR-023 and `approvals: enforce`: destructive calls in parallel branches
 /// run unattended by default; enforced, the pipeline pauses once with both
 /// approvals listed and goes on when both are decided.

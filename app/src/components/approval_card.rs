@@ -55,6 +55,7 @@ pub fn ApprovalCard(
                 {approval.remote_agent_name.clone().map(|a| view! { <dt>"Agent"</dt><dd>{a}</dd> })}
                 {chain.map(|c| view! { <dt>"Asked via"</dt><dd class="approval-chain">{c}</dd> })}
                 {approval.requested_by.clone().map(|r| view! { <dt>"Asked by"</dt><dd class="approval-requested-by">{r}</dd> })}
+                {policy_facts(&approval)}
                 <dt>"Asked"</dt><dd><time datetime=approval.created_at.clone()>{short_time(&approval.created_at)}</time></dd>
             </dl>
             {crate::components::diff_view::change_of(&approval.tool_name, &approval.tool_args).map(|d| view! {
@@ -96,4 +97,54 @@ pub fn ApprovalCard(
             </Transition>
         </section>
     }
+}
+
+/// What asked for an approval, in words: a rule's name as written, or what
+/// the fallback means.
+pub fn rule_label(rule: &str) -> String {
+    match rule {
+        "annotation" => "the tool's destructiveHint (no rule matched)".into(),
+        "unannotated" => "unannotated tool (unannotated_tools: approve)".into(),
+        "proxy" => "asked by the sub-agent (its own rules)".into(),
+        r => r.to_string(),
+    }
+}
+
+/// "1 of 2 approvals" (and, in auth mode none, what is counted).
+pub fn quorum_text(a: &crate::models::PendingApproval) -> String {
+    let by_session = a.votes.iter().any(|v| v.by.starts_with("session:"));
+    format!(
+        "{} of {} approvals{}",
+        a.approvals(),
+        a.needed(),
+        if by_session {
+            " (no sign-in: each browser session counts as one approver)"
+        } else if a.votes.is_empty() {
+            ""
+        } else {
+            " from distinct approvers"
+        }
+    )
+}
+
+/// The rule facts of a card (which rule asked, who may decide, the
+/// quorum's votes), type-erased so the card's view type stays shallow.
+fn policy_facts(approval: &crate::models::PendingApproval) -> AnyView {
+    let approval = approval.clone();
+    view! {
+                {approval.rule.clone().map(|r| view! { <dt>"Rule"</dt><dd class="approval-rule">{crate::components::approval_card::rule_label(&r)}</dd> })}
+        {(!approval.approvers.is_empty()).then(|| view! { <dt>"May decide"</dt><dd class="approval-approvers">{approval.approvers.join(", ")}</dd> })}
+        {(approval.needed() > 1).then(|| view! {
+            <dt>"Approvals"</dt>
+            <dd class="approval-quorum" data-approvals=approval.approvals() data-quorum=approval.needed()>
+                {quorum_text(&approval)}
+                <ul class="approval-votes">
+                    {approval.votes.iter().map(|v| view! {
+                        <li>{format!("{} {} ", v.by, if v.approve { "approved" } else { "rejected" })}<time datetime=v.at.clone()>{short_time(&v.at)}</time></li>
+                    }).collect_view()}
+                </ul>
+            </dd>
+        })}
+    }
+    .into_any()
 }

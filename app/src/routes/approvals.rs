@@ -76,6 +76,12 @@ pub fn ApprovalsPage() -> impl IntoView {
                                             {a.requested_by.clone().map(|r| view! {
                                                 <span class="muted approval-requested-by">" by " {r}</span>
                                             })}
+                                            {a.rule.clone().map(|r| view! {
+                                                <span class="muted approval-rule">" · rule: " {crate::components::approval_card::rule_label(&r)}</span>
+                                            })}
+                                            {(a.needed() > 1).then(|| view! {
+                                                <span class="pill approval-quorum">{format!("{} of {}", a.approvals(), a.needed())}</span>
+                                            })}
                                         </div>
                                         <p class="approval-description">{a.description.clone()}</p>
                                         <div class="approval-args" data-args=a.tool_args.to_string()><ArgsView args=a.tool_args.clone()/></div>

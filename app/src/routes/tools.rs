@@ -19,7 +19,7 @@ pub fn ToolsPage() -> impl IntoView {
                     }.into_any(),
                     Ok(list) => {
                         let n = list.tools.len();
-                        let approve = list.tools.iter().filter(|t| t.destructive_hint).count();
+                        let approve = list.tools.iter().filter(|t| always_asks(t)).count();
                         view! {
                             <p class="muted">{format!("{n} tools; {approve} need approval before they run.")}</p>
                             <ul class="tools" id="tools">
@@ -39,6 +39,34 @@ pub fn ToolsPage() -> impl IntoView {
     }
 }
 
+/// What happens to a call, as far as the tool alone tells.
+enum Effective {
+    Allow,
+    Approve,
+    Deny,
+    Depends,
+}
+
+fn effective(t: &ToolDescription) -> Effective {
+    let by_action = |a: &str| match a {
+        "allow" => Effective::Allow,
+        "deny" => Effective::Deny,
+        _ => Effective::Approve,
+    };
+    match t.rules.first() {
+        // An older server: the hint alone.
+        None if t.destructive_hint => Effective::Approve,
+        None => Effective::Allow,
+        Some(r) if r.conditional => Effective::Depends,
+        Some(r) => by_action(&r.action),
+    }
+}
+
+/// Whether the tool needs approval for every call (the page's count).
+fn always_asks(t: &ToolDescription) -> bool {
+    matches!(effective(t), Effective::Approve)
+}
+
 #[component]
 fn ToolRow(t: ToolDescription) -> impl IntoView {
     let schema = serde_json::to_string_pretty(&t.input_schema).unwrap_or_default();
@@ -47,14 +75,25 @@ fn ToolRow(t: ToolDescription) -> impl IntoView {
             <div class="tool-head">
                 <code class="tool-name">{t.name.clone()}</code>
                 <span class="muted">" on " <span class="tool-server">{t.server.clone()}</span></span>
-                {if t.destructive_hint {
-                    view! { <span class="pill pill-approve" data-needs-approval="true">"Needs approval"</span> }.into_any()
-                } else {
-                    view! { <span class="pill pill-free" data-needs-approval="false">"Runs without approval"</span> }.into_any()
+                {match effective(&t) {
+                    Effective::Approve => view! { <span class="pill pill-approve" data-needs-approval="true">"Needs approval"</span> }.into_any(),
+                    Effective::Allow => view! { <span class="pill pill-free" data-needs-approval="false">"Runs without approval"</span> }.into_any(),
+                    Effective::Deny => view! { <span class="pill pill-down" data-needs-approval="denied">"Denied by a rule"</span> }.into_any(),
+                    Effective::Depends => view! { <span class="pill pill-approve" data-needs-approval="depends">"Depends on the arguments (see rules)"</span> }.into_any(),
                 }}
                 {(!t.available).then(|| view! { <span class="pill pill-down">"Server unavailable"</span> })}
             </div>
             <p class="tool-description">{if t.description.is_empty() { "(no description)".to_string() } else { t.description.clone() }}</p>
+            {(!t.rules.is_empty()).then(|| view! {
+                <ol class="tool-rules" aria-label="Rules, in the order they are tried">
+                    {t.rules.iter().map(|r| view! {
+                        <li data-rule=r.name.clone() data-action=r.action.clone()>
+                            <code>{r.name.clone()}</code>
+                            {format!(": {}{}", r.action, if r.conditional { " (when its conditions hold)" } else { "" })}
+                        </li>
+                    }).collect_view()}
+                </ol>
+            })}
             <details><summary>"Input schema"</summary><pre class="tool-schema">{schema}</pre></details>
         </li>
     }

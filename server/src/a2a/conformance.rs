@@ -189,6 +189,9 @@ impl Conformance {
                         description: "The TCK asks for more input".into(),
                         remote: None,
                         traceparent: None,
+                        rule: None,
+                        approvers: Vec::new(),
+                        quorum: 1,
                     })?;
                     tx.set_status(&cid, ConversationStatus::WaitingApproval)
                 })

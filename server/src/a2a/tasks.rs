@@ -345,6 +345,7 @@ pub fn engine_error(e: EngineError) -> RpcError {
         e @ (EngineError::Busy(_)
         | EngineError::WaitingApproval { .. }
         | EngineError::AlreadyDecided { .. }
+        | EngineError::AlreadyVoted { .. }
         | EngineError::ConfigChanged(_)) => RpcError::unsupported(e.to_string()),
         e => RpcError::internal(e.to_string()),
     }

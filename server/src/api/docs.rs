@@ -60,7 +60,7 @@ const ROUTES: &[Route] = &[
     Route {
         method: "GET",
         path: "/tools",
-        summary: "Every tool (MCP and A2A) with `destructiveHint` and its server's health.",
+        summary: "Every tool (MCP and A2A) with `destructiveHint`, its effective rule list (the `approvals:` rules that can decide its calls, in order, then `annotation` or `unannotated`) and its server's health.",
         request: None,
         response: Some("ToolList"),
         status: 200,
@@ -120,11 +120,11 @@ const ROUTES: &[Route] = &[
     Route {
         method: "POST",
         path: "/approvals/{uuid}",
-        summary: "Approves or rejects. Also accepted: {\"action\":\"approve\"|\"reject\"}, {\"answer\":\"yes\"|\"no\"}; optional \"reason\". 409 if already decided.",
+        summary: "Approves or rejects. Also accepted: {\"action\":\"approve\"|\"reject\"}, {\"answer\":\"yes\"|\"no\"}; optional \"reason\". 409 if already decided; 403 when the approval's rule names other approvers.",
         request: Some("ApprovalDecision"),
         response: Some("ConversationResponse"),
         status: 200,
-        errors: &[400, 404, 409],
+        errors: &[400, 403, 404, 409],
         example: Some(r#"{"approved": true}"#),
     },
     Route {

@@ -1,26 +1,53 @@
-//! `GET /tools`: every tool the agent can call, with `destructiveHint`, and
-//! the health of the servers behind them.
+//! `GET /tools`: every tool the agent can call, with `destructiveHint`, its
+//! effective rule list (POLICY.md §1), and the health of the servers
+//! behind them.
 
 use crate::state::AppState;
-use app::models::ToolList;
+use app::models::{ToolList, ToolRule};
 use axum::Json;
 use axum::extract::State;
 use serde_json::{Value, json};
 
 /// `{"tools": [{"name", "description", "inputSchema", "destructiveHint",
-/// "server", "available"}], "servers": [{"name", "available", "problem"?, "tools"}]}`.
+/// "server", "available", "rules": [{"name", "action", "conditional"}]}], "servers": [{"name", "available", "problem"?, "tools"}]}`.
 pub async fn list(State(state): State<AppState>) -> Json<Value> {
     Json(json!({"tools": tool_list(&state).tools, "servers": state.engine.tools().servers()}))
 }
 
-/// Every tool as the API describes it (also what the UI's tools page renders).
+/// Every tool as the API describes it (also what the UI's tools page
+/// renders), each with its effective rule list.
 pub fn tool_list(state: &AppState) -> ToolList {
+    let policy = state.engine.policy();
     ToolList {
         tools: state
             .engine
             .all_tools()
             .iter()
-            .map(|t| t.describe())
+            .map(|t| {
+                let mut d = t.describe();
+                let (rules, total) = policy.rules_for(&t.name, &t.server);
+                d.rules = rules
+                    .into_iter()
+                    .map(|r| ToolRule {
+                        name: r.name,
+                        action: r.action.into(),
+                        conditional: r.conditional,
+                    })
+                    .collect();
+                if !total {
+                    d.rules.push(ToolRule {
+                        name: if t.hinted {
+                            "annotation"
+                        } else {
+                            "unannotated"
+                        }
+                        .into(),
+                        action: if t.destructive { "approve" } else { "allow" }.into(),
+                        conditional: false,
+                    });
+                }
+                d
+            })
             .collect(),
     }
 }

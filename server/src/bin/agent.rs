@@ -29,6 +29,28 @@ enum Command {
         #[command(subcommand)]
         action: AuditAction,
     },
+    /// The approval rules of `approvals:`.
+    Policy {
+        #[command(subcommand)]
+        action: PolicyAction,
+    },
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum PolicyAction {
+    /// Prints which rule decides a call and why each rule before it does
+    /// not match; exit 0 (1 when the config does not load, 2 for bad --args).
+    Explain {
+        /// The tool's name as the model calls it (`resources_add`, `a2a_billing`).
+        #[arg(long)]
+        tool: String,
+        /// The MCP server or sub-agent serving it.
+        #[arg(long)]
+        server: Option<String>,
+        /// The call's arguments, as JSON.
+        #[arg(long, default_value = "{}")]
+        args: String,
+    },
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -46,6 +68,17 @@ async fn main() -> std::process::ExitCode {
     }) = &args.command
     {
         return verify(&args.config);
+    }
+    if let Some(Command::Policy {
+        action:
+            PolicyAction::Explain {
+                tool,
+                server,
+                args: call,
+            },
+    }) = &args.command
+    {
+        return explain(&args.config, tool, server.as_deref(), call);
     }
     // The config first: its `name` names the agent in traces.
     let config = match server::config::load(&args.config) {
@@ -108,6 +141,45 @@ async fn serve(args: Args, config: server::config::Config) -> anyhow::Result<()>
 }
 
 /// `agent audit verify`: walks the chain of the config's database.
+/// `agent policy explain`.
+fn explain(
+    config: &std::path::Path,
+    tool: &str,
+    server: Option<&str>,
+    call: &str,
+) -> std::process::ExitCode {
+    let config = match server::config::load(config) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let call: serde_json::Value = match serde_json::from_str(call) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: --args is not JSON: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    if let Some(s) = server
+        && !config.tool_servers().iter().any(|k| k == s)
+    {
+        println!("note: `{s}` names no MCP server or sub-agent of this config");
+    }
+    print!(
+        "{}",
+        server::policy::explain(
+            &config.policy(),
+            tool,
+            server,
+            &call,
+            config.unannotated_tools
+        )
+    );
+    std::process::ExitCode::SUCCESS
+}
+
 fn verify(config: &std::path::Path) -> std::process::ExitCode {
     let out = server::config::load(config)
         .context("loading the config")

@@ -6,6 +6,7 @@
 //! rules of [`validate`]. A config that loads is one the agent can run; the
 //! server never discovers a config mistake in the middle of a conversation.
 
+mod approvals;
 mod auth;
 mod error;
 mod expand;
@@ -15,6 +16,7 @@ mod store;
 mod suggest;
 mod validate;
 
+pub use approvals::{ApprovalsConfig, OnExpiry, PredicateConfig, RuleAction, RuleConfig};
 pub use auth::{
     AuditConfig, AuthConfig, AuthMode, MIN_TOKEN_LEN, OidcConfig, ProxyConfig, ROLE_NAMES, Secret,
     TokenConfig,
@@ -120,6 +122,36 @@ impl Config {
         }
         all.extend(self.mcp_servers.iter().cloned());
         all
+    }
+
+    /// The names a rule's `server:` may use: the MCP servers, the
+    /// sub-agents (top-level and in llm nodes) and the `a2a` nodes.
+    pub fn tool_servers(&self) -> Vec<String> {
+        fn walk(n: &NodeConfig, out: &mut Vec<String>) {
+            if n.kind == NodeKind::A2a {
+                out.push(n.name.clone());
+            }
+            out.extend(n.a2a.iter().map(|a| a.name.clone()));
+            for c in &n.agents {
+                walk(c, out);
+            }
+        }
+        let mut out: Vec<String> = self
+            .effective_mcp_servers()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        out.extend(self.a2a.iter().map(|a| a.name.clone()));
+        if let Some(root) = &self.agent {
+            walk(root, &mut out);
+        }
+        out.dedup();
+        out
+    }
+
+    /// The compiled approval rules (checked when the config loaded).
+    pub fn policy(&self) -> crate::policy::Policy {
+        crate::policy::Policy::compile(&self.approvals, &self.tool_servers()).unwrap_or_default()
     }
 
     /// The path of the SQLite database.

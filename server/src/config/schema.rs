@@ -62,6 +62,9 @@ pub struct Config {
     /// Where durable state lives (REPLICAS.md).
     #[serde(default)]
     pub store: super::store::StoreConfig,
+    /// Approval rules (POLICY.md §1).
+    #[serde(default)]
+    pub approvals: super::approvals::ApprovalsConfig,
     /// SHA-256 of the file as written (with `${VAR}` references, so no
     /// secret): `config.loaded` in the audit trail records it.
     #[serde(skip)]

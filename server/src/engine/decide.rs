@@ -3,7 +3,7 @@
 use super::turn::declined_text;
 use super::{Ctx, Engine, EngineError, Reply};
 use crate::store::approvals::Decider;
-use crate::store::{DecisionRecord, Requester, Store};
+use crate::store::{Decided, DecisionRecord, Requester, Store};
 use app::models::{ApprovalStatus, Conversation, ConversationStatus, EventKind};
 
 /// An operator's decision.
@@ -113,7 +113,19 @@ impl Engine {
             found.approval.requested_by.as_deref(),
         )
         .map_err(|r| EngineError::Forbidden(r.message(&ctx.principal.name)))?;
+        if auth.mode != crate::config::AuthMode::None {
+            may_decide_by_rule(&found.approval, &ctx.principal)?;
+        }
         let conversation_id = found.approval.conversation_id.clone();
+        // With a quorum each principal votes once; in auth mode none there
+        // are no principals, so browser sessions are counted instead.
+        let voter = (found.approval.needed() > 1).then(|| {
+            if auth.mode == crate::config::AuthMode::None {
+                format!("session:{}", ctx.session_id)
+            } else {
+                ctx.principal.name.clone()
+            }
+        });
         let guard = self.lock(&conversation_id).await?;
         let proxy = found.approval.remote_task_id.is_some();
         let outcome = store
@@ -131,13 +143,43 @@ impl Engine {
                 overrides,
                 tool: found.approval.tool_name.clone(),
                 arguments: found.approval.tool_args.clone(),
+                voter: voter.clone(),
             })
             .await?;
-        if let Err(status) = outcome {
-            return Err(EngineError::AlreadyDecided {
-                uuid: uuid.to_string(),
-                status,
-            });
+        match outcome {
+            Decided::Done => {}
+            Decided::Lost(status) => {
+                return Err(EngineError::AlreadyDecided {
+                    uuid: uuid.to_string(),
+                    status,
+                });
+            }
+            Decided::AlreadyVoted => {
+                return Err(EngineError::AlreadyVoted {
+                    uuid: uuid.to_string(),
+                    voter: voter.unwrap_or_default(),
+                });
+            }
+            Decided::Voted { approvals, quorum } => {
+                guard.release().await;
+                tracing::info!(approval = %uuid, conversation = %conversation_id, approvals, quorum, "approval vote recorded");
+                self.inner
+                    .events
+                    .emit(EventKind::ApprovalVoted, &conversation_id, |e| {
+                        e.approval = Some(uuid.to_string());
+                        e.tool = Some(found.approval.tool_name.clone());
+                        e.status = Some(ConversationStatus::WaitingApproval);
+                        e.detail = Some(format!("{approvals} of {quorum}"));
+                    });
+                let now = store
+                    .approval(uuid)
+                    .await?
+                    .map(|a| a.approval)
+                    .unwrap_or(found.approval);
+                return self
+                    .reply(&conversation_id, super::TurnOutcome::Waiting(Box::new(now)))
+                    .await;
+            }
         }
         tracing::info!(approval = %uuid, conversation = %conversation_id, approved = decision.approve, "approval decided");
         let waited = crate::metrics::since(&found.approval.created_at);
@@ -261,6 +303,30 @@ impl Engine {
             }
         }
     }
+}
+
+/// The rule's `approvers` (recorded on the approval when it was asked):
+/// deciding needs the approver role (AUTH.md) *and* one of these.
+fn may_decide_by_rule(
+    a: &app::models::PendingApproval,
+    p: &crate::auth::Principal,
+) -> Result<(), EngineError> {
+    if a.approvers.is_empty() {
+        return Ok(());
+    }
+    let admitted = a
+        .approvers
+        .iter()
+        .any(|entry| crate::policy::Approver::parse(entry).is_ok_and(|who| who.admits(p)));
+    if admitted {
+        return Ok(());
+    }
+    Err(EngineError::Forbidden(format!(
+        "{} may not decide this approval: the rule `{}` lets {} decide it",
+        p.name,
+        a.rule.as_deref().unwrap_or("?"),
+        a.approvers.join(", ")
+    )))
 }
 
 /// Who asks, as the conversation records it.

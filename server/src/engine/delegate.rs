@@ -17,6 +17,7 @@
 //! State is derived from the rows, as in the rest of the turn loop: the
 //! call's latest approval says what to do next.
 
+use super::gate::Gate;
 use super::scope::Scope;
 use super::turn::declined_text;
 use super::{Ctx, Engine, EngineError};
@@ -42,7 +43,7 @@ impl Engine {
         message_id: &str,
         tc: &ToolCall,
         latest: Option<Approval>,
-        destructive: bool,
+        gate: Gate,
         target: Target<'_>,
         scope: &Scope,
         ctx: &Ctx,
@@ -57,7 +58,17 @@ impl Engine {
             Outgoing::new(text)
         };
         let Some(a) = latest else {
-            if scope.asks_approval && destructive {
+            if let Gate::Deny { rule, reason } = gate {
+                self.deny(conversation_id, message_id, tc, (rule, reason), scope)
+                    .await?;
+                return Ok(None);
+            }
+            if let Gate::Ask {
+                rule,
+                approvers,
+                quorum,
+            } = gate
+            {
                 let new = NewApproval {
                     conversation_id: conversation_id.to_string(),
                     message_id: message_id.to_string(),
@@ -71,6 +82,9 @@ impl Engine {
                     ),
                     remote: None,
                     traceparent: crate::telemetry::current_traceparent(),
+                    rule: Some(rule),
+                    approvers,
+                    quorum,
                 };
                 return Ok(Some(
                     self.request_approval(conversation_id, new, scope, None)
@@ -252,6 +266,9 @@ impl Engine {
                         chain,
                     }),
                     traceparent: crate::telemetry::current_traceparent(),
+                    rule: Some("proxy".into()),
+                    approvers: Vec::new(),
+                    quorum: 1,
                 };
                 // The send is done: the gate (if any) is executed and the
                 // call rests until the proxy approval is decided.

@@ -33,6 +33,7 @@
 mod a2a_node;
 mod decide;
 mod delegate;
+mod gate;
 mod history;
 mod llm_node;
 mod locks;
@@ -93,6 +94,9 @@ pub enum EngineError {
         uuid: String,
         status: ApprovalStatus,
     },
+    /// A second vote by one principal on an approval with a quorum.
+    #[error("{voter} has already voted on approval {uuid}: its quorum needs another approver")]
+    AlreadyVoted { uuid: String, voter: String },
     #[error("{0}")]
     LlmUnavailable(String),
     #[error("{error}")]
@@ -145,6 +149,8 @@ struct Inner {
     models: NodeModels,
     /// Remote A2A agents (`a2a` nodes and `a2a_<name>` tools).
     a2a: Arc<dyn RemoteAgents>,
+    /// The approval rules (`approvals:`), compiled.
+    policy: crate::policy::Policy,
 }
 
 impl Engine {
@@ -186,8 +192,10 @@ impl Engine {
             }
             None => (None, None),
         };
+        let policy = config.policy();
         Engine {
             inner: Arc::new(Inner {
+                policy,
                 store,
                 config,
                 llm,
@@ -201,6 +209,11 @@ impl Engine {
                 a2a,
             }),
         }
+    }
+
+    /// The approval rules.
+    pub fn policy(&self) -> &crate::policy::Policy {
+        &self.inner.policy
     }
 
     /// Takes the conversation's writer lock here and its lease in the

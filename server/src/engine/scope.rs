@@ -44,6 +44,7 @@ impl LocalTool {
                     .into(),
                 input_schema: json!({"type": "object", "properties": {}}),
                 destructive: false,
+                hinted: true,
                 server: "engine".into(),
                 available: true,
             },
@@ -68,6 +69,7 @@ impl LocalTool {
                     "required": ["message"]
                 }),
                 destructive,
+                hinted: true,
                 server: name.to_string(),
                 available: true,
             },

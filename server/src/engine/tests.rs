@@ -62,6 +62,7 @@ impl ToolRouter for FakeTools {
                 description: format!("{n} things"),
                 input_schema: json!({"type": "object"}),
                 destructive: *n == "add",
+                hinted: true,
                 server: "fake".into(),
                 available: true,
             })

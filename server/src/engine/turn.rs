@@ -1,5 +1,6 @@
 //! One turn: the model, the tools, and the pause at a destructive call.
 
+use super::gate::Gate;
 use super::history::{condensed, transcript};
 use super::scope::{LocalAction, Scope};
 use super::{Ctx, Engine, EngineError, Reply};
@@ -584,7 +585,11 @@ impl Engine {
             .into_iter()
             .find(|t| t.name == tc.name);
         let approval = store.approval_for_message(&message_id).await?;
-        let destructive = info.as_ref().is_some_and(|i| i.destructive);
+        // Only a call nobody has ruled on yet meets the gate.
+        let gate = match approval {
+            None => self.gate(&tc, info.as_ref(), scope),
+            Some(_) => Gate::Run,
+        };
         if let Some(LocalAction::A2a { agent, url }) =
             scope.local_tool(&tc.name).map(|t| t.action.clone())
         {
@@ -598,7 +603,7 @@ impl Engine {
                     &message_id,
                     &tc,
                     approval,
-                    destructive,
+                    gate,
                     target,
                     scope,
                     ctx,
@@ -606,7 +611,22 @@ impl Engine {
                 .await;
         }
         match approval {
-            None if scope.asks_approval && destructive => {
+            None if matches!(gate, Gate::Deny { .. }) => {
+                if let Gate::Deny { rule, reason } = gate {
+                    self.deny(conversation_id, &message_id, &tc, (rule, reason), scope)
+                        .await?;
+                }
+                Ok(None)
+            }
+            None if matches!(gate, Gate::Ask { .. }) => {
+                let Gate::Ask {
+                    rule,
+                    approvers,
+                    quorum,
+                } = gate
+                else {
+                    return Ok(None);
+                };
                 let description = describe_call(&tc.name, tc.server.as_deref(), &tc.arguments);
                 let new = NewApproval {
                     conversation_id: conversation_id.to_string(),
@@ -617,6 +637,9 @@ impl Engine {
                     description,
                     remote: None,
                     traceparent: crate::telemetry::current_traceparent(),
+                    rule: Some(rule),
+                    approvers,
+                    quorum,
                 };
                 Ok(Some(
                     self.request_approval(conversation_id, new, scope, None)

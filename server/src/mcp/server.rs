@@ -189,6 +189,10 @@ impl McpServer {
             description: t.description.as_deref().unwrap_or("").to_string(),
             input_schema: Value::Object((*t.input_schema).clone()),
             destructive: is_destructive(t, self.unannotated),
+            hinted: t
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.read_only_hint == Some(true) || a.destructive_hint.is_some()),
             server: self.name.clone(),
             available: true,
         }

@@ -53,6 +53,12 @@ pub struct NewApproval {
     pub remote: Option<RemoteRef>,
     /// The asking turn's W3C `traceparent` (when traces are on).
     pub traceparent: Option<String>,
+    /// What asked for it (see [`PendingApproval::rule`]).
+    pub rule: Option<String>,
+    /// Who may decide it; empty: any approver.
+    pub approvers: Vec<String>,
+    /// How many distinct principals must approve (1: one decides).
+    pub quorum: u32,
 }
 
 /// The remote task a proxy approval continues.
@@ -67,20 +73,20 @@ pub struct RemoteRef {
 
 pub(in crate::store) const COLUMNS: &str = "uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, reason, \
                        decided_by, decided_at, remote_task_id, remote_agent_name, chain, created_at, \
-                       requested_by, decided_via, traceparent";
+                       requested_by, decided_via, traceparent, rule, approvers, CAST(quorum AS TEXT), votes";
 /// Columns read by [`raw`].
-pub(in crate::store) const NCOLS: usize = 18;
+pub(in crate::store) const NCOLS: usize = 22;
 
 /// Inserts a pending approval.
 pub fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError> {
     let f = Insert::of(&a)?;
     // Raised by whoever sent the conversation's latest message.
     conn.prepare_cached("INSERT INTO approvals (uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, \
-         remote_task_id, remote_agent_name, chain, created_at, updated_at, requested_by, requested_session, traceparent) \
+         remote_task_id, remote_agent_name, chain, created_at, updated_at, requested_by, requested_session, traceparent, rule, approvers, quorum) \
          SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?9, ?10, ?11, ?11, \
-           COALESCE(c.requested_by, 'anonymous'), COALESCE(c.requested_session, c.session_id), ?12 \
+           COALESCE(c.requested_by, 'anonymous'), COALESCE(c.requested_session, c.session_id), ?12, ?13, ?14, ?15 \
          FROM conversations c WHERE c.id = ?2")?
-        .execute(params![f.uuid, a.conversation_id, a.message_id, a.tool_name, a.server, f.args, a.description, f.task, f.agent, f.chain, f.created_at, a.traceparent])?;
+        .execute(params![f.uuid, a.conversation_id, a.message_id, a.tool_name, a.server, f.args, a.description, f.task, f.agent, f.chain, f.created_at, a.traceparent, a.rule, f.approvers, f.quorum])?;
     let requested_by: Option<String> = conn
         .prepare_cached("SELECT requested_by FROM approvals WHERE uuid = ?1")?
         .query_row([&f.uuid], |r| r.get(0))
@@ -98,6 +104,9 @@ pub(in crate::store) struct Insert {
     pub task: Option<String>,
     pub agent: Option<String>,
     pub chain: Option<String>,
+    /// `approvers` as JSON; `None` when any approver may decide.
+    pub approvers: Option<String>,
+    pub quorum: i32,
 }
 
 impl Insert {
@@ -115,7 +124,13 @@ impl Insert {
             ),
             None => (None, None, None),
         };
+        let approvers = (!a.approvers.is_empty())
+            .then(|| serde_json::to_string(&a.approvers))
+            .transpose()
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
         Ok(Insert {
+            approvers,
+            quorum: i32::try_from(a.quorum.max(1)).unwrap_or(i32::MAX),
             uuid: new_id(),
             created_at: now(),
             args,
@@ -144,6 +159,9 @@ impl Insert {
                 chain: a.remote.as_ref().map(|r| r.chain.clone()),
                 created_at: self.created_at,
                 requested_by,
+                rule: a.rule.clone(),
+                approvers: a.approvers.clone(),
+                quorum: a.quorum.max(1),
                 ..Default::default()
             },
             message_id: a.message_id,
@@ -164,6 +182,14 @@ pub fn get(conn: &Connection, uuid: &str) -> Result<Option<Approval>, StoreError
         .optional()?
         .map(decode)
         .transpose()
+}
+
+/// Records the votes of an approval with a quorum (its row is the lock:
+/// the caller read it in this write transaction).
+pub fn set_votes(conn: &Connection, uuid: &str, votes: &str) -> Result<(), StoreError> {
+    conn.prepare_cached("UPDATE approvals SET votes = ?2, updated_at = ?3 WHERE uuid = ?1")?
+        .execute(params![uuid, votes, now()])?;
+    Ok(())
 }
 
 /// The latest approval of a tool-call message, if any.
@@ -334,6 +360,10 @@ pub(in crate::store) fn decode((cols,): RawRow) -> Result<Approval, StoreError> 
     let requested_by = next();
     let decided_via = next();
     let traceparent = next();
+    let rule = next();
+    let approvers = next();
+    let quorum = next();
+    let votes = next();
     let status = ApprovalStatus::parse(&status_s).ok_or_else(|| {
         StoreError::Corrupt(format!("approval {uuid}: unknown status {status_s:?}"))
     })?;
@@ -343,6 +373,17 @@ pub(in crate::store) fn decode((cols,): RawRow) -> Result<Approval, StoreError> 
         .map(|s| serde_json::from_str::<Vec<String>>(&s))
         .transpose()
         .map_err(|e| StoreError::Corrupt(format!("approval {uuid}: chain: {e}")))?;
+    let approvers = approvers
+        .map(|s| serde_json::from_str::<Vec<String>>(&s))
+        .transpose()
+        .map_err(|e| StoreError::Corrupt(format!("approval {uuid}: approvers: {e}")))?
+        .unwrap_or_default();
+    let quorum = quorum.and_then(|q| q.parse::<u32>().ok()).unwrap_or(1);
+    let votes = votes
+        .map(|s| serde_json::from_str::<Vec<app::models::Vote>>(&s))
+        .transpose()
+        .map_err(|e| StoreError::Corrupt(format!("approval {uuid}: votes: {e}")))?
+        .unwrap_or_default();
     Ok(Approval {
         approval: PendingApproval {
             uuid,
@@ -359,6 +400,10 @@ pub(in crate::store) fn decode((cols,): RawRow) -> Result<Approval, StoreError> 
             decided_by: decided_by.clone(),
             decided_via,
             decided_at: decided_at.clone(),
+            rule,
+            approvers,
+            quorum,
+            votes,
         },
         message_id,
         server,

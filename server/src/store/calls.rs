@@ -22,6 +22,20 @@ pub struct FinishedCall {
     pub is_error: bool,
 }
 
+/// A call a rule refused, as recorded with its result.
+#[derive(Clone, Debug)]
+pub struct DeniedCall {
+    pub conversation_id: String,
+    pub message_id: String,
+    pub rule: String,
+    pub tool: String,
+    pub server: Option<String>,
+    pub arguments: serde_json::Value,
+    pub reason: String,
+    /// What the model is told.
+    pub text: String,
+}
+
 /// A write that commits with a new approval.
 #[derive(Clone, Debug)]
 pub enum Settle {
@@ -113,6 +127,33 @@ impl Store {
         .await
     }
 
+    /// Answers a call a rule denies (POLICY.md §1): the model's result and
+    /// `policy.denied` with the rule's name commit together; the tool never
+    /// runs. False when the call already had a result.
+    pub async fn deny_call(&self, denied: DeniedCall) -> Result<bool, StoreError> {
+        self.write(move |tx| {
+            tx.fence(&denied.conversation_id)?;
+            if !tx.set_result(&denied.message_id, &denied.text, true)? {
+                return Ok(false);
+            }
+            tx.audit(&Event {
+                actor: "agent",
+                event: "policy.denied",
+                conversation_id: Some(&denied.conversation_id),
+                approval_uuid: None,
+                details: serde_json::json!({
+                    "rule": denied.rule,
+                    "tool": denied.tool,
+                    "server": denied.server,
+                    "arguments_digest": digest(&denied.arguments),
+                    "reason": denied.reason,
+                }),
+            })?;
+            Ok(true)
+        })
+        .await
+    }
+
     /// Stores a pending approval (audited as `approval.requested`), with
     /// `settle` in the same transaction. With `pause`, the conversation
     /// waits for it and its turn stops there too.
@@ -155,6 +196,7 @@ impl Store {
                     "arguments_digest": digest(&a.approval.tool_args),
                     "remote_agent": a.approval.remote_agent_name,
                     "remote_task_id": a.approval.remote_task_id,
+                    "rule": a.approval.rule,
                 }),
             })?;
             if pause {

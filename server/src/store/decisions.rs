@@ -27,6 +27,22 @@ pub struct DecisionRecord {
     pub overrides: bool,
     pub tool: String,
     pub arguments: serde_json::Value,
+    /// Who votes, with a quorum above one: the principal's name, or
+    /// `session:<id>` in auth mode `none`. `None`: one decision decides.
+    pub voter: Option<String>,
+}
+
+/// What a decision did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decided {
+    /// The approval moved to approved or rejected.
+    Done,
+    /// A vote short of the quorum was recorded: `approvals` of `quorum`.
+    Voted { approvals: usize, quorum: usize },
+    /// This voter had voted already.
+    AlreadyVoted,
+    /// The approval had left `pending` (the state it is in).
+    Lost(ApprovalStatus),
 }
 
 /// A remote task a cancelled proxy approval waited on: `(agent, task id)`.
@@ -35,17 +51,63 @@ pub type RemoteTask = (String, String);
 impl Store {
     /// Records a decision: `pending` → `approved`/`rejected`, audited as
     /// `approval.decided`, the conversation active and its turn running
-    /// again. `Err(status)` when the approval had already left `pending`.
-    pub async fn decide(
-        &self,
-        d: DecisionRecord,
-    ) -> Result<Result<(), ApprovalStatus>, StoreError> {
+    /// again. With a quorum (`voter` set) the vote is recorded first, under
+    /// the approval's row lock, and audited as `approval.voted`; the first
+    /// rejection rejects, and the approval moves on only with the quorum's
+    /// last approving vote.
+    pub async fn decide(&self, d: DecisionRecord) -> Result<Decided, StoreError> {
         self.write(move |tx| {
             let to = if d.approve {
                 ApprovalStatus::Approved
             } else {
                 ApprovalStatus::Rejected
             };
+            let mut voters = None;
+            if let Some(voter) = &d.voter {
+                let Some(a) = tx.lock_approval(&d.uuid)? else {
+                    return Ok(Decided::Lost(ApprovalStatus::Cancelled));
+                };
+                if a.status != ApprovalStatus::Pending {
+                    return Ok(Decided::Lost(a.status));
+                }
+                let mut votes = a.approval.votes.clone();
+                if votes.iter().any(|v| &v.by == voter) {
+                    return Ok(Decided::AlreadyVoted);
+                }
+                votes.push(app::models::Vote {
+                    by: voter.clone(),
+                    approve: d.approve,
+                    at: super::now(),
+                    via: d.by.via.clone(),
+                    reason: d.reason.clone(),
+                });
+                let json = serde_json::to_string(&votes)
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                tx.set_votes(&d.uuid, &json)?;
+                let (approvals, quorum) = (
+                    votes.iter().filter(|v| v.approve).count(),
+                    a.approval.needed(),
+                );
+                tx.audit(&Event {
+                    actor: &d.by.name,
+                    event: "approval.voted",
+                    conversation_id: Some(&d.conversation_id),
+                    approval_uuid: Some(&d.uuid),
+                    details: serde_json::json!({
+                        "vote": if d.approve { "approve" } else { "reject" },
+                        "voter": voter,
+                        "reason": d.reason,
+                        "via": d.by.via,
+                        "session_id": d.by.session,
+                        "approvals": approvals,
+                        "quorum": quorum,
+                    }),
+                })?;
+                if d.approve && approvals < quorum {
+                    return Ok(Decided::Voted { approvals, quorum });
+                }
+                voters = Some(votes.into_iter().map(|v| v.by).collect::<Vec<_>>());
+            }
             if !tx.transition(
                 &d.uuid,
                 &[ApprovalStatus::Pending],
@@ -57,7 +119,7 @@ impl Store {
                     .approval(&d.uuid)?
                     .map(|a| a.status)
                     .unwrap_or(ApprovalStatus::Cancelled);
-                return Ok(Err(now));
+                return Ok(Decided::Lost(now));
             }
             let mut details = serde_json::json!({
                 "decision": if d.approve { "approved" } else { "rejected" },
@@ -69,6 +131,9 @@ impl Store {
             });
             if d.overrides {
                 details["override"] = "separation_of_duties".into();
+            }
+            if let Some(v) = voters {
+                details["voters"] = v.into();
             }
             tx.audit(&Event {
                 actor: &d.by.name,
@@ -82,7 +147,7 @@ impl Store {
             }
             tx.set_status(&d.conversation_id, ConversationStatus::Active)?;
             tx.set_turn_running(&d.conversation_id, true)?;
-            Ok(Ok(()))
+            Ok(Decided::Done)
         })
         .await
     }

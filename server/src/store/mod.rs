@@ -57,9 +57,9 @@ mod sqlite;
 mod turns;
 mod tx;
 
-pub use calls::{FinishedCall, Settle};
+pub use calls::{DeniedCall, FinishedCall, Settle};
 pub use conversations::{Page, PageRequest};
-pub use decisions::{DecisionRecord, RemoteTask};
+pub use decisions::{Decided, DecisionRecord, RemoteTask};
 pub use error::StoreError;
 pub use leases::{Beat, Lease, Swept};
 pub use messages::{NewMessage, NodeTag, StoredMessage};

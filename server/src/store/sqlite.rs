@@ -103,6 +103,13 @@ impl Tx for Connection {
     fn approval_for_message(&self, message_id: &str) -> Result<Option<Approval>, StoreError> {
         approvals::for_message(self, message_id)
     }
+    /// SQLite has one writer at a time: the write transaction is the lock.
+    fn lock_approval(&self, uuid: &str) -> Result<Option<Approval>, StoreError> {
+        approvals::get(self, uuid)
+    }
+    fn set_votes(&self, uuid: &str, votes: &str) -> Result<(), StoreError> {
+        approvals::set_votes(self, uuid, votes)
+    }
     fn transition(
         &self,
         uuid: &str,

@@ -44,6 +44,11 @@ fn op() -> Decider {
 
 /// A conversation waiting on one approval: `(conversation, call, uuid)`.
 async fn waiting(s: &Store) -> (String, String, String) {
+    waiting_for(s, 1).await
+}
+
+/// [`waiting`] on an approval that needs `quorum` approvers.
+async fn waiting_for(s: &Store, quorum: u32) -> (String, String, String) {
     let c = s
         .open_conversation(
             Requester {
@@ -80,6 +85,9 @@ async fn waiting(s: &Store) -> (String, String, String) {
                 description: "Run add".into(),
                 remote: None,
                 traceparent: None,
+                rule: None,
+                approvers: Vec::new(),
+                quorum,
             },
             true,
             None,
@@ -101,6 +109,110 @@ fn decision(cid: &str, mid: &str, uuid: &str, approve: bool) -> DecisionRecord {
         overrides: false,
         tool: "add".into(),
         arguments: serde_json::json!({"x": 1}),
+        voter: None,
+    }
+}
+
+/// [`decision`] as one vote of `voter`.
+fn vote(cid: &str, mid: &str, uuid: &str, approve: bool, voter: &str) -> DecisionRecord {
+    DecisionRecord {
+        voter: Some(voter.into()),
+        ..decision(cid, mid, uuid, approve)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quorum_counts_distinct_voters_and_one_rejection_rejects() {
+    for (kind, _guard, s) in stores().await {
+        let (cid, mid, uuid) = waiting_for(&s, 2).await;
+        let first = s
+            .decide(vote(&cid, &mid, &uuid, true, "alice"))
+            .await
+            .unwrap();
+        assert_eq!(
+            first,
+            Decided::Voted {
+                approvals: 1,
+                quorum: 2
+            },
+            "{kind}"
+        );
+        let again = s
+            .decide(vote(&cid, &mid, &uuid, true, "alice"))
+            .await
+            .unwrap();
+        assert_eq!(again, Decided::AlreadyVoted, "{kind}");
+        let a = s.approval(&uuid).await.unwrap().unwrap();
+        assert_eq!(a.status, ApprovalStatus::Pending, "{kind}");
+        assert_eq!(
+            (a.approval.quorum, a.approval.votes.len()),
+            (2, 1),
+            "{kind}"
+        );
+        let second = s
+            .decide(vote(&cid, &mid, &uuid, true, "bob"))
+            .await
+            .unwrap();
+        assert_eq!(second, Decided::Done, "{kind}");
+        let a = s.approval(&uuid).await.unwrap().unwrap();
+        assert_eq!(a.status, ApprovalStatus::Approved, "{kind}");
+        let by: Vec<&str> = a.approval.votes.iter().map(|v| v.by.as_str()).collect();
+        assert_eq!(by, ["alice", "bob"], "{kind}");
+        let late = s
+            .decide(vote(&cid, &mid, &uuid, true, "carol"))
+            .await
+            .unwrap();
+        assert_eq!(late, Decided::Lost(ApprovalStatus::Approved), "{kind}");
+
+        let (cid, mid, uuid) = waiting_for(&s, 3).await;
+        s.decide(vote(&cid, &mid, &uuid, true, "alice"))
+            .await
+            .unwrap();
+        let no = s
+            .decide(vote(&cid, &mid, &uuid, false, "bob"))
+            .await
+            .unwrap();
+        assert_eq!(no, Decided::Done, "{kind}");
+        let a = s.approval(&uuid).await.unwrap().unwrap();
+        assert_eq!(a.status, ApprovalStatus::Rejected, "{kind}");
+        let events: Vec<String> = s
+            .read(|tx| tx.audit_page(0, 1000))
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.event)
+            .collect();
+        assert_eq!(
+            events.iter().filter(|e| *e == "approval.voted").count(),
+            4,
+            "{kind}: {events:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_votes_reach_a_quorum_once() {
+    for (kind, _guard, s) in stores().await {
+        let (cid, mid, uuid) = waiting_for(&s, 3).await;
+        let tasks: Vec<_> = (0..8)
+            .map(|i| {
+                let (s, d) = (s.clone(), vote(&cid, &mid, &uuid, true, &format!("p{i}")));
+                tokio::spawn(async move { s.decide(d).await.unwrap() })
+            })
+            .collect();
+        let mut outcomes = Vec::new();
+        for t in tasks {
+            outcomes.push(t.await.unwrap());
+        }
+        let done = outcomes.iter().filter(|o| **o == Decided::Done).count();
+        let voted = outcomes
+            .iter()
+            .filter(|o| matches!(o, Decided::Voted { .. }))
+            .count();
+        assert_eq!((done, voted), (1, 2), "{kind}: {outcomes:?}");
+        let a = s.approval(&uuid).await.unwrap().unwrap();
+        assert_eq!(a.status, ApprovalStatus::Approved, "{kind}");
+        assert_eq!(a.approval.votes.len(), 3, "{kind}");
     }
 }
 
@@ -111,7 +223,7 @@ async fn sixteen_racing_decisions_have_one_winner() {
         let tasks: Vec<_> = (0..16)
             .map(|i| {
                 let (s, d) = (s.clone(), decision(&cid, &mid, &uuid, i % 2 == 0));
-                tokio::spawn(async move { s.decide(d).await.unwrap().is_ok() })
+                tokio::spawn(async move { s.decide(d).await.unwrap() == Decided::Done })
             })
             .collect();
         let mut won = 0;
@@ -224,17 +336,17 @@ async fn the_crash_rules_settle_what_a_stopped_process_left() {
     for (kind, _guard, s) in stores().await {
         // Executing: in doubt, never re-run.
         let (c1, m1, u1) = waiting(&s).await;
-        s.decide(decision(&c1, &m1, &u1, true))
-            .await
-            .unwrap()
-            .unwrap();
+        assert_eq!(
+            s.decide(decision(&c1, &m1, &u1, true)).await.unwrap(),
+            Decided::Done
+        );
         assert!(s.claim_call(&c1, &m1, Some(u1.clone())).await.unwrap());
         // Approved, not started: resumed.
         let (c2, m2, u2) = waiting(&s).await;
-        s.decide(decision(&c2, &m2, &u2, true))
-            .await
-            .unwrap()
-            .unwrap();
+        assert_eq!(
+            s.decide(decision(&c2, &m2, &u2, true)).await.unwrap(),
+            Decided::Done
+        );
         // Running without an approval: interrupted.
         let c3 = s
             .open_conversation(
@@ -348,17 +460,17 @@ async fn the_sweeper_resumes_an_approved_call_and_never_reruns_a_started_one() {
     // Approved, not started, when a stopped: resumed by b.
     let (c1, m1, u1) = waiting(&a).await;
     let l1 = a.claim_lease(&c1).await.unwrap().unwrap();
-    a.decide(decision(&c1, &m1, &u1, true))
-        .await
-        .unwrap()
-        .unwrap();
+    assert_eq!(
+        a.decide(decision(&c1, &m1, &u1, true)).await.unwrap(),
+        Decided::Done
+    );
     // Started when a stopped: in doubt, not resumed.
     let (c2, m2, u2) = waiting(&a).await;
     let l2 = a.claim_lease(&c2).await.unwrap().unwrap();
-    a.decide(decision(&c2, &m2, &u2, true))
-        .await
-        .unwrap()
-        .unwrap();
+    assert_eq!(
+        a.decide(decision(&c2, &m2, &u2, true)).await.unwrap(),
+        Decided::Done
+    );
     assert!(a.claim_call(&c2, &m2, Some(u2.clone())).await.unwrap());
     // a dies (its leases are neither renewed nor released).
     std::mem::forget(l1);

@@ -75,6 +75,11 @@ pub trait Tx {
     fn insert_approval(&self, a: NewApproval) -> Result<Approval, StoreError>;
     fn approval(&self, uuid: &str) -> Result<Option<Approval>, StoreError>;
     fn approval_for_message(&self, message_id: &str) -> Result<Option<Approval>, StoreError>;
+    /// One approval, its row locked until the transaction ends (votes on
+    /// one approval from several replicas are counted one after another).
+    fn lock_approval(&self, uuid: &str) -> Result<Option<Approval>, StoreError>;
+    /// Records the votes (JSON) of an approval read with [`Tx::lock_approval`].
+    fn set_votes(&self, uuid: &str, votes: &str) -> Result<(), StoreError>;
     /// Moves `uuid` from one of `from` to `to`, conditionally: false if it
     /// was in another state (the loser of a race).
     fn transition(

@@ -688,9 +688,9 @@ impl Tx for PgTx<'_> {
         let fields = approvals::Insert::of(&a)?;
         self.exec(
             "INSERT INTO approvals (uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, \
-             remote_task_id, remote_agent_name, chain, created_at, updated_at, requested_by, requested_session, traceparent) \
+             remote_task_id, remote_agent_name, chain, created_at, updated_at, requested_by, requested_session, traceparent, rule, approvers, quorum) \
              SELECT $1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $11, \
-               COALESCE(c.requested_by, 'anonymous'), COALESCE(c.requested_session, c.session_id), $12 \
+               COALESCE(c.requested_by, 'anonymous'), COALESCE(c.requested_session, c.session_id), $12, $13, $14, $15::integer \
              FROM conversations c WHERE c.id = $2",
             &[
                 &fields.uuid,
@@ -705,6 +705,9 @@ impl Tx for PgTx<'_> {
                 &fields.chain,
                 &fields.created_at,
                 &a.traceparent,
+                &a.rule,
+                &fields.approvers,
+                &fields.quorum,
             ],
         )?;
         let requested_by: Option<String> = self
@@ -720,6 +723,19 @@ impl Tx for PgTx<'_> {
             .approvals_where("uuid = $1", &[&uuid])?
             .into_iter()
             .next())
+    }
+    fn lock_approval(&self, uuid: &str) -> Result<Option<Approval>, StoreError> {
+        Ok(self
+            .approvals_where("uuid = $1 FOR UPDATE", &[&uuid])?
+            .into_iter()
+            .next())
+    }
+    fn set_votes(&self, uuid: &str, votes: &str) -> Result<(), StoreError> {
+        self.exec(
+            "UPDATE approvals SET votes = $2, updated_at = $3 WHERE uuid = $1",
+            &[&uuid, &votes, &now()],
+        )?;
+        Ok(())
     }
     fn approval_for_message(&self, message_id: &str) -> Result<Option<Approval>, StoreError> {
         Ok(self

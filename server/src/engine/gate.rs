@@ -1,0 +1,108 @@
+//! What happens to a call before it runs (POLICY.md §1): the first
+//! `approvals:` rule that matches decides (run, ask, refuse); without one,
+//! the tool's annotations do, as they always did. A `deny` holds in every
+//! node kind, including `parallel` and `loop` nodes that otherwise run
+//! destructive tools without asking; an `approve` rule asks there too (a
+//! rule is an explicit instruction, an annotation is only a hint).
+
+use super::scope::Scope;
+use super::{Engine, EngineError};
+use crate::policy::Action;
+use crate::store::DeniedCall;
+use crate::tools::ToolInfo;
+use app::models::{EventKind, ToolCall};
+
+/// The gate of one call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Gate {
+    /// Runs without asking.
+    Run,
+    /// Waits for an approval; `rule` is recorded on it.
+    Ask {
+        rule: String,
+        /// Who may decide (`role:approver`, names); empty: any approver.
+        approvers: Vec<String>,
+        /// Distinct approvers needed.
+        quorum: u32,
+    },
+    /// Never runs; the model is told why.
+    Deny { rule: String, reason: String },
+}
+
+impl Engine {
+    /// The gate of `tc` (`info`: the tool as listed) in `scope`.
+    pub(super) fn gate(&self, tc: &ToolCall, info: Option<&ToolInfo>, scope: &Scope) -> Gate {
+        // The engine's own `exit_loop` is not a tool anyone guards.
+        if info.is_some_and(|i| i.server == "engine") {
+            return Gate::Run;
+        }
+        let server = tc
+            .server
+            .as_deref()
+            .or_else(|| info.map(|i| i.server.as_str()));
+        if let Some(rule) = self.inner.policy.evaluate(&tc.name, server, &tc.arguments) {
+            return match &rule.action {
+                Action::Allow => Gate::Run,
+                Action::Approve(ask) => Gate::Ask {
+                    rule: rule.name.clone(),
+                    approvers: ask.approvers.iter().map(ToString::to_string).collect(),
+                    quorum: ask.quorum,
+                },
+                Action::Deny { reason } => Gate::Deny {
+                    rule: rule.name.clone(),
+                    reason: reason.clone(),
+                },
+            };
+        }
+        match info {
+            Some(i) if scope.asks_approval && i.destructive => Gate::Ask {
+                rule: if i.hinted {
+                    "annotation"
+                } else {
+                    "unannotated"
+                }
+                .into(),
+                approvers: Vec::new(),
+                quorum: 1,
+            },
+            _ => Gate::Run,
+        }
+    }
+
+    /// Answers a call a rule denies: "not allowed: <reason>" for the model
+    /// and `policy.denied` in the audit trail, together.
+    pub(super) async fn deny(
+        &self,
+        conversation_id: &str,
+        message_id: &str,
+        tc: &ToolCall,
+        (rule, reason): (String, String),
+        scope: &Scope,
+    ) -> Result<(), EngineError> {
+        tracing::info!(tool = %tc.name, rule = %rule, "tool call denied by a rule");
+        let answered = self
+            .inner
+            .store
+            .deny_call(DeniedCall {
+                conversation_id: conversation_id.to_string(),
+                message_id: message_id.to_string(),
+                text: format!("not allowed: {reason}"),
+                rule,
+                tool: tc.name.clone(),
+                server: tc.server.clone(),
+                arguments: tc.arguments.clone(),
+                reason,
+            })
+            .await?;
+        if answered {
+            self.inner
+                .events
+                .emit(EventKind::ToolCallFinished, conversation_id, |e| {
+                    e.tool = Some(tc.name.clone());
+                    e.detail = Some("denied".into());
+                    e.node = scope.node_name();
+                });
+        }
+        Ok(())
+    }
+}

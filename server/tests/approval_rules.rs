@@ -1,0 +1,566 @@
+//! `approvals:` rules (POLICY.md §1) with the real agent, the real
+//! `mcp-resources`, and the fake provider in each wire format: `allow`
+//! runs a destructive call at once, `approve` records its rule and its
+//! approvers, `deny` never runs the call and the model hears the reason;
+//! `GET /tools` lists each tool's effective rules; the approvers of a rule
+//! are enforced in tokens mode; config mistakes stop the agent at startup.
+
+mod support;
+
+use serde_json::{Value, json};
+use server::llm::scripted::Rules;
+use support::{Agent, get_json, post_json, run_to_exit, tool, waiting_uuid, write_config};
+use test_support::fake_llm::{FakeState, Format};
+
+const SECRET: &str = "sk-rules-0123456789";
+
+const MODEL_RULES: &str = r#"
+rules:
+  - match: "(?i)^list"
+    steps:
+      - call: resources_list
+      - reply: "Resources: {result}"
+  - match: "(?i)^add (\\w+) (-?\\d+)"
+    steps:
+      - call: resources_add
+        args: {name: "$1", value: "$2"}
+      - reply: "Added: {result}"
+  - match: "(?i)^remove (\\S+)"
+    steps:
+      - call: resources_remove
+        args: {pattern: "$1"}
+      - reply: "Removed: {result}"
+  - match: "(?i)^delegate (.*)"
+    steps:
+      - call: a2a_billing
+        args: {message: "$1"}
+      - reply: "Billing: {result}"
+default: "I can list, add and remove resources."
+"#;
+
+const APPROVALS: &str = r#"
+a2a:
+  - {name: billing, url: "http://127.0.0.1:9/never-called"}
+approvals:
+  rules:
+    - name: small-adds
+      tool: resources_add
+      server: resources
+      when:
+        /value: {max: 10}
+      action: allow
+    - name: big-adds
+      tool: resources_add
+      action: approve
+    - name: never-remove
+      tool: resources_remove
+      action: deny
+      reason: removing is done by the DBA team
+    - name: no-billing
+      tool: a2a_billing
+      action: deny
+      reason: billing is frozen this week
+"#;
+
+fn model_and_env(format: Format, base: &str) -> (&'static str, Vec<(&'static str, String)>) {
+    match format {
+        Format::Gemini => (
+            "gemini-2.5-flash",
+            vec![
+                ("GEMINI_API_KEY", SECRET.into()),
+                ("GEMINI_BASE_URL", base.into()),
+            ],
+        ),
+        Format::Anthropic => (
+            "claude-sonnet-4-5",
+            vec![
+                ("ANTHROPIC_API_KEY", SECRET.into()),
+                ("ANTHROPIC_BASE_URL", base.into()),
+            ],
+        ),
+        Format::OpenAi => (
+            "openai-gpt-4o",
+            vec![
+                ("OPENAI_API_KEY", SECRET.into()),
+                ("OPENAI_BASE_URL", format!("{base}/v1")),
+            ],
+        ),
+    }
+}
+
+fn resources_server(dir: &std::path::Path) -> String {
+    format!(
+        "mcp_servers:\n  - name: resources\n    command: {}\n    args: [--db, {}]\n",
+        env!("CARGO_BIN_EXE_mcp-resources"),
+        dir.join("resources.db").display()
+    )
+}
+
+/// The tool message of `name` in a `{"conversation": C}` answer.
+fn tool_message(body: &Value, name: &str) -> Value {
+    body["conversation"]["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|m| m["tool_call"]["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no call of {name}: {body}"))
+}
+
+async fn audit_events(a: &Agent) -> Vec<Value> {
+    let text = support::client()
+        .get(a.url("/audit?format=jsonl"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+async fn scenario(format: Format) {
+    let fake = FakeState::new(Rules::parse(MODEL_RULES).unwrap());
+    let base = test_support::fake_llm::spawn(fake.clone()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (model, env) = model_and_env(format, &base);
+    let cfg = write_config(
+        dir.path(),
+        &dir.path().join("data"),
+        &format!(
+            "llm: {{model: {model}}}\n{}{APPROVALS}",
+            resources_server(dir.path())
+        ),
+    );
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let a = Agent::start_with_env(&cfg, &env);
+    let label = format!("{format:?}");
+
+    // GET /tools: each tool's effective rules, then the fallback.
+    let tools = get_json(&a, "/tools").await;
+    let rules_of = |n: &str| -> Vec<(String, String, bool)> {
+        tool(&tools, n).unwrap()["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["name"].as_str().unwrap().to_string(),
+                    r["action"].as_str().unwrap().to_string(),
+                    r["conditional"].as_bool().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let own = |v: &[(&str, &str, bool)]| -> Vec<(String, String, bool)> {
+        v.iter()
+            .map(|(a, b, c)| (a.to_string(), b.to_string(), *c))
+            .collect()
+    };
+    assert_eq!(
+        rules_of("resources_add"),
+        own(&[
+            ("small-adds", "allow", true),
+            ("big-adds", "approve", false)
+        ]),
+        "{label}"
+    );
+    assert_eq!(
+        rules_of("resources_remove"),
+        own(&[("never-remove", "deny", false)])
+    );
+    assert_eq!(
+        rules_of("resources_list"),
+        own(&[("annotation", "allow", false)])
+    );
+    assert_eq!(
+        rules_of("a2a_billing"),
+        own(&[("no-billing", "deny", false)])
+    );
+
+    // allow: a destructive call under the limit runs at once.
+    let (status, body) = post_json(&a, "/conversations", json!({"message": "add apples 5"})).await;
+    assert_eq!(status, 201, "{label}: {body}");
+    assert_eq!(body["result"]["waiting_approval"], false, "{label}: {body}");
+    assert!(
+        body["result"]["response"]
+            .as_str()
+            .unwrap()
+            .starts_with("Added:"),
+        "{body}"
+    );
+    assert_eq!(
+        tool_message(&body, "resources_add")["tool_call"]["is_error"],
+        false
+    );
+
+    // approve: over the limit it waits, and says which rule asked.
+    let (status, body) = post_json(&a, "/conversations", json!({"message": "add pears 50"})).await;
+    assert_eq!(status, 201, "{body}");
+    let uuid = waiting_uuid(&body);
+    let approval = &body["result"]["approval"];
+    assert_eq!(approval["rule"], "big-adds", "{label}: {body}");
+    assert_eq!(approval["approvers"], json!(["role:approver"]));
+    let inbox = get_json(&a, "/approvals").await;
+    assert_eq!(inbox["approvals"][0]["rule"], "big-adds", "{inbox}");
+    let (status, body) =
+        post_json(&a, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        tool_message(&body, "resources_add")["tool_call"]["is_error"],
+        false
+    );
+
+    // deny: never runs; the model gets the reason and the turn goes on.
+    let (status, body) = post_json(&a, "/conversations", json!({"message": "remove apples"})).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["result"]["waiting_approval"], false, "{body}");
+    let denied = tool_message(&body, "resources_remove");
+    assert_eq!(denied["tool_call"]["is_error"], true);
+    assert_eq!(
+        denied["tool_call"]["result"], "not allowed: removing is done by the DBA team",
+        "{denied}"
+    );
+    assert_eq!(
+        body["result"]["response"], "Removed: not allowed: removing is done by the DBA team",
+        "the model heard the reason: {body}"
+    );
+    // The sub-agent is denied the same way (its URL is never called).
+    let (status, body) =
+        post_json(&a, "/conversations", json!({"message": "delegate pay it"})).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(
+        tool_message(&body, "a2a_billing")["tool_call"]["result"],
+        "not allowed: billing is frozen this week"
+    );
+
+    // apples (5) and pears (50) exist: nothing was removed.
+    let (_, body) = post_json(&a, "/conversations", json!({"message": "list"})).await;
+    let listed = body["result"]["response"].as_str().unwrap().to_string();
+    assert!(
+        listed.contains("apples") && listed.contains("pears"),
+        "{listed}"
+    );
+
+    // The audit trail records the denials with their rules, and the rule
+    // that asked for the approval.
+    let rows = audit_events(&a).await;
+    let denied: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["event"] == "policy.denied")
+        .collect();
+    assert_eq!(denied.len(), 2, "{rows:?}");
+    assert_eq!(denied[0]["details"]["rule"], "never-remove");
+    assert_eq!(denied[1]["details"]["rule"], "no-billing");
+    let requested = rows
+        .iter()
+        .find(|r| r["event"] == "approval.requested")
+        .unwrap();
+    assert_eq!(requested["details"]["rule"], "big-adds");
+}
+
+#[tokio::test]
+async fn rules_decide_before_annotations_in_every_wire_format() {
+    for format in [Format::Gemini, Format::Anthropic, Format::OpenAi] {
+        scenario(format).await;
+    }
+}
+
+/// A rule's `approvers` are recorded on the approval and enforced: another
+/// approver is refused with the rule's name; a named one decides.
+#[tokio::test]
+async fn only_the_rules_approvers_may_decide() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        r#"{base}auth:
+  mode: tokens
+  tokens:
+    - {{name: bob, token: "${{BOB_T}}", roles: [requester]}}
+    - {{name: alice, token: "${{ALICE_T}}", roles: [approver]}}
+    - {{name: carol, token: "${{CAROL_T}}", roles: [approver]}}
+approvals:
+  rules:
+    - {{name: alice-only, tool: resources_add, action: approve, approvers: [alice]}}
+"#,
+        base = support::resources_yaml("rules-auth", dir.path())
+    );
+    let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
+    let (bob, alice, carol) = (
+        "bob-token-0123456789abcdef",
+        "alice-token-0123456789abcdef",
+        "carol-token-0123456789abcdef",
+    );
+    let a = Agent::start_with_env(
+        &cfg,
+        &[("BOB_T", bob), ("ALICE_T", alice), ("CAROL_T", carol)],
+    );
+    let http = support::client();
+    let send = |token: &'static str, path: String, body: Value| {
+        let req = http.post(a.url(&path)).bearer_auth(token).json(&body);
+        async move {
+            let resp = req.send().await.unwrap();
+            let status = resp.status().as_u16();
+            (status, resp.json::<Value>().await.unwrap_or(Value::Null))
+        }
+    };
+    let (status, body) = send(
+        bob,
+        "/conversations".into(),
+        json!({"message": "add apples 5"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let uuid = waiting_uuid(&body);
+    assert_eq!(body["result"]["approval"]["approvers"], json!(["alice"]));
+    let (status, body) = send(
+        carol,
+        format!("/approvals/{uuid}"),
+        json!({"approved": true}),
+    )
+    .await;
+    assert_eq!(status, 403, "{body}");
+    let text = body.to_string();
+    assert!(
+        text.contains("alice-only") && text.contains("alice"),
+        "the refusal names the rule and who may: {text}"
+    );
+    let (status, body) = send(
+        alice,
+        format!("/approvals/{uuid}"),
+        json!({"approved": true}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["conversation"]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["tool_call"]["name"] == "resources_add")
+            .unwrap()["tool_call"]["is_error"],
+        false
+    );
+}
+
+/// Shadowed rules, unknown servers and bad predicates stop the agent at
+/// startup, naming the rule.
+#[test]
+fn rule_mistakes_are_startup_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = support::resources_yaml("rules-bad", dir.path());
+    for (rules, want) in [
+        (
+            "    - {name: everything, tool: '*', action: approve}\n    - {name: late, tool: resources_add, action: allow}\n",
+            "approvals.rules[1]: rule `late` can never match: rule `everything` before it matches every call it would",
+        ),
+        (
+            "    - {name: r, tool: x, server: github, action: deny}\n",
+            "approvals.rules[0].server: `github` names no MCP server or sub-agent of this agent (known are resources)",
+        ),
+        (
+            "    - {name: r, tool: x, when: {/amount: {regex: '(('}}, action: deny}\n",
+            "approvals.rules[0].when./amount: `regex`",
+        ),
+        (
+            "    - {name: r, tool: x, when: {/amount: {maxx: 3}}, action: deny}\n",
+            "approvals.rules[0].when./amount.maxx: unknown key `maxx`: did you mean `max`?",
+        ),
+    ] {
+        let cfg = write_config(
+            dir.path(),
+            &dir.path().join("data"),
+            &format!("{base}approvals:\n  rules:\n{rules}"),
+        );
+        let (status, out) = run_to_exit(&cfg);
+        assert!(!status.success(), "{rules}: started");
+        assert!(out.contains(want), "{rules}\n wanted: {want}\n got: {out}");
+    }
+}
+
+/// `agent policy explain` says which rule matches and why, exit 0; bad
+/// `--args` exit 2.
+#[test]
+fn policy_explain_names_the_deciding_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        dir.path(),
+        &dir.path().join("data"),
+        &format!(
+            "{}approvals:\n  rules:\n    - {{name: small-adds, tool: resources_add, when: {{/value: {{max: 10}}}}, action: allow}}\n    - {{name: big-adds, tool: resources_add, action: approve}}\n",
+            support::resources_yaml("explain", dir.path())
+        ),
+    );
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_agent"))
+            .arg("--config")
+            .arg(&cfg)
+            .args(["policy", "explain"])
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+        )
+    };
+    let (code, out) = run(&["--tool", "resources_add", "--args", r#"{"value": 50}"#]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("rule 1 `small-adds` (allow): no: /value is 50, which fails `max 10`"),
+        "{out}"
+    );
+    assert!(out.contains("=> approve: rule `big-adds`"), "{out}");
+    let (code, out) = run(&["--tool", "resources_add", "--args", r#"{"value": 3}"#]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("=> allow: rule `small-adds`"), "{out}");
+    let (code, out) = run(&["--tool", "resources_list"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("=> no rule matches"), "{out}");
+    let (code, _) = run(&["--tool", "x", "--args", "{nope"]);
+    assert_eq!(code, Some(2));
+}
+
+/// POLICY.md §2: a quorum of 2 needs two distinct principals (tokens
+/// mode); the same principal voting twice gets 409; one rejection rejects.
+#[tokio::test]
+async fn a_quorum_of_two_needs_two_principals() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        r#"{base}auth:
+  mode: tokens
+  tokens:
+    - {{name: bob, token: "${{BOB_T}}", roles: [requester]}}
+    - {{name: alice, token: "${{ALICE_T}}", roles: [approver]}}
+    - {{name: carol, token: "${{CAROL_T}}", roles: [approver]}}
+    - {{name: dave, token: "${{DAVE_T}}", roles: [approver]}}
+approvals:
+  rules:
+    - {{name: two-people, tool: resources_add, action: approve, quorum: 2}}
+"#,
+        base = support::resources_yaml("rules-quorum", dir.path())
+    );
+    let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
+    let (bob, alice, carol, dave) = (
+        "bob-token-0123456789abcdef",
+        "alice-token-0123456789abcdef",
+        "carol-token-0123456789abcdef",
+        "dave-token-0123456789abcdef",
+    );
+    let a = Agent::start_with_env(
+        &cfg,
+        &[
+            ("BOB_T", bob),
+            ("ALICE_T", alice),
+            ("CAROL_T", carol),
+            ("DAVE_T", dave),
+        ],
+    );
+    let http = support::client();
+    let send = |token: &'static str, path: String, body: Value| {
+        let req = http.post(a.url(&path)).bearer_auth(token).json(&body);
+        async move {
+            let resp = req.send().await.unwrap();
+            let status = resp.status().as_u16();
+            (status, resp.json::<Value>().await.unwrap_or(Value::Null))
+        }
+    };
+    let (status, body) = send(
+        bob,
+        "/conversations".into(),
+        json!({"message": "add apples 5"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let uuid = waiting_uuid(&body);
+    assert_eq!(body["result"]["approval"]["quorum"], 2, "{body}");
+
+    // The first approval is a vote: still waiting, nothing ran.
+    let decide = format!("/approvals/{uuid}");
+    let (status, body) = send(alice, decide.clone(), json!({"approved": true})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["waiting_approval"], true, "{body}");
+    assert_eq!(body["conversation"]["status"], "waiting_approval");
+    let votes = &body["result"]["approval"]["votes"];
+    assert_eq!(votes.as_array().map(Vec::len), Some(1), "{body}");
+    assert_eq!(votes[0]["by"], "alice");
+    assert_eq!(
+        tool_message(&body, "resources_add")["tool_call"]["result"],
+        Value::Null
+    );
+    // The same principal again: 409, and the vote is not counted twice.
+    let (status, body) = send(alice, decide.clone(), json!({"approved": true})).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body.to_string().contains("already voted"), "{body}");
+    // A second principal completes the quorum: the tool runs once.
+    let (status, body) = send(carol, decide.clone(), json!({"approved": true})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["waiting_approval"], false, "{body}");
+    let call = tool_message(&body, "resources_add");
+    assert_eq!(call["tool_call"]["is_error"], false, "{call}");
+    assert_eq!(call["tool_call"]["approval"]["decided_by"], "carol");
+
+    // One rejection rejects, whatever the approvals before it.
+    let (_, body) = send(
+        bob,
+        "/conversations".into(),
+        json!({"message": "add pears 7"}),
+    )
+    .await;
+    let uuid = waiting_uuid(&body);
+    let decide = format!("/approvals/{uuid}");
+    let (status, _) = send(alice, decide.clone(), json!({"approved": true})).await;
+    assert_eq!(status, 200);
+    let (status, body) = send(
+        dave,
+        decide.clone(),
+        json!({"approved": false, "reason": "no pears"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let call = tool_message(&body, "resources_add");
+    assert_eq!(
+        call["tool_call"]["approval"]["status"], "rejected",
+        "{call}"
+    );
+    assert!(
+        call["tool_call"]["result"]
+            .as_str()
+            .unwrap()
+            .contains("no pears"),
+        "{call}"
+    );
+    let (status, _) = send(carol, decide, json!({"approved": true})).await;
+    assert_eq!(status, 409, "decided already");
+}
+
+/// In auth mode none there are no principals: a quorum counts distinct
+/// sessions (`X-Session-ID`), and says so.
+#[tokio::test]
+async fn without_sign_in_a_quorum_counts_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "{}approvals:\n  rules:\n    - {{name: two, tool: resources_add, action: approve, quorum: 2}}\n",
+        support::resources_yaml("rules-quorum-none", dir.path())
+    );
+    let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
+    let a = Agent::start(&cfg);
+    let (_, body) = post_json(&a, "/conversations", json!({"message": "add apples 5"})).await;
+    let uuid = waiting_uuid(&body);
+    let decide = format!("/approvals/{uuid}");
+    let (status, body) =
+        support::post_json_as(&a, Some("s-one"), &decide, json!({"approved": true})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["result"]["approval"]["votes"][0]["by"],
+        "session:s-one"
+    );
+    let (status, _) =
+        support::post_json_as(&a, Some("s-one"), &decide, json!({"approved": true})).await;
+    assert_eq!(status, 409);
+    let (status, body) =
+        support::post_json_as(&a, Some("s-two"), &decide, json!({"approved": true})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["waiting_approval"], false, "{body}");
+}
