@@ -200,6 +200,16 @@ pub struct PendingApproval {
     /// The votes so far, with a quorum above one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub votes: Vec<Vote>,
+    /// When it expires if nobody decides (POLICY.md §2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    /// The first expiry added `escalate_to` and restarted the clock.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub escalated: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl PendingApproval {
@@ -400,10 +410,13 @@ pub enum ApprovalStatus {
     Rejected,
     InDoubt,
     Cancelled,
+    /// Nobody decided in time (POLICY.md §2): the call never runs and the
+    /// model is told; never recorded as a rejection.
+    Expired,
 }
 
 impl ApprovalStatus {
-    pub const ALL: [ApprovalStatus; 8] = [
+    pub const ALL: [ApprovalStatus; 9] = [
         ApprovalStatus::Pending,
         ApprovalStatus::Approved,
         ApprovalStatus::Executing,
@@ -412,6 +425,7 @@ impl ApprovalStatus {
         ApprovalStatus::Rejected,
         ApprovalStatus::InDoubt,
         ApprovalStatus::Cancelled,
+        ApprovalStatus::Expired,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -424,6 +438,7 @@ impl ApprovalStatus {
             ApprovalStatus::Rejected => "rejected",
             ApprovalStatus::InDoubt => "in_doubt",
             ApprovalStatus::Cancelled => "cancelled",
+            ApprovalStatus::Expired => "expired",
         }
     }
 

@@ -196,6 +196,9 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
             engine.resume_in_background(resume);
         }
     }
+    // Before requests are served: what expired while the agent was down
+    // is expired, never decided late.
+    engine.start_expiry().await;
     let a2a: Arc<dyn a2a::executor::Executor> = if s.a2a_conformance {
         tracing::warn!(
             "A2A conformance mode: /a2a serves the TCK's scripted behaviours, not the agent"

@@ -69,6 +69,12 @@ impl Chain {
     /// Starts C (resources), then B (delegates to C) and, with `depth` 3,
     /// A (delegates to B). `a_yaml` replaces A's agent-specific part.
     async fn start(depth: usize, a_yaml: Option<&str>) -> Chain {
+        Self::start_with(depth, a_yaml, "", "").await
+    }
+
+    /// [`Chain::start`] with `c_extra` and `b_extra` appended to C's and
+    /// B's configs (e.g. `approvals:`).
+    async fn start_with(depth: usize, a_yaml: Option<&str>, c_extra: &str, b_extra: &str) -> Chain {
         let fake = FakeState::new(Rules::parse(RULES).unwrap());
         let base = test_support::fake_llm::spawn(fake.clone()).await.unwrap();
         let env = vec![
@@ -86,7 +92,7 @@ impl Chain {
         let dir = tempfile::tempdir().unwrap();
         chain.db = dir.path().join("resources.db");
         let c_yaml = format!(
-            "name: agent-c\nprompt: You are agent C, the resource keeper.\nmcp_servers:\n  - name: resources\n    command: {}\n    args: [--db, {}]\n",
+            "name: agent-c\nprompt: You are agent C, the resource keeper.\nmcp_servers:\n  - name: resources\n    command: {}\n    args: [--db, {}]\n{c_extra}",
             env!("CARGO_BIN_EXE_mcp-resources"),
             chain.db.display()
         );
@@ -94,7 +100,7 @@ impl Chain {
         let c_url = chain.agents[0].base.clone();
         let b_port = free_port();
         let b_yaml = format!(
-            "name: agent-b\nprompt: You are agent B, the relay.\na2a:\n  - {{name: c, url: \"{c_url}\", description: The resource keeper}}\n"
+            "name: agent-b\nprompt: You are agent B, the relay.\na2a:\n  - {{name: c, url: \"{c_url}\", description: The resource keeper}}\n{b_extra}"
         );
         chain.add(tempfile::tempdir().unwrap(), &b_yaml, Some(b_port));
         if depth == 3 {
@@ -420,6 +426,106 @@ async fn a_proxied_approval_is_decided_upstream_and_the_result_flows_back() {
         "{response}"
     );
     assert_eq!(chain.resources(), 1);
+}
+
+/// POLICY.md §2 down a chain: an approval that expires at B (a proxy
+/// approval) ends C's with a rejection saying so; one that expires at C
+/// ends B's proxy approval, and B's call gets C's answer. Nothing runs.
+#[tokio::test]
+async fn an_expiry_anywhere_in_the_chain_ends_the_approvals_on_both_sides() {
+    let wait_for = |agent: &'_ Agent, id: String| {
+        let (http, url) = (client(), agent.url(&format!("/conversations/{id}")));
+        async move {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+            loop {
+                let c: Value = http.get(&url).send().await.unwrap().json().await.unwrap();
+                let c = c["conversation"].clone();
+                let last = c["messages"].as_array().and_then(|m| m.last()).cloned();
+                if c["status"] != "waiting_approval"
+                    && last.as_ref().is_some_and(|m| m["role"] == "assistant")
+                {
+                    return c;
+                }
+                assert!(std::time::Instant::now() < deadline, "still waiting: {c}");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+    };
+    let call_of = |c: &Value, name: &str| -> Value {
+        c["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["tool_call"]["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{c}"))
+    };
+
+    // Expiry at B (the proxy approval): C hears a rejection saying so.
+    let chain = Chain::start_with(2, None, "", "approvals:\n  expires_in: 2s\n").await;
+    let (_, body) = post_json(
+        chain.b(),
+        "/conversations",
+        json!({"message": "add apples 5"}),
+    )
+    .await;
+    assert_eq!(body["result"]["waiting_approval"], true, "{body}");
+    let id = body["conversation"]["id"].as_str().unwrap().to_string();
+    let task = body["result"]["approval"]["remote_task_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let at_b = wait_for(chain.b(), id).await;
+    let proxy = call_of(&at_b, "a2a_c");
+    assert_eq!(
+        proxy["tool_call"]["approval"]["status"], "expired",
+        "{proxy}"
+    );
+    let at_c = wait_for(chain.c(), task).await;
+    let add = call_of(&at_c, "resources_add");
+    assert_eq!(add["tool_call"]["approval"]["status"], "rejected", "{add}");
+    assert!(
+        add["tool_call"]["approval"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("expired after 2s"),
+        "{add}"
+    );
+    assert_eq!(chain.resources(), 0);
+    drop(chain);
+
+    // Expiry at C: B's proxy approval ends too, with C's answer.
+    let chain = Chain::start_with(2, None, "approvals:\n  expires_in: 2s\n", "").await;
+    let (_, body) = post_json(
+        chain.b(),
+        "/conversations",
+        json!({"message": "add pears 5"}),
+    )
+    .await;
+    let id = body["conversation"]["id"].as_str().unwrap().to_string();
+    let uuid = body["result"]["approval"]["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let at_b = wait_for(chain.b(), id).await;
+    let proxy = call_of(&at_b, "a2a_c");
+    assert_eq!(
+        proxy["tool_call"]["approval"]["status"], "expired",
+        "{proxy}"
+    );
+    let result = proxy["tool_call"]["result"].as_str().unwrap();
+    assert!(
+        result.starts_with("C added: Not run: the approval expired after 2s"),
+        "B's call carries C's answer: {result}"
+    );
+    let (status, _) = post_json(
+        chain.b(),
+        &format!("/approvals/{uuid}"),
+        json!({"approved": true}),
+    )
+    .await;
+    assert_eq!(status, 409);
+    assert_eq!(chain.resources(), 0);
 }
 
 /// TS-027: three deep, identity along the chain, and kill -9 of the middle

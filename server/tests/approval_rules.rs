@@ -564,3 +564,213 @@ async fn without_sign_in_a_quorum_counts_sessions() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["result"]["waiting_approval"], false, "{body}");
 }
+
+/// The conversation `id` as `GET /conversations/:id` answers it.
+async fn conversation(a: &Agent, id: &str) -> Value {
+    get_json(a, &format!("/conversations/{id}")).await["conversation"].clone()
+}
+
+/// Polls until the approval `uuid` of conversation `id` has left
+/// `pending` (at most `secs`), and returns the conversation.
+async fn until_settled(a: &Agent, id: &str, secs: u64) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        let c = conversation(a, id).await;
+        let running = c["running"].as_bool().unwrap_or(false);
+        if c["pending_approval"].is_null() && !running && c["status"] != "waiting_approval" {
+            return c;
+        }
+        assert!(std::time::Instant::now() < deadline, "still waiting: {c}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+fn call_in(c: &Value, name: &str) -> Value {
+    tool_message(&json!({ "conversation": c }), name)
+}
+
+/// POLICY.md §2: an approval nobody decides expires (its own state, not a
+/// rejection), the tool never runs, the model is told and the
+/// conversation goes on; a decision after the deadline is refused.
+#[tokio::test]
+async fn an_approval_expires_and_the_model_is_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "{}approvals:\n  rules:\n    - {{name: quick, tool: resources_add, action: approve, expires_in: 2s}}\n",
+        support::resources_yaml("rules-expiry", dir.path())
+    );
+    let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
+    let a = Agent::start(&cfg);
+    let (_, body) = post_json(&a, "/conversations", json!({"message": "add apples 5"})).await;
+    let uuid = waiting_uuid(&body);
+    let id = body["conversation"]["id"].as_str().unwrap().to_string();
+    assert!(
+        body["result"]["approval"]["expires_at"].is_string(),
+        "{body}"
+    );
+    let c = until_settled(&a, &id, 10).await;
+    let call = call_in(&c, "resources_add");
+    assert_eq!(call["tool_call"]["approval"]["status"], "expired", "{call}");
+    let result = call["tool_call"]["result"].as_str().unwrap();
+    assert!(result.contains("the approval expired after 2s"), "{result}");
+    // The model heard it and answered (the scripted reply quotes the result).
+    let last = c["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "assistant", "{c}");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .contains("expired after 2s"),
+        "{last}"
+    );
+    let (status, body) =
+        post_json(&a, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
+    assert_eq!(status, 409, "{body}");
+    let rows = audit_events(&a).await;
+    assert!(
+        rows.iter()
+            .any(|r| r["event"] == "approval.expired" && r["details"]["rule"] == "quick"),
+        "{rows:?}"
+    );
+    assert!(
+        !rows.iter().any(|r| r["event"] == "tool.executed"),
+        "never ran"
+    );
+}
+
+/// An approval that expires while the agent is stopped is expired at the
+/// next start, before any decision can reach it, and never runs.
+#[tokio::test]
+async fn an_approval_that_expired_while_stopped_is_expired_at_startup() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "{}approvals:\n  expires_in: 2s\n",
+        support::resources_yaml("rules-expiry-restart", dir.path())
+    );
+    let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
+    let a = Agent::start(&cfg);
+    let (_, body) = post_json(&a, "/conversations", json!({"message": "add apples 5"})).await;
+    let uuid = waiting_uuid(&body);
+    let id = body["conversation"]["id"].as_str().unwrap().to_string();
+    // The default applies to approvals no rule asked for.
+    assert_eq!(body["result"]["approval"]["rule"], "annotation");
+    a.kill9();
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let a = Agent::start(&cfg);
+    // The first request after the restart finds it expired already.
+    let (status, body) =
+        post_json(&a, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body.to_string().contains("expired"), "{body}");
+    let c = until_settled(&a, &id, 10).await;
+    let call = call_in(&c, "resources_add");
+    assert_eq!(call["tool_call"]["approval"]["status"], "expired", "{call}");
+    let (_, listed) = post_json(&a, "/conversations", json!({"message": "list"})).await;
+    assert!(
+        !listed["result"]["response"]
+            .as_str()
+            .unwrap()
+            .contains("apples"),
+        "never ran: {listed}"
+    );
+}
+
+/// `on_expiry: escalate`: the first expiry adds `escalate_to` to who may
+/// decide and restarts the clock once; the second expiry expires it.
+#[tokio::test]
+async fn an_escalation_adds_approvers_once_then_expires() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        r#"{base}auth:
+  mode: tokens
+  tokens:
+    - {{name: bob, token: "${{BOB_T}}", roles: [requester]}}
+    - {{name: alice, token: "${{ALICE_T}}", roles: [approver]}}
+    - {{name: ops, token: "${{OPS_T}}", roles: [admin]}}
+approvals:
+  expires_in: 2s
+  on_expiry: escalate
+  escalate_to: [role:admin]
+  rules:
+    - {{name: alice-only, tool: resources_add, action: approve, approvers: [alice]}}
+"#,
+        base = support::resources_yaml("rules-escalate", dir.path())
+    );
+    let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
+    let (bob, alice, ops) = (
+        "bob-token-0123456789abcdef",
+        "alice-token-0123456789abcdef",
+        "ops-token-0123456789abcdef0",
+    );
+    let a = Agent::start_with_env(&cfg, &[("BOB_T", bob), ("ALICE_T", alice), ("OPS_T", ops)]);
+    let http = support::client();
+    let send = |token: &'static str, path: String, body: Value| {
+        let req = http.post(a.url(&path)).bearer_auth(token).json(&body);
+        async move {
+            let resp = req.send().await.unwrap();
+            let status = resp.status().as_u16();
+            (status, resp.json::<Value>().await.unwrap_or(Value::Null))
+        }
+    };
+    let get = |path: String| {
+        let req = http.get(a.url(&path)).bearer_auth(alice);
+        async move { req.send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    // Two requests: one an admin decides after the escalation, one nobody does.
+    let (_, first) = send(
+        bob,
+        "/conversations".into(),
+        json!({"message": "add apples 5"}),
+    )
+    .await;
+    let (_, second) = send(
+        bob,
+        "/conversations".into(),
+        json!({"message": "add pears 6"}),
+    )
+    .await;
+    let (u1, u2) = (waiting_uuid(&first), waiting_uuid(&second));
+    let id2 = second["conversation"]["id"].as_str().unwrap().to_string();
+    // Before the escalation only alice may decide.
+    let (status, _) = send(ops, format!("/approvals/{u1}"), json!({"approved": true})).await;
+    assert_eq!(status, 403);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let inbox = get("/approvals".into()).await;
+        let a1 = inbox["approvals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["uuid"] == u1.as_str())
+            .cloned()
+            .unwrap_or_else(|| panic!("{inbox}"));
+        if a1["escalated"] == true {
+            assert_eq!(a1["approvers"], json!(["alice", "role:admin"]), "{a1}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "not escalated: {a1}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let (status, body) = send(ops, format!("/approvals/{u1}"), json!({"approved": true})).await;
+    assert_eq!(status, 200, "the escalation lets admins decide: {body}");
+    // The other one expires for good after its second period.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let c = get(format!("/conversations/{id2}")).await["conversation"].clone();
+        let call = call_in(&c, "resources_add");
+        if call["tool_call"]["approval"]["status"] == "expired" {
+            assert!(
+                call["tool_call"]["result"]
+                    .as_str()
+                    .unwrap()
+                    .contains("expired after 4s"),
+                "{call}"
+            );
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "not expired: {c}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let (status, _) = send(alice, format!("/approvals/{u2}"), json!({"approved": true})).await;
+    assert_eq!(status, 409);
+}

@@ -133,6 +133,13 @@ fn policy_facts(approval: &crate::models::PendingApproval) -> AnyView {
     let approval = approval.clone();
     view! {
                 {approval.rule.clone().map(|r| view! { <dt>"Rule"</dt><dd class="approval-rule">{crate::components::approval_card::rule_label(&r)}</dd> })}
+        {approval.expires_at.clone().map(|at| view! {
+            <dt>"Expires"</dt>
+            <dd class="approval-expires" data-escalated=approval.escalated.to_string()>
+                <time datetime=at.clone()>{short_time(&at)}</time>
+                {approval.escalated.then_some(" (escalated once; it expires for good then)")}
+            </dd>
+        })}
         {(!approval.approvers.is_empty()).then(|| view! { <dt>"May decide"</dt><dd class="approval-approvers">{approval.approvers.join(", ")}</dd> })}
         {(approval.needed() > 1).then(|| view! {
             <dt>"Approvals"</dt>

@@ -490,6 +490,7 @@ fn ApprovalOutcomeLine(a: ApprovalOutcome) -> impl IntoView {
         ApprovalStatus::Rejected => ("✕", "Rejected"),
         ApprovalStatus::InDoubt => ("?", "In doubt: the agent stopped while it ran; not re-run"),
         ApprovalStatus::Cancelled => ("✕", "Cancelled"),
+        ApprovalStatus::Expired => ("⌛", "Expired: nobody decided in time; not run"),
     };
     view! {
         <p class=format!("approval-outcome outcome-{}", a.status.as_str()) data-status=a.status.as_str()>

@@ -138,7 +138,37 @@ impl A2aClient {
     }
 }
 
+impl A2aClient {
+    async fn get_task(
+        &self,
+        url: &str,
+        task_id: &str,
+        ctx: &CallContext,
+    ) -> Result<RemoteReply, A2aError> {
+        let answer = self
+            .call(url, ctx, CARD_TIMEOUT, |dialect| {
+                let (method, version) = match dialect {
+                    Dialect::V1 => ("GetTask", Some("1.0")),
+                    Dialect::V03 => ("tasks/get", Some("0.3")),
+                    Dialect::Legacy => ("tasks/get", None),
+                };
+                (method, json!({"id": task_id, "historyLength": 0}), version)
+            })
+            .await?;
+        read_answer(&answer)
+    }
+}
+
 impl RemoteAgents for A2aClient {
+    fn get<'a>(
+        &'a self,
+        url: &'a str,
+        task_id: &'a str,
+        ctx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<RemoteReply, A2aError>> {
+        Box::pin(self.get_task(url, task_id, ctx))
+    }
+
     fn cancel<'a>(
         &'a self,
         url: &'a str,

@@ -192,6 +192,7 @@ impl Conformance {
                         rule: None,
                         approvers: Vec::new(),
                         quorum: 1,
+                        expires_in: None,
                     })?;
                     tx.set_status(&cid, ConversationStatus::WaitingApproval)
                 })

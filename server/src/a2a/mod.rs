@@ -100,4 +100,13 @@ pub trait RemoteAgents: Send + Sync {
         task_id: &'a str,
         ctx: &'a CallContext,
     ) -> BoxFuture<'a, Result<(), A2aError>>;
+
+    /// Where a remote task stands now (`GetTask`), read as a send's answer
+    /// would be: a proxy approval checks that the remote still waits on it.
+    fn get<'a>(
+        &'a self,
+        url: &'a str,
+        task_id: &'a str,
+        ctx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<RemoteReply, A2aError>>;
 }

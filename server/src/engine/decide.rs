@@ -144,6 +144,7 @@ impl Engine {
                 tool: found.approval.tool_name.clone(),
                 arguments: found.approval.tool_args.clone(),
                 voter: voter.clone(),
+                expires: found.approval.expires_at.is_some(),
             })
             .await?;
         match outcome {

@@ -67,6 +67,7 @@ impl Engine {
                 rule,
                 approvers,
                 quorum,
+                expires_in,
             } = gate
             {
                 let new = NewApproval {
@@ -85,6 +86,7 @@ impl Engine {
                     rule: Some(rule),
                     approvers,
                     quorum,
+                    expires_in,
                 };
                 return Ok(Some(
                     self.request_approval(conversation_id, new, scope, None)
@@ -145,7 +147,9 @@ impl Engine {
                 )
                 .await
             }
-            (ApprovalStatus::Rejected, Some(task)) => {
+            // Expired here: the sub-agent hears a rejection saying so, and
+            // its own approval ends with ours (POLICY.md §2).
+            (ApprovalStatus::Rejected | ApprovalStatus::Expired, Some(task)) => {
                 let out = Outgoing::decision(&task, false, a.reason.clone());
                 self.delegate(
                     conversation_id,
@@ -158,6 +162,12 @@ impl Engine {
                     ctx,
                 )
                 .await
+            }
+            (ApprovalStatus::Expired, None) => {
+                let text = super::gate::expired_text(a.reason.as_deref());
+                self.finish_call(conversation_id, message_id, tc, &text, true, None, scope)
+                    .await?;
+                Ok(None)
             }
             (ApprovalStatus::Rejected | ApprovalStatus::Cancelled, _) => {
                 let text = declined_text(a.reason.as_deref());
@@ -269,6 +279,8 @@ impl Engine {
                     rule: Some("proxy".into()),
                     approvers: Vec::new(),
                     quorum: 1,
+                    // A proxy approval waits as long as ours would.
+                    expires_in: self.policy().expires_in,
                 };
                 // The send is done: the gate (if any) is executed and the
                 // call rests until the proxy approval is decided.

@@ -24,6 +24,8 @@ pub(crate) enum Gate {
         approvers: Vec<String>,
         /// Distinct approvers needed.
         quorum: u32,
+        /// How long it may wait (the rule's, else `approvals.expires_in`).
+        expires_in: Option<std::time::Duration>,
     },
     /// Never runs; the model is told why.
     Deny { rule: String, reason: String },
@@ -47,6 +49,7 @@ impl Engine {
                     rule: rule.name.clone(),
                     approvers: ask.approvers.iter().map(ToString::to_string).collect(),
                     quorum: ask.quorum,
+                    expires_in: ask.expires_in.or(self.inner.policy.expires_in),
                 },
                 Action::Deny { reason } => Gate::Deny {
                     rule: rule.name.clone(),
@@ -64,6 +67,7 @@ impl Engine {
                 .into(),
                 approvers: Vec::new(),
                 quorum: 1,
+                expires_in: self.inner.policy.expires_in,
             },
             _ => Gate::Run,
         }
@@ -105,4 +109,11 @@ impl Engine {
         }
         Ok(())
     }
+}
+
+/// What the model is told about a call whose approval expired (`why`:
+/// the approval's recorded reason, "the approval expired after 2s").
+pub fn expired_text(why: Option<&str>) -> String {
+    let why = why.unwrap_or("the approval expired");
+    format!("Not run: {why}, and nobody decided in time.")
 }

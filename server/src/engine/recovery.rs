@@ -31,6 +31,18 @@ impl Engine {
     /// `guard`, in the conversation's own session (so the resumed work
     /// greps out of every agent's log with the same sid).
     pub(super) async fn resume(&self, id: String, guard: super::LockGuard) {
+        self.resume_after(id, guard, None, "a restart").await
+    }
+
+    /// [`Engine::resume`] in the trace that asked (`trace`), for work that
+    /// goes on without a request (an expired approval).
+    pub(super) async fn resume_after(
+        &self,
+        id: String,
+        guard: super::LockGuard,
+        trace: Option<String>,
+        after: &'static str,
+    ) {
         let session_id = match self.inner.store.get_conversation(id.clone()).await {
             Ok(Some(c)) => c.session_id,
             _ => "recovery".into(),
@@ -45,13 +57,11 @@ impl Engine {
             },
             ..Default::default()
         };
-        let run = self.run_turn(id.clone(), ctx, guard, false, None);
+        let run = self.run_turn(id.clone(), ctx, guard, false, trace);
         match tracing::Instrument::instrument(run, span).await {
-            Ok(_) => {
-                tracing::info!(conversation = %id, "resumed an approved action after a restart")
-            }
+            Ok(_) => tracing::info!(conversation = %id, after, "the turn went on"),
             Err(e) => {
-                tracing::warn!(conversation = %id, error = %e, "resuming after a restart failed")
+                tracing::warn!(conversation = %id, after, error = %e, "the turn could not go on")
             }
         }
     }

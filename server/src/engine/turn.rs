@@ -623,6 +623,7 @@ impl Engine {
                     rule,
                     approvers,
                     quorum,
+                    expires_in,
                 } = gate
                 else {
                     return Ok(None);
@@ -640,6 +641,7 @@ impl Engine {
                     rule: Some(rule),
                     approvers,
                     quorum,
+                    expires_in,
                 };
                 Ok(Some(
                     self.request_approval(conversation_id, new, scope, None)
@@ -663,6 +665,15 @@ impl Engine {
                         ctx,
                     )
                     .await?;
+                    Ok(None)
+                }
+                ApprovalStatus::Expired => {
+                    // The expiry answered the call in its transaction; this
+                    // covers a result write that was lost.
+                    let text = super::gate::expired_text(a.reason.as_deref());
+                    store
+                        .answer_call(conversation_id, &message_id, text, true)
+                        .await?;
                     Ok(None)
                 }
                 ApprovalStatus::Rejected | ApprovalStatus::Cancelled => {

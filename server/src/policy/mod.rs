@@ -32,6 +32,22 @@ use std::time::Duration;
 #[derive(Clone, Debug, Default)]
 pub struct Policy {
     rules: Vec<Rule>,
+    /// How long any approval may wait (`approvals.expires_in`); a rule's
+    /// own `expires_in` wins.
+    pub expires_in: Option<Duration>,
+    /// What an expiry does (POLICY.md §2).
+    pub on_expiry: Expiry,
+}
+
+/// `on_expiry`, compiled.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Expiry {
+    /// The approval expires: the call never runs, the model is told.
+    #[default]
+    Reject,
+    /// The first expiry adds these approvers and restarts the clock once;
+    /// the second rejects.
+    Escalate(Vec<Approver>),
 }
 
 /// One compiled rule.
@@ -136,25 +152,51 @@ impl Policy {
     pub fn compile(config: &ApprovalsConfig, servers: &[String]) -> Result<Policy, Vec<Problem>> {
         let mut problems = Vec::new();
         let mut rules: Vec<Rule> = Vec::new();
-        // Not supported yet (issue 16's next slice): refused rather than
-        // accepted and ignored, which would be a setting believed on.
-        let later = |at: String, what: &str| {
-            Problem::new(
-                at,
-                format!(
-                    "{what} is not supported by this version yet: remove it (approvals wait until decided)"
-                ),
-            )
+        let expires_in = match &config.expires_in {
+            None => None,
+            Some(t) => match parse_duration(t) {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    problems.push(Problem::new("approvals.expires_in", e));
+                    None
+                }
+            },
         };
-        if config.expires_in.is_some() {
-            problems.push(later("approvals.expires_in".into(), "expiry"));
+        let mut escalate_to = Vec::new();
+        for (j, a) in config.escalate_to.iter().enumerate() {
+            match Approver::parse(a) {
+                Ok(a) => escalate_to.push(a),
+                Err(e) => problems.push(Problem::new(format!("approvals.escalate_to[{j}]"), e)),
+            }
         }
-        if config.on_expiry != crate::config::OnExpiry::Reject {
-            problems.push(later("approvals.on_expiry".into(), "escalation"));
-        }
-        if !config.escalate_to.is_empty() {
-            problems.push(later("approvals.escalate_to".into(), "escalation"));
-        }
+        let on_expiry = match config.on_expiry {
+            crate::config::OnExpiry::Reject => {
+                if !config.escalate_to.is_empty() {
+                    problems.push(Problem::new(
+                        "approvals.escalate_to",
+                        "only applies with `on_expiry: escalate`: set it, or remove escalate_to",
+                    ));
+                }
+                Expiry::Reject
+            }
+            crate::config::OnExpiry::Escalate => {
+                if config.escalate_to.is_empty() {
+                    problems.push(Problem::new(
+                        "approvals.escalate_to",
+                        "is required with `on_expiry: escalate`: who may decide after the first expiry, e.g. [role:admin]",
+                    ));
+                }
+                let any_expiry = config.expires_in.is_some()
+                    || config.rules.iter().any(|r| r.expires_in.is_some());
+                if !any_expiry {
+                    problems.push(Problem::new(
+                        "approvals.on_expiry",
+                        "nothing expires: set approvals.expires_in (or a rule's expires_in)",
+                    ));
+                }
+                Expiry::Escalate(escalate_to)
+            }
+        };
         for (i, rc) in config.rules.iter().enumerate() {
             let at = format!("approvals.rules[{i}]");
             match compile_rule(rc, i + 1, &at, servers, &mut problems) {
@@ -180,7 +222,11 @@ impl Policy {
             }
         }
         if problems.is_empty() {
-            Ok(Policy { rules })
+            Ok(Policy {
+                rules,
+                expires_in,
+                on_expiry,
+            })
         } else {
             Err(problems)
         }
@@ -404,13 +450,7 @@ fn compile_rule(
             let expires_in = match &rc.expires_in {
                 None => None,
                 Some(t) => match parse_duration(t) {
-                    Ok(_) => {
-                        problems.push(Problem::new(
-                            format!("{at}.expires_in"),
-                            "expiry is not supported by this version yet: remove it (approvals wait until decided)",
-                        ));
-                        None
-                    }
+                    Ok(d) => Some(d),
                     Err(e) => {
                         problems.push(Problem::new(format!("{at}.expires_in"), e));
                         None

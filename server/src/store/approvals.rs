@@ -27,6 +27,8 @@ pub struct Approval {
     pub decided_at: Option<String>,
     /// The W3C `traceparent` of the turn that asked (when traces are on).
     pub traceparent: Option<String>,
+    /// Its lifetime in seconds, when it has one.
+    pub expires_in: Option<u64>,
 }
 
 /// Who decided, and how (AUTH.md §5).
@@ -59,6 +61,8 @@ pub struct NewApproval {
     pub approvers: Vec<String>,
     /// How many distinct principals must approve (1: one decides).
     pub quorum: u32,
+    /// How long it may wait for a decision; `None`: until decided.
+    pub expires_in: Option<std::time::Duration>,
 }
 
 /// The remote task a proxy approval continues.
@@ -73,20 +77,22 @@ pub struct RemoteRef {
 
 pub(in crate::store) const COLUMNS: &str = "uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, reason, \
                        decided_by, decided_at, remote_task_id, remote_agent_name, chain, created_at, \
-                       requested_by, decided_via, traceparent, rule, approvers, CAST(quorum AS TEXT), votes";
+                       requested_by, decided_via, traceparent, rule, approvers, CAST(quorum AS TEXT), votes, \
+                       CAST(expires_in AS TEXT), expires_at, CAST(escalated AS TEXT)";
 /// Columns read by [`raw`].
-pub(in crate::store) const NCOLS: usize = 22;
+pub(in crate::store) const NCOLS: usize = 25;
 
 /// Inserts a pending approval.
 pub fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError> {
     let f = Insert::of(&a)?;
     // Raised by whoever sent the conversation's latest message.
     conn.prepare_cached("INSERT INTO approvals (uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, \
-         remote_task_id, remote_agent_name, chain, created_at, updated_at, requested_by, requested_session, traceparent, rule, approvers, quorum) \
+         remote_task_id, remote_agent_name, chain, created_at, updated_at, requested_by, requested_session, traceparent, rule, approvers, quorum, \
+           expires_in, expires_at) \
          SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?9, ?10, ?11, ?11, \
-           COALESCE(c.requested_by, 'anonymous'), COALESCE(c.requested_session, c.session_id), ?12, ?13, ?14, ?15 \
+           COALESCE(c.requested_by, 'anonymous'), COALESCE(c.requested_session, c.session_id), ?12, ?13, ?14, ?15, ?16, ?17 \
          FROM conversations c WHERE c.id = ?2")?
-        .execute(params![f.uuid, a.conversation_id, a.message_id, a.tool_name, a.server, f.args, a.description, f.task, f.agent, f.chain, f.created_at, a.traceparent, a.rule, f.approvers, f.quorum])?;
+        .execute(params![f.uuid, a.conversation_id, a.message_id, a.tool_name, a.server, f.args, a.description, f.task, f.agent, f.chain, f.created_at, a.traceparent, a.rule, f.approvers, f.quorum, f.expires_in, f.expires_at])?;
     let requested_by: Option<String> = conn
         .prepare_cached("SELECT requested_by FROM approvals WHERE uuid = ?1")?
         .query_row([&f.uuid], |r| r.get(0))
@@ -107,6 +113,8 @@ pub(in crate::store) struct Insert {
     /// `approvers` as JSON; `None` when any approver may decide.
     pub approvers: Option<String>,
     pub quorum: i32,
+    pub expires_in: Option<i64>,
+    pub expires_at: Option<String>,
 }
 
 impl Insert {
@@ -128,11 +136,18 @@ impl Insert {
             .then(|| serde_json::to_string(&a.approvers))
             .transpose()
             .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let created_at = now();
+        let expires_in = a
+            .expires_in
+            .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        let expires_at = a.expires_in.map(|d| later(&created_at, d));
         Ok(Insert {
+            expires_in,
+            expires_at,
             approvers,
             quorum: i32::try_from(a.quorum.max(1)).unwrap_or(i32::MAX),
             uuid: new_id(),
-            created_at: now(),
+            created_at,
             args,
             task,
             agent,
@@ -162,6 +177,7 @@ impl Insert {
                 rule: a.rule.clone(),
                 approvers: a.approvers.clone(),
                 quorum: a.quorum.max(1),
+                expires_at: self.expires_at.clone(),
                 ..Default::default()
             },
             message_id: a.message_id,
@@ -171,8 +187,18 @@ impl Insert {
             decided_by: None,
             decided_at: None,
             traceparent: a.traceparent,
+            expires_in: self.expires_in.and_then(|s| u64::try_from(s).ok()),
         }
     }
+}
+
+/// The timestamp `d` after `at` (both as [`now`] writes them).
+pub(in crate::store) fn later(at: &str, d: std::time::Duration) -> String {
+    let base = chrono::DateTime::parse_from_rfc3339(at)
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .unwrap_or_else(|_| chrono::Utc::now());
+    let d = chrono::Duration::from_std(d).unwrap_or(chrono::Duration::days(365));
+    (base + d).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// One approval by uuid.
@@ -190,6 +216,32 @@ pub fn set_votes(conn: &Connection, uuid: &str, votes: &str) -> Result<(), Store
     conn.prepare_cached("UPDATE approvals SET votes = ?2, updated_at = ?3 WHERE uuid = ?1")?
         .execute(params![uuid, votes, now()])?;
     Ok(())
+}
+
+/// Pending approvals due at `now`, oldest deadline first.
+pub fn due(conn: &Connection, now: &str, limit: u32) -> Result<Vec<Approval>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM approvals WHERE status = 'pending' AND expires_at IS NOT NULL \
+         AND expires_at <= ?1 ORDER BY expires_at LIMIT ?2"
+    ))?;
+    let rows = stmt.query_map(params![now, limit], raw)?;
+    rows.map(|r| decode(r?)).collect()
+}
+
+/// The first expiry of an escalating approval (once).
+pub fn escalate(
+    conn: &Connection,
+    uuid: &str,
+    approvers: &str,
+    expires_at: &str,
+) -> Result<bool, StoreError> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE approvals SET escalated = 1, approvers = ?2, expires_at = ?3, updated_at = ?4 \
+             WHERE uuid = ?1 AND status = 'pending' AND escalated = 0",
+        )?
+        .execute(params![uuid, approvers, expires_at, now()])?
+        == 1)
 }
 
 /// The latest approval of a tool-call message, if any.
@@ -218,7 +270,10 @@ pub fn transition(
     values.extend(from.iter().map(|s| s.as_str().to_string()));
     let decision = matches!(
         to,
-        ApprovalStatus::Approved | ApprovalStatus::Rejected | ApprovalStatus::Cancelled
+        ApprovalStatus::Approved
+            | ApprovalStatus::Rejected
+            | ApprovalStatus::Cancelled
+            | ApprovalStatus::Expired
     );
     let sql = if decision {
         values.push(
@@ -364,6 +419,9 @@ pub(in crate::store) fn decode((cols,): RawRow) -> Result<Approval, StoreError> 
     let approvers = next();
     let quorum = next();
     let votes = next();
+    let expires_in = next();
+    let expires_at = next();
+    let escalated = next();
     let status = ApprovalStatus::parse(&status_s).ok_or_else(|| {
         StoreError::Corrupt(format!("approval {uuid}: unknown status {status_s:?}"))
     })?;
@@ -404,6 +462,8 @@ pub(in crate::store) fn decode((cols,): RawRow) -> Result<Approval, StoreError> 
             approvers,
             quorum,
             votes,
+            expires_at,
+            escalated: escalated.as_deref().is_some_and(|e| e != "0"),
         },
         message_id,
         server,
@@ -412,5 +472,6 @@ pub(in crate::store) fn decode((cols,): RawRow) -> Result<Approval, StoreError> 
         decided_by,
         decided_at,
         traceparent,
+        expires_in: expires_in.and_then(|s| s.parse().ok()),
     })
 }

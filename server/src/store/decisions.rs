@@ -30,6 +30,9 @@ pub struct DecisionRecord {
     /// Who votes, with a quorum above one: the principal's name, or
     /// `session:<id>` in auth mode `none`. `None`: one decision decides.
     pub voter: Option<String>,
+    /// The approval has a deadline: it is read again under its lock, and a
+    /// decision after it is refused (the sweeper expires it).
+    pub expires: bool,
 }
 
 /// What a decision did.
@@ -63,6 +66,16 @@ impl Store {
                 ApprovalStatus::Rejected
             };
             let mut voters = None;
+            if d.expires
+                && let Some(a) = tx.lock_approval(&d.uuid)?
+                && a.status == ApprovalStatus::Pending
+                && a.approval
+                    .expires_at
+                    .as_deref()
+                    .is_some_and(|at| at <= super::now().as_str())
+            {
+                return Ok(Decided::Lost(ApprovalStatus::Expired));
+            }
             if let Some(voter) = &d.voter {
                 let Some(a) = tx.lock_approval(&d.uuid)? else {
                     return Ok(Decided::Lost(ApprovalStatus::Cancelled));

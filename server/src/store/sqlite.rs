@@ -110,6 +110,12 @@ impl Tx for Connection {
     fn set_votes(&self, uuid: &str, votes: &str) -> Result<(), StoreError> {
         approvals::set_votes(self, uuid, votes)
     }
+    fn due_approvals(&self, now: &str, limit: u32) -> Result<Vec<Approval>, StoreError> {
+        approvals::due(self, now, limit)
+    }
+    fn escalate(&self, uuid: &str, approvers: &str, expires_at: &str) -> Result<bool, StoreError> {
+        approvals::escalate(self, uuid, approvers, expires_at)
+    }
     fn transition(
         &self,
         uuid: &str,

@@ -88,6 +88,7 @@ async fn waiting_for(s: &Store, quorum: u32) -> (String, String, String) {
                 rule: None,
                 approvers: Vec::new(),
                 quorum,
+                expires_in: None,
             },
             true,
             None,
@@ -110,6 +111,7 @@ fn decision(cid: &str, mid: &str, uuid: &str, approve: bool) -> DecisionRecord {
         tool: "add".into(),
         arguments: serde_json::json!({"x": 1}),
         voter: None,
+        expires: false,
     }
 }
 

@@ -80,6 +80,12 @@ pub trait Tx {
     fn lock_approval(&self, uuid: &str) -> Result<Option<Approval>, StoreError>;
     /// Records the votes (JSON) of an approval read with [`Tx::lock_approval`].
     fn set_votes(&self, uuid: &str, votes: &str) -> Result<(), StoreError>;
+    /// Pending approvals whose `expires_at` is at or before `now`, oldest
+    /// deadline first.
+    fn due_approvals(&self, now: &str, limit: u32) -> Result<Vec<Approval>, StoreError>;
+    /// The first expiry of an escalating approval: new approvers (JSON) and
+    /// deadline, once (false if it was escalated or decided meanwhile).
+    fn escalate(&self, uuid: &str, approvers: &str, expires_at: &str) -> Result<bool, StoreError>;
     /// Moves `uuid` from one of `from` to `to`, conditionally: false if it
     /// was in another state (the loser of a race).
     fn transition(

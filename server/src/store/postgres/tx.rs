@@ -688,9 +688,11 @@ impl Tx for PgTx<'_> {
         let fields = approvals::Insert::of(&a)?;
         self.exec(
             "INSERT INTO approvals (uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, \
-             remote_task_id, remote_agent_name, chain, created_at, updated_at, requested_by, requested_session, traceparent, rule, approvers, quorum) \
+             remote_task_id, remote_agent_name, chain, created_at, updated_at, requested_by, requested_session, traceparent, rule, approvers, quorum, \
+               expires_in, expires_at) \
              SELECT $1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $11, \
-               COALESCE(c.requested_by, 'anonymous'), COALESCE(c.requested_session, c.session_id), $12, $13, $14, $15::integer \
+               COALESCE(c.requested_by, 'anonymous'), COALESCE(c.requested_session, c.session_id), $12, $13, $14, $15::integer, \
+               $16::integer, $17 \
              FROM conversations c WHERE c.id = $2",
             &[
                 &fields.uuid,
@@ -708,6 +710,8 @@ impl Tx for PgTx<'_> {
                 &a.rule,
                 &fields.approvers,
                 &fields.quorum,
+                &fields.expires_in.map(|s| i32::try_from(s).unwrap_or(i32::MAX)),
+                &fields.expires_at,
             ],
         )?;
         let requested_by: Option<String> = self
@@ -729,6 +733,19 @@ impl Tx for PgTx<'_> {
             .approvals_where("uuid = $1 FOR UPDATE", &[&uuid])?
             .into_iter()
             .next())
+    }
+    fn due_approvals(&self, now: &str, limit: u32) -> Result<Vec<Approval>, StoreError> {
+        self.approvals_where(
+            "status = 'pending' AND expires_at IS NOT NULL AND expires_at <= $1 ORDER BY expires_at LIMIT $2",
+            &[&now, &i64::from(limit)],
+        )
+    }
+    fn escalate(&self, uuid: &str, approvers: &str, expires_at: &str) -> Result<bool, StoreError> {
+        Ok(self.exec(
+            "UPDATE approvals SET escalated = 1, approvers = $2, expires_at = $3, updated_at = $4 \
+             WHERE uuid = $1 AND status = 'pending' AND escalated = 0",
+            &[&uuid, &approvers, &expires_at, &now()],
+        )? == 1)
     }
     fn set_votes(&self, uuid: &str, votes: &str) -> Result<(), StoreError> {
         self.exec(
@@ -754,7 +771,10 @@ impl Tx for PgTx<'_> {
         let from: Vec<&str> = from.iter().map(|s| s.as_str()).collect();
         let decision = matches!(
             to,
-            ApprovalStatus::Approved | ApprovalStatus::Rejected | ApprovalStatus::Cancelled
+            ApprovalStatus::Approved
+                | ApprovalStatus::Rejected
+                | ApprovalStatus::Cancelled
+                | ApprovalStatus::Expired
         );
         let n = if decision {
             self.exec(

@@ -1,8 +1,14 @@
 -- Schema v6: what asked for an approval (an `approvals:` rule's name,
 -- `annotation`, `unannotated`, `proxy`), who may decide it (JSON list;
 -- NULL: any approver), how many must approve and their votes so far (JSON
--- list, written under the row's lock), POLICY.md §1-§2.
+-- list, written under the row's lock), and its expiry: the lifetime in
+-- seconds, when it ends, whether it was escalated once (POLICY.md §1-§2).
+-- The sweepers find due approvals by an index.
 ALTER TABLE approvals ADD COLUMN rule TEXT;
 ALTER TABLE approvals ADD COLUMN approvers TEXT;
 ALTER TABLE approvals ADD COLUMN quorum INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE approvals ADD COLUMN votes TEXT;
+ALTER TABLE approvals ADD COLUMN expires_in INTEGER;
+ALTER TABLE approvals ADD COLUMN expires_at TEXT;
+ALTER TABLE approvals ADD COLUMN escalated INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX approvals_by_expiry ON approvals(expires_at) WHERE status = 'pending' AND expires_at IS NOT NULL;
