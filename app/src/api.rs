@@ -236,15 +236,20 @@ pub async fn decide(
     uuid: String,
     approved: bool,
     reason: Option<String>,
+    arguments: Option<serde_json::Value>,
 ) -> Result<ConversationResponse, ApiError> {
     #[cfg(feature = "ssr")]
     {
-        let _ = (uuid, approved, reason);
+        let _ = (uuid, approved, reason, arguments);
         Err(browser_only())
     }
     #[cfg(not(feature = "ssr"))]
     {
-        let body = crate::models::ApprovalDecision { approved, reason };
+        let body = crate::models::ApprovalDecision {
+            approved,
+            reason,
+            arguments,
+        };
         client::post_json(&format!("/approvals/{}", encode_component(&uuid)), &body).await
     }
 }
@@ -276,10 +281,34 @@ mod client {
     use send_wrapper::SendWrapper;
     use serde::{Serialize, de::DeserializeOwned};
 
+    /// This browser's session id, kept in `localStorage` (made once with
+    /// `crypto.randomUUID()`): every request carries it as `X-Session-ID`,
+    /// so the server's logs group a browser's work, and in auth mode none
+    /// a quorum counts one vote per browser (POLICY.md §2), not one per
+    /// click. `None` where storage is off (each request then gets its own).
+    fn session_id() -> Option<String> {
+        const KEY: &str = "stopgo-session-id";
+        let window = web_sys::window()?;
+        let storage = window.local_storage().ok()??;
+        if let Ok(Some(id)) = storage.get_item(KEY) {
+            return Some(id);
+        }
+        let id = window.crypto().ok()?.random_uuid();
+        storage.set_item(KEY, &id).ok()?;
+        Some(id)
+    }
+
+    fn with_session(req: gloo_net::http::RequestBuilder) -> gloo_net::http::RequestBuilder {
+        match session_id() {
+            Some(id) => req.header("X-Session-ID", &id),
+            None => req,
+        }
+    }
+
     pub async fn get_json<T: DeserializeOwned>(path: &str) -> Result<T, ApiError> {
         let path = path.to_string();
         SendWrapper::new(async move {
-            let resp = Request::get(&path)
+            let resp = with_session(Request::get(&path))
                 .header("Accept", "application/json")
                 .header("X-Stopgo-Client", "ui")
                 .send()
@@ -300,7 +329,7 @@ mod client {
             message: e.to_string(),
         })?;
         SendWrapper::new(async move {
-            let resp = Request::post(&path)
+            let resp = with_session(Request::post(&path))
                 .header("Content-Type", "application/json")
                 .header("Accept", "application/json")
                 .header("X-Stopgo-Client", "ui")

@@ -136,6 +136,10 @@ pub struct ApprovalOutcome {
     pub decided_via: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_at: Option<String>,
+    /// The arguments the tool ran with when an approver edited the model's
+    /// (POLICY.md §3); the call's `arguments` stay the model's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited_arguments: Option<Value>,
 }
 
 /// One entry of a conversation's timeline.
@@ -206,6 +210,13 @@ pub struct PendingApproval {
     /// The first expiry added `escalate_to` and restarted the clock.
     #[serde(default, skip_serializing_if = "is_false")]
     pub escalated: bool,
+    /// The arguments as an approver edited them (POLICY.md §3); the tool
+    /// runs with these, `tool_args` stay the model's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited_args: Option<Value>,
+    /// Who edited them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited_by: Option<String>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -624,6 +635,9 @@ pub struct ApprovalDecision {
     pub approved: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Approve with these arguments instead of the model's (POLICY.md §3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
 }
 
 /// `GET /approvals`: approvals waiting for a decision, oldest first.

@@ -1,4 +1,4 @@
-import { test, expect, hydrated } from './agent';
+import { test, expect, hydrated, startResourcesAgent } from './agent';
 import type { Page } from '@playwright/test';
 
 async function newConversation(page: Page, baseURL: string) {
@@ -81,4 +81,91 @@ test('a missing provider key is shown as a banner and the UI keeps working', asy
   await hydrated(page);
   await say(page, 'hello');
   await expect(page.locator('#turn-error')).toContainText('GEMINI_API_KEY is not set');
+});
+
+test('an approver edits the arguments: errors under the field, then it runs once with the edit', async ({ page, consoleErrors }) => {
+  const agent = await startResourcesAgent();
+  try {
+    await newConversation(page, agent.baseURL);
+    await say(page, 'add apples 50');
+    const card = page.locator('.approval-card');
+    await expect(card).toBeVisible();
+    await expect(card.locator('.approval-rule')).toContainText('destructiveHint');
+    await card.getByRole('button', { name: 'Edit arguments' }).click();
+    const form = card.locator('form.edit-form');
+    const value = form.locator('[data-field="value"] input');
+    await expect(value).toHaveValue('50');
+    await expect(form.locator('[data-field="name"] input')).toHaveValue('apples');
+    // Checked in the browser against the schema: required, whole number.
+    await value.fill('');
+    await form.getByRole('button', { name: 'Approve with these arguments' }).click();
+    await expect(form.locator('[data-field="value"] .field-error')).toHaveText('is required');
+    await value.fill('2.5');
+    await form.getByRole('button', { name: 'Approve with these arguments' }).click();
+    await expect(form.locator('[data-field="value"] .field-error')).toHaveText('must be a whole number');
+    await expect(card).toBeVisible();
+    await value.fill('7');
+    await form.getByRole('button', { name: 'Approve with these arguments' }).click();
+    await expect(card).toHaveCount(0);
+    const call = page.locator('.tool-call', { has: page.locator('.tool-name', { hasText: 'resources_add' }) });
+    await expect(call.locator('.approval-edited')).toContainText('7');
+    await expect(page.locator('.message-assistant').last()).toContainText('"value":7');
+    const id = page.url().split('/').pop()!;
+    const reply = await page.request.post(`${agent.baseURL}/conversations/${id}/messages`, { data: { message: 'list' } });
+    const listed = (await reply.json()).result.response as string;
+    expect(listed).toContain('"count":1');
+    expect(listed).toContain('"value":7');
+  } finally {
+    await agent.stop();
+  }
+});
+
+test('a quorum card counts votes and an expired approval says so', async ({ page, consoleErrors }) => {
+  const agent = await startResourcesAgent(
+    'approvals:\n  rules:\n    - {name: two-people, tool: resources_add, action: approve, quorum: 2}\n    - {name: quick, tool: resources_remove, action: approve, expires_in: 2s}',
+  );
+  try {
+    await newConversation(page, agent.baseURL);
+    await say(page, 'add apples 5');
+    const card = page.locator('.approval-card');
+    await expect(card.locator('.approval-rule')).toHaveText('two-people');
+    await expect(card.locator('.approval-quorum')).toContainText('0 of 2 approvals');
+    // A quorum cannot be edited: each vote would approve something else.
+    await expect(card.getByRole('button', { name: 'Edit arguments' })).toHaveCount(0);
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await expect(card.locator('.approval-quorum')).toContainText('1 of 2 approvals');
+    await expect(card.locator('.approval-quorum')).toContainText('each browser session counts as one approver');
+    await expect(page.locator('.badge')).toHaveText('Waiting for approval');
+    // The same browser session again (its id is kept in localStorage):
+    // refused, still 1 of 2.
+    const uuid = (await card.getAttribute('data-approval'))!;
+    const mine = await page.evaluate(() => localStorage.getItem('stopgo-session-id'));
+    expect(mine).toBeTruthy();
+    const again = await page.request.post(`${agent.baseURL}/approvals/${uuid}`, {
+      data: { approved: true },
+      headers: { 'X-Session-ID': mine! },
+    });
+    expect(again.status()).toBe(409);
+    expect(await again.text()).toContain('already voted');
+    // A second approver (another session) completes it.
+    const second = await page.request.post(`${agent.baseURL}/approvals/${uuid}`, {
+      data: { approved: true },
+      headers: { 'X-Session-ID': 'second-approver' },
+    });
+    expect(second.status()).toBe(200);
+    await page.reload();
+    await hydrated(page);
+    await expect(page.locator('.approval-card')).toHaveCount(0);
+    await expect(page.locator('.message-assistant').last()).toContainText('"name":"apples"');
+
+    await say(page, 'remove apples');
+    await expect(page.locator('.approval-card .approval-expires')).toBeVisible();
+    // Nobody decides: after 2 s it expires, the model is told, nothing ran.
+    const call = page.locator('.tool-call', { has: page.locator('.tool-name', { hasText: 'resources_remove' }) });
+    await expect(call.locator('.approval-outcome')).toContainText('Expired', { timeout: 15_000 });
+    await expect(page.locator('.message-assistant').last()).toContainText('expired after 2s');
+    await expect(page.locator('.approval-card')).toHaveCount(0);
+  } finally {
+    await agent.stop();
+  }
 });

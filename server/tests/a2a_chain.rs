@@ -528,6 +528,38 @@ async fn an_expiry_anywhere_in_the_chain_ends_the_approvals_on_both_sides() {
     assert_eq!(chain.resources(), 0);
 }
 
+/// POLICY.md §3 through a chain: a proxy approval edited at B sends the
+/// edited arguments with the continuation; C checks them and runs them.
+#[tokio::test]
+async fn an_edit_at_the_top_runs_below_with_the_edited_arguments() {
+    let chain = Chain::start(2, None).await;
+    let (_, body) = post_json(
+        chain.b(),
+        "/conversations",
+        json!({"message": "add apples 5"}),
+    )
+    .await;
+    let uuid = body["result"]["approval"]["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, body) = post_json(
+        chain.b(),
+        &format!("/approvals/{uuid}"),
+        json!({"approved": true, "arguments": {"name": "apples", "value": 9}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let response = body["result"]["response"].as_str().unwrap();
+    assert!(response.contains("\"value\":9"), "{response}");
+    let kept = server::resources::db::ResourceDb::open(&chain.db)
+        .unwrap()
+        .list(None)
+        .unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!((kept[0].name.as_str(), kept[0].value), ("apples", 9));
+}
+
 /// TS-027: three deep, identity along the chain, and kill -9 of the middle
 /// agent while the approval waits; approved at the top afterwards.
 #[tokio::test]

@@ -774,3 +774,99 @@ approvals:
     let (status, _) = send(alice, format!("/approvals/{u2}"), json!({"approved": true})).await;
     assert_eq!(status, 409);
 }
+
+/// POLICY.md §3: approve with edited arguments. Checked against the
+/// tool's input schema (400 naming the field) and the rules (a deny → 403,
+/// still pending); a valid edit runs once with the new arguments, the
+/// conversation shows them and the model hears of the edit.
+#[tokio::test]
+async fn an_edit_before_approving_is_checked_then_runs_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        r#"{}approvals:
+  rules:
+    - {{name: no-huge, tool: resources_add, when: {{/value: {{min: 1000}}}}, action: deny, reason: too big}}
+    - {{name: adds, tool: resources_add, action: approve}}
+"#,
+        support::resources_yaml("rules-edit", dir.path())
+    );
+    let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
+    let a = Agent::start(&cfg);
+    let (_, body) = post_json(&a, "/conversations", json!({"message": "add pears 50"})).await;
+    let uuid = waiting_uuid(&body);
+    let decide = format!("/approvals/{uuid}");
+    for (edit, status, says) in [
+        (
+            json!({"name": "pears", "value": "lots"}),
+            400,
+            "arguments/value",
+        ),
+        (json!({"name": "pears"}), 400, "value"),
+        (json!({"name": "pears", "value": 5000}), 403, "no-huge"),
+    ] {
+        let (got, body) =
+            post_json(&a, &decide, json!({"approved": true, "arguments": edit})).await;
+        assert_eq!(got, status, "{edit}: {body}");
+        assert!(body.to_string().contains(says), "{edit}: {body}");
+    }
+    for bad in [
+        json!({"approved": true, "arguments": [1]}),
+        json!({"approved": false, "arguments": {"name": "pears", "value": 1}}),
+    ] {
+        let (got, body) = post_json(&a, &decide, bad.clone()).await;
+        assert_eq!(got, 400, "{bad}: {body}");
+    }
+    let inbox = get_json(&a, "/approvals").await;
+    assert_eq!(
+        inbox["approvals"][0]["uuid"],
+        uuid.as_str(),
+        "still pending: {inbox}"
+    );
+
+    let (status, body) = post_json(
+        &a,
+        &decide,
+        json!({"approved": true, "arguments": {"name": "pears", "value": 7}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let call = tool_message(&body, "resources_add");
+    assert_eq!(
+        call["tool_call"]["arguments"],
+        json!({"name": "pears", "value": 50}),
+        "the model's call stays"
+    );
+    assert_eq!(
+        call["tool_call"]["approval"]["edited_arguments"],
+        json!({"name": "pears", "value": 7})
+    );
+    let result = call["tool_call"]["result"].as_str().unwrap();
+    assert!(
+        result.contains("edited the arguments") && result.contains("/value: 50 → 7"),
+        "{result}"
+    );
+    assert!(
+        result.contains("\"value\":7"),
+        "ran with the edit: {result}"
+    );
+    let (_, listed) = post_json(&a, "/conversations", json!({"message": "list"})).await;
+    let listed = listed["result"]["response"].as_str().unwrap().to_string();
+    assert!(
+        listed.contains("\"value\":7") && !listed.contains("\"value\":50"),
+        "{listed}"
+    );
+    let rows = audit_events(&a).await;
+    let decided = rows
+        .iter()
+        .find(|r| r["event"] == "approval.decided")
+        .unwrap();
+    assert_eq!(decided["details"]["edited"], true, "{decided}");
+    assert_eq!(decided["details"]["changes"], json!(["/value: 50 → 7"]));
+    assert_eq!(
+        rows.iter()
+            .filter(|r| r["event"] == "tool.executed")
+            .count(),
+        2,
+        "the add once, the list once"
+    );
+}

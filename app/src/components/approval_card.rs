@@ -20,7 +20,12 @@ pub fn ApprovalCard(
     /// Move the focus here when shown (the chat does; the inbox does not).
     #[prop(optional)]
     autofocus: bool,
+    /// Offers "Edit arguments" (POLICY.md §3); gets the conversation after
+    /// an approval with edited arguments.
+    #[prop(optional)]
+    on_edited: Option<Callback<crate::models::Conversation>>,
 ) -> impl IntoView {
+    let editing = ArcRwSignal::new(false);
     // Reference-counted, like the conversation view that shows the card.
     let reason = ArcRwSignal::new(String::new());
     let chain = approval
@@ -69,6 +74,7 @@ pub fn ApprovalCard(
                     let approval = for_actions.clone();
                     let reason_id = reason_id.clone();
                     let (reason, busy, reason_value) = (reason.clone(), busy.clone(), reason_value.clone());
+                    let editing = editing.clone();
                     Suspend::new(async move {
                         let viewer = crate::components::viewer::current().await;
                         match viewer.refusal(&approval) {
@@ -89,7 +95,9 @@ pub fn ApprovalCard(
                                         on:click=move |_| on_decide.run((false, reason_value2()))>
                                         <span aria-hidden="true">"✕ "</span>"Reject"
                                     </button>
+                                    {edit_button(&approval, on_edited, editing.clone())}
                                 </div>
+                                {edit_form(&approval, on_edited, editing.clone())}
                             }.into_any()},
                         }
                     })
@@ -153,5 +161,48 @@ fn policy_facts(approval: &crate::models::PendingApproval) -> AnyView {
             </dd>
         })}
     }
+    .into_any()
+}
+
+/// "Edit arguments", where an edit is possible: the card offers it, and
+/// the approval needs one approver (with a quorum each vote would approve
+/// something else).
+fn edit_button(
+    approval: &crate::models::PendingApproval,
+    on_edited: Option<Callback<crate::models::Conversation>>,
+    editing: ArcRwSignal<bool>,
+) -> Option<AnyView> {
+    (on_edited.is_some() && approval.needed() <= 1).then(|| {
+        let shown = editing.clone();
+        view! {
+            <button type="button" class="btn btn-edit" aria-expanded=move || shown.get().to_string()
+                on:click=move |_| editing.update(|e| *e = !*e)>
+                "Edit arguments"
+            </button>
+        }
+        .into_any()
+    })
+}
+
+/// The edit form while "Edit arguments" is open.
+fn edit_form(
+    approval: &crate::models::PendingApproval,
+    on_edited: Option<Callback<crate::models::Conversation>>,
+    editing: ArcRwSignal<bool>,
+) -> AnyView {
+    let Some(done) = on_edited else {
+        return ().into_any();
+    };
+    let approval = approval.clone();
+    let close = editing.clone();
+    (move || {
+        editing.get().then(|| {
+            let close = close.clone();
+            view! {
+                <crate::components::edit_form::EditForm approval=approval.clone() on_done=done
+                    on_cancel=Callback::new(move |_| close.set(false))/>
+            }
+        })
+    })
     .into_any()
 }

@@ -4,6 +4,7 @@ pub mod agent_banner;
 pub mod approval_card;
 pub mod args_view;
 pub mod diff_view;
+pub mod edit_form;
 pub mod inbox_badge;
 pub mod pipeline_tree;
 pub mod status_badge;

@@ -23,7 +23,7 @@ pub fn ApprovalsPage() -> impl IntoView {
     let decide = Action::new(move |(a, approved): &(PendingApproval, bool)| {
         let (a, approved) = (a.clone(), *approved);
         async move {
-            let r = api::decide(a.uuid.clone(), approved, None).await;
+            let r = api::decide(a.uuid.clone(), approved, None, None).await;
             let verb = if approved { "Approved" } else { "Rejected" };
             set_outcome.set(Some(
                 r.map(|_| format!("{verb} {} ({})", a.tool_name, a.uuid)),

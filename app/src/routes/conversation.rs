@@ -83,7 +83,10 @@ fn ConversationView(initial: Conversation) -> impl IntoView {
         let conv = conv.clone();
         move |(uuid, approved, reason): &(String, bool, Option<String>)| {
             let id = conv.get_untracked().id;
-            with_refresh(id, api::decide(uuid.clone(), *approved, reason.clone()))
+            with_refresh(
+                id,
+                api::decide(uuid.clone(), *approved, reason.clone(), None),
+            )
         }
     });
     for action in [send.value(), decide.value()] {
@@ -202,6 +205,13 @@ fn ConversationView(initial: Conversation) -> impl IntoView {
             }
         })
     };
+    let on_edited = {
+        let (conv, error) = (conv.clone(), error.clone());
+        Callback::new(move |fresh: Conversation| {
+            error.set(None);
+            conv.set(fresh);
+        })
+    };
     let run = {
         let conv = conv.clone();
         ArcMemo::new(move |_| conv.with(|c| PipelineState::parse(c.pipeline_state.as_ref())))
@@ -228,15 +238,14 @@ fn ConversationView(initial: Conversation) -> impl IntoView {
         let conv = conv.clone();
         move || conv.with(|c| c.messages.clone())
     };
-    let card =
-        {
-            let busy = busy.clone();
-            move || {
-                pending.get().map(|a| view! {
-            <ApprovalCard approval=a busy=busy.clone() on_decide=on_decide autofocus=true/>
+    let card = {
+        let busy = busy.clone();
+        move || {
+            pending.get().map(|a| view! {
+            <ApprovalCard approval=a busy=busy.clone() on_decide=on_decide autofocus=true on_edited=on_edited/>
         })
-            }
-        };
+        }
+    };
     let error_line = {
         let error = error.clone();
         move || {
@@ -501,6 +510,16 @@ fn ApprovalOutcomeLine(a: ApprovalOutcome) -> impl IntoView {
             {a.decided_at.clone().map(|at| view! { " at " <time datetime=at.clone()>{short_time(&at)}</time> })}
             {a.reason.clone().map(|r| view! { <span class="outcome-reason">" · reason: " {r}</span> })}
         </p>
+        {a.edited_arguments.clone().map(|args| {
+            let text = args.to_string();
+            view! {
+                <div class="approval-edited" data-args=text>
+                    <p class="label">"Approved with edited arguments (the tool ran with these):"</p>
+                    <crate::components::args_view::ArgsView args=args/>
+                </div>
+            }
+            .into_any()
+        })}
     }
 }
 

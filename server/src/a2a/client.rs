@@ -192,10 +192,13 @@ impl RemoteAgents for A2aClient {
 /// `A2A-Version` to send.
 fn build(dialect: Dialect, out: &Outgoing) -> (&'static str, Value, Option<&'static str>) {
     let message_id = uuid::Uuid::new_v4().to_string();
-    let data = out
-        .decision
-        .as_ref()
-        .map(|(approved, reason)| json!({"approved": approved, "reason": reason}));
+    let data = out.decision.as_ref().map(|(approved, reason)| {
+        let mut d = json!({"approved": approved, "reason": reason});
+        if let Some(args) = &out.arguments {
+            d["arguments"] = args.clone();
+        }
+        d
+    });
     match dialect {
         Dialect::V1 => {
             let mut parts = vec![json!({"text": out.text})];

@@ -40,6 +40,9 @@ pub struct Outgoing {
     pub task_id: Option<String>,
     /// The operator's decision on the remote's request: (approved, reason).
     pub decision: Option<(bool, Option<String>)>,
+    /// Arguments an approver here edited before approving (POLICY.md §3):
+    /// the remote checks them against its own schema and rules.
+    pub arguments: Option<serde_json::Value>,
 }
 
 impl Outgoing {
@@ -49,6 +52,7 @@ impl Outgoing {
             text: text.into(),
             task_id: None,
             decision: None,
+            arguments: None,
         }
     }
 
@@ -58,6 +62,7 @@ impl Outgoing {
             text: if approved { "approve" } else { "reject" }.into(),
             task_id: Some(task_id.to_string()),
             decision: Some((approved, reason)),
+            arguments: None,
         }
     }
 }

@@ -19,7 +19,7 @@
 use super::executor::Ran;
 use super::rpc::{RpcError, param_str, param_u64};
 use super::wire::{
-    ArtifactView, Dialect, Incoming, MessageView, Part, Sender, TaskState, TaskView, decision,
+    ArtifactView, Dialect, Incoming, MessageView, Part, Sender, TaskState, TaskView,
 };
 use crate::engine::{Ctx, Decision, EngineError};
 use crate::state::AppState;
@@ -271,11 +271,15 @@ pub async fn plan(state: &AppState, m: &Incoming, d: Dialect) -> Result<Plan, Rp
         return Ok(Plan::New(m.clone()));
     };
     if let Some(a) = &c.pending_approval {
-        return match decision(m) {
-            Some((approve, reason)) => Ok(Plan::Decide {
+        return match super::wire::decision_with_arguments(m) {
+            Some((approve, reason, arguments)) => Ok(Plan::Decide {
                 id: c.id.clone(),
                 uuid: a.uuid.clone(),
-                decision: Decision { approve, reason },
+                decision: Decision {
+                    approve,
+                    reason,
+                    arguments,
+                },
             }),
             None => Err(RpcError::params(format!(
                 "task {:?} is waiting for approval of `{}` ({}): answer \"approve\" or \"reject\" (or a data part {{\"approved\": true|false}})",

@@ -343,10 +343,17 @@ pub fn incoming(params: &Value) -> Result<Incoming, String> {
 /// What a continuation of a waiting task decides: the words A2A.md lists,
 /// or a `{"approved": bool}` data part; `None` for anything else.
 pub fn decision(m: &Incoming) -> Option<(bool, Option<String>)> {
+    decision_with_arguments(m).map(|(a, r, _)| (a, r))
+}
+
+/// [`decision`] with the edited arguments of a data part
+/// `{"approved": true, "arguments": {...}}` (POLICY.md §3).
+pub fn decision_with_arguments(m: &Incoming) -> Option<(bool, Option<String>, Option<Value>)> {
     for d in &m.data {
         if let Some(a) = d.get("approved").and_then(Value::as_bool) {
             let reason = d.get("reason").and_then(Value::as_str).map(str::to_string);
-            return Some((a, reason));
+            let arguments = d.get("arguments").filter(|v| !v.is_null()).cloned();
+            return Some((a, reason, arguments));
         }
     }
     let word = m
@@ -355,8 +362,12 @@ pub fn decision(m: &Incoming) -> Option<(bool, Option<String>)> {
         .trim_end_matches(['.', '!'])
         .to_ascii_lowercase();
     match word.as_str() {
-        "yes" | "y" | "true" | "approve" | "approved" | "ok" | "confirm" => Some((true, None)),
-        "no" | "n" | "false" | "reject" | "rejected" | "deny" | "cancel" => Some((false, None)),
+        "yes" | "y" | "true" | "approve" | "approved" | "ok" | "confirm" => {
+            Some((true, None, None))
+        }
+        "no" | "n" | "false" | "reject" | "rejected" | "deny" | "cancel" => {
+            Some((false, None, None))
+        }
         _ => None,
     }
 }

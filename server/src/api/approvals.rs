@@ -16,7 +16,7 @@ use axum::extract::{Path, State};
 use serde_json::Value;
 
 const SHAPES: &str = "send {\"approved\": true|false}, {\"action\": \"approve\"|\"reject\"} or {\"answer\": \"yes\"|\"no\"}, \
-                      optionally with \"reason\"";
+                      optionally with \"reason\" (and, approving, \"arguments\" to run the tool with)";
 
 /// Reads a decision from any accepted body shape.
 pub fn parse_decision(body: &Value) -> Result<Decision, String> {
@@ -27,6 +27,16 @@ pub fn parse_decision(body: &Value) -> Result<Decision, String> {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => return Err("\"reason\" must be a string".into()),
+    };
+    let arguments = match m.get("arguments") {
+        None | Some(Value::Null) => None,
+        Some(v @ Value::Object(_)) => Some(v.clone()),
+        Some(_) => {
+            return Err(
+                "\"arguments\" must be a JSON object: the tool's arguments as the approver edited them"
+                    .into(),
+            );
+        }
     };
     let word = |v: &Value, yes: &[&str], no: &[&str]| -> Option<bool> {
         let s = v.as_str()?.trim().to_ascii_lowercase();
@@ -50,7 +60,14 @@ pub fn parse_decision(body: &Value) -> Result<Decision, String> {
     } else {
         return Err(format!("no decision in the body: {SHAPES}"));
     };
-    Ok(Decision { approve, reason })
+    if arguments.is_some() && !approve {
+        return Err("\"arguments\" only go with an approval: a rejection runs nothing".into());
+    }
+    Ok(Decision {
+        approve,
+        reason,
+        arguments,
+    })
 }
 
 /// `POST /approvals/:uuid` → `{"conversation": C, "result": R}`.

@@ -12,6 +12,8 @@ pub struct Decision {
     pub approve: bool,
     /// Why (for a rejection, told to the model).
     pub reason: Option<String>,
+    /// Approve with these arguments instead of the model's (POLICY.md §3).
+    pub arguments: Option<serde_json::Value>,
 }
 
 /// Reads a conversation or says it does not exist.
@@ -116,6 +118,9 @@ impl Engine {
         if auth.mode != crate::config::AuthMode::None {
             may_decide_by_rule(&found.approval, &ctx.principal)?;
         }
+        if let Some(edited) = &decision.arguments {
+            self.check_edit(&found, edited)?;
+        }
         let conversation_id = found.approval.conversation_id.clone();
         // With a quorum each principal votes once; in auth mode none there
         // are no principals, so browser sessions are counted instead.
@@ -145,6 +150,10 @@ impl Engine {
                 arguments: found.approval.tool_args.clone(),
                 voter: voter.clone(),
                 expires: found.approval.expires_at.is_some(),
+                edited: decision.arguments.clone().map(|after| {
+                    let changes = super::edit::diff(&found.approval.tool_args, &after);
+                    (after, changes)
+                }),
             })
             .await?;
         match outcome {

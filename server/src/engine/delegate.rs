@@ -120,12 +120,23 @@ impl Engine {
             (ApprovalStatus::Pending, _) => Ok(Some(a.approval)),
             (ApprovalStatus::Approved, None) => {
                 let gate = Some(a.approval.uuid.clone());
+                // An approver may have edited the message (POLICY.md §3).
+                let out = match a
+                    .approval
+                    .edited_args
+                    .as_ref()
+                    .and_then(|e| e.get("message"))
+                    .and_then(Value::as_str)
+                {
+                    Some(m) => Outgoing::new(m),
+                    None => first(),
+                };
                 self.delegate(
                     conversation_id,
                     message_id,
                     tc,
                     gate,
-                    first(),
+                    out,
                     target,
                     scope,
                     ctx,
@@ -133,7 +144,10 @@ impl Engine {
                 .await
             }
             (ApprovalStatus::Approved, Some(task)) => {
-                let out = Outgoing::decision(&task, true, a.reason.clone());
+                let mut out = Outgoing::decision(&task, true, a.reason.clone());
+                // Edited here: the sub-agent checks them against its own
+                // schema and rules.
+                out.arguments = a.approval.edited_args.clone();
                 let gate = Some(a.approval.uuid.clone());
                 self.delegate(
                     conversation_id,

@@ -33,6 +33,7 @@
 mod a2a_node;
 mod decide;
 mod delegate;
+mod edit;
 mod expiry;
 mod gate;
 mod history;

@@ -260,6 +260,7 @@ async fn a_destructive_call_waits_then_runs_once_with_the_original_arguments() {
             Decision {
                 approve: true,
                 reason: None,
+                arguments: None,
             },
             ctx(),
         )
@@ -284,6 +285,7 @@ async fn a_destructive_call_waits_then_runs_once_with_the_original_arguments() {
             Decision {
                 approve: true,
                 reason: None,
+                arguments: None,
             },
             ctx(),
         )
@@ -314,6 +316,7 @@ async fn a_rejection_never_runs_the_tool_and_tells_the_model_why() {
             Decision {
                 approve: false,
                 reason: Some("not today".into()),
+                arguments: None,
             },
             ctx(),
         )
@@ -361,6 +364,7 @@ async fn sixteen_concurrent_approvals_of_one_uuid_execute_once() {
                 Decision {
                     approve: true,
                     reason: None,
+                    arguments: None,
                 },
                 ctx(),
             )
@@ -404,6 +408,7 @@ async fn all_calls_of_one_step_are_handled_in_order() {
             Decision {
                 approve: true,
                 reason: None,
+                arguments: None,
             },
             ctx(),
         )
@@ -689,6 +694,7 @@ async fn no_turn_is_left_marked_running_after_it_answers_pauses_or_fails() {
             Decision {
                 approve: true,
                 reason: None,
+                arguments: None,
             },
             ctx(),
         )

@@ -649,18 +649,34 @@ impl Engine {
                 ))
             }
             None => {
-                self.execute(conversation_id, &message_id, &tc, None, scope, ctx)
+                self.execute(conversation_id, &message_id, &tc, (None, None), scope, ctx)
                     .await?;
                 Ok(None)
             }
             Some(a) => match a.status {
                 ApprovalStatus::Pending => Ok(Some(a.approval)),
                 ApprovalStatus::Approved => {
+                    // Edited before approving: the tool runs with the
+                    // approver's arguments, and the model hears so.
+                    let (run, note) = match &a.approval.edited_args {
+                        Some(edited) => {
+                            let changes = super::edit::diff(&tc.arguments, edited);
+                            let note = format!(
+                                "An approver ({}) edited the arguments before approving ({}); the tool ran with {edited}.",
+                                a.approval.edited_by.as_deref().unwrap_or("?"),
+                                changes.join("; ")
+                            );
+                            let mut run = tc.clone();
+                            run.arguments = edited.clone();
+                            (run, Some(note))
+                        }
+                        None => (tc.clone(), None),
+                    };
                     self.execute(
                         conversation_id,
                         &message_id,
-                        &tc,
-                        Some(a.approval.uuid.clone()),
+                        &run,
+                        (Some(a.approval.uuid.clone()), note),
                         scope,
                         ctx,
                     )
@@ -707,12 +723,14 @@ impl Engine {
 
     /// Runs one call, write-ahead: `executing`/started is committed before
     /// the tool runs; the result and `executed`/`failed` commit together.
+    /// `(approval, note)`: the approval the call runs under, and what the
+    /// model is told before the result (an approver's edit).
     async fn execute(
         &self,
         conversation_id: &str,
         message_id: &str,
         tc: &ToolCall,
-        approval: Option<String>,
+        (approval, note): (Option<String>, Option<String>),
         scope: &Scope,
         ctx: &Ctx,
     ) -> Result<(), EngineError> {
@@ -755,6 +773,10 @@ impl Engine {
             tc.server.as_deref().unwrap_or("local"),
             !is_error,
         );
+        let text = match note {
+            Some(n) => format!("{n}\n{text}"),
+            None => text,
+        };
         self.finish_call(
             conversation_id,
             message_id,

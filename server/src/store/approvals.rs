@@ -78,9 +78,9 @@ pub struct RemoteRef {
 pub(in crate::store) const COLUMNS: &str = "uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, reason, \
                        decided_by, decided_at, remote_task_id, remote_agent_name, chain, created_at, \
                        requested_by, decided_via, traceparent, rule, approvers, CAST(quorum AS TEXT), votes, \
-                       CAST(expires_in AS TEXT), expires_at, CAST(escalated AS TEXT)";
+                       CAST(expires_in AS TEXT), expires_at, CAST(escalated AS TEXT), edited_args, edited_by";
 /// Columns read by [`raw`].
-pub(in crate::store) const NCOLS: usize = 25;
+pub(in crate::store) const NCOLS: usize = 27;
 
 /// Inserts a pending approval.
 pub fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError> {
@@ -215,6 +215,13 @@ pub fn get(conn: &Connection, uuid: &str) -> Result<Option<Approval>, StoreError
 pub fn set_votes(conn: &Connection, uuid: &str, votes: &str) -> Result<(), StoreError> {
     conn.prepare_cached("UPDATE approvals SET votes = ?2, updated_at = ?3 WHERE uuid = ?1")?
         .execute(params![uuid, votes, now()])?;
+    Ok(())
+}
+
+/// Records the arguments an approver edited before approving.
+pub fn set_edited(conn: &Connection, uuid: &str, args: &str, by: &str) -> Result<(), StoreError> {
+    conn.prepare_cached("UPDATE approvals SET edited_args = ?2, edited_by = ?3 WHERE uuid = ?1")?
+        .execute(params![uuid, args, by])?;
     Ok(())
 }
 
@@ -422,6 +429,8 @@ pub(in crate::store) fn decode((cols,): RawRow) -> Result<Approval, StoreError> 
     let expires_in = next();
     let expires_at = next();
     let escalated = next();
+    let edited_args = next();
+    let edited_by = next();
     let status = ApprovalStatus::parse(&status_s).ok_or_else(|| {
         StoreError::Corrupt(format!("approval {uuid}: unknown status {status_s:?}"))
     })?;
@@ -437,6 +446,10 @@ pub(in crate::store) fn decode((cols,): RawRow) -> Result<Approval, StoreError> 
         .map_err(|e| StoreError::Corrupt(format!("approval {uuid}: approvers: {e}")))?
         .unwrap_or_default();
     let quorum = quorum.and_then(|q| q.parse::<u32>().ok()).unwrap_or(1);
+    let edited_args = edited_args
+        .map(|s| serde_json::from_str::<Value>(&s))
+        .transpose()
+        .map_err(|e| StoreError::Corrupt(format!("approval {uuid}: edited_args: {e}")))?;
     let votes = votes
         .map(|s| serde_json::from_str::<Vec<app::models::Vote>>(&s))
         .transpose()
@@ -464,6 +477,8 @@ pub(in crate::store) fn decode((cols,): RawRow) -> Result<Approval, StoreError> 
             votes,
             expires_at,
             escalated: escalated.as_deref().is_some_and(|e| e != "0"),
+            edited_args,
+            edited_by,
         },
         message_id,
         server,

@@ -33,6 +33,9 @@ pub struct DecisionRecord {
     /// The approval has a deadline: it is read again under its lock, and a
     /// decision after it is refused (the sweeper expires it).
     pub expires: bool,
+    /// An approval with edited arguments (POLICY.md §3): the arguments and
+    /// what changed, one line per pointer.
+    pub edited: Option<(serde_json::Value, Vec<String>)>,
 }
 
 /// What a decision did.
@@ -147,6 +150,14 @@ impl Store {
             }
             if let Some(v) = voters {
                 details["voters"] = v.into();
+            }
+            if let Some((args, changes)) = &d.edited {
+                let json =
+                    serde_json::to_string(args).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                tx.set_edited(&d.uuid, &json, &d.by.name)?;
+                details["edited"] = true.into();
+                details["edited_arguments_digest"] = digest(args).into();
+                details["changes"] = changes.clone().into();
             }
             tx.audit(&Event {
                 actor: &d.by.name,

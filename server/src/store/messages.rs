@@ -283,7 +283,7 @@ pub fn of_conversations(
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT m.conversation_id, m.id, m.role, m.content, m.tool_call, m.created_at, \
                 m.started_at, m.finished_at, a.uuid, a.status, a.reason, a.decided_by, a.decided_at, m.node, \
-                a.requested_by, a.decided_via \
+                a.requested_by, a.decided_via, a.edited_args \
          FROM messages m LEFT JOIN approvals a ON a.rowid = \
              (SELECT rowid FROM approvals WHERE message_id = m.id ORDER BY rowid DESC LIMIT 1) \
          WHERE m.conversation_id IN ({marks}) ORDER BY m.seq"
@@ -308,6 +308,7 @@ pub fn of_conversations(
                         decided_at: r.get(12)?,
                         requested_by: r.get(14)?,
                         decided_via: r.get(15)?,
+                        edited_args: r.get(16)?,
                     }),
                     None => None,
                 },
@@ -344,6 +345,8 @@ pub(in crate::store) struct RawOutcome {
     pub decided_at: Option<String>,
     pub requested_by: Option<String>,
     pub decided_via: Option<String>,
+    /// JSON, when an approver edited the arguments.
+    pub edited_args: Option<String>,
 }
 
 /// Milliseconds between two stored timestamps.
@@ -375,6 +378,7 @@ impl RawMessage {
                         decided_by: a.decided_by,
                         decided_via: a.decided_via,
                         decided_at: a.decided_at,
+                        edited_arguments: a.edited_args.and_then(|s| serde_json::from_str(&s).ok()),
                     });
                 }
                 tc

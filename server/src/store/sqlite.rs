@@ -110,6 +110,9 @@ impl Tx for Connection {
     fn set_votes(&self, uuid: &str, votes: &str) -> Result<(), StoreError> {
         approvals::set_votes(self, uuid, votes)
     }
+    fn set_edited(&self, uuid: &str, args: &str, by: &str) -> Result<(), StoreError> {
+        approvals::set_edited(self, uuid, args, by)
+    }
     fn due_approvals(&self, now: &str, limit: u32) -> Result<Vec<Approval>, StoreError> {
         approvals::due(self, now, limit)
     }

@@ -112,6 +112,7 @@ fn decision(cid: &str, mid: &str, uuid: &str, approve: bool) -> DecisionRecord {
         arguments: serde_json::json!({"x": 1}),
         voter: None,
         expires: false,
+        edited: None,
     }
 }
 

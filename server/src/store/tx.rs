@@ -80,6 +80,8 @@ pub trait Tx {
     fn lock_approval(&self, uuid: &str) -> Result<Option<Approval>, StoreError>;
     /// Records the votes (JSON) of an approval read with [`Tx::lock_approval`].
     fn set_votes(&self, uuid: &str, votes: &str) -> Result<(), StoreError>;
+    /// Records the arguments (JSON) an approver edited before approving.
+    fn set_edited(&self, uuid: &str, args: &str, by: &str) -> Result<(), StoreError>;
     /// Pending approvals whose `expires_at` is at or before `now`, oldest
     /// deadline first.
     fn due_approvals(&self, now: &str, limit: u32) -> Result<Vec<Approval>, StoreError>;

@@ -311,7 +311,7 @@ impl<'a> PgTx<'a> {
         let rows = self.query(
             "SELECT m.conversation_id, m.id, m.role, m.content, m.tool_call, m.created_at, \
                     m.started_at, m.finished_at, a.uuid, a.status, a.reason, a.decided_by, a.decided_at, m.node, \
-                    a.requested_by, a.decided_via \
+                    a.requested_by, a.decided_via, a.edited_args \
              FROM messages m LEFT JOIN LATERAL \
                  (SELECT * FROM approvals x WHERE x.message_id = m.id ORDER BY x.seq DESC LIMIT 1) a ON TRUE \
              WHERE m.conversation_id = ANY($1) ORDER BY m.seq",
@@ -334,6 +334,7 @@ impl<'a> PgTx<'a> {
                     decided_at: r.get(12),
                     requested_by: r.get(14),
                     decided_via: r.get(15),
+                    edited_args: r.get(16),
                 }),
                 node: r.get(13),
             };
@@ -733,6 +734,13 @@ impl Tx for PgTx<'_> {
             .approvals_where("uuid = $1 FOR UPDATE", &[&uuid])?
             .into_iter()
             .next())
+    }
+    fn set_edited(&self, uuid: &str, args: &str, by: &str) -> Result<(), StoreError> {
+        self.exec(
+            "UPDATE approvals SET edited_args = $2, edited_by = $3 WHERE uuid = $1",
+            &[&uuid, &args, &by],
+        )?;
+        Ok(())
     }
     fn due_approvals(&self, now: &str, limit: u32) -> Result<Vec<Approval>, StoreError> {
         self.approvals_where(

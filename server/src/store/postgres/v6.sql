@@ -2,7 +2,8 @@
 -- `annotation`, `unannotated`, `proxy`), who may decide it (JSON list;
 -- NULL: any approver), how many must approve and their votes so far (JSON
 -- list, written under the row's lock), and its expiry: the lifetime in
--- seconds, when it ends, whether it was escalated once (POLICY.md §1-§2).
+-- seconds, when it ends, whether it was escalated once, and the arguments
+-- an approver edited before approving (POLICY.md §1-§3).
 -- The sweepers find due approvals by an index.
 ALTER TABLE approvals ADD COLUMN rule TEXT;
 ALTER TABLE approvals ADD COLUMN approvers TEXT;
@@ -11,4 +12,6 @@ ALTER TABLE approvals ADD COLUMN votes TEXT;
 ALTER TABLE approvals ADD COLUMN expires_in INTEGER;
 ALTER TABLE approvals ADD COLUMN expires_at TEXT;
 ALTER TABLE approvals ADD COLUMN escalated INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE approvals ADD COLUMN edited_args TEXT;
+ALTER TABLE approvals ADD COLUMN edited_by TEXT;
 CREATE INDEX approvals_by_expiry ON approvals(expires_at) WHERE status = 'pending' AND expires_at IS NOT NULL;
