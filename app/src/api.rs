@@ -192,6 +192,24 @@ pub async fn list_tools() -> Result<ToolList, ApiError> {
     }
 }
 
+/// `POST /tools/:name/accept` (admin): accepts a held tool's changed
+/// definition (POLICY.md §4).
+pub async fn accept_tool(name: String) -> Result<serde_json::Value, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        let _ = name;
+        Err(browser_only())
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        client::post_json(
+            &format!("/tools/{}/accept", encode_component(&name)),
+            &serde_json::json!({}),
+        )
+        .await
+    }
+}
+
 /// `GET /pipeline`: the configured orchestration tree.
 pub async fn get_pipeline() -> Result<PipelineView, ApiError> {
     #[cfg(feature = "ssr")]

@@ -477,6 +477,26 @@ pub struct ToolDescription {
     /// (`annotation` or `unannotated`). Empty from older servers.
     #[serde(default)]
     pub rules: Vec<ToolRule>,
+    /// Its pinned definition (POLICY.md §4), for MCP tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<ToolPin>,
+}
+
+/// A tool's pin: `pinned` (as first seen or last accepted) or `changed`
+/// (the server presents another definition; held until an admin accepts).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+pub struct ToolPin {
+    pub status: String,
+    pub pinned_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_at: Option<String>,
+    /// What changed, one line per JSON pointer of the definition.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diff: Vec<String>,
+    /// destructiveHint went from true to false (always held).
+    #[serde(default)]
+    pub downgrade: bool,
 }
 
 /// One entry of a tool's effective rule list.

@@ -1,4 +1,7 @@
-import { test, expect, hydrated, startResourcesAgent } from './agent';
+import { test, expect, hydrated, startResourcesAgent, Agent } from './agent';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type { Page } from '@playwright/test';
 
 async function newConversation(page: Page, baseURL: string) {
@@ -167,5 +170,47 @@ test('a quorum card counts votes and an expired approval says so', async ({ page
     await expect(page.locator('.approval-card')).toHaveCount(0);
   } finally {
     await agent.stop();
+  }
+});
+
+test('a tool whose definition changed is held, shows its diff, and an accept releases it', async ({ page, consoleErrors }) => {
+  const root = path.resolve(__dirname, '..', '..');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stopgo-e2e-'));
+  const cfg = path.join(dir, 'agent.yaml');
+  const write = (description: string) =>
+    fs.writeFileSync(
+      cfg,
+      [
+        'name: e2e-pins',
+        'host: 127.0.0.1',
+        'port: 0',
+        `data_dir: ${path.join(dir, 'data')}`,
+        `llm: {model: "scripted:${path.join(root, 'testdata', 'e2e-rules.yaml')}"}`,
+        'mcp_servers:',
+        '  - name: seed',
+        '    command: python3',
+        `    args: ["${path.join(root, 'testdata', 'seed_mcp_server.py')}"]`,
+        `    env: {SEED_DELETE_DESCRIPTION: "${description}"}`,
+        '',
+      ].join('\n'),
+    );
+  write('Deletes a thing.');
+  const agent = new Agent(dir, cfg);
+  try {
+    await agent.start();
+    await agent.stop();
+    write('Deletes a thing, and mails a copy to someone.');
+    await agent.start();
+    await page.goto(agent.baseURL + '/ui/tools');
+    await hydrated(page);
+    const row = page.locator('[data-tool="seed_delete"]');
+    await expect(row.locator('.tool-changed')).toContainText('Definition changed: held');
+    await expect(row.locator('.tool-diff')).toContainText('/description: "Deletes a thing." → "Deletes a thing, and mails a copy to someone."');
+    await expect(page.locator('[data-tool="seed_peek"] .tool-changed')).toHaveCount(0);
+    await row.getByRole('button', { name: 'Accept the new definition' }).click();
+    await expect(row.locator('.tool-changed')).toHaveCount(0);
+  } finally {
+    await agent.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });

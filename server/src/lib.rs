@@ -199,6 +199,8 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
     // Before requests are served: what expired while the agent was down
     // is expired, never decided late.
     engine.start_expiry().await;
+    // Every MCP tool compared with its pin before requests are served.
+    engine.start_pins().await;
     let a2a: Arc<dyn a2a::executor::Executor> = if s.a2a_conformance {
         tracing::warn!(
             "A2A conformance mode: /a2a serves the TCK's scripted behaviours, not the agent"

@@ -23,6 +23,9 @@ pub struct ToolInfo {
     /// sub-agents), not from `unannotated_tools`: an approval it asks for
     /// records `annotation` rather than `unannotated`.
     pub hinted: bool,
+    /// The MCP annotations as the server sent them (part of the pinned
+    /// definition, POLICY.md §4); `None` for the engine's own tools.
+    pub annotations: Option<Value>,
     /// The MCP server or sub-agent serving it.
     pub server: String,
     /// False while the server cannot be reached.
@@ -39,6 +42,7 @@ impl ToolInfo {
             server: self.server.clone(),
             available: self.available,
             rules: Vec::new(),
+            pin: None,
         }
     }
 }

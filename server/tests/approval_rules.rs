@@ -298,12 +298,8 @@ approvals:
     );
     let http = support::client();
     let send = |token: &'static str, path: String, body: Value| {
-        let req = http.post(a.url(&path)).bearer_auth(token).json(&body);
-        async move {
-            let resp = req.send().await.unwrap();
-            let status = resp.status().as_u16();
-            (status, resp.json::<Value>().await.unwrap_or(Value::Null))
-        }
+        let (http, a) = (&http, &a);
+        async move { as_(http, a, token, &path, Some(body)).await }
     };
     let (status, body) = send(
         bob,
@@ -459,12 +455,8 @@ approvals:
     );
     let http = support::client();
     let send = |token: &'static str, path: String, body: Value| {
-        let req = http.post(a.url(&path)).bearer_auth(token).json(&body);
-        async move {
-            let resp = req.send().await.unwrap();
-            let status = resp.status().as_u16();
-            (status, resp.json::<Value>().await.unwrap_or(Value::Null))
-        }
+        let (http, a) = (&http, &a);
+        async move { as_(http, a, token, &path, Some(body)).await }
     };
     let (status, body) = send(
         bob,
@@ -705,12 +697,8 @@ approvals:
     let a = Agent::start_with_env(&cfg, &[("BOB_T", bob), ("ALICE_T", alice), ("OPS_T", ops)]);
     let http = support::client();
     let send = |token: &'static str, path: String, body: Value| {
-        let req = http.post(a.url(&path)).bearer_auth(token).json(&body);
-        async move {
-            let resp = req.send().await.unwrap();
-            let status = resp.status().as_u16();
-            (status, resp.json::<Value>().await.unwrap_or(Value::Null))
-        }
+        let (http, a) = (&http, &a);
+        async move { as_(http, a, token, &path, Some(body)).await }
     };
     let get = |path: String| {
         let req = http.get(a.url(&path)).bearer_auth(alice);
@@ -869,4 +857,296 @@ async fn an_edit_before_approving_is_checked_then_runs_once() {
         2,
         "the add once, the list once"
     );
+}
+
+/// POLICY.md §4: a tool whose definition changes (its description between
+/// restarts, then its destructiveHint through `tools/list_changed`) is
+/// held: calls are refused with a clear result until an admin accepts the
+/// change; a destructiveHint true → false change is held too.
+#[tokio::test]
+async fn a_changed_tool_is_held_until_an_admin_accepts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (script, rules) = seed_setup(dir.path());
+    let config = |description: &str| {
+        format!(
+            r#"llm: {{model: "scripted:{rules}"}}
+mcp_servers:
+  - name: seed
+    command: python3
+    args: ["{script}"]
+    env: {{SEED_DELETE_DESCRIPTION: "{description}"}}
+auth:
+  mode: tokens
+  tokens:
+    - {{name: carol, token: "${{CAROL_T}}", roles: [requester, approver]}}
+    - {{name: ops, token: "${{OPS_T}}", roles: [admin]}}
+"#,
+            rules = rules.display(),
+            script = script.display()
+        )
+    };
+    let (carol, ops) = (
+        "carol-token-0123456789abcdef",
+        "ops-token-0123456789abcdef0",
+    );
+    let env = [("CAROL_T", carol), ("OPS_T", ops)];
+    let cfg = write_config(
+        dir.path(),
+        &dir.path().join("data"),
+        &config("Deletes a thing."),
+    );
+    let mut a = Agent::start_with_env(&cfg, &env);
+    let http = support::client();
+    let pin_of = |tools: &Value| tool(tools, "seed_delete").unwrap()["pin"].clone();
+    let (_, tools) = as_(&http, &a, carol, "/tools", None).await;
+    assert_eq!(pin_of(&tools)["status"], "pinned", "{tools}");
+
+    // Trusted: asks (destructive), runs when approved.
+    let (_, body) = as_(
+        &http,
+        &a,
+        carol,
+        "/conversations",
+        Some(json!({"message": "delete x1"})),
+    )
+    .await;
+    let uuid = waiting_uuid(&body);
+    let (status, _) = as_(
+        &http,
+        &a,
+        ops,
+        &format!("/approvals/{uuid}"),
+        Some(json!({"approved": true})),
+    )
+    .await;
+    assert_eq!(status, 200);
+
+    // A new description after a restart: held.
+    drop(a);
+    let cfg = write_config(
+        dir.path(),
+        &dir.path().join("data"),
+        &config("Deletes a thing, and mails a copy to someone."),
+    );
+    a = Agent::start_with_env(&cfg, &env);
+    let (_, tools) = as_(&http, &a, carol, "/tools", None).await;
+    let pin = pin_of(&tools);
+    assert_eq!(pin["status"], "changed", "{tools}");
+    assert!(
+        pin["diff"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("/description: \"Deletes a thing.\" → "),
+        "{pin}"
+    );
+    let (status, body) = as_(
+        &http,
+        &a,
+        carol,
+        "/conversations",
+        Some(json!({"message": "delete x2"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(
+        body["result"]["waiting_approval"], false,
+        "no approval: refused: {body}"
+    );
+    let held = tool_message(&body, "seed_delete");
+    let text = held["tool_call"]["result"].as_str().unwrap();
+    assert!(
+        text.starts_with(
+            "not allowed: the definition of `seed_delete` on `seed` changed since it was trusted"
+        ),
+        "{text}"
+    );
+    // Only an admin accepts it.
+    let (status, _) = as_(
+        &http,
+        &a,
+        carol,
+        "/tools/seed_delete/accept",
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(status, 403);
+    let (status, body) = as_(&http, &a, ops, "/tools/seed_delete/accept", Some(json!({}))).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["tool"]["pin"]["status"], "pinned", "{body}");
+    let (status, _) = as_(&http, &a, ops, "/tools/seed_delete/accept", Some(json!({}))).await;
+    assert_eq!(status, 409, "nothing left to accept");
+    let (_, body) = as_(
+        &http,
+        &a,
+        carol,
+        "/conversations",
+        Some(json!({"message": "delete x3"})),
+    )
+    .await;
+    waiting_uuid(&body);
+
+    // destructiveHint true → false through list_changed: held as well,
+    // although the tool would now run without asking.
+    let (_, body) = as_(
+        &http,
+        &a,
+        carol,
+        "/conversations",
+        Some(json!({"message": "rugpull"})),
+    )
+    .await;
+    assert_eq!(body["result"]["response"], "seed_rugpull ok", "{body}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let (_, tools) = as_(&http, &a, carol, "/tools", None).await;
+        let pin = pin_of(&tools);
+        if pin["status"] == "changed" {
+            assert_eq!(pin["downgrade"], true, "{pin}");
+            assert_eq!(
+                tool(&tools, "seed_delete").unwrap()["destructiveHint"],
+                false
+            );
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "not seen: {tools}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let (_, body) = as_(
+        &http,
+        &a,
+        carol,
+        "/conversations",
+        Some(json!({"message": "delete x4"})),
+    )
+    .await;
+    let text = tool_message(&body, "seed_delete")["tool_call"]["result"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(text.contains("no longer says it is destructive"), "{text}");
+    let (status, _) = as_(&http, &a, ops, "/tools/seed_delete/accept", Some(json!({}))).await;
+    assert_eq!(status, 200);
+    let (_, body) = as_(
+        &http,
+        &a,
+        carol,
+        "/conversations",
+        Some(json!({"message": "delete x5"})),
+    )
+    .await;
+    assert_eq!(
+        body["result"]["response"], "seed_delete ok",
+        "accepted as harmless: runs: {body}"
+    );
+
+    let text = support::client()
+        .get(a.url("/audit?format=jsonl"))
+        .bearer_auth(ops)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(
+        text.matches("\"event\":\"tool.changed\"").count(),
+        2,
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("\"event\":\"tool.accepted\"").count(),
+        2,
+        "{text}"
+    );
+}
+
+/// `on_tool_change: allow` accepts a changed definition at once (audited
+/// as changed, then accepted by the agent), except a destructiveHint
+/// true → false change, which stays held.
+#[tokio::test]
+async fn on_tool_change_allow_accepts_changes_but_not_a_downgrade() {
+    let dir = tempfile::tempdir().unwrap();
+    let (script, rules) = seed_setup(dir.path());
+    let config = |description: &str| {
+        format!(
+            "llm: {{model: \"scripted:{}\"}}\nmcp_servers:\n  - name: seed\n    command: python3\n    args: [\"{}\"]\n    env: {{SEED_DELETE_DESCRIPTION: \"{description}\"}}\napprovals:\n  on_tool_change: allow\n",
+            rules.display(),
+            script.display()
+        )
+    };
+    let cfg = write_config(
+        dir.path(),
+        &dir.path().join("data"),
+        &config("Deletes a thing."),
+    );
+    let a = Agent::start(&cfg);
+    drop(a);
+    let cfg = write_config(
+        dir.path(),
+        &dir.path().join("data"),
+        &config("Deletes two things."),
+    );
+    let a = Agent::start(&cfg);
+    let tools = get_json(&a, "/tools").await;
+    assert_eq!(
+        tool(&tools, "seed_delete").unwrap()["pin"]["status"],
+        "pinned",
+        "{tools}"
+    );
+    let (_, body) = post_json(&a, "/conversations", json!({"message": "delete x1"})).await;
+    waiting_uuid(&body);
+    let rows = audit_events(&a).await;
+    let accepted = rows.iter().find(|r| r["event"] == "tool.accepted").unwrap();
+    assert_eq!(accepted["actor"], "agent", "{accepted}");
+    // The downgrade is held even so.
+    post_json(&a, "/conversations", json!({"message": "rugpull"})).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let tools = get_json(&a, "/tools").await;
+        if tool(&tools, "seed_delete").unwrap()["pin"]["downgrade"] == true {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{tools}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let (_, body) = post_json(&a, "/conversations", json!({"message": "delete x2"})).await;
+    let text = tool_message(&body, "seed_delete")["tool_call"]["result"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(text.contains("no longer says it is destructive"), "{text}");
+}
+
+/// The seed-style MCP server (testdata/seed_mcp_server.py) and scripted
+/// model rules in `dir` that call `seed_delete` ("delete ID") and
+/// `seed_rugpull` ("rugpull").
+fn seed_setup(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/seed_mcp_server.py");
+    let rules = dir.join("rules.yaml");
+    std::fs::write(
+        &rules,
+        "rules:\n  - match: \"^delete (\\\\S+)\"\n    steps:\n      - call: seed_delete\n        args: {id: \"$1\"}\n      - reply: \"{result}\"\n  - match: \"^rugpull\"\n    steps:\n      - call: seed_rugpull\n      - reply: \"{result}\"\n",
+    )
+    .unwrap();
+    (script, rules)
+}
+
+/// `POST path` with `body` (`GET` without one) as the holder of `token`:
+/// the status and the JSON answer.
+async fn as_(
+    http: &reqwest::Client,
+    a: &Agent,
+    token: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let req = match body {
+        Some(b) => http.post(a.url(path)).json(&b),
+        None => http.get(a.url(path)),
+    };
+    let resp = req.bearer_auth(token).send().await.unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
 }

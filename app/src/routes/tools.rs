@@ -9,6 +9,10 @@ use leptos::prelude::*;
 #[component]
 pub fn ToolsPage() -> impl IntoView {
     let tools = ArcResource::new(|| (), |_| api::list_tools());
+    let reload = {
+        let tools = tools.clone();
+        Callback::new(move |_: ()| tools.refetch())
+    };
     view! {
         <section class="page-head"><h1>"Tools"</h1></section>
         <Transition fallback=|| view! { <p class="muted">"Loading tools…"</p> }>
@@ -23,7 +27,7 @@ pub fn ToolsPage() -> impl IntoView {
                         view! {
                             <p class="muted">{format!("{n} tools; {approve} need approval before they run.")}</p>
                             <ul class="tools" id="tools">
-                                {list.tools.into_iter().map(|t| view! { <ToolRow t=t/> }).collect_view()}
+                                {list.tools.into_iter().map(|t| view! { <ToolRow t=t reload=reload/> }).collect_view()}
                             </ul>
                         }.into_any()
                     }
@@ -68,7 +72,35 @@ fn always_asks(t: &ToolDescription) -> bool {
 }
 
 #[component]
-fn ToolRow(t: ToolDescription) -> impl IntoView {
+fn ToolRow(t: ToolDescription, reload: Callback<()>) -> impl IntoView {
+    let changed = t.pin.clone().filter(|p| p.status == "changed").map(|p| {
+        let error = ArcRwSignal::new(None::<String>);
+        let shown = error.clone();
+        let name = t.name.clone();
+        let accept = move |_| {
+            let (name, error) = (name.clone(), error.clone());
+            leptos::task::spawn_local(async move {
+                match api::accept_tool(name).await {
+                    Ok(_) => reload.run(()),
+                    Err(e) => error.set(Some(e.to_string())),
+                }
+            });
+        };
+        view! {
+            <div class="tool-changed" data-tool-changed="true">
+                <p>
+                    <span class="pill pill-down">"Definition changed: held"</span>
+                    {p.downgrade.then_some(" It no longer says it is destructive, so it stays held until accepted, whatever on_tool_change says.")}
+                </p>
+                <ul class="tool-diff" aria-label="What changed since it was pinned">
+                    {p.diff.iter().map(|l| view! { <li><code>{l.clone()}</code></li> }).collect_view()}
+                </ul>
+                <button type="button" class="btn" on:click=accept>"Accept the new definition"</button>
+                <p class="form-error" role="alert">{move || shown.get()}</p>
+            </div>
+        }
+        .into_any()
+    });
     let schema = serde_json::to_string_pretty(&t.input_schema).unwrap_or_default();
     view! {
         <li class="tool-row" data-tool=t.name.clone()>
@@ -94,6 +126,7 @@ fn ToolRow(t: ToolDescription) -> impl IntoView {
                     }).collect_view()}
                 </ol>
             })}
+            {changed}
             <details><summary>"Input schema"</summary><pre class="tool-schema">{schema}</pre></details>
         </li>
     }

@@ -50,6 +50,7 @@ pub fn router(state: AppState) -> Router {
         .route("/approvals", get(approvals::list))
         .route("/approvals/{uuid}", post(approvals::decide))
         .route("/tools", get(tools::list))
+        .route("/tools/{name}/accept", axum::routing::post(tools::accept))
         .route("/pipeline", get(pipeline::get))
         .route("/.well-known/agent-card.json", get(crate::a2a::card::get))
         .route("/.well-known/agent.json", get(crate::a2a::card::get))

@@ -34,6 +34,7 @@ pub fn tool_list(state: &AppState) -> ToolList {
                         conditional: r.conditional,
                     })
                     .collect();
+                d.pin = state.engine.pin_view(t);
                 if !total {
                     d.rules.push(ToolRule {
                         name: if t.hinted {
@@ -50,4 +51,21 @@ pub fn tool_list(state: &AppState) -> ToolList {
             })
             .collect(),
     }
+}
+
+/// `POST /tools/:name/accept` (admin): accepts the changed definition of a
+/// held tool (POLICY.md §4), audited as `tool.accepted`; answers the tool
+/// as `GET /tools` lists it. 404 unknown tool, 409 nothing to accept.
+pub async fn accept(
+    State(state): State<AppState>,
+    axum::extract::Path(name): axum::extract::Path<String>,
+    super::session::Caller(ctx): super::session::Caller,
+) -> Result<Json<Value>, super::error::ApiError> {
+    if !state.engine.accept_tool(&name, &ctx.principal.name).await? {
+        return Err(super::error::ApiError::Conflict(format!(
+            "the definition of `{name}` has not changed since it was pinned: there is nothing to accept"
+        )));
+    }
+    let tool = tool_list(&state).tools.into_iter().find(|t| t.name == name);
+    Ok(Json(json!({ "tool": tool })))
 }

@@ -50,6 +50,7 @@ const TABLE: &[(&str, &str, Need)] = &[
     ("GET", "/approvals", Api(Viewer)),
     ("POST", "/approvals/{uuid}", Api(Approver)),
     ("GET", "/tools", Api(Viewer)),
+    ("POST", "/tools/{name}/accept", Api(Admin)),
     ("GET", "/pipeline", Api(Viewer)),
     ("GET", "/audit", Api(Admin)),
     ("GET", "/metrics", Api(Viewer)),

@@ -25,6 +25,24 @@ pub struct ApprovalsConfig {
     /// Evaluated in order; the first that matches decides.
     #[serde(default)]
     pub rules: Vec<RuleConfig>,
+    /// What a call to a tool whose definition changed since it was pinned
+    /// does until an admin accepts the change (POLICY.md §4).
+    #[serde(default)]
+    pub on_tool_change: OnToolChange,
+}
+
+/// `approvals.on_tool_change`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnToolChange {
+    /// Calls are refused with a clear result until accepted.
+    #[default]
+    Hold,
+    /// Every call needs approval until accepted.
+    Approve,
+    /// Accepted at once (audited). A `destructiveHint` true → false change
+    /// is held anyway.
+    Allow,
 }
 
 /// `approvals.on_expiry`.

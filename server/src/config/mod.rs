@@ -16,7 +16,9 @@ mod store;
 mod suggest;
 mod validate;
 
-pub use approvals::{ApprovalsConfig, OnExpiry, PredicateConfig, RuleAction, RuleConfig};
+pub use approvals::{
+    ApprovalsConfig, OnExpiry, OnToolChange, PredicateConfig, RuleAction, RuleConfig,
+};
 pub use auth::{
     AuditConfig, AuthConfig, AuthMode, MIN_TOKEN_LEN, OidcConfig, ProxyConfig, ROLE_NAMES, Secret,
     TokenConfig,

@@ -38,6 +38,41 @@ impl Engine {
         if info.is_some_and(|i| i.server == "engine") {
             return Gate::Run;
         }
+        // A tool whose definition changed since it was pinned (§4): held
+        // before any rule, so no rule can let a changed tool through.
+        if let Some(i) = info
+            && scope.local_tool(&tc.name).is_none()
+            && let super::pins::PinCheck::Changed { downgrade } = self.pin_check(i)
+        {
+            let held = || Gate::Deny {
+                rule: "tool-changed".into(),
+                reason: format!(
+                    "the definition of `{}` on `{}` changed since it was trusted{}; an admin must accept the change \
+                     (/ui/tools, or POST /tools/{}/accept) before it runs",
+                    tc.name,
+                    i.server,
+                    if downgrade {
+                        " (it no longer says it is destructive)"
+                    } else {
+                        ""
+                    },
+                    tc.name
+                ),
+            };
+            match (self.inner.policy.on_tool_change, downgrade) {
+                (_, true) | (crate::config::OnToolChange::Hold, _) => return held(),
+                (crate::config::OnToolChange::Approve, false) => {
+                    return Gate::Ask {
+                        rule: "tool-changed".into(),
+                        approvers: Vec::new(),
+                        quorum: 1,
+                        expires_in: self.inner.policy.expires_in,
+                    };
+                }
+                // Accepted by the next comparison (audited).
+                (crate::config::OnToolChange::Allow, false) => {}
+            }
+        }
         let server = tc
             .server
             .as_deref()

@@ -41,6 +41,7 @@ mod llm_node;
 mod locks;
 mod loop_node;
 mod parallel;
+mod pins;
 mod pipeline;
 mod recovery;
 mod replicas;
@@ -153,6 +154,8 @@ struct Inner {
     a2a: Arc<dyn RemoteAgents>,
     /// The approval rules (`approvals:`), compiled.
     policy: crate::policy::Policy,
+    /// The tool pins (POLICY.md §4).
+    pins: pins::PinBoard,
 }
 
 impl Engine {
@@ -198,6 +201,7 @@ impl Engine {
         Engine {
             inner: Arc::new(Inner {
                 policy,
+                pins: pins::PinBoard::default(),
                 store,
                 config,
                 llm,

@@ -63,6 +63,7 @@ impl ToolRouter for FakeTools {
                 input_schema: json!({"type": "object"}),
                 destructive: *n == "add",
                 hinted: true,
+                annotations: None,
                 server: "fake".into(),
                 available: true,
             })

@@ -193,6 +193,10 @@ impl McpServer {
                 .annotations
                 .as_ref()
                 .is_some_and(|a| a.read_only_hint == Some(true) || a.destructive_hint.is_some()),
+            annotations: t
+                .annotations
+                .as_ref()
+                .and_then(|a| serde_json::to_value(a).ok()),
             server: self.name.clone(),
             available: true,
         }

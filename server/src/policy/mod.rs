@@ -37,6 +37,8 @@ pub struct Policy {
     pub expires_in: Option<Duration>,
     /// What an expiry does (POLICY.md §2).
     pub on_expiry: Expiry,
+    /// What a call to a changed tool does (POLICY.md §4).
+    pub on_tool_change: crate::config::OnToolChange,
 }
 
 /// `on_expiry`, compiled.
@@ -226,6 +228,7 @@ impl Policy {
                 rules,
                 expires_in,
                 on_expiry,
+                on_tool_change: config.on_tool_change,
             })
         } else {
             Err(problems)

@@ -217,6 +217,8 @@ const MIGRATIONS: &[&str] = &[
     // in seconds, when it ends, whether it was escalated once) and the
     // arguments an approver edited before approving, with who did
     // (POLICY.md §1-§3). The sweeper finds due approvals by an index.
+    // `tool_pins`: each MCP tool's definition as first seen (or last
+    // accepted) and a changed one waiting for an admin (§4).
     r#"
     ALTER TABLE approvals ADD COLUMN rule TEXT;
     ALTER TABLE approvals ADD COLUMN approvers TEXT;
@@ -228,6 +230,17 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE approvals ADD COLUMN edited_args TEXT;
     ALTER TABLE approvals ADD COLUMN edited_by TEXT;
     CREATE INDEX approvals_by_expiry ON approvals(expires_at) WHERE status = 'pending' AND expires_at IS NOT NULL;
+    CREATE TABLE tool_pins (
+        server             TEXT NOT NULL,
+        tool               TEXT NOT NULL,
+        digest             TEXT NOT NULL,
+        definition         TEXT NOT NULL,
+        pinned_at          TEXT NOT NULL,
+        changed_digest     TEXT,
+        changed_definition TEXT,
+        changed_at         TEXT,
+        PRIMARY KEY (server, tool)
+    );
     "#,
 ];
 

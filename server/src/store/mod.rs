@@ -51,6 +51,7 @@ pub mod leases;
 mod lookups;
 pub mod messages;
 mod migrations;
+pub mod pins;
 mod postgres;
 pub mod recovery;
 pub mod sessions;

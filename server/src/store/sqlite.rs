@@ -110,6 +110,26 @@ impl Tx for Connection {
     fn set_votes(&self, uuid: &str, votes: &str) -> Result<(), StoreError> {
         approvals::set_votes(self, uuid, votes)
     }
+    fn pins(&self) -> Result<Vec<super::pins::PinRow>, StoreError> {
+        super::pins::all(self)
+    }
+    fn pin(&self, server: &str, tool: &str) -> Result<Option<super::pins::PinRow>, StoreError> {
+        super::pins::get(self, server, tool)
+    }
+    fn insert_pin(&self, p: &super::pins::PinRow) -> Result<bool, StoreError> {
+        super::pins::insert(self, p)
+    }
+    fn set_pin_change(
+        &self,
+        server: &str,
+        tool: &str,
+        change: Option<(&str, &str, &str)>,
+    ) -> Result<(), StoreError> {
+        super::pins::set_change(self, server, tool, change)
+    }
+    fn accept_pin(&self, server: &str, tool: &str) -> Result<bool, StoreError> {
+        super::pins::accept(self, server, tool, &super::now())
+    }
     fn set_edited(&self, uuid: &str, args: &str, by: &str) -> Result<(), StoreError> {
         approvals::set_edited(self, uuid, args, by)
     }

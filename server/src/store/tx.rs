@@ -119,6 +119,21 @@ pub trait Tx {
     /// conversation and the new epoch, or `None`.
     fn take_expired_lease(&self) -> Result<Option<(String, i64)>, StoreError>;
 
+    // Tool pins (POLICY.md §4).
+    fn pins(&self) -> Result<Vec<super::pins::PinRow>, StoreError>;
+    fn pin(&self, server: &str, tool: &str) -> Result<Option<super::pins::PinRow>, StoreError>;
+    /// False when the tool was pinned meanwhile.
+    fn insert_pin(&self, p: &super::pins::PinRow) -> Result<bool, StoreError>;
+    /// Records (or with `None` clears) a changed definition: (digest, JSON, when).
+    fn set_pin_change(
+        &self,
+        server: &str,
+        tool: &str,
+        change: Option<(&str, &str, &str)>,
+    ) -> Result<(), StoreError>;
+    /// The changed definition becomes the pin; false when none waited.
+    fn accept_pin(&self, server: &str, tool: &str) -> Result<bool, StoreError>;
+
     // The audit trail.
     fn audit(&self, e: &Event<'_>) -> Result<(), StoreError>;
     fn audit_page(&self, after: i64, limit: u32) -> Result<Vec<audit::Row>, StoreError>;

@@ -15,3 +15,16 @@ ALTER TABLE approvals ADD COLUMN escalated INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE approvals ADD COLUMN edited_args TEXT;
 ALTER TABLE approvals ADD COLUMN edited_by TEXT;
 CREATE INDEX approvals_by_expiry ON approvals(expires_at) WHERE status = 'pending' AND expires_at IS NOT NULL;
+-- Each MCP tool's definition as first seen (or last accepted), and a
+-- changed one waiting for an admin (POLICY.md §4).
+CREATE TABLE tool_pins (
+    server             TEXT NOT NULL,
+    tool               TEXT NOT NULL,
+    digest             TEXT NOT NULL,
+    definition         TEXT NOT NULL,
+    pinned_at          TEXT NOT NULL,
+    changed_digest     TEXT,
+    changed_definition TEXT,
+    changed_at         TEXT,
+    PRIMARY KEY (server, tool)
+);
