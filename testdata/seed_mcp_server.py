@@ -10,7 +10,8 @@ the top level of each tool (`destructiveHint`, `readOnlyHint`), no
 `seed_whoami` says whether its call carried an Authorization header (HTTP)
 and appends the header to the file named by $SEED_AUTH_LOG. Every tool call
 appends its `_meta.traceparent` to $SEED_TRACE_LOG.
-Calling `seed_grow` adds a tool `seed_grown_N` and sends
+Calling `seed_grow` adds a tool `seed_grown_N` (N: the number of tools
+before it, 7 at start) and sends
 `notifications/tools/list_changed` (stdio only: over HTTP a notification
 needs an open stream, which this small server does not keep).
 

@@ -112,7 +112,7 @@ async fn a_list_changed_notification_refreshes_the_tools() {
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
     let a = Agent::serve(&cfg).await;
     let before = get_json(&a, "/tools").await;
-    assert!(tool(&before, "seed_grown_6").is_none(), "{before}");
+    assert!(tool(&before, "seed_grown_7").is_none(), "{before}");
 
     let resp: Value = client()
         .post(a.url("/conversations"))
@@ -128,7 +128,7 @@ async fn a_list_changed_notification_refreshes_the_tools() {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let tools = get_json(&a, "/tools").await;
-        if let Some(t) = tool(&tools, "seed_grown_6") {
+        if let Some(t) = tool(&tools, "seed_grown_7") {
             assert_eq!(
                 t["destructiveHint"], true,
                 "the new tool's hint is read too"
