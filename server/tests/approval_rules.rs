@@ -923,11 +923,16 @@ auth:
 
     // A new description after a restart: held.
     drop(a);
-    let cfg = write_config(
-        dir.path(),
-        &dir.path().join("data"),
-        &config("Deletes a thing, and mails a copy to someone."),
-    );
+    // The same file (and database) with the server's new description.
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace(
+            "\"Deletes a thing.\"",
+            "\"Deletes a thing, and mails a copy to someone.\"",
+        ),
+    )
+    .unwrap();
     a = Agent::start_with_env(&cfg, &env);
     let (_, tools) = as_(&http, &a, carol, "/tools", None).await;
     let pin = pin_of(&tools);
@@ -1081,11 +1086,13 @@ async fn on_tool_change_allow_accepts_changes_but_not_a_downgrade() {
     );
     let a = Agent::start(&cfg);
     drop(a);
-    let cfg = write_config(
-        dir.path(),
-        &dir.path().join("data"),
-        &config("Deletes two things."),
-    );
+    // The same file (and database) with the server's new description.
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace("\"Deletes a thing.\"", "\"Deletes two things.\""),
+    )
+    .unwrap();
     let a = Agent::start(&cfg);
     let tools = get_json(&a, "/tools").await;
     assert_eq!(
