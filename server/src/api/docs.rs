@@ -68,6 +68,16 @@ const ROUTES: &[Route] = &[
         example: None,
     },
     Route {
+        method: "POST",
+        path: "/tools/{name}/accept",
+        summary: "Admins: accepts the changed definition of a held tool (POLICY.md §4: its description, input schema or annotations differ from the pinned ones); audited as tool.accepted. Answers {\"tool\": …} as GET /tools lists it. 409 when nothing changed.",
+        request: None,
+        response: None,
+        status: 200,
+        errors: &[403, 404, 409],
+        example: Some("{}"),
+    },
+    Route {
         method: "GET",
         path: "/pipeline",
         summary: "The orchestration tree from the config's `agent:` key (absent in simple mode); a conversation's run of it is its `pipeline_state`.",
