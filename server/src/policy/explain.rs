@@ -40,14 +40,18 @@ pub fn explain(
                 r.name
             ),
             Action::Approve(ask) => format!(
-                "approve: rule `{}` asks for approval; may decide: {} (quorum {})",
+                "approve: rule `{}` asks for approval; may decide: {} (quorum {}{})",
                 r.name,
                 ask.approvers
                     .iter()
                     .map(ToString::to_string)
                     .collect::<Vec<_>>()
                     .join(", "),
-                ask.quorum
+                ask.quorum,
+                ask.expires_in
+                    .or(policy.expires_in)
+                    .map(|d| format!(", expires after {}", super::show_duration(d)))
+                    .unwrap_or_default()
             ),
             Action::Deny { reason } => format!(
                 "deny: rule `{}` refuses the call; the model is told \"not allowed: {reason}\"",

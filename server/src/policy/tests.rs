@@ -408,3 +408,39 @@ fn a_hundred_rules_evaluate_in_microseconds() {
     // Generous (debug build, shared CI core): the bench measures the real figure.
     assert!(start.elapsed() < std::time::Duration::from_secs(2));
 }
+
+#[test]
+fn expiry_and_escalation_compile_and_explain() {
+    let p = ok(
+        "expires_in: 24h\non_expiry: escalate\nescalate_to: [role:admin]\nrules: [{name: quick, tool: x, action: approve, expires_in: 90s}, {name: slow, tool: y, action: approve}]",
+    );
+    assert_eq!(p.expires_in, Some(std::time::Duration::from_secs(86_400)));
+    assert_eq!(
+        p.on_expiry,
+        Expiry::Escalate(vec![Approver::Role(Role::Admin)])
+    );
+    let u = crate::config::UnannotatedTools::Approve;
+    assert!(explain(&p, "x", None, &json!({}), u).contains("expires after 90s"));
+    assert!(explain(&p, "y", None, &json!({}), u).contains("expires after 1d"));
+    for (yaml, want) in [
+        (
+            "on_expiry: escalate\nexpires_in: 1h",
+            "approvals.escalate_to: is required with `on_expiry: escalate`",
+        ),
+        (
+            "on_expiry: escalate\nescalate_to: [role:admin]",
+            "approvals.on_expiry: nothing expires",
+        ),
+        (
+            "escalate_to: [role:admin]",
+            "approvals.escalate_to: only applies with `on_expiry: escalate`",
+        ),
+        (
+            "expires_in: soon",
+            "approvals.expires_in: \"soon\" is not a duration",
+        ),
+    ] {
+        let got = errors(yaml);
+        assert!(got.contains(want), "{yaml}\n wanted: {want}\n got: {got}");
+    }
+}
