@@ -560,6 +560,39 @@ async fn an_edit_at_the_top_runs_below_with_the_edited_arguments() {
     assert_eq!((kept[0].name.as_str(), kept[0].value), ("apples", 9));
 }
 
+/// A decision that names another approval than the one the task waits on
+/// (the caller's view is stale: ours expired and the model asked again)
+/// is refused, never applied to the new one; the right one decides.
+#[tokio::test]
+async fn a_continuation_for_another_approval_is_refused() {
+    let chain = Chain::start(2, None).await;
+    let c = chain.c();
+    let waiting = rpc(c, Some("1.0"), "SendMessage", v1_send("add plums 2")).await;
+    let task = &waiting["result"]["task"];
+    let tid = task["id"].as_str().unwrap().to_string();
+    let uuid = task["status"]["message"]["parts"][1]["data"]["approval_uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let decide = |for_uuid: &str| {
+        json!({"message": {"messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_USER", "taskId": tid,
+            "parts": [{"text": "approve"}, {"data": {"approved": true, "approval_uuid": for_uuid}}]}})
+    };
+    let stale = rpc(c, Some("1.0"), "SendMessage", decide("an-older-approval")).await;
+    assert_eq!(stale["error"]["code"], -32602, "{stale}");
+    assert!(
+        stale["error"]["message"].as_str().unwrap().contains(&uuid),
+        "{stale}"
+    );
+    assert_eq!(chain.resources(), 0, "never applied");
+    let ok = rpc(c, Some("1.0"), "SendMessage", decide(&uuid)).await;
+    assert_eq!(
+        ok["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{ok}"
+    );
+    assert_eq!(chain.resources(), 1);
+}
+
 /// TS-027: three deep, identity along the chain, and kill -9 of the middle
 /// agent while the approval waits; approved at the top afterwards.
 #[tokio::test]

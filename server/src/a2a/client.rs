@@ -197,6 +197,9 @@ fn build(dialect: Dialect, out: &Outgoing) -> (&'static str, Value, Option<&'sta
         if let Some(args) = &out.arguments {
             d["arguments"] = args.clone();
         }
+        if let Some(u) = &out.approval_uuid {
+            d["approval_uuid"] = u.clone().into();
+        }
         d
     });
     match dialect {
@@ -385,6 +388,9 @@ fn ask(task_id: &str, message: Option<&Value>, text: String) -> RemoteAsk {
                     .collect()
             })
             .unwrap_or_default(),
+        approval_uuid: field("approval_uuid")
+            .and_then(Value::as_str)
+            .map(str::to_string),
     }
 }
 

@@ -43,6 +43,8 @@ pub struct Outgoing {
     /// Arguments an approver here edited before approving (POLICY.md §3):
     /// the remote checks them against its own schema and rules.
     pub arguments: Option<serde_json::Value>,
+    /// The remote approval this decision answers (see [`RemoteAsk`]).
+    pub approval_uuid: Option<String>,
 }
 
 impl Outgoing {
@@ -53,6 +55,7 @@ impl Outgoing {
             task_id: None,
             decision: None,
             arguments: None,
+            approval_uuid: None,
         }
     }
 
@@ -63,6 +66,7 @@ impl Outgoing {
             task_id: Some(task_id.to_string()),
             decision: Some((approved, reason)),
             arguments: None,
+            approval_uuid: None,
         }
     }
 }
@@ -87,6 +91,10 @@ pub struct RemoteAsk {
     pub description: String,
     /// The agents behind the remote that the request came through, nearest first.
     pub chain: Vec<String>,
+    /// The remote's own approval (`approval_uuid` of its data part), sent
+    /// back with the decision so a remote that has moved on to another
+    /// approval refuses it instead of applying it there.
+    pub approval_uuid: Option<String>,
 }
 
 /// Sends messages to remote agents.

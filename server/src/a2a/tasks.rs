@@ -271,14 +271,25 @@ pub async fn plan(state: &AppState, m: &Incoming, d: Dialect) -> Result<Plan, Rp
         return Ok(Plan::New(m.clone()));
     };
     if let Some(a) = &c.pending_approval {
-        return match super::wire::decision_with_arguments(m) {
-            Some((approve, reason, arguments)) => Ok(Plan::Decide {
+        return match super::wire::decision_in_full(m) {
+            // The caller decided another approval than the one waiting now
+            // (ours expired and the model asked again): never applied here.
+            Some(d) if d.approval_uuid.as_ref().is_some_and(|u| *u != a.uuid) => {
+                Err(RpcError::params(format!(
+                    "task {:?} now waits on approval {} (`{}`), not on {}: that one ended here; decide the new one",
+                    c.id,
+                    a.uuid,
+                    a.tool_name,
+                    d.approval_uuid.unwrap_or_default()
+                )))
+            }
+            Some(d) => Ok(Plan::Decide {
                 id: c.id.clone(),
                 uuid: a.uuid.clone(),
                 decision: Decision {
-                    approve,
-                    reason,
-                    arguments,
+                    approve: d.approved,
+                    reason: d.reason,
+                    arguments: d.arguments,
                 },
             }),
             None => Err(RpcError::params(format!(

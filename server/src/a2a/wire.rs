@@ -343,17 +343,35 @@ pub fn incoming(params: &Value) -> Result<Incoming, String> {
 /// What a continuation of a waiting task decides: the words A2A.md lists,
 /// or a `{"approved": bool}` data part; `None` for anything else.
 pub fn decision(m: &Incoming) -> Option<(bool, Option<String>)> {
-    decision_with_arguments(m).map(|(a, r, _)| (a, r))
+    decision_in_full(m).map(|d| (d.approved, d.reason))
 }
 
-/// [`decision`] with the edited arguments of a data part
-/// `{"approved": true, "arguments": {...}}` (POLICY.md §3).
-pub fn decision_with_arguments(m: &Incoming) -> Option<(bool, Option<String>, Option<Value>)> {
+/// A decision as a continuation carries it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ContinuationDecision {
+    pub approved: bool,
+    pub reason: Option<String>,
+    /// Edited arguments (`{"approved": true, "arguments": {...}}`,
+    /// POLICY.md §3).
+    pub arguments: Option<Value>,
+    /// The approval the caller decided (`approval_uuid`): a task that now
+    /// waits on another one refuses the decision.
+    pub approval_uuid: Option<String>,
+}
+
+/// [`decision`] with everything a data part may add.
+pub fn decision_in_full(m: &Incoming) -> Option<ContinuationDecision> {
     for d in &m.data {
         if let Some(a) = d.get("approved").and_then(Value::as_bool) {
-            let reason = d.get("reason").and_then(Value::as_str).map(str::to_string);
-            let arguments = d.get("arguments").filter(|v| !v.is_null()).cloned();
-            return Some((a, reason, arguments));
+            return Some(ContinuationDecision {
+                approved: a,
+                reason: d.get("reason").and_then(Value::as_str).map(str::to_string),
+                arguments: d.get("arguments").filter(|v| !v.is_null()).cloned(),
+                approval_uuid: d
+                    .get("approval_uuid")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            });
         }
     }
     let word = m
@@ -363,10 +381,13 @@ pub fn decision_with_arguments(m: &Incoming) -> Option<(bool, Option<String>, Op
         .to_ascii_lowercase();
     match word.as_str() {
         "yes" | "y" | "true" | "approve" | "approved" | "ok" | "confirm" => {
-            Some((true, None, None))
+            Some(ContinuationDecision {
+                approved: true,
+                ..Default::default()
+            })
         }
         "no" | "n" | "false" | "reject" | "rejected" | "deny" | "cancel" => {
-            Some((false, None, None))
+            Some(ContinuationDecision::default())
         }
         _ => None,
     }

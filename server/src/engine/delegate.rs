@@ -148,6 +148,7 @@ impl Engine {
                 // Edited here: the sub-agent checks them against its own
                 // schema and rules.
                 out.arguments = a.approval.edited_args.clone();
+                out.approval_uuid = a.remote_approval.clone();
                 let gate = Some(a.approval.uuid.clone());
                 self.delegate(
                     conversation_id,
@@ -164,7 +165,8 @@ impl Engine {
             // Expired here: the sub-agent hears a rejection saying so, and
             // its own approval ends with ours (POLICY.md §2).
             (ApprovalStatus::Rejected | ApprovalStatus::Expired, Some(task)) => {
-                let out = Outgoing::decision(&task, false, a.reason.clone());
+                let mut out = Outgoing::decision(&task, false, a.reason.clone());
+                out.approval_uuid = a.remote_approval.clone();
                 self.delegate(
                     conversation_id,
                     message_id,
@@ -288,6 +290,7 @@ impl Engine {
                         task_id: ask.task_id.clone(),
                         agent: target.agent.to_string(),
                         chain,
+                        approval: ask.approval_uuid.clone(),
                     }),
                     traceparent: crate::telemetry::current_traceparent(),
                     rule: Some("proxy".into()),

@@ -29,6 +29,8 @@ pub struct Approval {
     pub traceparent: Option<String>,
     /// Its lifetime in seconds, when it has one.
     pub expires_in: Option<u64>,
+    /// A proxy approval: the remote's own approval it stands for.
+    pub remote_approval: Option<String>,
 }
 
 /// Who decided, and how (AUTH.md §5).
@@ -73,14 +75,16 @@ pub struct RemoteRef {
     pub agent: String,
     /// The agents the request came through, nearest first (starting with `agent`).
     pub chain: Vec<String>,
+    /// The remote's own approval uuid, when it said.
+    pub approval: Option<String>,
 }
 
 pub(in crate::store) const COLUMNS: &str = "uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, reason, \
                        decided_by, decided_at, remote_task_id, remote_agent_name, chain, created_at, \
                        requested_by, decided_via, traceparent, rule, approvers, CAST(quorum AS TEXT), votes, \
-                       CAST(expires_in AS TEXT), expires_at, CAST(escalated AS TEXT), edited_args, edited_by";
+                       CAST(expires_in AS TEXT), expires_at, CAST(escalated AS TEXT), edited_args, edited_by, remote_approval_uuid";
 /// Columns read by [`raw`].
-pub(in crate::store) const NCOLS: usize = 27;
+pub(in crate::store) const NCOLS: usize = 28;
 
 /// Inserts a pending approval.
 pub fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError> {
@@ -88,11 +92,11 @@ pub fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError>
     // Raised by whoever sent the conversation's latest message.
     conn.prepare_cached("INSERT INTO approvals (uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, \
          remote_task_id, remote_agent_name, chain, created_at, updated_at, requested_by, requested_session, traceparent, rule, approvers, quorum, \
-           expires_in, expires_at) \
+           expires_in, expires_at, remote_approval_uuid) \
          SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?9, ?10, ?11, ?11, \
-           COALESCE(c.requested_by, 'anonymous'), COALESCE(c.requested_session, c.session_id), ?12, ?13, ?14, ?15, ?16, ?17 \
+           COALESCE(c.requested_by, 'anonymous'), COALESCE(c.requested_session, c.session_id), ?12, ?13, ?14, ?15, ?16, ?17, ?18 \
          FROM conversations c WHERE c.id = ?2")?
-        .execute(params![f.uuid, a.conversation_id, a.message_id, a.tool_name, a.server, f.args, a.description, f.task, f.agent, f.chain, f.created_at, a.traceparent, a.rule, f.approvers, f.quorum, f.expires_in, f.expires_at])?;
+        .execute(params![f.uuid, a.conversation_id, a.message_id, a.tool_name, a.server, f.args, a.description, f.task, f.agent, f.chain, f.created_at, a.traceparent, a.rule, f.approvers, f.quorum, f.expires_in, f.expires_at, a.remote.as_ref().and_then(|r| r.approval.clone())])?;
     let requested_by: Option<String> = conn
         .prepare_cached("SELECT requested_by FROM approvals WHERE uuid = ?1")?
         .query_row([&f.uuid], |r| r.get(0))
@@ -188,6 +192,7 @@ impl Insert {
             decided_at: None,
             traceparent: a.traceparent,
             expires_in: self.expires_in.and_then(|s| u64::try_from(s).ok()),
+            remote_approval: a.remote.as_ref().and_then(|r| r.approval.clone()),
         }
     }
 }
@@ -431,6 +436,7 @@ pub(in crate::store) fn decode((cols,): RawRow) -> Result<Approval, StoreError> 
     let escalated = next();
     let edited_args = next();
     let edited_by = next();
+    let remote_approval = next();
     let status = ApprovalStatus::parse(&status_s).ok_or_else(|| {
         StoreError::Corrupt(format!("approval {uuid}: unknown status {status_s:?}"))
     })?;
@@ -488,5 +494,6 @@ pub(in crate::store) fn decode((cols,): RawRow) -> Result<Approval, StoreError> 
         decided_at,
         traceparent,
         expires_in: expires_in.and_then(|s| s.parse().ok()),
+        remote_approval,
     })
 }

@@ -229,6 +229,7 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE approvals ADD COLUMN escalated INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE approvals ADD COLUMN edited_args TEXT;
     ALTER TABLE approvals ADD COLUMN edited_by TEXT;
+    ALTER TABLE approvals ADD COLUMN remote_approval_uuid TEXT;
     CREATE INDEX approvals_by_expiry ON approvals(expires_at) WHERE status = 'pending' AND expires_at IS NOT NULL;
     CREATE TABLE tool_pins (
         server             TEXT NOT NULL,

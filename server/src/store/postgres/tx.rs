@@ -690,10 +690,10 @@ impl Tx for PgTx<'_> {
         self.exec(
             "INSERT INTO approvals (uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, \
              remote_task_id, remote_agent_name, chain, created_at, updated_at, requested_by, requested_session, traceparent, rule, approvers, quorum, \
-               expires_in, expires_at) \
+               expires_in, expires_at, remote_approval_uuid) \
              SELECT $1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $11, \
                COALESCE(c.requested_by, 'anonymous'), COALESCE(c.requested_session, c.session_id), $12, $13, $14, $15::integer, \
-               $16::integer, $17 \
+               $16::integer, $17, $18 \
              FROM conversations c WHERE c.id = $2",
             &[
                 &fields.uuid,
@@ -713,6 +713,7 @@ impl Tx for PgTx<'_> {
                 &fields.quorum,
                 &fields.expires_in.map(|s| i32::try_from(s).unwrap_or(i32::MAX)),
                 &fields.expires_at,
+                &a.remote.as_ref().and_then(|r| r.approval.clone()),
             ],
         )?;
         let requested_by: Option<String> = self

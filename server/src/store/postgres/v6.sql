@@ -14,6 +14,7 @@ ALTER TABLE approvals ADD COLUMN expires_at TEXT;
 ALTER TABLE approvals ADD COLUMN escalated INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE approvals ADD COLUMN edited_args TEXT;
 ALTER TABLE approvals ADD COLUMN edited_by TEXT;
+ALTER TABLE approvals ADD COLUMN remote_approval_uuid TEXT;
 CREATE INDEX approvals_by_expiry ON approvals(expires_at) WHERE status = 'pending' AND expires_at IS NOT NULL;
 -- Each MCP tool's definition as first seen (or last accepted), and a
 -- changed one waiting for an admin (POLICY.md §4).
