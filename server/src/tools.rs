@@ -26,6 +26,10 @@ pub struct ToolInfo {
     /// The MCP annotations as the server sent them (part of the pinned
     /// definition, POLICY.md §4); `None` for the engine's own tools.
     pub annotations: Option<Value>,
+    /// SHA-256 of [`ToolInfo::definition`], computed once when the tool
+    /// list is read (the pins compare it on every call); empty for the
+    /// engine's own tools, which are not pinned.
+    pub digest: String,
     /// The MCP server or sub-agent serving it.
     pub server: String,
     /// False while the server cannot be reached.
@@ -33,6 +37,25 @@ pub struct ToolInfo {
 }
 
 impl ToolInfo {
+    /// The definition a tool is pinned by (POLICY.md §4): what the model
+    /// and the gate rely on.
+    pub fn definition(&self) -> Value {
+        serde_json::json!({
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "annotations": self.annotations,
+        })
+    }
+
+    /// With [`ToolInfo::digest`] filled in.
+    pub fn with_digest(mut self) -> ToolInfo {
+        let canonical = crate::store::audit::canonical(&self.definition());
+        self.digest = crate::store::audit::hex(&sha2::Digest::finalize(
+            <sha2::Sha256 as sha2::Digest>::new_with_prefix(canonical.as_bytes()),
+        ));
+        self
+    }
+
     pub fn describe(&self) -> ToolDescription {
         ToolDescription {
             name: self.name.clone(),

@@ -31,32 +31,6 @@ rules:
 default: "I can list, add and remove resources."
 "#;
 
-fn model_and_env(format: Format, base: &str) -> (&'static str, Vec<(&'static str, String)>) {
-    match format {
-        Format::Gemini => (
-            "gemini-2.5-flash",
-            vec![
-                ("GEMINI_API_KEY", SECRET.into()),
-                ("GEMINI_BASE_URL", base.into()),
-            ],
-        ),
-        Format::Anthropic => (
-            "claude-sonnet-4-5",
-            vec![
-                ("ANTHROPIC_API_KEY", SECRET.into()),
-                ("ANTHROPIC_BASE_URL", base.into()),
-            ],
-        ),
-        Format::OpenAi => (
-            "openai-gpt-4o",
-            vec![
-                ("OPENAI_API_KEY", SECRET.into()),
-                ("OPENAI_BASE_URL", format!("{base}/v1")),
-            ],
-        ),
-    }
-}
-
 /// `mcp-resources --http 127.0.0.1:0`, and its URL from its log.
 struct HttpResources {
     _process: support::Process,
@@ -96,7 +70,7 @@ async fn setup(format: Format, http: bool) -> Setup {
     let base = test_support::fake_llm::spawn(fake.clone()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("resources.db");
-    let (model, env) = model_and_env(format, &base);
+    let (model, env) = support::model_and_env(format, &base, SECRET);
     let (mcp_yaml, http_server) = if http {
         let h = HttpResources::start(&db);
         (

@@ -62,32 +62,6 @@ approvals:
       reason: billing is frozen this week
 "#;
 
-fn model_and_env(format: Format, base: &str) -> (&'static str, Vec<(&'static str, String)>) {
-    match format {
-        Format::Gemini => (
-            "gemini-2.5-flash",
-            vec![
-                ("GEMINI_API_KEY", SECRET.into()),
-                ("GEMINI_BASE_URL", base.into()),
-            ],
-        ),
-        Format::Anthropic => (
-            "claude-sonnet-4-5",
-            vec![
-                ("ANTHROPIC_API_KEY", SECRET.into()),
-                ("ANTHROPIC_BASE_URL", base.into()),
-            ],
-        ),
-        Format::OpenAi => (
-            "openai-gpt-4o",
-            vec![
-                ("OPENAI_API_KEY", SECRET.into()),
-                ("OPENAI_BASE_URL", format!("{base}/v1")),
-            ],
-        ),
-    }
-}
-
 fn resources_server(dir: &std::path::Path) -> String {
     format!(
         "mcp_servers:\n  - name: resources\n    command: {}\n    args: [--db, {}]\n",
@@ -125,7 +99,7 @@ async fn scenario(format: Format) {
     let fake = FakeState::new(Rules::parse(MODEL_RULES).unwrap());
     let base = test_support::fake_llm::spawn(fake.clone()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let (model, env) = model_and_env(format, &base);
+    let (model, env) = support::model_and_env(format, &base, SECRET);
     let cfg = write_config(
         dir.path(),
         &dir.path().join("data"),
@@ -866,35 +840,20 @@ async fn an_edit_before_approving_is_checked_then_runs_once() {
 #[tokio::test]
 async fn a_changed_tool_is_held_until_an_admin_accepts_it() {
     let dir = tempfile::tempdir().unwrap();
-    let (script, rules) = seed_setup(dir.path());
-    let config = |description: &str| {
-        format!(
-            r#"llm: {{model: "scripted:{rules}"}}
-mcp_servers:
-  - name: seed
-    command: python3
-    args: ["{script}"]
-    env: {{SEED_DELETE_DESCRIPTION: "{description}"}}
-auth:
+    let cfg = seed_agent_config(
+        dir.path(),
+        r#"auth:
   mode: tokens
   tokens:
-    - {{name: carol, token: "${{CAROL_T}}", roles: [requester, approver]}}
-    - {{name: ops, token: "${{OPS_T}}", roles: [admin]}}
+    - {name: carol, token: "${CAROL_T}", roles: [requester, approver]}
+    - {name: ops, token: "${OPS_T}", roles: [admin]}
 "#,
-            rules = rules.display(),
-            script = script.display()
-        )
-    };
+    );
     let (carol, ops) = (
         "carol-token-0123456789abcdef",
         "ops-token-0123456789abcdef0",
     );
     let env = [("CAROL_T", carol), ("OPS_T", ops)];
-    let cfg = write_config(
-        dir.path(),
-        &dir.path().join("data"),
-        &config("Deletes a thing."),
-    );
     let mut a = Agent::start_with_env(&cfg, &env);
     let http = support::client();
     let pin_of = |tools: &Value| tool(tools, "seed_delete").unwrap()["pin"].clone();
@@ -923,16 +882,7 @@ auth:
 
     // A new description after a restart: held.
     drop(a);
-    // The same file (and database) with the server's new description.
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(
-        &cfg,
-        text.replace(
-            "\"Deletes a thing.\"",
-            "\"Deletes a thing, and mails a copy to someone.\"",
-        ),
-    )
-    .unwrap();
+    redescribe(&cfg, "Deletes a thing, and mails a copy to someone.");
     a = Agent::start_with_env(&cfg, &env);
     let (_, tools) = as_(&http, &a, carol, "/tools", None).await;
     let pin = pin_of(&tools);
@@ -1071,28 +1021,10 @@ auth:
 #[tokio::test]
 async fn on_tool_change_allow_accepts_changes_but_not_a_downgrade() {
     let dir = tempfile::tempdir().unwrap();
-    let (script, rules) = seed_setup(dir.path());
-    let config = |description: &str| {
-        format!(
-            "llm: {{model: \"scripted:{}\"}}\nmcp_servers:\n  - name: seed\n    command: python3\n    args: [\"{}\"]\n    env: {{SEED_DELETE_DESCRIPTION: \"{description}\"}}\napprovals:\n  on_tool_change: allow\n",
-            rules.display(),
-            script.display()
-        )
-    };
-    let cfg = write_config(
-        dir.path(),
-        &dir.path().join("data"),
-        &config("Deletes a thing."),
-    );
+    let cfg = seed_agent_config(dir.path(), "approvals:\n  on_tool_change: allow\n");
     let a = Agent::start(&cfg);
     drop(a);
-    // The same file (and database) with the server's new description.
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(
-        &cfg,
-        text.replace("\"Deletes a thing.\"", "\"Deletes two things.\""),
-    )
-    .unwrap();
+    redescribe(&cfg, "Deletes two things.");
     let a = Agent::start(&cfg);
     let tools = get_json(&a, "/tools").await;
     assert_eq!(
@@ -1125,10 +1057,11 @@ async fn on_tool_change_allow_accepts_changes_but_not_a_downgrade() {
     assert!(text.contains("no longer says it is destructive"), "{text}");
 }
 
-/// The seed-style MCP server (testdata/seed_mcp_server.py) and scripted
-/// model rules in `dir` that call `seed_delete` ("delete ID") and
-/// `seed_rugpull` ("rugpull").
-fn seed_setup(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+/// An agent config in `dir` on the seed-style MCP server
+/// (testdata/seed_mcp_server.py, `seed_delete` described as "Deletes a
+/// thing.") and scripted rules that call `seed_delete` ("delete ID") and
+/// `seed_rugpull` ("rugpull"), with `extra` YAML after them.
+fn seed_agent_config(dir: &std::path::Path, extra: &str) -> std::path::PathBuf {
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/seed_mcp_server.py");
     let rules = dir.join("rules.yaml");
@@ -1137,7 +1070,29 @@ fn seed_setup(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf)
         "rules:\n  - match: \"^delete (\\\\S+)\"\n    steps:\n      - call: seed_delete\n        args: {id: \"$1\"}\n      - reply: \"{result}\"\n  - match: \"^rugpull\"\n    steps:\n      - call: seed_rugpull\n      - reply: \"{result}\"\n",
     )
     .unwrap();
-    (script, rules)
+    write_config(
+        dir,
+        &dir.join("data"),
+        &format!(
+            "llm: {{model: \"scripted:{}\"}}\nmcp_servers:\n  - name: seed\n    command: python3\n    args: [\"{}\"]\n    env: {{SEED_DELETE_DESCRIPTION: \"Deletes a thing.\"}}\n{extra}",
+            rules.display(),
+            script.display()
+        ),
+    )
+}
+
+/// Gives `seed_delete` another description in `cfg` for the next start
+/// (the same file, so on PostgreSQL the same database).
+fn redescribe(cfg: &std::path::Path, description: &str) {
+    let text = std::fs::read_to_string(cfg).unwrap();
+    std::fs::write(
+        cfg,
+        text.replace(
+            "SEED_DELETE_DESCRIPTION: \"Deletes a thing.\"",
+            &format!("SEED_DELETE_DESCRIPTION: \"{description}\""),
+        ),
+    )
+    .unwrap();
 }
 
 /// `POST path` with `body` (`GET` without one) as the holder of `token`:

@@ -126,9 +126,22 @@ impl Config {
         all
     }
 
-    /// The names a rule's `server:` may use: the MCP servers, the
-    /// sub-agents (top-level and in llm nodes) and the `a2a` nodes.
+    /// The names a rule's `server:` may use: the MCP servers, then the
+    /// sub-agents.
     pub fn tool_servers(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .effective_mcp_servers()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        out.extend(self.sub_agents());
+        out.dedup();
+        out
+    }
+
+    /// The sub-agents' names: top-level `a2a`, node-level `a2a` lists and
+    /// `a2a` nodes.
+    pub fn sub_agents(&self) -> Vec<String> {
         fn walk(n: &NodeConfig, out: &mut Vec<String>) {
             if n.kind == NodeKind::A2a {
                 out.push(n.name.clone());
@@ -138,16 +151,10 @@ impl Config {
                 walk(c, out);
             }
         }
-        let mut out: Vec<String> = self
-            .effective_mcp_servers()
-            .into_iter()
-            .map(|s| s.name)
-            .collect();
-        out.extend(self.a2a.iter().map(|a| a.name.clone()));
+        let mut out: Vec<String> = self.a2a.iter().map(|a| a.name.clone()).collect();
         if let Some(root) = &self.agent {
             walk(root, &mut out);
         }
-        out.dedup();
         out
     }
 

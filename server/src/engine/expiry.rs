@@ -125,6 +125,10 @@ impl Engine {
     /// chain ends the approvals above it). A sub-agent that cannot be
     /// reached is asked again on the next check.
     pub async fn check_proxies(&self) {
+        // Without sub-agents there is no proxy approval to check.
+        if self.inner.config.sub_agents().is_empty() {
+            return;
+        }
         let pending = match self.inner.store.pending_approvals().await {
             Ok(p) => p,
             Err(e) => {

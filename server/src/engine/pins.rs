@@ -13,7 +13,7 @@
 use super::Engine;
 use crate::config::OnToolChange;
 use crate::tools::ToolInfo;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::RwLock;
 use std::time::Duration;
@@ -34,23 +34,6 @@ struct Known {
     pinned_at: String,
     /// A changed definition waiting for an admin: (digest, JSON, when).
     changed: Option<(String, Value, String)>,
-}
-
-/// A tool's definition as pinned: what the model and the gate rely on.
-pub fn definition(t: &ToolInfo) -> Value {
-    json!({
-        "description": t.description,
-        "inputSchema": t.input_schema,
-        "annotations": t.annotations,
-    })
-}
-
-/// The digest of a definition (SHA-256 of its canonical JSON).
-pub fn digest(def: &Value) -> String {
-    let canonical = crate::store::audit::canonical(def);
-    crate::store::audit::hex(&sha2::Digest::finalize(
-        <sha2::Sha256 as sha2::Digest>::new_with_prefix(canonical.as_bytes()),
-    ))
 }
 
 /// Whether a definition declares the tool destructive.
@@ -118,8 +101,7 @@ impl Engine {
     pub async fn check_tools(&self) {
         let mut touched = false;
         for t in self.inner.tools.tools().into_iter().filter(|t| t.available) {
-            let def = definition(&t);
-            let d = digest(&def);
+            let d = t.digest.clone();
             let key = (t.server.clone(), t.name.clone());
             let same = self
                 .inner
@@ -132,7 +114,7 @@ impl Engine {
             if same {
                 continue;
             }
-            let text = def.to_string();
+            let text = t.definition().to_string();
             let observed = self
                 .inner
                 .store
@@ -177,7 +159,7 @@ impl Engine {
         let Some(k) = map.get(&(t.server.clone(), t.name.clone())) else {
             return PinCheck::Trusted;
         };
-        if digest(&definition(t)) == k.digest {
+        if t.digest == k.digest {
             return PinCheck::Trusted;
         }
         PinCheck::Changed {
@@ -195,14 +177,13 @@ impl Engine {
             .read()
             .unwrap_or_else(|p| p.into_inner());
         let k = map.get(&(t.server.clone(), t.name.clone()))?;
-        let now = definition(t);
-        let changed = digest(&now) != k.digest;
+        let changed = t.digest != k.digest;
         Some(app::models::ToolPin {
             status: if changed { "changed" } else { "pinned" }.into(),
             pinned_at: k.pinned_at.clone(),
             changed_at: k.changed.as_ref().map(|(_, _, at)| at.clone()),
             diff: if changed {
-                super::edit::diff(&k.definition, &now)
+                super::edit::diff(&k.definition, &t.definition())
             } else {
                 Vec::new()
             },

@@ -64,6 +64,7 @@ impl ToolRouter for FakeTools {
                 destructive: *n == "add",
                 hinted: true,
                 annotations: None,
+                digest: String::new(),
                 server: "fake".into(),
                 available: true,
             })

@@ -197,9 +197,11 @@ impl McpServer {
                 .annotations
                 .as_ref()
                 .and_then(|a| serde_json::to_value(a).ok()),
+            digest: String::new(),
             server: self.name.clone(),
             available: true,
         }
+        .with_digest()
     }
 
     /// The configured headers of an HTTP server, checked.

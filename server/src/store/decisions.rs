@@ -69,9 +69,21 @@ impl Store {
                 ApprovalStatus::Rejected
             };
             let mut voters = None;
-            if d.expires
-                && let Some(a) = tx.lock_approval(&d.uuid)?
-                && a.status == ApprovalStatus::Pending
+            // An approval with a deadline or a quorum is read once, under
+            // its row lock: the deadline and the votes are checked as they
+            // stand when this decision commits.
+            let locked = if d.expires || d.voter.is_some() {
+                match tx.lock_approval(&d.uuid)? {
+                    None => return Ok(Decided::Lost(ApprovalStatus::Cancelled)),
+                    Some(a) if a.status != ApprovalStatus::Pending => {
+                        return Ok(Decided::Lost(a.status));
+                    }
+                    Some(a) => Some(a),
+                }
+            } else {
+                None
+            };
+            if let Some(a) = &locked
                 && a.approval
                     .expires_at
                     .as_deref()
@@ -79,13 +91,7 @@ impl Store {
             {
                 return Ok(Decided::Lost(ApprovalStatus::Expired));
             }
-            if let Some(voter) = &d.voter {
-                let Some(a) = tx.lock_approval(&d.uuid)? else {
-                    return Ok(Decided::Lost(ApprovalStatus::Cancelled));
-                };
-                if a.status != ApprovalStatus::Pending {
-                    return Ok(Decided::Lost(a.status));
-                }
+            if let (Some(voter), Some(a)) = (&d.voter, &locked) {
                 let mut votes = a.approval.votes.clone();
                 if votes.iter().any(|v| &v.by == voter) {
                     return Ok(Decided::AlreadyVoted);

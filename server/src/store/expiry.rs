@@ -98,35 +98,17 @@ impl Store {
                 "the approval expired after {}",
                 crate::policy::show_duration(lifetime * rounds)
             );
-            if !tx.transition(
-                &uuid,
-                &[ApprovalStatus::Pending],
-                ApprovalStatus::Expired,
-                None,
-                Some(&why),
-            )? {
-                return Ok(ExpiryOutcome::NotDue);
-            }
-            tx.audit(&Event {
-                actor: "agent",
-                event: "approval.expired",
-                conversation_id: Some(&a.approval.conversation_id),
-                approval_uuid: Some(&uuid),
-                details: serde_json::json!({
-                    "tool": a.approval.tool_name,
-                    "rule": a.approval.rule,
-                    "reason": why,
-                    "escalated": a.approval.escalated,
-                }),
-            })?;
             // A local call hears it now; a proxy approval's remote task is
             // told by the turn (a rejection saying it expired).
-            if a.approval.remote_task_id.is_none() {
-                tx.set_result(&a.message_id, &answer(&why), true)?;
+            let answer = a
+                .approval
+                .remote_task_id
+                .is_none()
+                .then(|| (answer(&why), true));
+            let extra = serde_json::json!({"escalated": a.approval.escalated});
+            if !mark_expired(tx, &a, &why, answer, extra)? {
+                return Ok(ExpiryOutcome::NotDue);
             }
-            let id = &a.approval.conversation_id;
-            tx.set_status(id, ConversationStatus::Active)?;
-            tx.set_turn_running(id, true)?;
             Ok(ExpiryOutcome::Expired { why })
         })
         .await
@@ -151,34 +133,60 @@ impl Store {
             if a.status != ApprovalStatus::Pending || a.approval.remote_task_id.is_none() {
                 return Ok(ExpiryOutcome::NotDue);
             }
-            if !tx.transition(
-                &uuid,
-                &[ApprovalStatus::Pending],
-                ApprovalStatus::Expired,
-                None,
-                Some(&why),
-            )? {
+            let extra = serde_json::json!({
+                "remote_agent": a.approval.remote_agent_name,
+                "remote_task_id": a.approval.remote_task_id,
+            });
+            if !mark_expired(tx, &a, &why, Some((result, is_error)), extra)? {
                 return Ok(ExpiryOutcome::NotDue);
             }
-            tx.audit(&Event {
-                actor: "agent",
-                event: "approval.expired",
-                conversation_id: Some(&a.approval.conversation_id),
-                approval_uuid: Some(&uuid),
-                details: serde_json::json!({
-                    "tool": a.approval.tool_name,
-                    "rule": a.approval.rule,
-                    "reason": why,
-                    "remote_agent": a.approval.remote_agent_name,
-                    "remote_task_id": a.approval.remote_task_id,
-                }),
-            })?;
-            tx.set_result(&a.message_id, &result, is_error)?;
-            let id = &a.approval.conversation_id;
-            tx.set_status(id, ConversationStatus::Active)?;
-            tx.set_turn_running(id, true)?;
             Ok(ExpiryOutcome::Expired { why })
         })
         .await
     }
+}
+
+/// Moves the locked, pending approval `a` to `expired` with `why`,
+/// audited as `approval.expired` (with `extra` details), answers its call
+/// with `answer` when given, and lets the conversation's turn go on.
+/// False when it had left `pending`.
+fn mark_expired(
+    tx: &dyn super::Tx,
+    a: &Approval,
+    why: &str,
+    answer: Option<(String, bool)>,
+    extra: serde_json::Value,
+) -> Result<bool, StoreError> {
+    let uuid = &a.approval.uuid;
+    if !tx.transition(
+        uuid,
+        &[ApprovalStatus::Pending],
+        ApprovalStatus::Expired,
+        None,
+        Some(why),
+    )? {
+        return Ok(false);
+    }
+    let mut details = serde_json::json!({
+        "tool": a.approval.tool_name,
+        "rule": a.approval.rule,
+        "reason": why,
+    });
+    if let (Some(d), serde_json::Value::Object(more)) = (details.as_object_mut(), extra) {
+        d.extend(more);
+    }
+    tx.audit(&Event {
+        actor: "agent",
+        event: "approval.expired",
+        conversation_id: Some(&a.approval.conversation_id),
+        approval_uuid: Some(uuid),
+        details,
+    })?;
+    if let Some((text, is_error)) = answer {
+        tx.set_result(&a.message_id, &text, is_error)?;
+    }
+    let id = &a.approval.conversation_id;
+    tx.set_status(id, ConversationStatus::Active)?;
+    tx.set_turn_running(id, true)?;
+    Ok(true)
 }

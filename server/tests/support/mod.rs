@@ -359,3 +359,36 @@ pub fn tool<'a>(tools: &'a serde_json::Value, name: &str) -> Option<&'a serde_js
         .iter()
         .find(|t| t["name"] == name)
 }
+
+/// A model name of `format`'s provider and the environment that points it
+/// at the fake provider at `base` with the API key `key`.
+pub fn model_and_env(
+    format: test_support::fake_llm::Format,
+    base: &str,
+    key: &str,
+) -> (&'static str, Vec<(&'static str, String)>) {
+    use test_support::fake_llm::Format;
+    match format {
+        Format::Gemini => (
+            "gemini-2.5-flash",
+            vec![
+                ("GEMINI_API_KEY", key.into()),
+                ("GEMINI_BASE_URL", base.into()),
+            ],
+        ),
+        Format::Anthropic => (
+            "claude-sonnet-4-5",
+            vec![
+                ("ANTHROPIC_API_KEY", key.into()),
+                ("ANTHROPIC_BASE_URL", base.into()),
+            ],
+        ),
+        Format::OpenAi => (
+            "openai-gpt-4o",
+            vec![
+                ("OPENAI_API_KEY", key.into()),
+                ("OPENAI_BASE_URL", format!("{base}/v1")),
+            ],
+        ),
+    }
+}
