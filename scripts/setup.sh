@@ -56,6 +56,20 @@ need_test_tools() {
   npm_ci "$ROOT/testdata/mcp-conformance" conformance "the official MCP conformance suite (with its own Node 22)"
   vendor_specs
   a2a_python_sdks
+  smtp_sink
+}
+
+# aiosmtpd, the local SMTP server of the notification tests
+# (testdata/smtp_sink.py), in its own virtualenv under .tools/.
+smtp_sink() {
+  local venv="$TOOLS/aiosmtpd" want="1.4.6"
+  if [[ "$(cat "$venv/.version" 2>/dev/null || true)" != "$want" ]]; then
+    say "installing aiosmtpd $want into .tools/aiosmtpd"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet "aiosmtpd==$want"
+    echo "$want" > "$venv/.version"
+  fi
 }
 
 # podman as ../shared/OPERATIONS.md §1 says: runc (crun cannot start

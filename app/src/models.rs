@@ -523,6 +523,60 @@ pub struct ToolList {
     pub tools: Vec<ToolDescription>,
 }
 
+/// One notification in the outbox (POLICY.md §5): one event for one
+/// target, delivered at least once.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+pub struct Delivery {
+    /// The idempotency key (`X-StopGo-Delivery`, the body's `id`).
+    pub id: String,
+    /// The `notifications.targets` entry it goes to.
+    pub target: String,
+    /// `approval.requested`, `approval.reminder`, ...
+    pub event: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_uuid: Option<String>,
+    /// `pending` (waiting for its next attempt), `delivered`, `dead`
+    /// (retries gave up) or `skipped` (a reminder whose approval was
+    /// decided first).
+    pub status: String,
+    pub attempts: u32,
+    /// When the next attempt is due (pending only).
+    pub next_at: String,
+    pub created_at: String,
+    pub updated_at: String,
+    /// What the last failed attempt got (a status code, a timeout...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivered_at: Option<String>,
+}
+
+/// `GET /notifications`: the newest deliveries and the count per status.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+pub struct DeliveryList {
+    pub deliveries: Vec<Delivery>,
+    /// `pending`, `delivered`, `dead`, `skipped` → how many.
+    pub counts: std::collections::BTreeMap<String, u64>,
+}
+
+/// `GET /links/:token`: what a signed link from a notification opens.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+pub struct LinkView {
+    /// `approve`, `reject` or `open`.
+    pub action: String,
+    /// `valid`, `used`, `expired` or `decided` (the approval left pending).
+    pub state: String,
+    /// Why the link cannot be used, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    pub approval: PendingApproval,
+    /// The approval's status.
+    pub status: ApprovalStatus,
+}
+
 /// `GET /health`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]

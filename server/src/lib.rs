@@ -28,6 +28,7 @@ pub mod mcp;
 pub mod mcp_serve;
 pub mod metrics;
 pub mod net;
+pub mod notify;
 pub mod policy;
 pub mod resources;
 pub mod state;
@@ -69,6 +70,8 @@ pub enum StartError {
     Store(#[from] store::StoreError),
     #[error(transparent)]
     Tools(#[from] mcp::McpStartError),
+    #[error("{0}")]
+    Notifications(String),
 }
 
 /// Everything `build_state` needs from outside.
@@ -108,6 +111,15 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
         }
         _ => Store::open_keyed(&s.config.data_dir, audit_key.as_deref())?,
     };
+    // Notification rows are written by the store's intents, in the
+    // transaction of the event they announce (POLICY.md §5).
+    let mut store = store;
+    store.set_routes(notify::routes(&s.config));
+    let notify = Arc::new(
+        notify::link_key(&s.config, store.shared())
+            .and_then(|key| notify::Notifier::new(&s.config, store.clone(), key))
+            .map_err(StartError::Notifications)?,
+    );
     let auth = Arc::new(auth::Auth::new(&s.config));
     if s.config.auth.mode == config::AuthMode::None && !net::is_loopback_host(&s.config.host) {
         tracing::warn!(host = %s.config.host, "{}", auth::NO_AUTH_BANNER);
@@ -211,6 +223,7 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
     };
     Ok(AppState {
         store,
+        notify,
         engine,
         a2a,
         auth,
@@ -229,6 +242,19 @@ pub async fn run(
     use axum::serve::ListenerExt;
     let events = state.engine.events().clone();
     let store = state.store.clone();
+    // Links in notifications point at `public_url`, else at this address.
+    let base = match &state.config.public_url {
+        Some(u) => u.clone(),
+        None => match listener.local_addr() {
+            Ok(a) if a.ip().is_unspecified() => format!("http://127.0.0.1:{}", a.port()),
+            Ok(a) => format!("http://{a}"),
+            Err(_) => String::new(),
+        },
+    };
+    if state.notify.is_on() && state.config.public_url.is_none() {
+        tracing::warn!(base = %base, "notifications are on but public_url is not set: their links point at {base}");
+    }
+    state.notify.start(base);
     // The audit chain's head goes to the log every hour (and at startup
     // and shutdown), so an external log holds anchors (AUTH.md §7).
     let anchors = tokio::spawn({

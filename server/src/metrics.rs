@@ -38,6 +38,8 @@ pub struct Metrics {
     approval_wait: Histogram,
     a2a_requests: IntCounterVec,
     mcp_up: IntGaugeVec,
+    notifications: IntCounterVec,
+    notifications_stored: IntGaugeVec,
 }
 
 /// How an approval ended, as `stopgo_approvals_total{outcome}` says it.
@@ -170,7 +172,28 @@ impl Metrics {
         registry
             .register(Box::new(mcp_up.clone()))
             .unwrap_or_else(|e| panic!("metric stopgo_mcp_server_up: {e}"));
+        let notifications = counter(
+            "stopgo_notification_attempts_total",
+            "Notification attempts by this process, by outcome: delivered, retried, dead, skipped.",
+            &["outcome"],
+        );
+        for outcome in ["delivered", "retried", "dead", "skipped"] {
+            notifications.with_label_values(&[outcome]);
+        }
+        let notifications_stored = IntGaugeVec::new(
+            Opts::new(
+                "stopgo_notifications",
+                "Notifications in the outbox, by status: pending, delivered, dead, skipped.",
+            ),
+            &["status"],
+        )
+        .unwrap_or_else(|e| panic!("metric stopgo_notifications: {e}"));
+        registry
+            .register(Box::new(notifications_stored.clone()))
+            .unwrap_or_else(|e| panic!("metric stopgo_notifications: {e}"));
         Metrics {
+            notifications,
+            notifications_stored,
             registry,
             http_requests,
             http_duration,
@@ -233,6 +256,27 @@ impl Metrics {
     /// in doubt after a restart).
     pub fn approvals_ended(&self, outcome: &str, n: u64) {
         self.approvals.with_label_values(&[outcome]).inc_by(n);
+    }
+
+    /// A notification attempt ended (`delivered`, `retried`, `dead`,
+    /// `skipped`).
+    pub fn notification(&self, outcome: &str) {
+        self.notifications.with_label_values(&[outcome]).inc();
+    }
+
+    /// The outbox's rows by status, at scrape time.
+    pub fn notifications_stored(&self, counts: &[(String, u64)]) {
+        self.notifications_stored.reset();
+        for status in ["pending", "delivered", "dead", "skipped"] {
+            self.notifications_stored
+                .with_label_values(&[status])
+                .set(0);
+        }
+        for (status, n) in counts {
+            self.notifications_stored
+                .with_label_values(&[status.as_str()])
+                .set(i64::try_from(*n).unwrap_or(i64::MAX));
+        }
     }
 
     /// An A2A request was served.
@@ -340,6 +384,12 @@ pub async fn scrape(State(state): State<crate::state::AppState>) -> Response {
         .into_iter()
         .map(|s| (s.name, s.available))
         .collect();
+    if !state.config.notifications.targets.is_empty() {
+        match state.store.notification_counts().await {
+            Ok(c) => get().notifications_stored(&c),
+            Err(e) => tracing::warn!(error = %e, "could not count notifications"),
+        }
+    }
     let body = get().render(pending, &servers);
     (
         StatusCode::OK,

@@ -16,6 +16,8 @@ pub struct AppState {
     /// Turns, approvals and tools. Shared because every request that changes
     /// a conversation goes through it (it owns the per-conversation locks).
     pub engine: Engine,
+    /// Notification delivery and the key of their signed links.
+    pub notify: Arc<crate::notify::Notifier>,
     /// What runs A2A messages: the engine, or the TCK's conformance
     /// executor (`agent --a2a-conformance`).
     pub a2a: Arc<dyn crate::a2a::executor::Executor>,

@@ -3,8 +3,11 @@
 //! - [`fake_llm`]: a fake LLM provider speaking the three wire formats;
 //! - [`process`]: the one harness that starts a binary, waits for its
 //!   ready line, captures its log and kills it;
-//! - [`postgres`]: a fresh database in the throwaway test cluster.
+//! - [`postgres`]: a fresh database in the throwaway test cluster;
+//! - [`webhook`]: a notification receiver that checks signatures and
+//!   answers as a script says (fail, stall, succeed).
 
 pub mod fake_llm;
 pub mod postgres;
 pub mod process;
+pub mod webhook;

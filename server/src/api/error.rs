@@ -67,9 +67,9 @@ impl From<EngineError> for ApiError {
             EngineError::NotFound(m) => ApiError::NotFound(m),
             EngineError::Invalid(m) => ApiError::BadRequest(m),
             e @ EngineError::Busy(_) => ApiError::Conflict(e.to_string()),
-            e @ (EngineError::AlreadyDecided { .. } | EngineError::AlreadyVoted { .. }) => {
-                ApiError::Conflict(e.to_string())
-            }
+            e @ (EngineError::AlreadyDecided { .. }
+            | EngineError::AlreadyVoted { .. }
+            | EngineError::LinkUsed) => ApiError::Conflict(e.to_string()),
             ref e @ EngineError::WaitingApproval { ref approval, .. } => {
                 ApiError::WaitingApproval {
                     message: e.to_string(),

@@ -17,6 +17,8 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod health;
+pub mod links;
+pub mod notifications;
 pub mod pipeline;
 pub mod session;
 pub mod tools;
@@ -52,6 +54,9 @@ pub fn router(state: AppState) -> Router {
         .route("/tools", get(tools::list))
         .route("/tools/{name}/accept", axum::routing::post(tools::accept))
         .route("/pipeline", get(pipeline::get))
+        .route("/notifications", get(notifications::list))
+        .route("/notifications/{id}/retry", post(notifications::retry))
+        .route("/links/{token}", get(links::get).post(links::decide))
         .route("/.well-known/agent-card.json", get(crate::a2a::card::get))
         .route("/.well-known/agent.json", get(crate::a2a::card::get))
         .route("/a2a", post(crate::a2a::server::handle))

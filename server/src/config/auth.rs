@@ -192,6 +192,23 @@ pub fn literal_secrets(raw: &serde_yaml::Value) -> Vec<Problem> {
     if let Some(audit) = get(raw, "audit") {
         check(get(&audit, "key"), "audit.key".into());
     }
+    if let Some(n) = get(raw, "notifications") {
+        check(get(&n, "link_key"), "notifications.link_key".into());
+        if let Some(Value::Sequence(targets)) = get(&n, "targets") {
+            for (i, t) in targets.iter().enumerate() {
+                check(
+                    get(t, "secret"),
+                    format!("notifications.targets[{i}].secret"),
+                );
+                if let Some(smtp) = get(t, "smtp") {
+                    check(
+                        get(&smtp, "password"),
+                        format!("notifications.targets[{i}].smtp.password"),
+                    );
+                }
+            }
+        }
+    }
     p
 }
 

@@ -11,6 +11,7 @@ mod auth;
 mod error;
 mod expand;
 mod model;
+mod notifications;
 mod schema;
 mod store;
 mod suggest;
@@ -25,6 +26,9 @@ pub use auth::{
 };
 pub use error::{ConfigError, Problem};
 pub use model::{ModelRef, Provider, parse_model};
+pub use notifications::{
+    EVENTS as NOTIFICATION_EVENTS, Format, NotificationsConfig, SmtpConfig, TargetConfig,
+};
 pub use schema::{
     A2aAgentConfig, A2aCardMode, ApprovalsMode, Config, DEFAULT_MAX_ITERATIONS, LegacyMcp,
     LlmConfig, MAX_ITERATIONS_CAP, McpServerConfig, NodeConfig, NodeKind, OnReject,

@@ -65,6 +65,9 @@ pub struct Config {
     /// Approval rules (POLICY.md §1).
     #[serde(default)]
     pub approvals: super::approvals::ApprovalsConfig,
+    /// Who is told that an approval waits (POLICY.md §5).
+    #[serde(default)]
+    pub notifications: super::notifications::NotificationsConfig,
     /// SHA-256 of the file as written (with `${VAR}` references, so no
     /// secret): `config.loaded` in the audit trail records it.
     #[serde(skip)]

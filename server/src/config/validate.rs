@@ -85,6 +85,7 @@ pub fn validate(config: &Config, base_dir: &Path) -> Vec<Problem> {
         check_tree(root, base_dir, &mut p);
     }
     super::auth::validate(&config.auth, &config.audit, &mut p);
+    super::notifications::validate(&config.notifications, &mut p);
     if let Err(problems) = crate::policy::Policy::compile(&config.approvals, &config.tool_servers())
     {
         p.extend(problems);

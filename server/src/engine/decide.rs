@@ -96,6 +96,30 @@ impl Engine {
         decision: Decision,
         ctx: Ctx,
     ) -> Result<Reply, EngineError> {
+        self.decide_with(uuid, decision, ctx, None).await
+    }
+
+    /// [`Engine::decide`] through the signed link `link` (POLICY.md §5):
+    /// checked like any other decision, and the link is used up in the
+    /// decision's transaction.
+    pub async fn decide_by_link(
+        &self,
+        uuid: &str,
+        decision: Decision,
+        mut ctx: Ctx,
+        link: String,
+    ) -> Result<Reply, EngineError> {
+        ctx.via = "link";
+        self.decide_with(uuid, decision, ctx, Some(link)).await
+    }
+
+    async fn decide_with(
+        &self,
+        uuid: &str,
+        decision: Decision,
+        ctx: Ctx,
+        link: Option<String>,
+    ) -> Result<Reply, EngineError> {
         let store = &self.inner.store;
         let found = store
             .approval(uuid)
@@ -154,6 +178,7 @@ impl Engine {
                     let changes = super::edit::diff(&found.approval.tool_args, &after);
                     (after, changes)
                 }),
+                link,
             })
             .await?;
         match outcome {
@@ -164,6 +189,7 @@ impl Engine {
                     status,
                 });
             }
+            Decided::LinkUsed => return Err(EngineError::LinkUsed),
             Decided::AlreadyVoted => {
                 return Err(EngineError::AlreadyVoted {
                     uuid: uuid.to_string(),

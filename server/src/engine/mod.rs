@@ -100,6 +100,9 @@ pub enum EngineError {
     /// A second vote by one principal on an approval with a quorum.
     #[error("{voter} has already voted on approval {uuid}: its quorum needs another approver")]
     AlreadyVoted { uuid: String, voter: String },
+    /// A signed link from a notification that was used already.
+    #[error("this link was used already: each link works once")]
+    LinkUsed,
     #[error("{0}")]
     LlmUnavailable(String),
     #[error("{error}")]

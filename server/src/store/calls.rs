@@ -163,6 +163,7 @@ impl Store {
         pause: bool,
         settle: Option<Settle>,
     ) -> Result<Approval, StoreError> {
+        let routes = self.routes.clone();
         self.write(move |tx| {
             tx.fence(&new.conversation_id)?;
             match settle {
@@ -199,6 +200,7 @@ impl Store {
                     "rule": a.approval.rule,
                 }),
             })?;
+            super::outbox::announce(tx, &routes, "approval.requested", &a, serde_json::json!({}))?;
             if pause {
                 let id = &a.approval.conversation_id;
                 tx.set_status(id, ConversationStatus::WaitingApproval)?;

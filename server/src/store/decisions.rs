@@ -36,6 +36,9 @@ pub struct DecisionRecord {
     /// An approval with edited arguments (POLICY.md §3): the arguments and
     /// what changed, one line per pointer.
     pub edited: Option<(serde_json::Value, Vec<String>)>,
+    /// Decided through a signed link (POLICY.md §5): its id, recorded as
+    /// used in the decision's transaction (a link works once).
+    pub link: Option<String>,
 }
 
 /// What a decision did.
@@ -49,6 +52,8 @@ pub enum Decided {
     AlreadyVoted,
     /// The approval had left `pending` (the state it is in).
     Lost(ApprovalStatus),
+    /// The signed link had been used already.
+    LinkUsed,
 }
 
 /// A remote task a cancelled proxy approval waited on: `(agent, task id)`.
@@ -62,7 +67,13 @@ impl Store {
     /// rejection rejects, and the approval moves on only with the quorum's
     /// last approving vote.
     pub async fn decide(&self, d: DecisionRecord) -> Result<Decided, StoreError> {
+        let routes = self.routes.clone();
         self.write(move |tx| {
+            if let Some(link) = &d.link
+                && !tx.use_link(link, &d.uuid, &d.by.name, &super::now())?
+            {
+                return Ok(Decided::LinkUsed);
+            }
             let to = if d.approve {
                 ApprovalStatus::Approved
             } else {
@@ -172,6 +183,22 @@ impl Store {
                 approval_uuid: Some(&d.uuid),
                 details,
             })?;
+            if routes.wants("approval.decided")
+                && let Some(a) = tx.approval(&d.uuid)?
+            {
+                super::outbox::announce(
+                    tx,
+                    &routes,
+                    "approval.decided",
+                    &a,
+                    serde_json::json!({
+                        "decision": if d.approve { "approved" } else { "rejected" },
+                        "decided_by": d.by.name,
+                        "decided_via": d.by.via,
+                        "reason": d.reason,
+                    }),
+                )?;
+            }
             if let Some(text) = &d.answer {
                 tx.set_result(&d.message_id, text, true)?;
             }

@@ -42,6 +42,7 @@ impl Store {
         answer: impl FnOnce(&str) -> String + Send + 'static,
     ) -> Result<ExpiryOutcome, StoreError> {
         let uuid = uuid.to_string();
+        let routes = self.routes.clone();
         self.write(move |tx| {
             let Some(a) = tx.lock_approval(&uuid)? else {
                 return Ok(ExpiryOutcome::NotDue);
@@ -91,6 +92,13 @@ impl Store {
                 a.approval.approvers = approvers;
                 a.approval.expires_at = Some(deadline);
                 a.approval.escalated = true;
+                super::outbox::announce(
+                    tx,
+                    &routes,
+                    "approval.escalated",
+                    &a,
+                    serde_json::json!({}),
+                )?;
                 return Ok(ExpiryOutcome::Escalated(Box::new(a)));
             }
             let rounds = if a.approval.escalated { 2 } else { 1 };
@@ -106,7 +114,7 @@ impl Store {
                 .is_none()
                 .then(|| (answer(&why), true));
             let extra = serde_json::json!({"escalated": a.approval.escalated});
-            if !mark_expired(tx, &a, &why, answer, extra)? {
+            if !mark_expired(tx, &routes, &a, &why, answer, extra)? {
                 return Ok(ExpiryOutcome::NotDue);
             }
             Ok(ExpiryOutcome::Expired { why })
@@ -126,6 +134,7 @@ impl Store {
         is_error: bool,
     ) -> Result<ExpiryOutcome, StoreError> {
         let uuid = uuid.to_string();
+        let routes = self.routes.clone();
         self.write(move |tx| {
             let Some(a) = tx.lock_approval(&uuid)? else {
                 return Ok(ExpiryOutcome::NotDue);
@@ -137,7 +146,7 @@ impl Store {
                 "remote_agent": a.approval.remote_agent_name,
                 "remote_task_id": a.approval.remote_task_id,
             });
-            if !mark_expired(tx, &a, &why, Some((result, is_error)), extra)? {
+            if !mark_expired(tx, &routes, &a, &why, Some((result, is_error)), extra)? {
                 return Ok(ExpiryOutcome::NotDue);
             }
             Ok(ExpiryOutcome::Expired { why })
@@ -152,6 +161,7 @@ impl Store {
 /// False when it had left `pending`.
 fn mark_expired(
     tx: &dyn super::Tx,
+    routes: &super::outbox::Routes,
     a: &Approval,
     why: &str,
     answer: Option<(String, bool)>,
@@ -182,6 +192,15 @@ fn mark_expired(
         approval_uuid: Some(uuid),
         details,
     })?;
+    let mut expired = a.clone();
+    expired.status = ApprovalStatus::Expired;
+    super::outbox::announce(
+        tx,
+        routes,
+        "approval.expired",
+        &expired,
+        serde_json::json!({"reason": why}),
+    )?;
     if let Some((text, is_error)) = answer {
         tx.set_result(&a.message_id, &text, is_error)?;
     }

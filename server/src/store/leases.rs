@@ -117,12 +117,13 @@ impl Store {
         let Backend::Postgres(pg) = &self.backend else {
             return Ok(None);
         };
+        let routes = self.routes.clone();
         let taken = self
-            .write(|tx| {
+            .write(move |tx| {
                 let Some((id, epoch)) = tx.take_expired_lease()? else {
                     return Ok(None);
                 };
-                let (resume, in_doubt) = recover_one(tx, &id)?;
+                let (resume, in_doubt) = recover_one(tx, &routes, &id)?;
                 Ok(Some((id, epoch, resume, in_doubt)))
             })
             .await?;

@@ -243,6 +243,34 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (server, tool)
     );
     "#,
+    // Version 11: the notification outbox, one row per event per target,
+    // found by the worker through its due index, and the signed links
+    // used so far (each works once) (POLICY.md §5).
+    r#"
+    CREATE TABLE notifications (
+        id            TEXT PRIMARY KEY,
+        target        TEXT NOT NULL,
+        event         TEXT NOT NULL,
+        approval_uuid TEXT,
+        status        TEXT NOT NULL,
+        attempts      INTEGER NOT NULL DEFAULT 0,
+        next_at       TEXT NOT NULL,
+        created_at    TEXT NOT NULL,
+        updated_at    TEXT NOT NULL,
+        last_error    TEXT,
+        delivered_at  TEXT,
+        payload       TEXT NOT NULL,
+        since         TEXT NOT NULL
+    );
+    CREATE INDEX notifications_due ON notifications(next_at) WHERE status = 'pending';
+    CREATE INDEX notifications_by_time ON notifications(created_at);
+    CREATE TABLE link_uses (
+        link_id       TEXT PRIMARY KEY,
+        approval_uuid TEXT NOT NULL,
+        used_by       TEXT NOT NULL,
+        used_at       TEXT NOT NULL
+    );
+    "#,
 ];
 
 /// The schema version this binary writes.

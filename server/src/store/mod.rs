@@ -51,6 +51,7 @@ pub mod leases;
 mod lookups;
 pub mod messages;
 mod migrations;
+pub mod outbox;
 pub mod pins;
 mod postgres;
 pub mod recovery;
@@ -107,6 +108,8 @@ const CHECKPOINT_EVERY: usize = 500;
 #[derive(Clone)]
 pub struct Store {
     backend: Backend,
+    /// Which notification targets want which events (POLICY.md §5).
+    routes: Arc<outbox::Routes>,
 }
 
 #[derive(Clone)]
@@ -323,6 +326,7 @@ impl Store {
             })
             .map_err(|e| StoreError::Worker(format!("cannot start the writer thread: {e}")))?;
         Ok(Store {
+            routes: Arc::default(),
             backend: Backend::Sqlite(Sqlite {
                 inner: Arc::new(Inner {
                     path: path.to_path_buf(),
@@ -347,6 +351,7 @@ impl Store {
         audit_key: Option<&[u8]>,
     ) -> Result<Store, StoreError> {
         Ok(Store {
+            routes: Arc::default(),
             backend: Backend::Postgres(postgres::Pg::open(
                 url,
                 max_connections,

@@ -134,6 +134,7 @@ impl Store {
             digest.to_string(),
             definition.to_string(),
         );
+        let routes = self.routes.clone();
         self.write(move |tx| {
             let Some(pin) = tx.pin(&server, &tool)? else {
                 tx.insert_pin(&PinRow {
@@ -169,6 +170,18 @@ impl Store {
                     "new_digest": digest,
                 }),
             })?;
+            super::outbox::announce_tool(
+                tx,
+                &routes,
+                serde_json::json!({
+                    "server": server,
+                    "name": tool,
+                    "pinned_digest": pin.digest,
+                    "new_digest": digest,
+                    "pinned": serde_json::from_str::<serde_json::Value>(&pin.definition).unwrap_or_default(),
+                    "changed": serde_json::from_str::<serde_json::Value>(&definition).unwrap_or_default(),
+                }),
+            )?;
             Ok(Observed::Changed { first: true })
         })
         .await

@@ -40,9 +40,13 @@ impl Store {
     /// Applies the crash rules to everything in the store (one process:
     /// nothing else can be running).
     pub async fn recover(&self) -> Result<Recovered, StoreError> {
-        self.write(|tx| {
-            let in_doubt =
-                settle_executing(tx, tx.approvals_with_status(ApprovalStatus::Executing)?)?;
+        let routes = self.routes.clone();
+        self.write(move |tx| {
+            let in_doubt = settle_executing(
+                tx,
+                &routes,
+                tx.approvals_with_status(ApprovalStatus::Executing)?,
+            )?;
             let mut resume: BTreeSet<String> = tx
                 .approvals_with_status(ApprovalStatus::Approved)?
                 .into_iter()
@@ -68,8 +72,12 @@ impl Store {
 /// The crash rules for one conversation whose turn's owner stopped (the
 /// sweeper, holding the lease it took over): whether to resume it, and how
 /// many approvals became `in_doubt`.
-pub(super) fn recover_one(tx: &dyn Tx, id: &str) -> Result<(bool, u64), StoreError> {
-    let in_doubt = settle_executing(tx, tx.approvals_of(id, ApprovalStatus::Executing)?)?;
+pub(super) fn recover_one(
+    tx: &dyn Tx,
+    routes: &super::outbox::Routes,
+    id: &str,
+) -> Result<(bool, u64), StoreError> {
+    let in_doubt = settle_executing(tx, routes, tx.approvals_of(id, ApprovalStatus::Executing)?)?;
     // The running turns (an index of the few): cheaper than reading the
     // conversation with its messages.
     let running = tx.running()?.iter().any(|r| r == id);
@@ -84,6 +92,7 @@ pub(super) fn recover_one(tx: &dyn Tx, id: &str) -> Result<(bool, u64), StoreErr
 /// `executing` → `in_doubt`, audited, its call answered; never re-run.
 fn settle_executing(
     tx: &dyn Tx,
+    routes: &super::outbox::Routes,
     executing: Vec<super::approvals::Approval>,
 ) -> Result<u64, StoreError> {
     let mut n = 0;
@@ -108,6 +117,15 @@ fn settle_executing(
                 "reason": "the agent stopped while the action was running; it is not run again",
             }),
         })?;
+        let mut doubt = a.clone();
+        doubt.status = ApprovalStatus::InDoubt;
+        super::outbox::announce(
+            tx,
+            routes,
+            "approval.in_doubt",
+            &doubt,
+            serde_json::json!({"reason": IN_DOUBT_TEXT}),
+        )?;
         tx.set_result(&a.message_id, IN_DOUBT_TEXT, true)?;
         tx.set_status(&a.approval.conversation_id, ConversationStatus::Active)?;
         tracing::warn!(approval = %a.approval.uuid, tool = %a.approval.tool_name, "approval in doubt after a restart; not re-run");

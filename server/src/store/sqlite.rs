@@ -110,6 +110,44 @@ impl Tx for Connection {
     fn set_votes(&self, uuid: &str, votes: &str) -> Result<(), StoreError> {
         approvals::set_votes(self, uuid, votes)
     }
+    fn insert_notification(&self, n: &super::outbox::Notification) -> Result<(), StoreError> {
+        super::outbox::insert(self, n)
+    }
+    fn claim_notifications(
+        &self,
+        now: &str,
+        until: &str,
+        limit: u32,
+    ) -> Result<Vec<super::outbox::Notification>, StoreError> {
+        super::outbox::claim(self, now, until, limit)
+    }
+    fn finish_notification(
+        &self,
+        id: &str,
+        a: &super::outbox::Attempt,
+        at: &str,
+    ) -> Result<(), StoreError> {
+        super::outbox::finish(self, id, a, at)
+    }
+    fn recent_notifications(
+        &self,
+        status: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<super::outbox::Notification>, StoreError> {
+        super::outbox::recent(self, status, limit)
+    }
+    fn notification_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        super::outbox::counts(self)
+    }
+    fn retry_notification(&self, id: &str, at: &str) -> Result<bool, StoreError> {
+        super::outbox::retry(self, id, at)
+    }
+    fn use_link(&self, link: &str, uuid: &str, by: &str, at: &str) -> Result<bool, StoreError> {
+        super::outbox::use_link(self, link, uuid, by, at)
+    }
+    fn link_used(&self, link: &str) -> Result<bool, StoreError> {
+        super::outbox::link_used(self, link)
+    }
     fn pins(&self) -> Result<Vec<super::pins::PinRow>, StoreError> {
         super::pins::all(self)
     }

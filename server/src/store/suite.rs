@@ -113,6 +113,7 @@ fn decision(cid: &str, mid: &str, uuid: &str, approve: bool) -> DecisionRecord {
         voter: None,
         expires: false,
         edited: None,
+        link: None,
     }
 }
 

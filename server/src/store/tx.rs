@@ -134,6 +134,35 @@ pub trait Tx {
     /// The changed definition becomes the pin; false when none waited.
     fn accept_pin(&self, server: &str, tool: &str) -> Result<bool, StoreError>;
 
+    // The notification outbox (POLICY.md §5).
+    fn insert_notification(&self, n: &super::outbox::Notification) -> Result<(), StoreError>;
+    /// Due rows (`pending`, `next_at` at or before `now`), oldest first,
+    /// held until `until`; rows another transaction holds are skipped.
+    fn claim_notifications(
+        &self,
+        now: &str,
+        until: &str,
+        limit: u32,
+    ) -> Result<Vec<super::outbox::Notification>, StoreError>;
+    fn finish_notification(
+        &self,
+        id: &str,
+        a: &super::outbox::Attempt,
+        at: &str,
+    ) -> Result<(), StoreError>;
+    /// The newest rows, optionally of one status.
+    fn recent_notifications(
+        &self,
+        status: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<super::outbox::Notification>, StoreError>;
+    fn notification_counts(&self) -> Result<Vec<(String, u64)>, StoreError>;
+    /// A dead letter becomes pending again; false if it was not dead.
+    fn retry_notification(&self, id: &str, at: &str) -> Result<bool, StoreError>;
+    /// Records the use of a signed link; false when it was used already.
+    fn use_link(&self, link: &str, uuid: &str, by: &str, at: &str) -> Result<bool, StoreError>;
+    fn link_used(&self, link: &str) -> Result<bool, StoreError>;
+
     // The audit trail.
     fn audit(&self, e: &Event<'_>) -> Result<(), StoreError>;
     fn audit_page(&self, after: i64, limit: u32) -> Result<Vec<audit::Row>, StoreError>;

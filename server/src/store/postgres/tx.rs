@@ -736,6 +736,118 @@ impl Tx for PgTx<'_> {
             .into_iter()
             .next())
     }
+    fn insert_notification(
+        &self,
+        n: &crate::store::outbox::Notification,
+    ) -> Result<(), StoreError> {
+        let d = &n.delivery;
+        let attempts = i64::from(d.attempts);
+        let payload = n.payload.to_string();
+        self.exec(
+            &format!(
+                "INSERT INTO notifications ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                crate::store::outbox::COLUMNS
+            ),
+            &[
+                &d.id,
+                &d.target,
+                &d.event,
+                &d.approval_uuid,
+                &d.status,
+                &attempts,
+                &d.next_at,
+                &d.created_at,
+                &d.updated_at,
+                &d.last_error,
+                &d.delivered_at,
+                &payload,
+                &n.since,
+            ],
+        )?;
+        Ok(())
+    }
+    fn claim_notifications(
+        &self,
+        now: &str,
+        until: &str,
+        limit: u32,
+    ) -> Result<Vec<crate::store::outbox::Notification>, StoreError> {
+        // SKIP LOCKED: replicas claiming at the same moment take
+        // different rows instead of waiting for each other.
+        let cols = crate::store::outbox::COLUMNS
+            .split(", ")
+            .map(|c| format!("n.{c}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!(
+            "UPDATE notifications n SET next_at = $2 FROM              (SELECT id FROM notifications WHERE status = 'pending' AND next_at <= $1               ORDER BY next_at LIMIT $3 FOR UPDATE SKIP LOCKED) due              WHERE n.id = due.id RETURNING {cols}"
+        );
+        Ok(self
+            .query(&sql, &[&now, &until, &i64::from(limit)])?
+            .iter()
+            .map(notification_row)
+            .collect())
+    }
+    fn finish_notification(
+        &self,
+        id: &str,
+        a: &crate::store::outbox::Attempt,
+        at: &str,
+    ) -> Result<(), StoreError> {
+        let (status, next_at, error, delivered) = crate::store::outbox::outcome_columns(a, at);
+        let counted = i64::from(!matches!(a, crate::store::outbox::Attempt::Skipped { .. }));
+        self.exec(
+            "UPDATE notifications SET status = $2, attempts = attempts + $3, next_at = COALESCE($4, next_at), \
+             last_error = COALESCE($5, last_error), delivered_at = $6, updated_at = $7 WHERE id = $1",
+            &[&id, &status, &counted, &next_at, &error, &delivered, &at],
+        )?;
+        Ok(())
+    }
+    fn recent_notifications(
+        &self,
+        status: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<crate::store::outbox::Notification>, StoreError> {
+        let sql = format!(
+            "SELECT {} FROM notifications WHERE $1::TEXT IS NULL OR status = $1 \
+             ORDER BY created_at DESC, id DESC LIMIT $2",
+            crate::store::outbox::COLUMNS
+        );
+        Ok(self
+            .query(&sql, &[&status, &i64::from(limit)])?
+            .iter()
+            .map(notification_row)
+            .collect())
+    }
+    fn notification_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        Ok(self
+            .query(
+                "SELECT status, COUNT(*) FROM notifications GROUP BY status",
+                &[],
+            )?
+            .iter()
+            .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1).max(0) as u64))
+            .collect())
+    }
+    fn retry_notification(&self, id: &str, at: &str) -> Result<bool, StoreError> {
+        Ok(self.exec(
+            "UPDATE notifications SET status = 'pending', next_at = $2, since = $2, updated_at = $2 \
+             WHERE id = $1 AND status = 'dead'",
+            &[&id, &at],
+        )? == 1)
+    }
+    fn use_link(&self, link: &str, uuid: &str, by: &str, at: &str) -> Result<bool, StoreError> {
+        Ok(self.exec(
+            "INSERT INTO link_uses (link_id, approval_uuid, used_by, used_at) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (link_id) DO NOTHING",
+            &[&link, &uuid, &by, &at],
+        )? == 1)
+    }
+    fn link_used(&self, link: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .first("SELECT 1 FROM link_uses WHERE link_id = $1", &[&link])?
+            .is_some())
+    }
     fn pins(&self) -> Result<Vec<crate::store::pins::PinRow>, StoreError> {
         let sql = format!(
             "SELECT {} FROM tool_pins ORDER BY server, tool",
@@ -1000,4 +1112,22 @@ fn pin_row(r: &Row) -> crate::store::pins::PinRow {
             _ => None,
         },
     }
+}
+
+fn notification_row(r: &Row) -> crate::store::outbox::Notification {
+    crate::store::outbox::decode(
+        r.get(0),
+        r.get(1),
+        r.get(2),
+        r.get(3),
+        r.get(4),
+        r.get(5),
+        r.get(6),
+        r.get(7),
+        r.get(8),
+        r.get(9),
+        r.get(10),
+        r.get(11),
+        r.get(12),
+    )
 }

@@ -1,0 +1,520 @@
+//! The notification outbox (POLICY.md §5): one row per event per target,
+//! written in the transaction of the state change it announces, so a
+//! committed approval is never without its notifications and a rolled
+//! back one never has any. A background worker ([`crate::notify`]) claims
+//! due rows, delivers them and records the outcome; a row left claimed by
+//! a process that died is claimed again once its claim runs out, so
+//! delivery is at least once and the row's `id` is the idempotency key.
+//!
+//! Reminders are rows too: written with the request, due at the configured
+//! delays, and skipped at delivery if the approval was decided meanwhile.
+//! Links are not stored (they are signed when a row is sent), nor is any
+//! secret: a row holds the event's public facts only.
+
+use super::approvals::Approval;
+use super::{Store, StoreError, Tx, new_id, now};
+use app::models::{ApprovalStatus, Delivery, DeliveryList};
+use rusqlite::{Connection, Row, params};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// Which targets want which events: set once at startup from
+/// `notifications:` (empty: nothing is written).
+#[derive(Debug, Default)]
+pub struct Routes {
+    /// The agent's name, in every body.
+    pub agent: String,
+    pub targets: Vec<Route>,
+    /// Delays after a request for `approval.reminder`.
+    pub reminders: Vec<Duration>,
+    /// Woken when a row is written, so the worker looks at once.
+    pub wake: tokio::sync::Notify,
+}
+
+/// One target's name and events.
+#[derive(Debug, Clone)]
+pub struct Route {
+    pub name: String,
+    /// `None`: every event.
+    pub events: Option<Vec<String>>,
+}
+
+impl Route {
+    fn wants(&self, event: &str) -> bool {
+        self.events
+            .as_ref()
+            .is_none_or(|e| e.iter().any(|x| x == event))
+    }
+}
+
+impl Routes {
+    /// Whether any target wants `event`.
+    pub fn wants(&self, event: &str) -> bool {
+        self.targets.iter().any(|t| t.wants(event))
+    }
+
+    fn wanting<'a>(&'a self, event: &'a str) -> impl Iterator<Item = &'a Route> + 'a {
+        self.targets.iter().filter(move |t| t.wants(event))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.targets.is_empty()
+    }
+}
+
+/// One stored row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Notification {
+    pub delivery: Delivery,
+    /// The event's facts (`at`, `agent`, `approval` or `tool`...), as JSON.
+    pub payload: Value,
+    /// When the current retry window began (the row's creation, or a
+    /// manual retry of a dead letter).
+    pub since: String,
+}
+
+/// How one attempt ended.
+#[derive(Clone, Debug)]
+pub enum Attempt {
+    Delivered,
+    /// Try again at `next_at` (the error says why this one failed).
+    Retry {
+        next_at: String,
+        error: String,
+    },
+    /// Give up: a dead letter.
+    Dead {
+        error: String,
+    },
+    /// Nothing to send any more (a reminder of a decided approval).
+    Skipped {
+        why: String,
+    },
+}
+
+pub(in crate::store) const COLUMNS: &str = "id, target, event, approval_uuid, status, attempts, next_at, created_at, updated_at, last_error, delivered_at, payload, since";
+
+/// Decodes a row of [`COLUMNS`] (both backends use it).
+#[allow(clippy::too_many_arguments)]
+pub(in crate::store) fn decode(
+    id: String,
+    target: String,
+    event: String,
+    approval_uuid: Option<String>,
+    status: String,
+    attempts: i64,
+    next_at: String,
+    created_at: String,
+    updated_at: String,
+    last_error: Option<String>,
+    delivered_at: Option<String>,
+    payload: String,
+    since: String,
+) -> Notification {
+    Notification {
+        delivery: Delivery {
+            id,
+            target,
+            event,
+            approval_uuid,
+            status,
+            attempts: u32::try_from(attempts).unwrap_or(u32::MAX),
+            next_at,
+            created_at,
+            updated_at,
+            last_error,
+            delivered_at,
+        },
+        payload: serde_json::from_str(&payload).unwrap_or(Value::Null),
+        since,
+    }
+}
+
+fn row(r: &Row<'_>) -> rusqlite::Result<Notification> {
+    Ok(decode(
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+        r.get(7)?,
+        r.get(8)?,
+        r.get(9)?,
+        r.get(10)?,
+        r.get(11)?,
+        r.get(12)?,
+    ))
+}
+
+/// `now` plus `d`, as stored.
+pub fn later(d: Duration) -> String {
+    let d = chrono::Duration::from_std(d).unwrap_or(chrono::Duration::zero());
+    (chrono::Utc::now() + d).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+// SQLite statements (the PostgreSQL ones are in `postgres/tx.rs`).
+
+pub fn insert(conn: &Connection, n: &Notification) -> Result<(), StoreError> {
+    let d = &n.delivery;
+    conn.prepare_cached(&format!(
+        "INSERT INTO notifications ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+    ))?
+    .execute(params![
+        d.id,
+        d.target,
+        d.event,
+        d.approval_uuid,
+        d.status,
+        d.attempts,
+        d.next_at,
+        d.created_at,
+        d.updated_at,
+        d.last_error,
+        d.delivered_at,
+        n.payload.to_string(),
+        n.since,
+    ])?;
+    Ok(())
+}
+
+pub fn claim(
+    conn: &Connection,
+    now: &str,
+    until: &str,
+    limit: u32,
+) -> Result<Vec<Notification>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "UPDATE notifications SET next_at = ?2 WHERE id IN \
+         (SELECT id FROM notifications WHERE status = 'pending' AND next_at <= ?1 ORDER BY next_at LIMIT ?3) \
+         RETURNING {COLUMNS}"
+    ))?;
+    let rows = stmt.query_map(params![now, until, limit], row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub fn finish(conn: &Connection, id: &str, a: &Attempt, at: &str) -> Result<(), StoreError> {
+    let (status, next_at, error, delivered) = outcome_columns(a, at);
+    conn.prepare_cached(
+        "UPDATE notifications SET status = ?2, attempts = attempts + ?3, next_at = COALESCE(?4, next_at), \
+         last_error = COALESCE(?5, last_error), delivered_at = ?6, updated_at = ?7 WHERE id = ?1",
+    )?
+    .execute(params![
+        id,
+        status,
+        i64::from(!matches!(a, Attempt::Skipped { .. })),
+        next_at,
+        error,
+        delivered,
+        at
+    ])?;
+    Ok(())
+}
+
+/// The columns an attempt's outcome sets: status, next attempt, error,
+/// delivery time.
+pub(in crate::store) fn outcome_columns<'a>(
+    a: &'a Attempt,
+    at: &'a str,
+) -> (
+    &'static str,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+) {
+    match a {
+        Attempt::Delivered => ("delivered", None, None, Some(at)),
+        Attempt::Retry { next_at, error } => ("pending", Some(next_at), Some(error), None),
+        Attempt::Dead { error } => ("dead", None, Some(error), None),
+        Attempt::Skipped { why } => ("skipped", None, Some(why), None),
+    }
+}
+
+pub fn recent(
+    conn: &Connection,
+    status: Option<&str>,
+    limit: u32,
+) -> Result<Vec<Notification>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM notifications WHERE ?1 IS NULL OR status = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2"
+    ))?;
+    let rows = stmt.query_map(params![status, limit], row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub fn counts(conn: &Connection) -> Result<Vec<(String, u64)>, StoreError> {
+    let mut stmt =
+        conn.prepare_cached("SELECT status, COUNT(*) FROM notifications GROUP BY status")?;
+    let rows = stmt.query_map([], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?.max(0) as u64))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub fn retry(conn: &Connection, id: &str, at: &str) -> Result<bool, StoreError> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE notifications SET status = 'pending', next_at = ?2, since = ?2, updated_at = ?2 \
+             WHERE id = ?1 AND status = 'dead'",
+        )?
+        .execute(params![id, at])?
+        == 1)
+}
+
+pub fn use_link(
+    conn: &Connection,
+    link: &str,
+    uuid: &str,
+    by: &str,
+    at: &str,
+) -> Result<bool, StoreError> {
+    Ok(conn
+        .prepare_cached(
+            "INSERT INTO link_uses (link_id, approval_uuid, used_by, used_at) VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT (link_id) DO NOTHING",
+        )?
+        .execute(params![link, uuid, by, at])?
+        == 1)
+}
+
+pub fn link_used(conn: &Connection, link: &str) -> Result<bool, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM link_uses WHERE link_id = ?1")?
+        .exists(params![link])?)
+}
+
+/// The approval as a notification tells it (POLICY.md §5's `approval`).
+pub fn approval_facts(a: &Approval) -> Value {
+    let p = &a.approval;
+    json!({
+        "uuid": p.uuid,
+        "conversation_id": p.conversation_id,
+        "tool": p.tool_name,
+        "server": p.server,
+        "arguments": p.tool_args,
+        "description": p.description,
+        "rule": p.rule,
+        "requested_by": p.requested_by,
+        "expires_at": p.expires_at,
+        "chain": p.chain.clone().unwrap_or_default(),
+        "quorum": p.needed(),
+        "approvers": p.approvers,
+        "status": a.status,
+    })
+}
+
+fn row_for(
+    routes: &Routes,
+    target: &str,
+    event: &str,
+    approval: Option<&str>,
+    payload: Value,
+    due: String,
+) -> Notification {
+    let at = now();
+    Notification {
+        delivery: Delivery {
+            id: new_id(),
+            target: target.to_string(),
+            event: event.to_string(),
+            approval_uuid: approval.map(str::to_string),
+            status: "pending".into(),
+            attempts: 0,
+            next_at: due,
+            created_at: at.clone(),
+            updated_at: at.clone(),
+            last_error: None,
+            delivered_at: None,
+        },
+        payload: {
+            let mut p = payload;
+            if let Value::Object(m) = &mut p {
+                m.insert("at".into(), at.clone().into());
+                m.insert("agent".into(), routes.agent.clone().into());
+            }
+            p
+        },
+        since: at,
+    }
+}
+
+/// Writes the rows announcing `event` about `a` (with `extra` facts, e.g.
+/// the decision) for every target that wants it; a request also writes
+/// its reminders. Nothing when no target is configured.
+pub(in crate::store) fn announce(
+    tx: &dyn Tx,
+    routes: &Routes,
+    event: &str,
+    a: &Approval,
+    extra: Value,
+) -> Result<(), StoreError> {
+    if routes.is_empty() {
+        return Ok(());
+    }
+    let uuid = Some(a.approval.uuid.as_str());
+    let mut payload = json!({"approval": approval_facts(a)});
+    if let (Value::Object(m), Value::Object(more)) = (&mut payload, extra) {
+        m.extend(more);
+    }
+    let mut wrote = false;
+    for t in routes.wanting(event) {
+        tx.insert_notification(&row_for(
+            routes,
+            &t.name,
+            event,
+            uuid,
+            payload.clone(),
+            now(),
+        ))?;
+        wrote = true;
+    }
+    if event == "approval.requested" {
+        for d in &routes.reminders {
+            let mut p = payload.clone();
+            p["reminder"] = crate::policy::show_duration(*d).into();
+            for t in routes.wanting("approval.reminder") {
+                tx.insert_notification(&row_for(
+                    routes,
+                    &t.name,
+                    "approval.reminder",
+                    uuid,
+                    p.clone(),
+                    later(*d),
+                ))?;
+            }
+        }
+    }
+    if wrote {
+        routes.wake.notify_one();
+    }
+    Ok(())
+}
+
+/// Writes the rows announcing a changed tool definition.
+pub(in crate::store) fn announce_tool(
+    tx: &dyn Tx,
+    routes: &Routes,
+    tool: Value,
+) -> Result<(), StoreError> {
+    let mut wrote = false;
+    for t in routes.wanting("tool.changed") {
+        tx.insert_notification(&row_for(
+            routes,
+            &t.name,
+            "tool.changed",
+            None,
+            json!({"tool": tool}),
+            now(),
+        ))?;
+        wrote = true;
+    }
+    if wrote {
+        routes.wake.notify_one();
+    }
+    Ok(())
+}
+
+impl Store {
+    /// Sets which targets want which events (once, at startup).
+    pub fn set_routes(&mut self, routes: Routes) {
+        self.routes = std::sync::Arc::new(routes);
+    }
+
+    /// The routes, for the worker (its wake-up signal).
+    pub fn routes(&self) -> std::sync::Arc<Routes> {
+        self.routes.clone()
+    }
+
+    /// Claims up to `limit` due rows for `hold` (another worker, on this
+    /// replica or another, skips them until then).
+    pub async fn claim_notifications(
+        &self,
+        limit: u32,
+        hold: Duration,
+    ) -> Result<Vec<Notification>, StoreError> {
+        self.write(move |tx| tx.claim_notifications(&now(), &later(hold), limit))
+            .await
+    }
+
+    /// Records how attempts ended, in one transaction.
+    pub async fn finish_notifications(
+        &self,
+        outcomes: Vec<(String, Attempt)>,
+    ) -> Result<(), StoreError> {
+        self.write(move |tx| {
+            let at = now();
+            for (id, a) in &outcomes {
+                tx.finish_notification(id, a, &at)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// The approval a reminder is about, if it is still pending.
+    pub async fn still_pending(&self, uuid: &str) -> Result<bool, StoreError> {
+        let uuid = uuid.to_string();
+        self.read_one(move |tx| {
+            Ok(tx
+                .approval(&uuid)?
+                .is_some_and(|a| a.status == ApprovalStatus::Pending))
+        })
+        .await
+    }
+
+    /// The newest `limit` rows (of one status) and the count per status.
+    pub async fn notifications(
+        &self,
+        status: Option<String>,
+        limit: u32,
+    ) -> Result<DeliveryList, StoreError> {
+        self.read(move |tx| {
+            let deliveries = tx
+                .recent_notifications(status.as_deref(), limit)?
+                .into_iter()
+                .map(|n| n.delivery)
+                .collect();
+            let counts = tx.notification_counts()?.into_iter().collect();
+            Ok(DeliveryList { deliveries, counts })
+        })
+        .await
+    }
+
+    /// Counts per status (for `/metrics`).
+    pub async fn notification_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        self.read_one(|tx| tx.notification_counts()).await
+    }
+
+    /// Sends a dead letter again, with a fresh retry window (audited as
+    /// `notification.retried`); false when it is not a dead letter.
+    pub async fn retry_notification(&self, id: &str, by: &str) -> Result<bool, StoreError> {
+        let (id, by) = (id.to_string(), by.to_string());
+        let routes = self.routes.clone();
+        let done = self
+            .write(move |tx| {
+                if !tx.retry_notification(&id, &now())? {
+                    return Ok(false);
+                }
+                tx.audit(&super::audit::Event {
+                    actor: &by,
+                    event: "notification.retried",
+                    conversation_id: None,
+                    approval_uuid: None,
+                    details: json!({"id": id}),
+                })?;
+                Ok(true)
+            })
+            .await?;
+        if done {
+            routes.wake.notify_one();
+        }
+        Ok(done)
+    }
+
+    /// Whether the link `link` was used already.
+    pub async fn link_used(&self, link: &str) -> Result<bool, StoreError> {
+        let link = link.to_string();
+        self.read_one(move |tx| tx.link_used(&link)).await
+    }
+}
