@@ -78,7 +78,8 @@ fn encode_component(s: &str) -> String {
 mod backend {
     use super::ApiError;
     use crate::models::{
-        AgentInfo, ApprovalList, Conversation, ConversationList, ListQuery, ToolList,
+        AgentInfo, ApprovalList, Conversation, ConversationList, DeliveryList, LinkView, ListQuery,
+        ToolList,
     };
     use crate::pipeline::PipelineView;
     use std::future::Future;
@@ -98,6 +99,8 @@ mod backend {
         fn list_approvals(&self) -> BoxFuture<Result<ApprovalList, ApiError>>;
         fn list_tools(&self) -> BoxFuture<Result<ToolList, ApiError>>;
         fn pipeline(&self) -> BoxFuture<Result<PipelineView, ApiError>>;
+        fn notifications(&self) -> BoxFuture<Result<DeliveryList, ApiError>>;
+        fn link(&self, token: String) -> BoxFuture<Result<LinkView, ApiError>>;
     }
 
     /// The context handle.
@@ -207,6 +210,72 @@ pub async fn accept_tool(name: String) -> Result<serde_json::Value, ApiError> {
             &serde_json::json!({}),
         )
         .await
+    }
+}
+
+/// `GET /notifications`: the newest deliveries and counts.
+pub async fn list_notifications() -> Result<crate::models::DeliveryList, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend::backend()?.notifications().await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        client::get_json("/notifications").await
+    }
+}
+
+/// `POST /notifications/:id/retry` (admin): sends a dead letter again.
+pub async fn retry_notification(id: String) -> Result<serde_json::Value, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        let _ = id;
+        Err(browser_only())
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        client::post_json(
+            &format!("/notifications/{}/retry", encode_component(&id)),
+            &serde_json::json!({}),
+        )
+        .await
+    }
+}
+
+/// `GET /links/:token`: what a notification's link opens (changes nothing).
+pub async fn link_view(token: String) -> Result<crate::models::LinkView, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend::backend()?.link(token).await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        client::get_json(&format!("/links/{}", encode_component(&token))).await
+    }
+}
+
+/// `POST /links/:token`: decides through the link (`approved` only for an
+/// open link).
+pub async fn use_link(
+    token: String,
+    approved: Option<bool>,
+    reason: Option<String>,
+) -> Result<ConversationResponse, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        let _ = (token, approved, reason);
+        Err(browser_only())
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        let mut body = serde_json::json!({});
+        if let Some(a) = approved {
+            body["approved"] = a.into();
+        }
+        if let Some(r) = reason.filter(|r| !r.trim().is_empty()) {
+            body["reason"] = r.into();
+        }
+        client::post_json(&format!("/links/{}", encode_component(&token)), &body).await
     }
 }
 

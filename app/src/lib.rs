@@ -73,6 +73,7 @@ pub fn App() -> impl IntoView {
                         <components::inbox_badge::InboxLink/>
                         <a href="/ui/pipeline">"Pipeline"</a>
                         <a href="/ui/tools">"Tools"</a>
+                        <a href="/ui/notifications">"Notifications"</a>
                         <a href="/docs" rel="external">"API"</a>
                     </nav>
                     <span class="live-state" role="status" id="live-state">
@@ -88,6 +89,8 @@ pub fn App() -> impl IntoView {
                         <Route path=path!("/ui/approvals") view=routes::approvals::ApprovalsPage/>
                         <Route path=path!("/ui/tools") view=routes::tools::ToolsPage/>
                         <Route path=path!("/ui/pipeline") view=routes::pipeline::PipelinePage/>
+                        <Route path=path!("/ui/notifications") view=routes::notifications::NotificationsPage/>
+                        <Route path=path!("/ui/link/:token") view=routes::link::LinkPage/>
                     </Routes>
                 </main>
             </div>

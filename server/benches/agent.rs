@@ -27,6 +27,8 @@
 mod auth;
 #[path = "agent/filesystem.rs"]
 mod filesystem;
+#[path = "agent/notify.rs"]
+mod notify;
 #[path = "agent/observe.rs"]
 mod observe;
 #[path = "agent/policy.rs"]
@@ -47,6 +49,11 @@ rules:
     steps:
       - call: resources_list
       - reply: "Resources: {result}"
+  - match: "(?i)^add (\\w+) (\\d+)"
+    steps:
+      - call: resources_add
+        args: {name: "$1", value: "$2"}
+      - reply: "Added: {result}"
   - system: "bench agent B"
     match: "(?s)^(.*)$"
     steps:
@@ -239,7 +246,7 @@ async fn main() {
         .build()
         .unwrap();
     let mut rows: Vec<(String, String, String)> = Vec::new();
-    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`, `pg`, `policy`; `pgturns`: the turn rows of `pg`): those rows alone.
+    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`, `pg`, `policy`, `notify`; `pgturns`: the turn rows of `pg`): those rows alone.
     let only = std::env::var("BENCH_ONLY").ok();
     let wants = |part: &str| only.as_deref().is_none_or(|o| o == part);
     if wants("core") {
@@ -265,6 +272,11 @@ async fn main() {
     // 7. Observability: traces on versus off, and the UI's page load.
     if wants("obs") {
         observe::rows(&http, &fake_base, &mut rows, quick).await;
+    }
+
+    // 10. Notifications.
+    if wants("notify") {
+        notify::rows(&http, &fake_base, &mut rows, quick).await;
     }
 
     // 9. Approval rules.

@@ -66,6 +66,28 @@ impl UiBackend for StoreBackend {
         let view = crate::api::pipeline::view(&self.state);
         Box::pin(async move { Ok(view) })
     }
+
+    fn notifications(&self) -> BoxFuture<Result<app::models::DeliveryList, app::api::ApiError>> {
+        let state = self.state.clone();
+        Box::pin(async move {
+            let q = crate::api::notifications::NotificationQuery {
+                status: None,
+                limit: None,
+            };
+            crate::api::notifications::page(&state, q)
+                .await
+                .map_err(Into::into)
+        })
+    }
+
+    fn link(&self, token: String) -> BoxFuture<Result<app::models::LinkView, app::api::ApiError>> {
+        let state = self.state.clone();
+        Box::pin(async move {
+            crate::api::links::view(&state, &token)
+                .await
+                .map_err(Into::into)
+        })
+    }
 }
 
 /// The page routes of the app, rendered by Leptos.

@@ -10,8 +10,8 @@
 use crate::state::AppState;
 use app::models::{
     AgentInfo, ApprovalDecision, ApprovalList, ConversationList, ConversationResponse,
-    CreateConversation, ErrorBody, Event, FullConversationList, Health, SendMessage, ToolList,
-    Viewer,
+    CreateConversation, DeliveryList, ErrorBody, Event, FullConversationList, Health, LinkView,
+    SendMessage, ToolList, Viewer,
 };
 use app::pipeline::{PipelineState, PipelineView};
 use axum::Json;
@@ -66,6 +66,46 @@ const ROUTES: &[Route] = &[
         status: 200,
         errors: &[],
         example: None,
+    },
+    Route {
+        method: "GET",
+        path: "/notifications",
+        summary: "The notification outbox (POLICY.md §5): the newest deliveries (?status=pending|delivered|dead|skipped, ?limit=1..500, default 100) with target, event, attempts, next attempt and last error, and the count per status.",
+        request: None,
+        response: Some("DeliveryList"),
+        status: 200,
+        errors: &[400],
+        example: None,
+    },
+    Route {
+        method: "POST",
+        path: "/notifications/{id}/retry",
+        summary: "Admins: sends a dead letter again with a fresh retry window (audited as notification.retried). 409 when the row is not a dead letter.",
+        request: None,
+        response: None,
+        status: 200,
+        errors: &[403, 409],
+        example: Some("{}"),
+    },
+    Route {
+        method: "GET",
+        path: "/links/{token}",
+        summary: "What a notification's signed link opens: the approval, the link's action (approve, reject, open) and its state (valid, used, expired, decided). Changes nothing. 400 when the link was changed or is not one.",
+        request: None,
+        response: Some("LinkView"),
+        status: 200,
+        errors: &[400, 404],
+        example: None,
+    },
+    Route {
+        method: "POST",
+        path: "/links/{token}",
+        summary: "Decides through a signed link, as the caller (checked like POST /approvals/{uuid}: role, separation of duties, approvers, quorum, expiry); decided_via is link and the link is used up in the same transaction. Body {} for an approve or reject link, {\"approved\": bool} for an open link; optional \"reason\". 409 when used, decided or expired; 400 when changed.",
+        request: None,
+        response: Some("ConversationResponse"),
+        status: 200,
+        errors: &[400, 403, 409],
+        example: Some("{}"),
     },
     Route {
         method: "POST",
@@ -264,6 +304,8 @@ fn components() -> Map<String, Value> {
         Health,
         AgentInfo,
         ToolList,
+        DeliveryList,
+        LinkView,
         CreateConversation,
         ConversationResponse,
         ConversationList,
