@@ -24,6 +24,8 @@ const PARALLEL: usize = 16;
 const HOLD: Duration = Duration::from_secs(30);
 /// How often the worker looks when nothing woke it.
 const IDLE: Duration = Duration::from_millis(250);
+/// How long the worker waits after a wake-up before it claims.
+const GATHER: Duration = Duration::from_millis(25);
 /// The first retry's delay; each further one doubles, up to [`MAX_DELAY`].
 const FIRST_DELAY: Duration = Duration::from_secs(1);
 const MAX_DELAY: Duration = Duration::from_secs(3600);
@@ -71,7 +73,11 @@ impl Notifier {
             }
             if !full {
                 tokio::select! {
-                    _ = routes.wake.notified() => {}
+                    _ = routes.wake.notified() => {
+                        // Gather what the next few turns write, so a busy
+                        // agent pays one claim per batch, not per turn.
+                        tokio::time::sleep(GATHER).await;
+                    }
                     _ = tokio::time::sleep(IDLE) => {}
                 }
             }
