@@ -66,15 +66,6 @@ pub struct TargetConfig {
     pub events: Option<Vec<String>>,
 }
 
-impl TargetConfig {
-    /// Whether this target is told about `event`.
-    pub fn wants(&self, event: &str) -> bool {
-        self.events
-            .as_ref()
-            .is_none_or(|e| e.iter().any(|x| x == event))
-    }
-}
-
 /// A webhook body's shape.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -120,26 +120,23 @@ impl Notifier {
                 }
             }
         };
-        let (outcome, level) = match &attempt {
-            Attempt::Delivered => ("delivered", tracing::Level::INFO),
-            Attempt::Retry { .. } => ("retried", tracing::Level::WARN),
-            Attempt::Dead { .. } => ("dead", tracing::Level::ERROR),
-            Attempt::Skipped { .. } => ("skipped", tracing::Level::INFO),
+        let outcome = match &attempt {
+            Attempt::Delivered => "delivered",
+            Attempt::Retry { .. } => "retried",
+            Attempt::Dead { .. } => "dead",
+            Attempt::Skipped { .. } => "skipped",
         };
         crate::metrics::get().notification(outcome);
-        let error = match &attempt {
-            Attempt::Retry { error, .. } | Attempt::Dead { error } => error.as_str(),
-            _ => "",
-        };
-        match level {
-            tracing::Level::ERROR => {
+        let n = d.attempts + 1;
+        match &attempt {
+            Attempt::Dead { error } => {
                 tracing::error!(id = %d.id, target = %d.target, event = %d.event, error, "notification dead-lettered")
             }
-            tracing::Level::WARN => {
-                tracing::warn!(id = %d.id, target = %d.target, event = %d.event, attempt = d.attempts + 1, error, "notification attempt failed; will retry")
+            Attempt::Retry { error, .. } => {
+                tracing::warn!(id = %d.id, target = %d.target, event = %d.event, attempt = n, error, "notification attempt failed; will retry")
             }
             _ => {
-                tracing::info!(id = %d.id, target = %d.target, event = %d.event, attempt = d.attempts + 1, outcome, "notification")
+                tracing::info!(id = %d.id, target = %d.target, event = %d.event, attempt = n, outcome, "notification")
             }
         }
         attempt

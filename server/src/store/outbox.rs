@@ -150,8 +150,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<Notification> {
 
 /// `now` plus `d`, as stored.
 pub fn later(d: Duration) -> String {
-    let d = chrono::Duration::from_std(d).unwrap_or(chrono::Duration::zero());
-    (chrono::Utc::now() + d).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    super::approvals::later(&now(), d)
 }
 
 // SQLite statements (the PostgreSQL ones are in `postgres/tx.rs`).

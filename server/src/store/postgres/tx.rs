@@ -774,13 +774,11 @@ impl Tx for PgTx<'_> {
     ) -> Result<Vec<crate::store::outbox::Notification>, StoreError> {
         // SKIP LOCKED: replicas claiming at the same moment take
         // different rows instead of waiting for each other.
-        let cols = crate::store::outbox::COLUMNS
-            .split(", ")
-            .map(|c| format!("n.{c}"))
-            .collect::<Vec<_>>()
-            .join(", ");
         let sql = format!(
-            "UPDATE notifications n SET next_at = $2 FROM              (SELECT id FROM notifications WHERE status = 'pending' AND next_at <= $1               ORDER BY next_at LIMIT $3 FOR UPDATE SKIP LOCKED) due              WHERE n.id = due.id RETURNING {cols}"
+            "UPDATE notifications SET next_at = $2 WHERE id IN \
+             (SELECT id FROM notifications WHERE status = 'pending' AND next_at <= $1 \
+              ORDER BY next_at LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING {}",
+            crate::store::outbox::COLUMNS
         );
         Ok(self
             .query(&sql, &[&now, &until, &i64::from(limit)])?
