@@ -88,7 +88,7 @@ lint:
 
 ## unit: every Rust test on a throwaway PostgreSQL cluster (scripts/pg.sh) for the store suite and the
 ## replica tests, then the REST and A2A suites again with every agent on PostgreSQL
-PG_SUITES = --test api_conversations --test live_api --test agent_flow --test a2a_chain \
+PG_SUITES = --test api_conversations --test live_api --test agent_flow --test a2a_chain --test a2a_rest --test a2a_push \
 	--test a2a_conformance --test a2a_interop --test a2a_discovery --test approval_rules \
 	--test notifications
 unit:

@@ -2,8 +2,13 @@
 # Runs the official A2A TCK (a2aproject/a2a-tck, never vendored here)
 # against this agent in conformance mode (`agent --a2a-conformance`).
 #
-#   scripts/a2a-tck.sh 1.0 /path/to/a2a-tck-1.0-dev    # --level must
-#   scripts/a2a-tck.sh 0.3 /path/to/a2a-tck-0.3.0.beta4 # --category mandatory
+#   scripts/a2a-tck.sh 1.0 /path/to/a2a-tck-1.0-dev    # jsonrpc, --level must
+#   TCK_TRANSPORT=http_json TCK_LEVEL=should scripts/a2a-tck.sh 1.0 /path/to/a2a-tck-1.0-dev
+#   scripts/a2a-tck.sh 0.3 /path/to/a2a-tck-0.3.0.beta4 # --category "${TCK_CATEGORY:-mandatory}"
+#   TCK_CATEGORY=all scripts/a2a-tck.sh 0.3 /path/to/a2a-tck-0.3.0.beta4
+#
+# The TCK's push webhook receiver listens on localhost, so conformance runs
+# allow pushes to loopback (a2a_push_allow_private; off by default).
 #
 # The checkout needs a Python >= 3.11 virtualenv with its dependencies:
 #   python3 -m venv .venv && .venv/bin/pip install -e .
@@ -27,6 +32,7 @@ host: 127.0.0.1
 port: $PORT
 data_dir: $WORK/data
 a2a_card: $CARD
+a2a_push_allow_private: true
 public_url: http://127.0.0.1:$PORT
 llm:
   model: "scripted:$ROOT/testdata/e2e-rules.yaml"
@@ -39,7 +45,7 @@ for _ in $(seq 50); do
 done
 cd "$TCK"
 if [[ "$VERSION" == "1.0" ]]; then
-  .venv/bin/python run_tck.py --sut-host "http://127.0.0.1:$PORT" --transport jsonrpc --level must
+  .venv/bin/python run_tck.py --sut-host "http://127.0.0.1:$PORT" --transport "${TCK_TRANSPORT:-jsonrpc}" --level "${TCK_LEVEL:-must}"
 else
-  .venv/bin/python run_tck.py --sut-url "http://127.0.0.1:$PORT/a2a" --category mandatory
+  .venv/bin/python run_tck.py --sut-url "http://127.0.0.1:$PORT/a2a" --category "${TCK_CATEGORY:-mandatory}"
 fi

@@ -154,6 +154,10 @@ pub struct Message {
     /// The orchestration node that wrote it (pipelines only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
+    /// The id its client gave a user's message (A2A `messageId`), shown
+    /// back in the task's history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
     pub created_at: String,
 }
 
@@ -822,6 +826,7 @@ mod tests {
             status: ConversationStatus::WaitingApproval,
             messages: vec![Message {
                 id: "m1".into(),
+                client_id: None,
                 role: Role::Tool,
                 content: "ok".into(),
                 tool_call: Some(ToolCall {

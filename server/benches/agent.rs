@@ -299,20 +299,42 @@ async fn main() {
     }
 }
 
-/// `SendMessage` (1.0) round trips: (per second, sorted latencies).
+/// `SendMessage` (1.0) round trips over JSON-RPC at `url`: (per second,
+/// sorted latencies).
 async fn a2a_sends(
     http: &reqwest::Client,
     url: &str,
     n: usize,
     concurrency: usize,
 ) -> (f64, Vec<Duration>) {
-    let (http, url) = (http.clone(), url.to_string());
+    binding_sends(http, url, false, n, concurrency).await
+}
+
+/// `SendMessage` round trips over JSON-RPC (`url` the endpoint) or over
+/// HTTP+JSON (`url` the interface: `POST {url}/message:send`).
+async fn binding_sends(
+    http: &reqwest::Client,
+    url: &str,
+    rest: bool,
+    n: usize,
+    concurrency: usize,
+) -> (f64, Vec<Duration>) {
+    let http = http.clone();
+    let url = if rest {
+        format!("{}/message:send", url.trim_end_matches('/'))
+    } else {
+        url.to_string()
+    };
     load(n, concurrency, move || {
         let (http, url) = (http.clone(), url.clone());
         async move {
-            let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-                "params": {"message": {"messageId": uuid::Uuid::new_v4().to_string(),
-                    "role": "ROLE_USER", "parts": [{"text": "hello"}]}}});
+            let message = serde_json::json!({"message": {"messageId": uuid::Uuid::new_v4().to_string(),
+                "role": "ROLE_USER", "parts": [{"text": "hello"}]}});
+            let body = if rest {
+                message
+            } else {
+                serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": message})
+            };
             let r = http
                 .post(&url)
                 .header("A2A-Version", "1.0")
@@ -321,7 +343,8 @@ async fn a2a_sends(
                 .await
                 .unwrap();
             let v: serde_json::Value = r.json().await.unwrap();
-            assert!(v.get("result").is_some(), "{v}");
+            let ok = if rest { v.get("task").or_else(|| v.get("message")).is_some() } else { v.get("result").is_some() };
+            assert!(ok, "{v}");
         }
     })
     .await
@@ -468,7 +491,8 @@ struct PyAgent {
 }
 
 impl PyAgent {
-    fn start() -> Option<PyAgent> {
+    /// `rest`: the SDK's HTTP+JSON application instead of JSON-RPC.
+    fn start(rest: bool) -> Option<PyAgent> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let python = root.join(".tools/a2a-sdk-1/bin/python");
         let script = root.join("testdata/a2a_interop/agent.py");
@@ -482,6 +506,9 @@ impl PyAgent {
             .port();
         let mut cmd = Command::new(python);
         cmd.arg(script).arg(port.to_string());
+        if rest {
+            cmd.arg("--rest");
+        }
         let process = Process::try_start(
             cmd,
             "listening on",
@@ -520,6 +547,55 @@ async fn endpoint_of(http: &reqwest::Client, base: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// HTTP+JSON beside JSON-RPC on our agent, and beside the SDK's own
+/// HTTP+JSON server (rounds alternate, each figure the median).
+async fn rest_rows(
+    http: &reqwest::Client,
+    base: &str,
+    rpc_url: &str,
+    rows: &mut Vec<(String, String, String)>,
+    quick: bool,
+) {
+    let n32 = if quick { 500 } else { 3000 };
+    let rest_url = format!("{base}/a2a");
+    let _ = binding_sends(http, &rest_url, true, 20, 1).await;
+    let py = PyAgent::start(true);
+    let py_url = py.as_ref().map(|p| p.base.clone());
+    if let Some(u) = &py_url {
+        let _ = binding_sends(http, u, true, 20, 1).await;
+    }
+    let rounds = if quick { 1 } else { 3 };
+    let (mut rest, mut rpc, mut theirs) = (vec![], vec![], vec![]);
+    for _ in 0..rounds {
+        rest.push(binding_sends(http, &rest_url, true, n32, 32).await.0);
+        rpc.push(binding_sends(http, rpc_url, false, n32, 32).await.0);
+        if let Some(u) = &py_url {
+            theirs.push(binding_sends(http, u, true, n32.min(1000), 32).await.0);
+        }
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied()
+    };
+    let (rest, rpc) = (median(rest).unwrap_or(0.0), median(rpc).unwrap_or(0.0));
+    rows.push((
+        format!("A2A SendMessage/s, c=32: HTTP+JSON vs JSON-RPC ({rounds}r)"),
+        format!(
+            "{rest:.0} vs {rpc:.0} ({:+.1}%)",
+            (rest / rpc.max(1.0) - 1.0) * 100.0
+        ),
+        "within 10%".into(),
+    ));
+    rows.push((
+        format!("A2A HTTP+JSON SendMessage/s, c=32: ours vs a2a-sdk ({rounds}r)"),
+        match median(theirs) {
+            Some(t) => format!("{rest:.0} vs {t:.0} ({:.1}x)", rest / t),
+            None => format!("{rest:.0} vs n/a"),
+        },
+        ">= 10x".into(),
+    ));
+}
+
 async fn a2a_rows(
     http: &reqwest::Client,
     fake_base: &str,
@@ -530,7 +606,7 @@ async fn a2a_rows(
     let c = Agent::start(fake_base, false);
     let url = format!("{}/a2a", c.base);
     let _ = a2a_sends(http, &url, 20, 1).await;
-    let py = PyAgent::start();
+    let py = PyAgent::start(false);
     let py_url = match &py {
         Some(p) => endpoint_of(http, &p.base).await,
         None => None,
@@ -575,6 +651,7 @@ async fn a2a_rows(
         fmt(ours32, theirs32),
         ">= 10x".into(),
     ));
+    rest_rows(http, &c.base, &url, rows, quick).await;
     if py.is_none() || py_url.is_none() {
         rows.push((
             "  (Python SDK agent not installed: scripts/setup.sh test)".into(),

@@ -255,6 +255,7 @@ pub async fn run(
         tracing::warn!(base = %base, "notifications are on but public_url is not set: their links point at {base}");
     }
     state.notify.start(base);
+    a2a::push::start(state.clone());
     // The audit chain's head goes to the log every hour (and at startup
     // and shutdown), so an external log holds anchors (AUTH.md §7).
     let anchors = tokio::spawn({

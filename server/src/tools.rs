@@ -96,6 +96,9 @@ pub struct CallContext {
     /// `a2a` entry or node); an `Authorization` among them replaces the
     /// forwarded bearer.
     pub headers: Vec<(String, String)>,
+    /// The id the client gave the message that starts this turn (A2A
+    /// `messageId`), stored with it.
+    pub message_id: Option<String>,
 }
 
 /// Why a call could not be made. The engine records the text in the

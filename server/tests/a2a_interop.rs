@@ -38,9 +38,14 @@ fn resources_agent(dir: &std::path::Path) -> Agent {
 
 /// Runs an SDK client script; its steps by name.
 fn run_client(v: &str, script: &str, base: &str) -> Vec<Value> {
+    run_client_with(v, script, base, &[])
+}
+
+fn run_client_with(v: &str, script: &str, base: &str, args: &[&str]) -> Vec<Value> {
     let out = Command::new(python(v))
         .arg(root().join("testdata/a2a_interop").join(script))
         .arg(base)
+        .args(args)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
@@ -67,6 +72,29 @@ fn the_python_sdk_1_0_client_drives_our_server() {
     let dir = tempfile::tempdir().unwrap();
     let a = rt.block_on(async { resources_agent(dir.path()) });
     let steps = run_client("1", "client.py", &a.base);
+    sdk_1_0_steps(&steps);
+}
+
+/// The same steps with the SDK's HTTP+JSON (REST) transport.
+#[test]
+fn the_python_sdk_1_0_client_drives_our_server_over_http_json() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let a = rt.block_on(async { resources_agent(dir.path()) });
+    let steps = run_client_with("1", "client.py", &a.base, &["--transport", "http_json"]);
+    let binding = step(&steps, "transport")["binding"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        binding.contains("HTTP+JSON") || binding.to_ascii_lowercase().contains("rest"),
+        "{binding}"
+    );
+    sdk_1_0_steps(&steps);
+}
+
+fn sdk_1_0_steps(steps: &[Value]) {
+    let steps = steps.to_vec();
     assert_eq!(step(&steps, "send")["state"], "TASK_STATE_COMPLETED");
     assert!(
         step(&steps, "send")["text"]

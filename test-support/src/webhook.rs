@@ -38,6 +38,9 @@ pub struct Received {
     pub body: Value,
     /// The status answered (0 for a stall).
     pub status: u16,
+    /// `Authorization` and `X-A2A-Notification-Token` (A2A pushes).
+    pub authorization: String,
+    pub token: String,
     pub at: std::time::Instant,
 }
 
@@ -107,6 +110,8 @@ async fn hook(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> 
         signed,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
         status: 200,
+        authorization: header("authorization"),
+        token: header("x-a2a-notification-token"),
         at: std::time::Instant::now(),
     };
     match answer {

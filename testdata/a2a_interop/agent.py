@@ -1,13 +1,33 @@
 #!/usr/bin/env python3
 """A minimal A2A agent on the official Python SDK (a2a-sdk 1.x or 0.3.x).
 
-    agent.py PORT
+    agent.py PORT [--rest]
 
 Serves an agent card and JSON-RPC (1.0, plus the SDK's 0.3 compatibility)
 on 127.0.0.1:PORT and completes every task with the artifact
 "py-agent got: <text>". Used as a sub-agent behind our client in
 server/tests/a2a_interop.rs and as the Python baseline of `make bench`.
 Prints "listening on http://127.0.0.1:PORT" to stderr when ready.
+
+With --rest (SDK 1.x only) it serves the SDK's HTTP+JSON (REST) binding
+instead of JSON-RPC; the card (still at /.well-known/agent-card.json)
+lists the one interface {url: "http://127.0.0.1:PORT",
+protocolBinding: "HTTP+JSON", protocolVersion: "1.0"}, and the SDK's
+create_rest_routes serves, under that URL (requests need the header
+"A2A-Version: 1.0", a missing one counts as 0.3 and is refused):
+
+    POST   /message:send                          SendMessageRequest -> SendMessageResponse
+    POST   /message:stream                        SendMessageRequest -> SSE of StreamResponse
+    GET    /tasks/{id}                            ?historyLength=N -> Task
+    GET    /tasks                                 ?pageSize=..&contextId=.. -> ListTasksResponse
+    POST   /tasks/{id}:cancel                     -> Task
+    GET|POST /tasks/{id}:subscribe                -> SSE of StreamResponse
+    POST   /tasks/{id}/pushNotificationConfigs    TaskPushNotificationConfig
+    GET    /tasks/{id}/pushNotificationConfigs    -> ListTaskPushNotificationConfigsResponse
+    GET|DELETE /tasks/{id}/pushNotificationConfigs/{push_id}
+    GET    /extendedAgentCard
+
+and the same under /{tenant}/... .
 """
 import logging
 import sys
@@ -49,19 +69,28 @@ class EchoExecutor(AgentExecutor):
         await updater.cancel()
 
 
-def app_v1(port):
+def app_v1(port, rest=False):
     from starlette.applications import Starlette
-    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+    from a2a.server.routes import (
+        create_agent_card_routes,
+        create_jsonrpc_routes,
+        create_rest_routes,
+    )
     from a2a.types import AgentInterface
 
-    url = f"http://127.0.0.1:{port}/"
+    if rest:  # the REST routes hang off the root: {url}/message:send
+        interface = AgentInterface(
+            url=f"http://127.0.0.1:{port}", protocol_binding="HTTP+JSON", protocol_version="1.0"
+        )
+    else:
+        interface = AgentInterface(
+            url=f"http://127.0.0.1:{port}/", protocol_binding="JSONRPC", protocol_version="1.0"
+        )
     card = AgentCard(
         name="py-agent",
         description="Echo agent on the official A2A Python SDK",
         version="1.0.0",
-        supported_interfaces=[
-            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0"),
-        ],
+        supported_interfaces=[interface],
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
@@ -70,9 +99,14 @@ def app_v1(port):
     handler = DefaultRequestHandler(
         agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=card
     )
-    routes = create_agent_card_routes(card) + create_jsonrpc_routes(
-        handler, rpc_url="/", enable_v0_3_compat=True
-    )
+    if rest:
+        # The card routes first: the REST routes end with a catch-all
+        # Mount("/{tenant}") that would otherwise take the card's path.
+        routes = create_agent_card_routes(card) + create_rest_routes(handler)
+    else:
+        routes = create_agent_card_routes(card) + create_jsonrpc_routes(
+            handler, rpc_url="/", enable_v0_3_compat=True
+        )
     return Starlette(routes=routes)
 
 
@@ -94,8 +128,15 @@ def app_v03(port):
 
 
 def main() -> None:
-    port = int(sys.argv[1])
-    app = app_v1(port) if V1 else app_v03(port)
+    args = sys.argv[1:]
+    rest = "--rest" in args
+    args = [a for a in args if a != "--rest"]
+    if len(args) != 1 or not args[0].isdigit():
+        sys.exit("usage: agent.py PORT [--rest]")
+    if rest and not V1:
+        sys.exit(f"agent.py: --rest needs a2a-sdk 1.x (this is {version('a2a-sdk')})")
+    port = int(args[0])
+    app = app_v1(port, rest) if V1 else app_v03(port)
     logging.basicConfig(level=logging.WARNING)
 
     class Ready(uvicorn.Server):

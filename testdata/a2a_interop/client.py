@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Drives one of our agents with the official Python SDK's 1.x client.
 
-    client.py AGENT_BASE_URL
+    client.py AGENT_BASE_URL [--transport jsonrpc|http_json]
 
-Uses the SDK's own card resolution and JSON-RPC transport (not raw HTTP):
+Uses the SDK's own card resolution and transport (not raw HTTP), JSON-RPC
+unless --transport http_json picks the card's HTTP+JSON (REST) interface:
 a blocking send that completes, one that needs approval, the continuation
 that approves it, a cancel, a get, and a streaming send. Prints one JSON
 object per step, states as the SDK names them (TASK_STATE_*); exits
-non-zero with the SDK's error if a call fails. Used by
+non-zero with the SDK's error if a call fails. With --transport the
+first line is {"step": "transport", "binding": B}, B being the binding of
+the transport the SDK actually built ("JSONRPC", "HTTP+JSON"). Used by
 server/tests/a2a_interop.rs against the agent on testdata/e2e-rules.yaml.
 """
 import asyncio
@@ -17,6 +20,10 @@ import uuid
 
 import httpx
 from a2a.client import ClientConfig, create_client
+from a2a.client.transports.jsonrpc import JsonRpcTransport
+from a2a.client.transports.rest import RestTransport
+from a2a.compat.v0_3.jsonrpc_transport import CompatJsonRpcTransport
+from a2a.compat.v0_3.rest_transport import CompatRestTransport
 from a2a.types import (
     CancelTaskRequest,
     GetTaskRequest,
@@ -26,6 +33,20 @@ from a2a.types import (
     SendMessageRequest,
     TaskState,
 )
+
+
+BINDINGS = {"jsonrpc": "JSONRPC", "http_json": "HTTP+JSON"}
+
+
+def binding_of(client):
+    """The binding of the transport the SDK built (unwrapping a tenant)."""
+    transport = client._transport
+    transport = getattr(transport, "_base", transport)  # TenantTransportDecorator
+    if isinstance(transport, (RestTransport, CompatRestTransport)):
+        return "HTTP+JSON"
+    if isinstance(transport, (JsonRpcTransport, CompatJsonRpcTransport)):
+        return "JSONRPC"
+    return type(transport).__name__
 
 
 def say(step, **fields):
@@ -58,9 +79,18 @@ async def last_task(client, request):
     return task
 
 
-async def main(base):
+async def main(base, transport=None):
+    bindings = [BINDINGS[transport]] if transport else []
     async with httpx.AsyncClient(timeout=30) as http:
-        blocking = await create_client(base, ClientConfig(streaming=False, httpx_client=http))
+
+        def config(streaming):
+            return ClientConfig(
+                streaming=streaming, httpx_client=http, supported_protocol_bindings=list(bindings)
+            )
+
+        blocking = await create_client(base, config(False))
+        if transport:
+            say("transport", binding=binding_of(blocking))
         done = await last_task(blocking, message("list resources"))
         say("send", state=TaskState.Name(done.status.state), text=text_of(done))
 
@@ -77,7 +107,7 @@ async def main(base):
         got = await blocking.get_task(GetTaskRequest(id=other.id))
         say("get", state=TaskState.Name(got.status.state), history=len(got.history))
 
-        streaming = await create_client(base, ClientConfig(streaming=True, httpx_client=http))
+        streaming = await create_client(base, config(True))
         kinds = []
         async for event in streaming.send_message(message("list resources")):
             kind = event.WhichOneof("payload") or next(
@@ -92,9 +122,26 @@ async def main(base):
         say("stream", events=kinds)
 
 
+def parse_args(argv):
+    """AGENT_BASE_URL [--transport jsonrpc|http_json]"""
+    args, transport = [], None
+    while argv:
+        a = argv.pop(0)
+        if a == "--transport" and argv:
+            transport = argv.pop(0)
+        elif a.startswith("--transport="):
+            transport = a.split("=", 1)[1]
+        else:
+            args.append(a)
+    if len(args) != 1 or (transport is not None and transport not in BINDINGS):
+        sys.exit("usage: client.py AGENT_BASE_URL [--transport jsonrpc|http_json]")
+    return args[0], transport
+
+
 if __name__ == "__main__":
+    base, transport = parse_args(sys.argv[1:])
     try:
-        asyncio.run(main(sys.argv[1]))
+        asyncio.run(main(base, transport))
     except Exception as e:  # the SDK's error, readable for the Rust test
         print(json.dumps({"step": "error", "error": f"{type(e).__name__}: {e}"}), flush=True)
         sys.exit(1)

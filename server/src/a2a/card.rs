@@ -8,7 +8,10 @@
 //! 1.0 TCK's schema rejects the extra 0.3 keys. The endpoint URL comes from
 //! `public_url`, else from the request's `Host` (never the `0.0.0.0` the
 //! agent binds to). Skills are the agent's tools and sub-agents. The card
-//! is cacheable (`Cache-Control`, `ETag`, `304` on `If-None-Match`).
+//! is cacheable (`Cache-Control`, `ETag`, `Last-Modified`, `304` on
+//! `If-None-Match` or `If-Modified-Since`). It lists JSON-RPC (1.0 and
+//! 0.3) and HTTP+JSON (1.0) at `/a2a`; with operator authentication on,
+//! an extended card (`extended`) for known callers.
 
 use crate::config::A2aCardMode;
 use crate::state::AppState;
@@ -48,9 +51,11 @@ pub fn card(state: &AppState, headers: &HeaderMap) -> Value {
         "version": env!("CARGO_PKG_VERSION"),
         "supportedInterfaces": [
             {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+            {"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
         ],
-        "capabilities": {"streaming": true, "pushNotifications": false},
+        "capabilities": {"streaming": true, "pushNotifications": true,
+                         "extendedAgentCard": state.auth.enforced()},
         "defaultInputModes": ["text/plain", "application/json"],
         "defaultOutputModes": ["text/plain", "application/json"],
         "skills": skills,
@@ -59,6 +64,7 @@ pub fn card(state: &AppState, headers: &HeaderMap) -> Value {
         card["url"] = json!(endpoint);
         card["protocolVersion"] = json!("0.3.0");
         card["preferredTransport"] = json!("JSONRPC");
+        card["supportsAuthenticatedExtendedCard"] = json!(state.auth.enforced());
     }
     declare_security(&mut card, c);
     card
@@ -116,16 +122,116 @@ fn base_url(state: &AppState, headers: &HeaderMap) -> String {
     format!("http://{host}")
 }
 
+/// The extended card (`GetExtendedAgentCard`,
+/// `agent/getAuthenticatedExtendedCard`, `GET /a2a/extendedAgentCard`):
+/// with operator authentication on, a known caller gets the card with
+/// every skill and, per skill, whether it stops for approval and which
+/// rule decides (`-32007` without authentication: there is nothing more
+/// to show than the public card).
+pub fn extended(
+    state: &AppState,
+    headers: &HeaderMap,
+    _ctx: &crate::engine::Ctx,
+    d: super::wire::Dialect,
+) -> Result<Value, super::rpc::RpcError> {
+    if !state.auth.enforced() {
+        return Err(super::rpc::RpcError::new(
+            -32007,
+            "this agent has no extended agent card (operator authentication is off); GET /.well-known/agent-card.json",
+        ));
+    }
+    let mut c = card(state, headers);
+    if d == super::wire::Dialect::V1 {
+        // The 1.0 shape only: the 0.3 fields of a dual card are for 0.3 callers.
+        if let Some(o) = c.as_object_mut() {
+            for k in [
+                "url",
+                "protocolVersion",
+                "preferredTransport",
+                "supportsAuthenticatedExtendedCard",
+                "security",
+            ] {
+                o.remove(k);
+            }
+        }
+    }
+    let sub_agents: Vec<Value> = state
+        .config
+        .a2a
+        .iter()
+        .map(|a| {
+            json!({"id": format!("a2a_{}", a.name), "name": format!("a2a_{}", a.name),
+                        "description": format!("Delegates to the sub-agent {}", a.name),
+                        "tags": ["sub-agent"]})
+        })
+        .collect();
+    if let Some(skills) = c["skills"].as_array_mut() {
+        for s in skills.iter_mut() {
+            let name = s["id"].as_str().unwrap_or_default().to_string();
+            if let Some(t) = state.engine.all_tools().iter().find(|t| t.name == name) {
+                s["examples"] = json!([]);
+                s["inputModes"] = json!(["application/json"]);
+                s["description"] = json!(format!(
+                    "{}{}",
+                    s["description"].as_str().unwrap_or_default(),
+                    if t.destructive {
+                        " (stops for a human's approval)"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        }
+        for a in sub_agents {
+            if !skills.iter().any(|s| s["id"] == a["id"]) {
+                skills.push(a);
+            }
+        }
+    }
+    Ok(c)
+}
+
+/// When each card body this process served was first served: its
+/// `Last-Modified` (a card changes when the tools or the config do).
+fn first_served(etag: &str) -> String {
+    static SEEN: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, String>>> =
+        std::sync::OnceLock::new();
+    let mut seen = SEEN
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    seen.entry(etag.to_string())
+        .or_insert_with(|| {
+            chrono::Utc::now()
+                .format("%a, %d %b %Y %H:%M:%S GMT")
+                .to_string()
+        })
+        .clone()
+}
+
 /// `GET /.well-known/agent-card.json` and `/.well-known/agent.json`.
 pub async fn get(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let body = card(&state, &headers).to_string();
     let etag = format!("\"{:016x}\"", fnv(body.as_bytes()));
-    if headers
+    let modified = first_served(&etag);
+    let fresh = match headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag))
     {
-        return (StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response();
+        Some(v) => v.split(',').any(|t| t.trim() == etag || t.trim() == "*"),
+        None => headers
+            .get(header::IF_MODIFIED_SINCE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| chrono::DateTime::parse_from_rfc2822(v).ok())
+            .zip(chrono::DateTime::parse_from_rfc2822(&modified).ok())
+            .is_some_and(|(since, m)| m <= since),
+    };
+    if fresh {
+        let mut r = (StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response();
+        if let Ok(v) = HeaderValue::from_str(&modified) {
+            r.headers_mut().insert(header::LAST_MODIFIED, v);
+        }
+        return r;
     }
     let mut resp = (
         [(
@@ -142,6 +248,9 @@ pub async fn get(State(state): State<AppState>, headers: HeaderMap) -> Response 
     );
     if let Ok(v) = HeaderValue::from_str(&etag) {
         h.insert(header::ETAG, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&modified) {
+        h.insert(header::LAST_MODIFIED, v);
     }
     resp
 }

@@ -13,7 +13,7 @@
 //! | `tck-reject-task` | failed ("rejected") |
 //! | `tck-stream-*` | completed with the scenario's text artifact |
 //! | `test-resubscribe-message-id` | working for 4 s, then completed |
-//! | anything else | 1.0: completed ("Unhandled messageId prefix: …"); 0.3: input-required, so that the 0.3 TCK can cancel and continue it |
+//! | anything else | 1.0: completed ("Unhandled messageId prefix: …"); 0.3: a plain task left `working`, which the 0.3 TCK follows up and cancels |
 //!
 //! A follow-up message on a waiting task settles its request and is
 //! handled by its own prefix. File and data artifacts live in memory
@@ -30,7 +30,7 @@ use crate::store::NewMessage;
 use crate::store::approvals::NewApproval;
 use app::models::{ApprovalStatus, ConversationStatus, EventKind, Role, ToolCall};
 use serde_json::json;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -46,6 +46,9 @@ enum Behaviour {
     InputRequired,
     Fail(String),
     SlowComplete,
+    /// A plain task that stays `working` (the 0.3 TCK's quality tests
+    /// follow it up and cancel it).
+    Open,
 }
 
 fn behaviour(m: &Incoming) -> Behaviour {
@@ -93,7 +96,7 @@ fn behaviour(m: &Incoming) -> Behaviour {
     } else if m.dialect == Some(Dialect::V1) {
         Behaviour::Complete(format!("Unhandled messageId prefix: {id}"))
     } else {
-        Behaviour::InputRequired
+        Behaviour::Open
     }
 }
 
@@ -102,6 +105,8 @@ fn behaviour(m: &Incoming) -> Behaviour {
 pub struct Conformance {
     /// Non-text artifacts by task.
     artifacts: Mutex<HashMap<String, Vec<ArtifactView>>>,
+    /// Tasks left `working` ([`Behaviour::Open`]).
+    open: Mutex<HashSet<String>>,
 }
 
 impl Conformance {
@@ -117,6 +122,7 @@ impl Conformance {
             }));
         }
         let user = m.text.clone();
+        let client_id = m.message_id.clone();
         let cid = id.to_string();
         // Record the user's message; a waiting request is settled by it.
         write(state, move |tx| {
@@ -132,10 +138,7 @@ impl Conformance {
             }
             tx.append(
                 &cid,
-                NewMessage::text(
-                    Role::User,
-                    if user.is_empty() { "(no text)" } else { &user },
-                ),
+                NewMessage::user(if user.is_empty() { "(no text)" } else { &user }, client_id),
             )?;
             tx.set_status(&cid, ConversationStatus::Active)
         })
@@ -206,6 +209,13 @@ impl Conformance {
                     tx.set_status(&cid, ConversationStatus::Failed)
                 })
                 .await?;
+                emit(state, id);
+            }
+            Behaviour::Open => {
+                self.open
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(id.to_string());
                 emit(state, id);
             }
             Behaviour::SlowComplete => {
@@ -303,6 +313,13 @@ impl Executor for Conformance {
         })
     }
 
+    fn open(&self, task_id: &str) -> bool {
+        self.open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(task_id)
+    }
+
     fn artifacts(&self, task_id: &str) -> Option<Vec<ArtifactView>> {
         self.artifacts
             .lock()
@@ -339,10 +356,7 @@ mod tests {
             behaviour(&msg("tck-artifact-file-1", Dialect::V1)),
             Behaviour::Artifact(Part::File { raw: Some(_), .. })
         ));
-        assert_eq!(
-            behaviour(&msg("other", Dialect::V03)),
-            Behaviour::InputRequired
-        );
+        assert_eq!(behaviour(&msg("other", Dialect::V03)), Behaviour::Open);
         assert!(matches!(
             behaviour(&msg("other", Dialect::V1)),
             Behaviour::Complete(_)

@@ -47,6 +47,13 @@ pub trait Executor: Send + Sync {
     fn artifacts(&self, _task_id: &str) -> Option<Vec<ArtifactView>> {
         None
     }
+
+    /// Whether a task whose turn ended without an answer is still open
+    /// (`working`) rather than failed: the conformance executor's plain
+    /// tasks are.
+    fn open(&self, _task_id: &str) -> bool {
+        false
+    }
 }
 
 /// The agent engine as the executor.

@@ -19,6 +19,8 @@ pub mod client;
 pub mod conformance;
 pub mod discovery;
 pub mod executor;
+pub mod push;
+pub mod rest;
 pub mod rpc;
 pub mod server;
 pub mod stream;

@@ -55,6 +55,13 @@ impl RpcError {
     pub fn task_not_found(id: &str) -> Self {
         Self::new(-32001, format!("Task not found: {id:?}"))
     }
+    /// The same error with another message.
+    pub fn with_message(self, m: impl Into<String>) -> Self {
+        RpcError {
+            message: m.into(),
+            ..self
+        }
+    }
     pub fn not_cancelable(m: impl Into<String>) -> Self {
         Self::new(-32002, m)
     }
@@ -78,6 +85,46 @@ impl RpcError {
             -32602 => "INVALID_PARAMS",
             _ => "INTERNAL_ERROR",
         }
+    }
+
+    /// The HTTP status of this error in the HTTP+JSON binding (the spec's
+    /// §5.4 mapping); a refusal keeps its own (403).
+    pub fn rest_status(&self) -> u16 {
+        if self.http_status != 200 {
+            return self.http_status;
+        }
+        match self.code {
+            -32001 | -32601 => 404,
+            -32002 => 409,
+            -32005 => 415,
+            -32006 => 502,
+            -32603 => 500,
+            _ => 400,
+        }
+    }
+
+    /// The `google.rpc.Status` name that goes with [`Self::rest_status`].
+    fn grpc_status(&self) -> &'static str {
+        match (self.rest_status(), self.code) {
+            (403, _) => "PERMISSION_DENIED",
+            (_, -32001 | -32601) => "NOT_FOUND",
+            (_, -32002 | -32007 | -32008) => "FAILED_PRECONDITION",
+            (_, -32003 | -32004 | -32009) => "UNIMPLEMENTED",
+            (_, -32603 | -32006) => "INTERNAL",
+            _ => "INVALID_ARGUMENT",
+        }
+    }
+
+    /// The body of this error in the HTTP+JSON binding: AIP-193's
+    /// `{"error": {code, status, message, details: [ErrorInfo]}}`.
+    pub fn rest_body(&self) -> Value {
+        json!({"error": {
+            "code": self.rest_status(),
+            "status": self.grpc_status(),
+            "message": self.message,
+            "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                         "reason": self.reason(), "domain": "a2a-protocol.org"}]
+        }})
     }
 
     /// The `error` object in `dialect`.
@@ -118,21 +165,13 @@ pub struct Request {
 /// `type` tags or `taskId` sits beside the message). An `A2A-Version` this
 /// server does not speak is -32009. On error, the id to answer with.
 pub fn read(headers: &HeaderMap, body: &[u8]) -> Result<Request, (Value, RpcError, Dialect)> {
-    let version = headers
-        .get("a2a-version")
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .unwrap_or("");
+    let version = version(headers);
     let guess = if version.starts_with('1') {
         Dialect::V1
     } else {
         Dialect::V03
     };
-    let json_type = headers
-        .get(axum::http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_none_or(|ct| ct.to_ascii_lowercase().contains("json"));
-    if !json_type {
+    if !json_content(headers) {
         return Err((
             Value::Null,
             RpcError::new(
@@ -209,6 +248,37 @@ pub fn read(headers: &HeaderMap, body: &[u8]) -> Result<Request, (Value, RpcErro
         params,
         dialect,
     })
+}
+
+/// The `A2A-Version` header, trimmed ("" without one).
+fn version(headers: &HeaderMap) -> &str {
+    headers
+        .get("a2a-version")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .unwrap_or("")
+}
+
+/// Whether the body is declared JSON (`application/json` or `…+json`), or
+/// not declared at all. Strict, because a browser may send `text/plain`
+/// across sites (the cross-site check leaves `/a2a` to this).
+pub fn json_content(headers: &HeaderMap) -> bool {
+    !headers.contains_key(axum::http::header::CONTENT_TYPE) || crate::auth::origin::is_json(headers)
+}
+
+/// The HTTP+JSON binding speaks 1.0 only: another `A2A-Version` is -32009.
+pub fn check_v1(headers: &HeaderMap) -> Result<(), RpcError> {
+    let v = version(headers);
+    if v.is_empty() || major_minor(v) == Some((1, 0)) {
+        Ok(())
+    } else {
+        Err(RpcError::new(
+            -32009,
+            format!(
+                "A2A-Version {v:?} is not supported by the HTTP+JSON binding: it speaks 1.0 (JSON-RPC at POST /a2a also speaks 0.3)"
+            ),
+        ))
+    }
 }
 
 fn major_minor(v: &str) -> Option<(u32, u32)> {
@@ -326,5 +396,24 @@ mod tests {
         assert_eq!(v1["data"][0]["reason"], "TASK_NOT_FOUND");
         assert_eq!(v1["data"][0]["domain"], "a2a-protocol.org");
         assert!(e.body(Dialect::V03).get("data").is_none());
+    }
+
+    #[test]
+    fn rest_errors_map_to_http_statuses() {
+        let e = RpcError::task_not_found("t");
+        assert_eq!(e.rest_status(), 404);
+        let b = e.rest_body();
+        assert_eq!(b["error"]["code"], 404);
+        assert_eq!(b["error"]["status"], "NOT_FOUND");
+        assert_eq!(b["error"]["details"][0]["reason"], "TASK_NOT_FOUND");
+        assert_eq!(RpcError::not_cancelable("x").rest_status(), 409);
+        assert_eq!(RpcError::params("x").rest_status(), 400);
+        assert_eq!(RpcError::new(-32005, "x").rest_status(), 415);
+        assert_eq!(
+            RpcError::new(-32009, "x").rest_body()["error"]["status"],
+            "UNIMPLEMENTED"
+        );
+        assert_eq!(RpcError::forbidden("x").rest_status(), 403);
+        assert_eq!(RpcError::new(-32603, "x").rest_status(), 500);
     }
 }

@@ -8,8 +8,9 @@
 
 use super::rpc::{self, RpcError};
 use super::wire::Dialect;
-use super::{stream, tasks};
+use super::{push, stream, tasks};
 use crate::api::session::Caller;
+use crate::engine::Ctx;
 use crate::state::AppState;
 use axum::Json;
 use axum::body::Bytes;
@@ -29,20 +30,10 @@ pub async fn handle(
         Ok(r) => r,
         Err((id, e, d)) => return Json(rpc::error(&id, &e, d)).into_response(),
     };
-    let hops = headers
-        .get("x-a2a-hop-count")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u32>().ok())
-        .unwrap_or(0);
-    if hops > state.config.a2a_max_hops {
-        let e = RpcError::invalid_request(format!(
-            "this request has passed through {hops} agents, more than a2a_max_hops ({}): refusing, to stop a delegation cycle",
-            state.config.a2a_max_hops
-        ));
-        return Json(rpc::error(&req.id, &e, req.dialect)).into_response();
-    }
-    ctx.hops = hops;
-    ctx.via = "a2a";
+    let hops = match arrived(&state, &headers, &mut ctx) {
+        Ok(h) => h,
+        Err(e) => return Json(rpc::error(&req.id, &e, req.dialect)).into_response(),
+    };
     let (id, d, p) = (req.id.clone(), req.dialect, &req.params);
     if let Err(e) = super::authorize::method(&state, &req.method, &ctx) {
         return plain_error(&id, &e, d);
@@ -58,25 +49,28 @@ pub async fn handle(
         "CancelTask" | "tasks/cancel" => tasks::cancel(&state, p, d, ctx).await,
         "ListTasks" => tasks::list(&state, p, d).await,
         "SendStreamingMessage" | "message/stream" => {
-            return stream::send(state, id, p.clone(), d, ctx).await;
+            return stream::send(state, stream::Framing::Rpc(id), p.clone(), d, ctx).await;
         }
         "SubscribeToTask" | "tasks/resubscribe" => {
-            return stream::subscribe(state, id, p.clone(), d).await;
+            return stream::subscribe(state, stream::Framing::Rpc(id), p.clone(), d).await;
         }
-        m if m.contains("PushNotificationConfig")
-            || m.starts_with("tasks/pushNotificationConfig") =>
-        {
-            Err(RpcError::new(
-                -32003,
-                "push notifications are not supported by this agent",
-            ))
+        "CreateTaskPushNotificationConfig" | "tasks/pushNotificationConfig/set" => {
+            push::create(&state, p, d, &ctx).await
         }
-        "GetExtendedAgentCard" | "agent/getAuthenticatedExtendedCard" => Err(RpcError::new(
-            -32007,
-            "this agent has no extended agent card; GET /.well-known/agent-card.json",
-        )),
+        "GetTaskPushNotificationConfig" | "tasks/pushNotificationConfig/get" => {
+            push::get(&state, p, d, &ctx).await
+        }
+        "ListTaskPushNotificationConfigs" | "tasks/pushNotificationConfig/list" => {
+            push::list(&state, p, d, &ctx).await
+        }
+        "DeleteTaskPushNotificationConfig" | "tasks/pushNotificationConfig/delete" => {
+            push::delete(&state, p, d, &ctx).await
+        }
+        "GetExtendedAgentCard" | "agent/getAuthenticatedExtendedCard" => {
+            super::card::extended(&state, &headers, &ctx, d)
+        }
         other => Err(RpcError::method(format!(
-            "unknown method {other:?}: use SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask or SubscribeToTask (1.0), or message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe (0.3)"
+            "unknown method {other:?}: use SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask, the *TaskPushNotificationConfig methods or GetExtendedAgentCard (1.0), or message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe, tasks/pushNotificationConfig/* or agent/getAuthenticatedExtendedCard (0.3)"
         ))),
     };
     match out {
@@ -88,6 +82,25 @@ pub async fn handle(
             plain_error(&id, &e, d)
         }
     }
+}
+
+/// Reads `X-A2A-Hop-Count` into the caller context (and marks the call
+/// as A2A); beyond `a2a_max_hops` it is refused, so delegation cycles end.
+pub fn arrived(state: &AppState, headers: &HeaderMap, ctx: &mut Ctx) -> Result<u32, RpcError> {
+    let hops = headers
+        .get("x-a2a-hop-count")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .unwrap_or(0);
+    if hops > state.config.a2a_max_hops {
+        return Err(RpcError::invalid_request(format!(
+            "this request has passed through {hops} agents, more than a2a_max_hops ({}): refusing, to stop a delegation cycle",
+            state.config.a2a_max_hops
+        )));
+    }
+    ctx.hops = hops;
+    ctx.via = "a2a";
+    Ok(hops)
 }
 
 /// Whether the dialect sends errors of streaming methods inside the stream
@@ -118,6 +131,16 @@ fn known_method(method: &str) -> &'static str {
         "tasks/get",
         "tasks/cancel",
         "tasks/resubscribe",
+        "CreateTaskPushNotificationConfig",
+        "GetTaskPushNotificationConfig",
+        "ListTaskPushNotificationConfigs",
+        "DeleteTaskPushNotificationConfig",
+        "GetExtendedAgentCard",
+        "tasks/pushNotificationConfig/set",
+        "tasks/pushNotificationConfig/get",
+        "tasks/pushNotificationConfig/list",
+        "tasks/pushNotificationConfig/delete",
+        "agent/getAuthenticatedExtendedCard",
     ];
     KNOWN
         .iter()

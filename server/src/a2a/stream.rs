@@ -1,7 +1,8 @@
 //! Streaming: `SendStreamingMessage` / `message/stream` and
 //! `SubscribeToTask` / `tasks/resubscribe` as server-sent events.
 //!
-//! Each SSE `data:` is a whole JSON-RPC response with the request's id. A
+//! Each SSE `data:` is a whole JSON-RPC response with the request's id
+//! (over HTTP+JSON: the bare `StreamResponse`, [`Framing`]). A
 //! stream starts with the task snapshot, then follows the engine's event
 //! bus for that conversation: tool activity becomes `working` status
 //! updates whose message says what runs, an approval ends a send stream as
@@ -27,6 +28,14 @@ use std::convert::Infallible;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
+/// How frames are framed: JSON-RPC responses carrying the request's id,
+/// or (HTTP+JSON) the bare `StreamResponse` objects.
+#[derive(Clone, Debug)]
+pub enum Framing {
+    Rpc(Value),
+    Rest,
+}
+
 /// One frame to send.
 enum Frame {
     Result(Value),
@@ -34,10 +43,18 @@ enum Frame {
 }
 
 /// `SendStreamingMessage` / `message/stream`.
-pub async fn send(state: AppState, id: Value, params: Value, d: Dialect, ctx: Ctx) -> Response {
+pub async fn send(
+    state: AppState,
+    id: Framing,
+    params: Value,
+    d: Dialect,
+    mut ctx: Ctx,
+) -> Response {
     let start = async {
-        let mut m = wire::incoming(&params).map_err(RpcError::params)?;
+        let mut m = wire::incoming(&params, d).map_err(RpcError::params)?;
         m.dialect = Some(d);
+        ctx.message_id = m.message_id.clone();
+        let push = super::push::on_send(&state, &params)?;
         let plan = state.a2a.plan(&state, &m, d).await?;
         super::authorize::plan(&state, &plan, &ctx).await?;
         // Know the conversation before the turn starts, to follow it.
@@ -45,6 +62,9 @@ pub async fn send(state: AppState, id: Value, params: Value, d: Dialect, ctx: Ct
             Some(c) => c.to_string(),
             None => tasks::create(&state, &m, &ctx).await?,
         };
+        if let Some(p) = &push {
+            super::push::register(&state, &cid, p, d, &ctx).await?;
+        }
         let plan = plan.on(&cid);
         Ok::<_, RpcError>((cid, plan))
     };
@@ -120,7 +140,7 @@ pub async fn send(state: AppState, id: Value, params: Value, d: Dialect, ctx: Ct
 
 /// `SubscribeToTask` / `tasks/resubscribe`: the current snapshot, then live
 /// updates until the task is terminal (1.0) or also interrupted (0.3).
-pub async fn subscribe(state: AppState, id: Value, params: Value, d: Dialect) -> Response {
+pub async fn subscribe(state: AppState, id: Framing, params: Value, d: Dialect) -> Response {
     let Some(tid) = rpc::param_str(&params, "id", "id") else {
         return early_error(id, RpcError::params("`id` is required"), d);
     };
@@ -242,9 +262,13 @@ fn progress(e: &Event) -> Option<String> {
 
 /// An error before the stream starts: plain JSON in 1.0, an SSE `error`
 /// event in 0.3 (whose clients read errors there).
-fn early_error(id: Value, e: RpcError, d: Dialect) -> Response {
+fn early_error(id: Framing, e: RpcError, d: Dialect) -> Response {
+    let rpc_id = match &id {
+        Framing::Rest => return super::rest::error(&e),
+        Framing::Rpc(rpc_id) => rpc_id,
+    };
     if !errors_in_stream(d) || e.http_status != 200 {
-        return plain_error(&id, &e, d);
+        return plain_error(rpc_id, &e, d);
     }
     let (tx, rx) = mpsc::channel::<Frame>(1);
     let _ = tx.try_send(Frame::Error(e));
@@ -253,16 +277,22 @@ fn early_error(id: Value, e: RpcError, d: Dialect) -> Response {
 }
 
 /// The SSE response over a channel of frames; ends when the sender does.
-fn sse(id: Value, d: Dialect, rx: mpsc::Receiver<Frame>) -> Response {
+fn sse(id: Framing, d: Dialect, rx: mpsc::Receiver<Frame>) -> Response {
     let s = stream::unfold(rx, move |mut rx| {
         let id = id.clone();
         async move {
             let frame = rx.recv().await?;
-            let ev = match frame {
-                Frame::Result(r) => SseEvent::default().data(rpc::result(&id, r).to_string()),
-                Frame::Error(e) => SseEvent::default()
+            let ev = match (frame, &id) {
+                (Frame::Result(r), Framing::Rpc(id)) => {
+                    SseEvent::default().data(rpc::result(id, r).to_string())
+                }
+                (Frame::Result(r), Framing::Rest) => SseEvent::default().data(r.to_string()),
+                (Frame::Error(e), Framing::Rpc(id)) => SseEvent::default()
                     .event("error")
-                    .data(rpc::error(&id, &e, d).to_string()),
+                    .data(rpc::error(id, &e, d).to_string()),
+                (Frame::Error(e), Framing::Rest) => SseEvent::default()
+                    .event("error")
+                    .data(e.rest_body().to_string()),
             };
             Some((Ok::<_, Infallible>(ev), rx))
         }

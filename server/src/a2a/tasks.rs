@@ -121,7 +121,7 @@ pub fn view(c: &Conversation, busy: bool, history: Option<usize>) -> TaskView {
     let mut history_view: Vec<MessageView> = talk
         .iter()
         .map(|m| MessageView {
-            id: m.id.clone(),
+            id: m.client_id.clone().unwrap_or_else(|| m.id.clone()),
             role: if m.role == Role::User {
                 Sender::User
             } else {
@@ -178,6 +178,12 @@ async fn remember_context(state: &AppState, id: &str, context: &str) -> Result<(
 /// extra artifacts).
 pub fn view_of(state: &AppState, c: &Conversation, history: Option<usize>) -> TaskView {
     let mut v = view(c, state.engine.runs(c), history);
+    if v.state == TaskState::Failed
+        && c.status == ConversationStatus::Active
+        && state.a2a.open(&c.id)
+    {
+        v.state = TaskState::Working;
+    }
     if let Some(extra) = state.a2a.artifacts(&c.id)
         && v.state == TaskState::Completed
     {
@@ -371,10 +377,11 @@ pub async fn send(
     state: &AppState,
     params: &Value,
     d: Dialect,
-    ctx: Ctx,
+    mut ctx: Ctx,
 ) -> Result<Value, RpcError> {
-    let mut m = super::wire::incoming(params).map_err(RpcError::params)?;
+    let mut m = super::wire::incoming(params, d).map_err(RpcError::params)?;
     m.dialect = Some(d);
+    ctx.message_id = m.message_id.clone();
     let config = params.get("configuration");
     let immediate = match d {
         Dialect::V1 => config
@@ -395,8 +402,21 @@ pub async fn send(
         .transpose()?
         .flatten()
         .map(|n| n as usize);
+    let push = super::push::on_send(state, params)?;
     let plan = state.a2a.plan(state, &m, d).await?;
     super::authorize::plan(state, &plan, &ctx).await?;
+    // A push config needs its task before the task changes state.
+    let plan = match &push {
+        Some(p) => {
+            let id = match plan.conversation() {
+                Some(id) => id.to_string(),
+                None => create(state, &m, &ctx).await?,
+            };
+            super::push::register(state, &id, p, d, &ctx).await?;
+            plan.on(&id)
+        }
+        None => plan,
+    };
     if immediate {
         let id = match plan.conversation() {
             Some(id) => id.to_string(),
@@ -454,7 +474,7 @@ pub async fn cancel(
     let id = param_str(params, "id", "id").ok_or_else(|| RpcError::params("`id` is required"))?;
     let c = load(state, &id).await?;
     super::authorize::cancel(state, &id, &ctx).await?;
-    let st = view(&c, state.engine.runs(&c), Some(0)).state;
+    let st = view_of(state, &c, Some(0)).state;
     if st.is_terminal() {
         return Err(RpcError::not_cancelable(format!(
             "task {id:?} is {} and cannot be canceled",

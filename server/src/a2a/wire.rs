@@ -285,12 +285,39 @@ pub struct Incoming {
     pub context_id: Option<String>,
 }
 
-/// Reads `params.message` leniently; the error says what is wrong.
-pub fn incoming(params: &Value) -> Result<Incoming, String> {
+/// Reads `params.message`, strictly where the spec is strict (a
+/// `messageId`, a known `role`, parts that each carry content of a known
+/// kind) and leniently in spelling (`kind` or `type` tags, camelCase or
+/// snake_case, `ROLE_USER` or `user` in any dialect). The seed's legacy
+/// clients may leave out `messageId`. The error names the field.
+pub fn incoming(params: &Value, d: Dialect) -> Result<Incoming, String> {
     let m = params
         .get("message")
         .filter(|m| m.is_object())
-        .ok_or("params.message is required: {\"message\": {\"role\": \"user\", \"parts\": [{\"text\": \"…\"}]}}")?;
+        .ok_or("params.message is required: {\"message\": {\"messageId\": \"…\", \"role\": \"ROLE_USER\", \"parts\": [{\"text\": \"…\"}]}}")?;
+    let s = |k: &str, alt: &str| {
+        m.get(k)
+            .or_else(|| m.get(alt))
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+    };
+    let message_id = s("messageId", "message_id");
+    if message_id.is_none() && d != Dialect::Legacy {
+        return Err("message.messageId is required: a non-empty string the client chooses".into());
+    }
+    match m.get("role") {
+        None | Some(Value::Null) => {
+            return Err("message.role is required: ROLE_USER (1.0) or \"user\" (0.3)".into());
+        }
+        Some(Value::String(r))
+            if matches!(r.as_str(), "ROLE_USER" | "ROLE_AGENT" | "user" | "agent") => {}
+        Some(other) => {
+            return Err(format!(
+                "message.role {other} is not a role: use ROLE_USER or ROLE_AGENT (1.0), \"user\" or \"agent\" (0.3)"
+            ));
+        }
+    }
     let parts = m
         .get("parts")
         .and_then(Value::as_array)
@@ -301,32 +328,17 @@ pub fn incoming(params: &Value) -> Result<Incoming, String> {
     let mut texts = Vec::new();
     let mut data = Vec::new();
     for (i, p) in parts.iter().enumerate() {
-        if !p.is_object() {
-            return Err(format!("message.parts[{i}] must be an object"));
+        match read_part(p) {
+            Ok(Some(PartIn::Text(t))) => texts.push(t),
+            Ok(Some(PartIn::Data(v))) => data.push(v),
+            // File parts are accepted and not read: the agent reads text.
+            Ok(None) => {}
+            Err(why) => return Err(format!("message.parts[{i}] {why}")),
         }
-        let tag = p
-            .get("kind")
-            .or_else(|| p.get("type"))
-            .and_then(Value::as_str);
-        if let Some(t) = p.get("text").and_then(Value::as_str) {
-            texts.push(t.to_string());
-        } else if let Some(d) = p.get("data") {
-            data.push(d.clone());
-        } else if matches!(tag, Some("text")) {
-            return Err(format!("message.parts[{i}] is a text part without `text`"));
-        }
-        // File parts (raw, url, file) are accepted and ignored: the agent reads text.
     }
-    let s = |k: &str, alt: &str| {
-        m.get(k)
-            .or_else(|| m.get(alt))
-            .and_then(Value::as_str)
-            .filter(|v| !v.is_empty())
-            .map(str::to_string)
-    };
     Ok(Incoming {
         dialect: None,
-        message_id: s("messageId", "message_id"),
+        message_id,
         text: texts.join("\n"),
         data,
         // The seed's legacy form puts taskId beside the message.
@@ -338,6 +350,51 @@ pub fn incoming(params: &Value) -> Result<Incoming, String> {
         }),
         context_id: s("contextId", "context_id"),
     })
+}
+
+/// What a part brings that the agent reads.
+enum PartIn {
+    Text(String),
+    Data(Value),
+}
+
+/// One part: 1.0 tells the kind by its member (`text`, `data`, `raw`,
+/// `url`), 0.3 and the seed by `kind` / `type`. A part without content or
+/// of a kind no version has is refused (the error completes "parts[i] …").
+fn read_part(p: &Value) -> Result<Option<PartIn>, String> {
+    let Some(o) = p.as_object() else {
+        return Err("must be an object".into());
+    };
+    let tag = o.get("kind").or_else(|| o.get("type"));
+    let tag = match tag {
+        None => None,
+        Some(Value::String(t)) => Some(t.as_str()),
+        Some(other) => return Err(format!("has kind {other}, which is not a string")),
+    };
+    let has = |k: &str| o.get(k).is_some_and(|v| !v.is_null());
+    match tag {
+        Some("text") | None if has("text") => match o.get("text") {
+            Some(Value::String(t)) => Ok(Some(PartIn::Text(t.clone()))),
+            _ => Err("has `text` that is not a string".into()),
+        },
+        Some("data") | None if has("data") => Ok(Some(PartIn::Data(o["data"].clone()))),
+        Some("file") => match o.get("file") {
+            Some(f)
+                if f.get("bytes").is_some_and(Value::is_string)
+                    || f.get("uri").is_some_and(Value::is_string) =>
+            {
+                Ok(None)
+            }
+            _ => Err("is a file part without `file.bytes` or `file.uri`".into()),
+        },
+        None if has("raw") || has("url") => Ok(None),
+        Some("text") => Err("is a text part without `text`".into()),
+        Some("data") => Err("is a data part without `data`".into()),
+        Some(other) => Err(format!(
+            "has kind {other:?}, which is not a part kind: use text, data or file"
+        )),
+        None => Err("has no content: give it `text`, `data`, `raw` or `url`".into()),
+    }
 }
 
 /// What a continuation of a waiting task decides: the words A2A.md lists,
@@ -442,10 +499,10 @@ mod tests {
     }
 
     #[test]
-    fn incoming_messages_are_read_leniently() {
+    fn incoming_messages_are_read_leniently_in_spelling() {
         let m = incoming(&json!({"message": {"message_id": "a", "role": "ROLE_USER",
             "parts": [{"kind": "text", "text": "hi"}, {"type": "text", "text": "there"}, {"data": {"approved": true}}],
-            "taskId": "t"}})).unwrap();
+            "taskId": "t"}}), Dialect::V03).unwrap();
         assert_eq!(
             (
                 m.text.as_str(),
@@ -456,21 +513,73 @@ mod tests {
         );
         assert_eq!(decision(&m), Some((true, None)));
         let legacy = incoming(
-            &json!({"taskId": "t9", "message": {"parts": [{"type": "text", "text": "No."}]}}),
+            &json!({"taskId": "t9", "message": {"role": "user", "parts": [{"type": "text", "text": "No."}]}}),
+            Dialect::Legacy,
         )
         .unwrap();
         assert_eq!(
             (legacy.task_id.as_deref(), decision(&legacy)),
             (Some("t9"), Some((false, None)))
         );
-        assert!(
-            incoming(&json!({"message": {"parts": []}}))
-                .unwrap_err()
-                .contains("empty")
-        );
-        assert!(incoming(&json!({"message": {"parts": "x"}})).is_err());
-        assert!(incoming(&json!({"": "x"})).is_err());
-        let maybe = incoming(&json!({"message": {"parts": [{"text": "maybe later"}]}})).unwrap();
+        let maybe = incoming(
+            &json!({"message": {"messageId": "m", "role": "user", "parts": [{"text": "maybe later"}]}}),
+            Dialect::V1,
+        )
+        .unwrap();
         assert_eq!(decision(&maybe), None);
+        let file = incoming(
+            &json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "see"}, {"url": "https://x/y", "mediaType": "text/plain"}, {"kind": "file", "file": {"uri": "https://x"}}]}}),
+            Dialect::V1,
+        );
+        assert_eq!(file.map(|m| m.text), Ok("see".to_string()));
+    }
+
+    #[test]
+    fn malformed_messages_name_the_field() {
+        let err = |m: Value| incoming(&json!({ "message": m }), Dialect::V1).unwrap_err();
+        let ok = json!({"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]});
+        let with = |k: &str, v: Value| {
+            let mut m = ok.clone();
+            m[k] = v;
+            m
+        };
+        let without = |k: &str| {
+            let mut m = ok.clone();
+            m.as_object_mut().unwrap().remove(k);
+            m
+        };
+        assert!(err(without("messageId")).contains("message.messageId"));
+        assert!(err(with("messageId", json!(""))).contains("message.messageId"));
+        assert!(err(without("role")).contains("message.role"));
+        assert!(err(with("role", json!("ROLE_BOSS"))).contains("message.role"));
+        assert!(err(with("parts", json!([]))).contains("message.parts"));
+        assert!(err(with("parts", json!("x"))).contains("message.parts"));
+        assert!(
+            err(with("parts", json!([{"text": "a"}, {}])))
+                .contains("message.parts[1] has no content")
+        );
+        assert!(
+            err(with("parts", json!([{"kind": "video", "v": 1}])))
+                .contains("message.parts[0] has kind \"video\"")
+        );
+        assert!(
+            err(with("parts", json!([{"kind": "text"}])))
+                .contains("message.parts[0] is a text part")
+        );
+        assert!(
+            err(with("parts", json!([{"kind": "file", "file": {}}])))
+                .contains("message.parts[0] is a file part")
+        );
+        assert!(err(with("parts", json!([{"text": 5}]))).contains("message.parts[0]"));
+        assert!(incoming(&json!({"": "x"}), Dialect::V1).is_err());
+        // Legacy clients may leave out messageId, not the role.
+        let legacy =
+            json!({"message": {"role": "user", "parts": [{"type": "text", "text": "hi"}]}});
+        assert!(incoming(&legacy, Dialect::Legacy).is_ok());
+        assert!(
+            incoming(&legacy, Dialect::V03)
+                .unwrap_err()
+                .contains("messageId")
+        );
     }
 }

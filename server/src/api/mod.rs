@@ -61,6 +61,25 @@ pub fn router(state: AppState) -> Router {
         .route("/.well-known/agent.json", get(crate::a2a::card::get))
         .route("/a2a", post(crate::a2a::server::handle))
         .route("/a2a/", post(crate::a2a::server::handle))
+        .route("/a2a/message:send", post(crate::a2a::rest::send))
+        .route("/a2a/message:stream", post(crate::a2a::rest::stream))
+        .route("/a2a/tasks", get(crate::a2a::rest::list_tasks))
+        .route(
+            "/a2a/tasks/{id}",
+            get(crate::a2a::rest::get_task).post(crate::a2a::rest::task_action),
+        )
+        .route(
+            "/a2a/tasks/{id}/pushNotificationConfigs",
+            post(crate::a2a::rest::create_push).get(crate::a2a::rest::list_push),
+        )
+        .route(
+            "/a2a/tasks/{id}/pushNotificationConfigs/{config}",
+            get(crate::a2a::rest::get_push).delete(crate::a2a::rest::delete_push),
+        )
+        .route(
+            "/a2a/extendedAgentCard",
+            get(crate::a2a::rest::extended_card),
+        )
         .route("/openapi.json", get(docs::openapi_json))
         .route("/docs", get(docs::page))
         .route("/docs.js", get(docs::script))

@@ -149,6 +149,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
             principal,
             via: if from_ui { "ui" } else { "rest" },
             headers: Vec::new(),
+            message_id: None,
         }))
     }
 }

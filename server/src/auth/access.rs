@@ -60,6 +60,9 @@ const TABLE: &[(&str, &str, Need)] = &[
     ("GET", "/metrics", Api(Viewer)),
     ("POST", "/a2a", Api(Viewer)),
     ("POST", "/a2a/", Api(Viewer)),
+    // The HTTP+JSON binding: each operation's role is checked like
+    // JSON-RPC's, by [`a2a_method`].
+    ("*", "/a2a/*", Api(Viewer)),
 ];
 
 fn matches(pattern: &str, path: &str) -> bool {
@@ -106,7 +109,11 @@ pub fn a2a_method(method: &str) -> Role {
         | "SendStreamingMessage"
         | "message/stream"
         | "CancelTask"
-        | "tasks/cancel" => Requester,
+        | "tasks/cancel"
+        | "CreateTaskPushNotificationConfig"
+        | "tasks/pushNotificationConfig/set"
+        | "DeleteTaskPushNotificationConfig"
+        | "tasks/pushNotificationConfig/delete" => Requester,
         _ => Viewer,
     }
 }

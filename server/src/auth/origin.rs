@@ -117,9 +117,10 @@ pub fn check(origins: &Origins, method: &Method, path: &str, h: &HeaderMap) -> O
     if !changes_state(method) {
         return None;
     }
-    // `/a2a` refuses non-JSON bodies itself with the A2A error the spec
-    // names (-32005, ContentTypeNotSupported), before anything runs.
-    let a2a = path == "/a2a" || path == "/a2a/";
+    // `/a2a` and its HTTP+JSON binding refuse non-JSON bodies themselves
+    // (by [`is_json`]) with the A2A error the spec names (-32005,
+    // ContentTypeNotSupported; 415 over HTTP+JSON), before anything runs.
+    let a2a = path == "/a2a" || path.starts_with("/a2a/");
     if has_body(h) && !is_json(h) && !a2a {
         return Some(ApiError::UnsupportedMediaType(
             "a request that changes state must send its body as Content-Type: application/json"

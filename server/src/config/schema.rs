@@ -50,6 +50,10 @@ pub struct Config {
     pub a2a: Vec<A2aAgentConfig>,
     #[serde(default = "default_a2a_max_hops")]
     pub a2a_max_hops: u32,
+    /// Let A2A push notifications go to loopback, private and link-local
+    /// addresses (off: a task cannot make the agent call internal services).
+    #[serde(default)]
+    pub a2a_push_allow_private: bool,
     /// The orchestration tree; absent means simple mode.
     #[serde(default)]
     pub agent: Option<NodeConfig>,

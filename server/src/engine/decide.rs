@@ -370,6 +370,7 @@ fn requester(ctx: &Ctx) -> Requester {
     Requester {
         name: ctx.principal.name.clone(),
         session: ctx.session_id.clone(),
+        message_id: ctx.message_id.clone(),
     }
 }
 

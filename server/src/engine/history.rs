@@ -128,6 +128,7 @@ mod tests {
         StoredMessage {
             message: Message {
                 id: format!("m-{content}"),
+                client_id: None,
                 role,
                 content: content.into(),
                 tool_call: call.map(|(name, result)| ToolCall {

@@ -18,6 +18,7 @@
 pub mod body;
 pub mod email;
 pub mod links;
+pub mod push;
 pub mod webhook;
 mod worker;
 
@@ -54,6 +55,10 @@ pub struct Notifier {
     base: OnceLock<String>,
     retry_for: Duration,
     http: reqwest::Client,
+    /// A2A push: the secrets' sealer, the guarded client, the switch.
+    sealer: push::Sealer,
+    push_http: reqwest::Client,
+    allow_private: bool,
 }
 
 impl std::fmt::Debug for Notifier {
@@ -158,9 +163,13 @@ impl Notifier {
             .user_agent(concat!("stop-and-go/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let allow_private = config.a2a_push_allow_private;
         Ok(Notifier {
             store,
             targets,
+            sealer: push::Sealer::new(&key),
+            push_http: push::client(allow_private)?,
+            allow_private,
             links: Links::new(key),
             base: OnceLock::new(),
             retry_for: n
@@ -177,6 +186,16 @@ impl Notifier {
         &self.links
     }
 
+    /// Seals and opens A2A push secrets.
+    pub fn sealer(&self) -> &push::Sealer {
+        &self.sealer
+    }
+
+    /// Whether A2A pushes may go to internal addresses.
+    pub fn allow_private(&self) -> bool {
+        self.allow_private
+    }
+
     /// Whether any target is configured.
     pub fn is_on(&self) -> bool {
         !self.targets.is_empty()
@@ -186,9 +205,7 @@ impl Notifier {
     /// address the agent listens on).
     pub fn start(self: &Arc<Self>, base: String) {
         let _ = self.base.set(base.trim_end_matches('/').to_string());
-        if self.targets.is_empty() {
-            return;
-        }
+        // Always: A2A push deliveries go through the outbox too.
         let me = self.clone();
         tokio::spawn(async move { me.run().await });
     }

@@ -50,7 +50,13 @@ pub async fn post(
         let t = chrono::Utc::now().timestamp();
         req = req.header("X-StopGo-Signature", signature(s.as_bytes(), t, &body));
     }
-    let resp = req.body(body).send().await.map_err(|e| Failure {
+    send(req.body(body)).await
+}
+
+/// Sends a prepared request: 2xx is delivered, anything else a failure
+/// (with the receiver's `Retry-After`, if it gave one).
+pub async fn send(req: reqwest::RequestBuilder) -> Result<(), Failure> {
+    let resp = req.send().await.map_err(|e| Failure {
         error: if e.is_timeout() {
             "timed out after 10 s".into()
         } else if e.is_connect() {

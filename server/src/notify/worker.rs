@@ -72,13 +72,19 @@ impl Notifier {
                 }
             }
             if !full {
+                // Without targets only A2A pushes come, and they wake us.
+                let idle = if self.targets.is_empty() {
+                    IDLE * 8
+                } else {
+                    IDLE
+                };
                 tokio::select! {
                     _ = routes.wake.notified() => {
                         // Gather what the next few turns write, so a busy
                         // agent pays one claim per batch, not per turn.
                         tokio::time::sleep(GATHER).await;
                     }
-                    _ = tokio::time::sleep(IDLE) => {}
+                    _ = tokio::time::sleep(idle) => {}
                 }
             }
         }
@@ -144,6 +150,9 @@ impl Notifier {
 
     async fn send(&self, n: &Notification) -> Send {
         let d = &n.delivery;
+        if let Some(uid) = d.target.strip_prefix(crate::store::push::TARGET) {
+            return self.push(uid, n).await;
+        }
         let Some(kind) = self.targets.get(&d.target) else {
             return Send::Dead(format!("the target {:?} is no longer configured", d.target));
         };
@@ -239,6 +248,50 @@ impl Notifier {
                 open: format!("{base}/ui/conversations/{conversation}"),
                 ..LinkSet::default()
             }
+        }
+    }
+}
+
+impl Notifier {
+    /// An A2A push: the config as it stands now (deleted: nothing to
+    /// send), its secrets opened, the task update POSTed.
+    async fn push(&self, uid: &str, n: &Notification) -> Send {
+        let p = match self.store.push_config(uid).await {
+            Ok(Some(p)) => p,
+            Ok(None) => return Send::Skip("the push config was deleted".into()),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read a push config");
+                return Send::Failed(super::webhook::Failure {
+                    error: "the store could not be read".into(),
+                    retry_after: None,
+                });
+            }
+        };
+        let open = |s: &Option<String>| s.as_deref().map(|s| self.sealer.open(s)).transpose();
+        let (token, credentials) = match (open(&p.token), open(&p.credentials)) {
+            (Ok(t), Ok(c)) => (t, c),
+            (Err(e), _) | (_, Err(e)) => return Send::Dead(e),
+        };
+        let creds = super::push::Credentials {
+            authorization: match (&p.auth_scheme, credentials) {
+                (Some(s), Some(c)) => Some(format!("{s} {c}")),
+                _ => None,
+            },
+            token,
+        };
+        let body = serde_json::to_vec(&n.payload).unwrap_or_default();
+        match super::push::post(
+            &self.push_http,
+            &p.url,
+            self.allow_private,
+            &creds,
+            &n.delivery.id,
+            body,
+        )
+        .await
+        {
+            Ok(()) => Send::Sent,
+            Err(f) => Send::Failed(f),
         }
     }
 }

@@ -49,6 +49,16 @@ impl NewMessage {
         }
     }
 
+    /// A user's message; `client_id` is the id its client gave it (A2A
+    /// `messageId`), kept in `call_id`, which a user's message has no
+    /// other use for.
+    pub fn user(content: impl Into<String>, client_id: Option<String>) -> Self {
+        NewMessage {
+            call_id: client_id,
+            ..NewMessage::text(Role::User, content)
+        }
+    }
+
     /// The same message, tagged with a pipeline node.
     pub fn in_node(mut self, node: Option<&NodeTag>) -> Self {
         self.node = node.cloned();
@@ -193,6 +203,7 @@ impl Encoded {
     pub(in crate::store) fn message(self, m: NewMessage, id: String, ts: String) -> Message {
         Message {
             id,
+            client_id: m.call_id.filter(|_| m.role == Role::User),
             role: m.role,
             content: m.content,
             tool_call: m.tool_call,
@@ -243,6 +254,7 @@ pub fn stored(conn: &Connection, conversation_id: &str) -> Result<Vec<StoredMess
                 finished_at: None,
                 approval: None,
                 node: r.get(10)?,
+                client_id: r.get(5)?,
             },
             r.get::<_, Option<String>>(5)?,
             r.get::<_, Option<String>>(6)?,
@@ -283,7 +295,7 @@ pub fn of_conversations(
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT m.conversation_id, m.id, m.role, m.content, m.tool_call, m.created_at, \
                 m.started_at, m.finished_at, a.uuid, a.status, a.reason, a.decided_by, a.decided_at, m.node, \
-                a.requested_by, a.decided_via, a.edited_args \
+                a.requested_by, a.decided_via, a.edited_args, m.call_id \
          FROM messages m LEFT JOIN approvals a ON a.rowid = \
              (SELECT rowid FROM approvals WHERE message_id = m.id ORDER BY rowid DESC LIMIT 1) \
          WHERE m.conversation_id IN ({marks}) ORDER BY m.seq"
@@ -313,6 +325,7 @@ pub fn of_conversations(
                     None => None,
                 },
                 node: r.get(13)?,
+                client_id: r.get(17)?,
             },
         ))
     })?;
@@ -334,6 +347,8 @@ pub(in crate::store) struct RawMessage {
     pub finished_at: Option<String>,
     pub approval: Option<RawOutcome>,
     pub node: Option<String>,
+    /// `call_id`: on a user's message, the id its client gave it.
+    pub client_id: Option<String>,
 }
 
 /// The columns of the approval a call ran under.
@@ -385,6 +400,7 @@ impl RawMessage {
             });
         Ok(Message {
             id: self.id,
+            client_id: self.client_id.filter(|_| role == Role::User),
             role,
             content: self.content,
             tool_call,

@@ -54,6 +54,7 @@ mod migrations;
 pub mod outbox;
 pub mod pins;
 mod postgres;
+pub mod push;
 pub mod recovery;
 pub mod sessions;
 mod sqlite;

@@ -148,6 +148,27 @@ impl Tx for Connection {
     fn link_used(&self, link: &str) -> Result<bool, StoreError> {
         super::outbox::link_used(self, link)
     }
+    fn put_push_config(&self, p: &super::push::PushConfig) -> Result<(), StoreError> {
+        super::push::put(self, p)
+    }
+    fn push_configs(&self, task_id: &str) -> Result<Vec<super::push::PushConfig>, StoreError> {
+        super::push::of_task(self, task_id)
+    }
+    fn push_config(&self, uid: &str) -> Result<Option<super::push::PushConfig>, StoreError> {
+        super::push::by_uid(self, uid)
+    }
+    fn delete_push_config(&self, task_id: &str, config_id: &str) -> Result<bool, StoreError> {
+        super::push::delete(self, task_id, config_id)
+    }
+    fn advance_push(&self, uid: &str, state: &str) -> Result<bool, StoreError> {
+        super::push::advance(self, uid, state)
+    }
+    fn unsettled_push_configs(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<super::push::PushConfig>, StoreError> {
+        super::push::unsettled(self, limit)
+    }
     fn pins(&self) -> Result<Vec<super::pins::PinRow>, StoreError> {
         super::pins::all(self)
     }

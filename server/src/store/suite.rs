@@ -54,6 +54,7 @@ async fn waiting_for(s: &Store, quorum: u32) -> (String, String, String) {
             Requester {
                 name: "alice".into(),
                 session: "s".into(),
+                message_id: None,
             },
             Some("add x 1".into()),
         )
@@ -357,6 +358,7 @@ async fn the_crash_rules_settle_what_a_stopped_process_left() {
                 Requester {
                     name: "bob".into(),
                     session: "s".into(),
+                    message_id: None,
                 },
                 Some("list".into()),
             )
@@ -412,6 +414,7 @@ async fn a_lease_has_one_owner_and_a_takeover_fences_the_old_one() {
             Requester {
                 name: "alice".into(),
                 session: "s".into(),
+                message_id: None,
             },
             Some("hello".into()),
         )
@@ -667,6 +670,7 @@ async fn tasks_by_state_come_from_an_index_and_a_kept_count() {
     let alice = || Requester {
         name: "alice".into(),
         session: "s".into(),
+        message_id: None,
     };
     let answer = |text: &str| {
         vec![super::turns::StepMessage {

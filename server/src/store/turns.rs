@@ -12,6 +12,8 @@ use app::pipeline::PipelineState;
 pub struct Requester {
     pub name: String,
     pub session: String,
+    /// The id the client gave the user's message (A2A `messageId`).
+    pub message_id: Option<String>,
 }
 
 /// One message of a model step, with the result of a call that cannot run
@@ -36,7 +38,7 @@ impl Store {
             tx.set_requester(&c.id, &by.name, &by.session)?;
             super::audit::conversation_created(tx, &by.name, &c.id, &by.session)?;
             if let Some(text) = first {
-                let m = tx.append(&c.id, NewMessage::text(Role::User, text))?;
+                let m = tx.append(&c.id, NewMessage::user(text, by.message_id.clone()))?;
                 super::audit::message_sent(tx, &by.name, &c.id, m.as_ref().map(|m| m.id.as_str()))?;
                 tx.set_turn_running(&c.id, true)?;
             }
@@ -61,7 +63,7 @@ impl Store {
                 return Ok(Some(a));
             }
             tx.set_requester(&id, &by.name, &by.session)?;
-            let m = tx.append(&id, NewMessage::text(Role::User, text))?;
+            let m = tx.append(&id, NewMessage::user(text, by.message_id.clone()))?;
             super::audit::message_sent(tx, &by.name, &id, m.as_ref().map(|m| m.id.as_str()))?;
             tx.set_status(&id, ConversationStatus::Active)?;
             tx.set_turn_running(&id, true)?;

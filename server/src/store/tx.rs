@@ -163,6 +163,18 @@ pub trait Tx {
     fn use_link(&self, link: &str, uuid: &str, by: &str, at: &str) -> Result<bool, StoreError>;
     fn link_used(&self, link: &str) -> Result<bool, StoreError>;
 
+    // A2A push notification configs.
+    fn put_push_config(&self, p: &super::push::PushConfig) -> Result<(), StoreError>;
+    fn push_configs(&self, task_id: &str) -> Result<Vec<super::push::PushConfig>, StoreError>;
+    fn push_config(&self, uid: &str) -> Result<Option<super::push::PushConfig>, StoreError>;
+    fn delete_push_config(&self, task_id: &str, config_id: &str) -> Result<bool, StoreError>;
+    /// Records `state` as sent to `uid`; false when it was already.
+    fn advance_push(&self, uid: &str, state: &str) -> Result<bool, StoreError>;
+    fn unsettled_push_configs(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<super::push::PushConfig>, StoreError>;
+
     // The audit trail.
     fn audit(&self, e: &Event<'_>) -> Result<(), StoreError>;
     fn audit_page(&self, after: i64, limit: u32) -> Result<Vec<audit::Row>, StoreError>;

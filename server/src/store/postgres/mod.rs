@@ -69,6 +69,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("v5.sql"),
     include_str!("v6.sql"),
     include_str!("v7.sql"),
+    include_str!("v8.sql"),
 ];
 /// The advisory lock migrations run under (any constant shared by replicas).
 const MIGRATION_LOCK: i64 = 0x5354_4f50_474f; // "STOPGO"

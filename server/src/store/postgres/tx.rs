@@ -311,7 +311,7 @@ impl<'a> PgTx<'a> {
         let rows = self.query(
             "SELECT m.conversation_id, m.id, m.role, m.content, m.tool_call, m.created_at, \
                     m.started_at, m.finished_at, a.uuid, a.status, a.reason, a.decided_by, a.decided_at, m.node, \
-                    a.requested_by, a.decided_via, a.edited_args \
+                    a.requested_by, a.decided_via, a.edited_args, m.call_id \
              FROM messages m LEFT JOIN LATERAL \
                  (SELECT * FROM approvals x WHERE x.message_id = m.id ORDER BY x.seq DESC LIMIT 1) a ON TRUE \
              WHERE m.conversation_id = ANY($1) ORDER BY m.seq",
@@ -337,6 +337,7 @@ impl<'a> PgTx<'a> {
                     edited_args: r.get(16),
                 }),
                 node: r.get(13),
+                client_id: r.get(17),
             };
             out.entry(r.get(0)).or_default().push(raw.decode()?);
         }
@@ -662,6 +663,7 @@ impl Tx for PgTx<'_> {
                     finished_at: None,
                     approval: None,
                     node: r.get(10),
+                    client_id: r.get(5),
                 };
                 Ok(StoredMessage {
                     message: raw.decode()?,
@@ -845,6 +847,79 @@ impl Tx for PgTx<'_> {
         Ok(self
             .first("SELECT 1 FROM link_uses WHERE link_id = $1", &[&link])?
             .is_some())
+    }
+    fn put_push_config(&self, p: &crate::store::push::PushConfig) -> Result<(), StoreError> {
+        self.exec(
+            &format!(
+                "INSERT INTO push_configs ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+                 ON CONFLICT (task_id, config_id) DO UPDATE SET url = excluded.url, token = excluded.token, \
+                 auth_scheme = excluded.auth_scheme, credentials = excluded.credentials, dialect = excluded.dialect, \
+                 created_by = excluded.created_by, created_at = excluded.created_at, last_state = NULL",
+                crate::store::push::COLUMNS
+            ),
+            &[
+                &p.uid,
+                &p.task_id,
+                &p.config_id,
+                &p.url,
+                &p.token,
+                &p.auth_scheme,
+                &p.credentials,
+                &p.dialect,
+                &p.created_by,
+                &p.created_at,
+                &p.last_state,
+            ],
+        )?;
+        Ok(())
+    }
+    fn push_configs(
+        &self,
+        task_id: &str,
+    ) -> Result<Vec<crate::store::push::PushConfig>, StoreError> {
+        let sql = format!(
+            "SELECT {} FROM push_configs WHERE task_id = $1 ORDER BY created_at, config_id",
+            crate::store::push::COLUMNS
+        );
+        Ok(self
+            .query(&sql, &[&task_id])?
+            .iter()
+            .map(push_row)
+            .collect())
+    }
+    fn push_config(&self, uid: &str) -> Result<Option<crate::store::push::PushConfig>, StoreError> {
+        let sql = format!(
+            "SELECT {} FROM push_configs WHERE uid = $1",
+            crate::store::push::COLUMNS
+        );
+        Ok(self.first(&sql, &[&uid])?.as_ref().map(push_row))
+    }
+    fn delete_push_config(&self, task_id: &str, config_id: &str) -> Result<bool, StoreError> {
+        Ok(self.exec(
+            "DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2",
+            &[&task_id, &config_id],
+        )? == 1)
+    }
+    fn advance_push(&self, uid: &str, state: &str) -> Result<bool, StoreError> {
+        Ok(self.exec(
+            "UPDATE push_configs SET last_state = $2 WHERE uid = $1 AND (last_state IS NULL OR last_state <> $2)",
+            &[&uid, &state],
+        )? == 1)
+    }
+    fn unsettled_push_configs(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<crate::store::push::PushConfig>, StoreError> {
+        let sql = format!(
+            "SELECT {} FROM push_configs WHERE {} ORDER BY created_at LIMIT $1",
+            crate::store::push::COLUMNS,
+            crate::store::push::UNSETTLED
+        );
+        Ok(self
+            .query(&sql, &[&i64::from(limit)])?
+            .iter()
+            .map(push_row)
+            .collect())
     }
     fn pins(&self) -> Result<Vec<crate::store::pins::PinRow>, StoreError> {
         let sql = format!(
@@ -1109,6 +1184,22 @@ fn pin_row(r: &Row) -> crate::store::pins::PinRow {
             (Some(d), Some(j), Some(at)) => Some((d, j, at)),
             _ => None,
         },
+    }
+}
+
+fn push_row(r: &Row) -> crate::store::push::PushConfig {
+    crate::store::push::PushConfig {
+        uid: r.get(0),
+        task_id: r.get(1),
+        config_id: r.get(2),
+        url: r.get(3),
+        token: r.get(4),
+        auth_scheme: r.get(5),
+        credentials: r.get(6),
+        dialect: r.get(7),
+        created_by: r.get(8),
+        created_at: r.get(9),
+        last_state: r.get(10),
     }
 }
 

@@ -1,0 +1,222 @@
+//! A2A push notification configs (`CreateTaskPushNotificationConfig` and
+//! friends): stored durably, one row per (task, config id), and the
+//! outbox rows that deliver a task's state changes to them.
+//!
+//! Each config remembers the last task state it was sent (`last_state`).
+//! Announcing a state advances it with a conditional update and writes
+//! the outbox row in the same transaction, so a state is queued once per
+//! config even when two replicas see the same change, and a process that
+//! died between a state change and its announcement is caught up at the
+//! next start (`unsettled`). Secrets (the token, the credentials) arrive
+//! here sealed by `a2a::push`: the store never holds them in the clear.
+
+use super::{Store, StoreError, new_id, now};
+use crate::store::outbox::Notification;
+use app::models::Delivery;
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde_json::Value;
+
+/// One stored config.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PushConfig {
+    /// Ours, unique: the outbox row's target is `a2a-push:<uid>`.
+    pub uid: String,
+    pub task_id: String,
+    /// The client's id for it (unique per task).
+    pub config_id: String,
+    pub url: String,
+    /// Sealed.
+    pub token: Option<String>,
+    pub auth_scheme: Option<String>,
+    /// Sealed.
+    pub credentials: Option<String>,
+    /// `1.0` or `0.3`: the payload's shape.
+    pub dialect: String,
+    pub created_by: String,
+    pub created_at: String,
+    pub last_state: Option<String>,
+}
+
+/// The outbox target prefix of push deliveries.
+pub const TARGET: &str = "a2a-push:";
+
+pub(in crate::store) const COLUMNS: &str = "uid, task_id, config_id, url, token, auth_scheme, credentials, dialect, created_by, created_at, last_state";
+
+/// Terminal states: a config that saw one has nothing more to send.
+pub(in crate::store) const UNSETTLED: &str =
+    "last_state IS NULL OR last_state NOT IN ('completed', 'failed', 'canceled', 'rejected')";
+
+fn row(r: &Row<'_>) -> rusqlite::Result<PushConfig> {
+    Ok(PushConfig {
+        uid: r.get(0)?,
+        task_id: r.get(1)?,
+        config_id: r.get(2)?,
+        url: r.get(3)?,
+        token: r.get(4)?,
+        auth_scheme: r.get(5)?,
+        credentials: r.get(6)?,
+        dialect: r.get(7)?,
+        created_by: r.get(8)?,
+        created_at: r.get(9)?,
+        last_state: r.get(10)?,
+    })
+}
+
+// SQLite statements (the PostgreSQL ones are in `postgres/tx.rs`).
+
+pub fn put(conn: &Connection, p: &PushConfig) -> Result<(), StoreError> {
+    conn.prepare_cached(&format!(
+        "INSERT INTO push_configs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
+         ON CONFLICT (task_id, config_id) DO UPDATE SET url = excluded.url, token = excluded.token, \
+         auth_scheme = excluded.auth_scheme, credentials = excluded.credentials, dialect = excluded.dialect, \
+         created_by = excluded.created_by, created_at = excluded.created_at, last_state = NULL"
+    ))?
+    .execute(params![
+        p.uid,
+        p.task_id,
+        p.config_id,
+        p.url,
+        p.token,
+        p.auth_scheme,
+        p.credentials,
+        p.dialect,
+        p.created_by,
+        p.created_at,
+        p.last_state
+    ])?;
+    Ok(())
+}
+
+pub fn of_task(conn: &Connection, task_id: &str) -> Result<Vec<PushConfig>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM push_configs WHERE task_id = ?1 ORDER BY created_at, config_id"
+    ))?;
+    let rows = stmt.query_map(params![task_id], row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub fn by_uid(conn: &Connection, uid: &str) -> Result<Option<PushConfig>, StoreError> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM push_configs WHERE uid = ?1"
+        ))?
+        .query_row(params![uid], row)
+        .optional()?)
+}
+
+pub fn delete(conn: &Connection, task_id: &str, config_id: &str) -> Result<bool, StoreError> {
+    Ok(conn
+        .prepare_cached("DELETE FROM push_configs WHERE task_id = ?1 AND config_id = ?2")?
+        .execute(params![task_id, config_id])?
+        == 1)
+}
+
+pub fn advance(conn: &Connection, uid: &str, state: &str) -> Result<bool, StoreError> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE push_configs SET last_state = ?2 WHERE uid = ?1 AND (last_state IS NULL OR last_state <> ?2)",
+        )?
+        .execute(params![uid, state])?
+        == 1)
+}
+
+pub fn unsettled(conn: &Connection, limit: u32) -> Result<Vec<PushConfig>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM push_configs WHERE {UNSETTLED} ORDER BY created_at LIMIT ?1"
+    ))?;
+    let rows = stmt.query_map(params![limit], row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The outbox row delivering `payload` (a `StreamResponse`, or a 0.3
+/// task) to the config `uid`.
+fn delivery(uid: &str, state: &str, payload: Value) -> Notification {
+    let at = now();
+    Notification {
+        delivery: Delivery {
+            id: new_id(),
+            target: format!("{TARGET}{uid}"),
+            event: format!("task.{state}"),
+            approval_uuid: None,
+            status: "pending".into(),
+            attempts: 0,
+            next_at: at.clone(),
+            created_at: at.clone(),
+            updated_at: at.clone(),
+            last_error: None,
+            delivered_at: None,
+        },
+        payload,
+        since: at,
+    }
+}
+
+/// A task's state as each config shape tells it.
+#[derive(Clone, Debug)]
+pub struct Announcement {
+    pub task_id: String,
+    /// The state, as stored in `last_state` (`input-required`...).
+    pub state: String,
+    /// The payload for 1.0 configs and for 0.3 ones.
+    pub v1: Value,
+    pub v03: Value,
+}
+
+impl Store {
+    /// Stores (or replaces) a config.
+    pub async fn put_push_config(&self, p: PushConfig) -> Result<(), StoreError> {
+        self.write(move |tx| tx.put_push_config(&p)).await
+    }
+
+    /// The configs of a task.
+    pub async fn push_configs(&self, task_id: &str) -> Result<Vec<PushConfig>, StoreError> {
+        let task_id = task_id.to_string();
+        self.read_one(move |tx| tx.push_configs(&task_id)).await
+    }
+
+    /// A config by our id (the worker's lookup at send time).
+    pub async fn push_config(&self, uid: &str) -> Result<Option<PushConfig>, StoreError> {
+        let uid = uid.to_string();
+        self.read_one(move |tx| tx.push_config(&uid)).await
+    }
+
+    /// Deletes a config; false when there was none.
+    pub async fn delete_push_config(
+        &self,
+        task_id: &str,
+        config_id: &str,
+    ) -> Result<bool, StoreError> {
+        let (t, c) = (task_id.to_string(), config_id.to_string());
+        self.write(move |tx| tx.delete_push_config(&t, &c)).await
+    }
+
+    /// Configs that have not yet been sent a terminal state.
+    pub async fn unsettled_push_configs(&self, limit: u32) -> Result<Vec<PushConfig>, StoreError> {
+        self.read_one(move |tx| tx.unsettled_push_configs(limit))
+            .await
+    }
+
+    /// Queues `a` for every config of its task that was not sent this
+    /// state yet (one transaction); returns how many rows were written.
+    pub async fn announce_push(&self, a: Announcement) -> Result<usize, StoreError> {
+        let routes = self.routes.clone();
+        let n = self
+            .write(move |tx| {
+                let mut n = 0;
+                for p in tx.push_configs(&a.task_id)? {
+                    if !tx.advance_push(&p.uid, &a.state)? {
+                        continue;
+                    }
+                    let payload = if p.dialect == "0.3" { &a.v03 } else { &a.v1 };
+                    tx.insert_notification(&delivery(&p.uid, &a.state, payload.clone()))?;
+                    n += 1;
+                }
+                Ok(n)
+            })
+            .await?;
+        if n > 0 {
+            routes.wake.notify_one();
+        }
+        Ok(n)
+    }
+}
