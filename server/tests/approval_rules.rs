@@ -574,7 +574,16 @@ async fn an_approval_expires_and_the_model_is_told() {
         body["result"]["approval"]["expires_at"].is_string(),
         "{body}"
     );
-    let c = until_settled(&a, &id, 10).await;
+    // Settled, and the resumed turn has answered (expiry and the turn's
+    // resumption are two steps: between them nothing runs or waits).
+    let mut c = until_settled(&a, &id, 10).await;
+    for _ in 0..50 {
+        if c["messages"].as_array().unwrap().last().unwrap()["role"] == "assistant" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        c = until_settled(&a, &id, 10).await;
+    }
     let call = call_in(&c, "resources_add");
     assert_eq!(call["tool_call"]["approval"]["status"], "expired", "{call}");
     let result = call["tool_call"]["result"].as_str().unwrap();
