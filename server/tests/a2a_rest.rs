@@ -64,6 +64,19 @@ fn assert_error(got: &(u16, String, Value), status: u16, grpc: &str, reason: &st
     assert_eq!(info["reason"], reason, "{body}");
 }
 
+/// `POST /a2a/message:send` with exactly these headers and body.
+async fn raw_send(a: &Agent, headers: &[(&str, &str)], body: &str) -> (u16, Value) {
+    let mut req = client()
+        .post(a.url("/a2a/message:send"))
+        .body(body.to_string());
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = req.send().await.unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
 /// The `data:` objects of an SSE body.
 async fn sse(a: &Agent, path: &str, body: Option<Value>) -> Vec<Value> {
     let mut req = client()
@@ -285,40 +298,26 @@ async fn every_http_json_route_answers_with_the_spec_shapes() {
         "NOT_FOUND",
         "TASK_NOT_FOUND",
     );
-    let text = client()
-        .post(a.url("/a2a/message:send"))
-        .header("Content-Type", "text/plain")
-        .body(json!({"message": message("x", "hi")}).to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(text.status(), 415);
-    let body: Value = text.json().await.unwrap();
+    let hi = json!({"message": message("x", "hi")}).to_string();
+    let (s, body) = raw_send(&a, &[("Content-Type", "text/plain")], &hi).await;
+    assert_eq!(s, 415);
     assert_eq!(
         body["error"]["details"][0]["reason"],
         "CONTENT_TYPE_NOT_SUPPORTED"
     );
-    let v99 = client()
-        .post(a.url("/a2a/message:send"))
-        .header("A2A-Version", "99.0")
-        .json(&json!({"message": message("x", "hi")}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(v99.status(), 400);
-    let body: Value = v99.json().await.unwrap();
+    let json_99 = [
+        ("Content-Type", "application/json"),
+        ("A2A-Version", "99.0"),
+    ];
+    let (s, body) = raw_send(&a, &json_99, &hi).await;
+    assert_eq!(s, 400);
     assert_eq!(
         body["error"]["details"][0]["reason"],
         "VERSION_NOT_SUPPORTED"
     );
-    let broken = client()
-        .post(a.url("/a2a/message:send"))
-        .header("Content-Type", "application/json")
-        .body("{not json")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(broken.status(), 400);
+    let (s, body) = raw_send(&a, &[("Content-Type", "application/json")], "{not json").await;
+    assert_eq!(s, 400);
+    assert_eq!(body["error"]["details"][0]["reason"], "PARSE_ERROR");
     assert_error(
         &call(&a, M::GET, "/a2a/tasks?includeArtifacts=maybe", None).await,
         400,
@@ -443,5 +442,70 @@ async fn malformed_messages_are_refused_naming_the_field_in_every_binding() {
     assert_eq!(
         r["result"]["history"][0]["messageId"], "client-03-id",
         "{r}"
+    );
+}
+
+/// With operator authentication on, the card declares an extended card,
+/// which only known callers read (both bindings), with every skill and
+/// the ones that stop for approval marked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_extended_card_is_for_known_callers_when_auth_is_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "{}auth:\n  mode: tokens\n  tokens:\n    - {{name: vera, token: \"${{VIEWER_T}}\", roles: [viewer]}}\n",
+        resources_yaml("ext-card", dir.path())
+    );
+    let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
+    let a = Agent::start_with_env(&cfg, &[("VIEWER_T", "viewer-token-0123456789")]);
+    let card: Value = client()
+        .get(a.url("/.well-known/agent-card.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(card["capabilities"]["extendedAgentCard"], true, "{card}");
+    let anonymous = client()
+        .get(a.url("/a2a/extendedAgentCard"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), 401);
+    let ext: Value = client()
+        .get(a.url("/a2a/extendedAgentCard"))
+        .bearer_auth("viewer-token-0123456789")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let add = ext["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "resources_add")
+        .unwrap_or_else(|| panic!("{ext}"))
+        .clone();
+    assert!(
+        add["description"].as_str().unwrap().contains("approval"),
+        "{add}"
+    );
+    assert!(ext.get("url").is_none(), "1.0 shape: {ext}");
+    let rpc: Value = client()
+        .post(a.url("/a2a"))
+        .bearer_auth("viewer-token-0123456789")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "agent/getAuthenticatedExtendedCard"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(rpc["result"]["name"], "ext-card", "{rpc}");
+    assert_eq!(
+        rpc["result"]["supportsAuthenticatedExtendedCard"], true,
+        "{rpc}"
     );
 }

@@ -131,7 +131,6 @@ fn base_url(state: &AppState, headers: &HeaderMap) -> String {
 pub fn extended(
     state: &AppState,
     headers: &HeaderMap,
-    _ctx: &crate::engine::Ctx,
     d: super::wire::Dialect,
 ) -> Result<Value, super::rpc::RpcError> {
     if !state.auth.enforced() {
@@ -165,21 +164,21 @@ pub fn extended(
                         "tags": ["sub-agent"]})
         })
         .collect();
+    let needs_approval: std::collections::HashSet<String> = state
+        .engine
+        .all_tools()
+        .iter()
+        .filter(|t| t.destructive)
+        .map(|t| t.name.clone())
+        .collect();
     if let Some(skills) = c["skills"].as_array_mut() {
         for s in skills.iter_mut() {
-            let name = s["id"].as_str().unwrap_or_default().to_string();
-            if let Some(t) = state.engine.all_tools().iter().find(|t| t.name == name) {
-                s["examples"] = json!([]);
-                s["inputModes"] = json!(["application/json"]);
-                s["description"] = json!(format!(
-                    "{}{}",
-                    s["description"].as_str().unwrap_or_default(),
-                    if t.destructive {
-                        " (stops for a human's approval)"
-                    } else {
-                        ""
-                    }
-                ));
+            if s["id"]
+                .as_str()
+                .is_some_and(|id| needs_approval.contains(id))
+            {
+                let d = s["description"].as_str().unwrap_or_default().to_string();
+                s["description"] = json!(format!("{d} (stops for a human's approval)"));
             }
         }
         for a in sub_agents {

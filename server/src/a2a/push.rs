@@ -21,38 +21,51 @@
 
 use super::rpc::{RpcError, param_str, param_u64};
 use super::tasks::{self, load};
-use super::wire::{self, Dialect};
+use super::wire::{self, Dialect, TaskState};
 use crate::engine::Ctx;
 use crate::events::Delivery;
 use crate::state::AppState;
 use crate::store::push::{Announcement, PushConfig};
 use serde_json::{Value, json};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::Duration;
 
 /// How often configs not yet sent a final state are looked at.
 const SWEEP: Duration = Duration::from_secs(5);
 
-/// Tasks with configs, so events of other tasks cost nothing.
+/// Tasks with configs, so events of other tasks cost nothing, each with
+/// the state last queued from here: an event that leaves the state as it
+/// was (a tool started, the model asked) costs no store write.
 #[derive(Default)]
-pub struct Watched(Mutex<HashSet<String>>);
+pub struct Watched(Mutex<HashMap<String, Option<TaskState>>>);
 
 impl Watched {
-    fn add(&self, id: &str) {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id.to_string());
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Option<TaskState>>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    /// Watches `id`; `fresh` forgets what was queued (a new config).
+    fn add(&self, id: &str, fresh: bool) {
+        let mut m = self.map();
+        let e = m.entry(id.to_string()).or_insert(None);
+        if fresh {
+            *e = None;
+        }
     }
     fn remove(&self, id: &str) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+        self.map().remove(id);
     }
     fn has(&self, id: &str) -> bool {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(id)
+        self.map().contains_key(id)
+    }
+    /// Whether `s` is news for `id` (not the state last queued from here).
+    fn changed(&self, id: &str, s: TaskState) -> bool {
+        self.map().get(id).is_none_or(|last| *last != Some(s))
+    }
+    fn queued(&self, id: &str, s: TaskState) {
+        if let Some(e) = self.map().get_mut(id) {
+            *e = Some(s);
+        }
     }
 }
 
@@ -134,15 +147,19 @@ fn describe(params: &Value) -> Result<Described, RpcError> {
     })
 }
 
-/// The task a request names: `taskId` (1.0), `id` (0.3 get/list/delete).
-fn task_of(params: &Value, d: Dialect) -> Result<String, RpcError> {
+/// The task a request names (`taskId`; 0.3 get/list/delete: `id`), which
+/// must exist.
+async fn task_of(state: &AppState, params: &Value, d: Dialect) -> Result<String, RpcError> {
     let t = param_str(params, "taskId", "task_id");
     let t = match d {
         Dialect::V1 => t,
         _ => t.or_else(|| param_str(params, "id", "id")),
     };
-    t.filter(|t| !t.is_empty())
-        .ok_or_else(|| RpcError::params("`taskId` is required"))
+    let t = t
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| RpcError::params("`taskId` is required"))?;
+    load(state, &t).await?;
+    Ok(t)
 }
 
 /// The push config a send carries in its `configuration`, checked (so a
@@ -209,7 +226,7 @@ pub async fn register(
         .await
         .map_err(store_error)?;
     tracing::info!(task = %task_id, config = %p.config_id, "push notification config stored");
-    watched().add(task_id);
+    watched().add(task_id, true);
     announce(state, task_id).await;
     Ok(p)
 }
@@ -241,8 +258,7 @@ pub async fn create(
     d: Dialect,
     ctx: &Ctx,
 ) -> Result<Value, RpcError> {
-    let task_id = task_of(params, d)?;
-    load(state, &task_id).await?;
+    let task_id = task_of(state, params, d).await?;
     let p = register(state, &task_id, params, d, ctx).await?;
     Ok(show(&p, d))
 }
@@ -261,14 +277,8 @@ fn config_of(params: &Value, d: Dialect) -> Option<String> {
     .filter(|c| !c.is_empty())
 }
 
-pub async fn get(
-    state: &AppState,
-    params: &Value,
-    d: Dialect,
-    _ctx: &Ctx,
-) -> Result<Value, RpcError> {
-    let task_id = task_of(params, d)?;
-    load(state, &task_id).await?;
+pub async fn get(state: &AppState, params: &Value, d: Dialect) -> Result<Value, RpcError> {
+    let task_id = task_of(state, params, d).await?;
     let wanted = config_of(params, d);
     if d == Dialect::V1 && wanted.is_none() {
         return Err(RpcError::params("`id` (the config's id) is required"));
@@ -296,14 +306,8 @@ pub async fn get(
     }
 }
 
-pub async fn list(
-    state: &AppState,
-    params: &Value,
-    d: Dialect,
-    _ctx: &Ctx,
-) -> Result<Value, RpcError> {
-    let task_id = task_of(params, d)?;
-    load(state, &task_id).await?;
+pub async fn list(state: &AppState, params: &Value, d: Dialect) -> Result<Value, RpcError> {
+    let task_id = task_of(state, params, d).await?;
     let all = state
         .store
         .push_configs(&task_id)
@@ -336,14 +340,8 @@ pub async fn list(
 }
 
 /// Delete: idempotent (deleting a config that is gone succeeds).
-pub async fn delete(
-    state: &AppState,
-    params: &Value,
-    d: Dialect,
-    _ctx: &Ctx,
-) -> Result<Value, RpcError> {
-    let task_id = task_of(params, d)?;
-    load(state, &task_id).await?;
+pub async fn delete(state: &AppState, params: &Value, d: Dialect) -> Result<Value, RpcError> {
+    let task_id = task_of(state, params, d).await?;
     let Some(config) = config_of(params, d) else {
         return Err(RpcError::params(match d {
             Dialect::V1 => "`id` (the config's id) is required",
@@ -389,11 +387,16 @@ pub async fn announce(state: &AppState, task_id: &str) {
         Err(_) => return,
     };
     let v = tasks::view_of(state, &c, Some(0));
+    if !watched().changed(task_id, v.state) {
+        return;
+    }
     match state.store.announce_push(announcement(&v)).await {
-        Ok(n) if n > 0 => {
-            tracing::debug!(task = %task_id, state = v.state.wire(Dialect::V03), configs = n, "push queued")
+        Ok(n) => {
+            watched().queued(task_id, v.state);
+            if n > 0 {
+                tracing::debug!(task = %task_id, state = v.state.wire(Dialect::V03), configs = n, "push queued");
+            }
         }
-        Ok(_) => {}
         Err(e) => {
             tracing::warn!(task = %task_id, error = %e, "could not queue a push notification")
         }
@@ -435,7 +438,7 @@ async fn sweep(state: &AppState) {
     };
     let tasks: HashSet<String> = open.into_iter().map(|p| p.task_id).collect();
     for t in tasks {
-        watched().add(&t);
+        watched().add(&t, false);
         announce(state, &t).await;
     }
 }

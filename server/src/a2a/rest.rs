@@ -250,7 +250,7 @@ pub async fn list_push(
         Err(e) => return error(&e),
     };
     params.insert("taskId".into(), json!(task));
-    answer(push::list(&state, &Value::Object(params), D, &ctx).await)
+    answer(push::list(&state, &Value::Object(params), D).await)
 }
 
 /// `GET /a2a/tasks/{id}/pushNotificationConfigs/{configId}`.
@@ -263,7 +263,7 @@ pub async fn get_push(
     if let Err(e) = arrive(&state, &headers, &mut ctx, "GetTaskPushNotificationConfig") {
         return error(&e);
     }
-    answer(push::get(&state, &json!({"taskId": task, "id": config}), D, &ctx).await)
+    answer(push::get(&state, &json!({"taskId": task, "id": config}), D).await)
 }
 
 /// `DELETE /a2a/tasks/{id}/pushNotificationConfigs/{configId}`.
@@ -281,7 +281,7 @@ pub async fn delete_push(
     ) {
         return error(&e);
     }
-    answer(push::delete(&state, &json!({"taskId": task, "id": config}), D, &ctx).await)
+    answer(push::delete(&state, &json!({"taskId": task, "id": config}), D).await)
 }
 
 /// `GET /a2a/extendedAgentCard`.
@@ -293,5 +293,5 @@ pub async fn extended_card(
     if let Err(e) = arrive(&state, &headers, &mut ctx, "GetExtendedAgentCard") {
         return error(&e);
     }
-    answer(super::card::extended(&state, &headers, &ctx, D))
+    answer(super::card::extended(&state, &headers, D))
 }

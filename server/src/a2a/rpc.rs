@@ -259,11 +259,22 @@ fn version(headers: &HeaderMap) -> &str {
         .unwrap_or("")
 }
 
-/// Whether the body is declared JSON (`application/json` or `…+json`), or
-/// not declared at all. Strict, because a browser may send `text/plain`
-/// across sites (the cross-site check leaves `/a2a` to this).
+/// Whether the body is declared JSON (a media type naming json, e.g.
+/// `application/json` or `application/json-rpc`), or not declared at all.
+/// The parameters do not count (`text/plain;x=json` is not JSON): a
+/// browser may send `text/plain` across sites, and the cross-site check
+/// leaves `/a2a` to this.
 pub fn json_content(headers: &HeaderMap) -> bool {
-    !headers.contains_key(axum::http::header::CONTENT_TYPE) || crate::auth::origin::is_json(headers)
+    match headers.get(axum::http::header::CONTENT_TYPE) {
+        None => true,
+        Some(v) => v.to_str().is_ok_and(|ct| {
+            ct.split(';')
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase()
+                .contains("json")
+        }),
+    }
 }
 
 /// The HTTP+JSON binding speaks 1.0 only: another `A2A-Version` is -32009.
@@ -396,6 +407,21 @@ mod tests {
         assert_eq!(v1["data"][0]["reason"], "TASK_NOT_FOUND");
         assert_eq!(v1["data"][0]["domain"], "a2a-protocol.org");
         assert!(e.body(Dialect::V03).get("data").is_none());
+    }
+
+    #[test]
+    fn json_is_told_by_the_media_type_not_its_parameters() {
+        let with = |ct: &str| {
+            let mut h = HeaderMap::new();
+            h.insert("content-type", ct.parse().unwrap());
+            json_content(&h)
+        };
+        assert!(json_content(&HeaderMap::new()));
+        assert!(with("application/json; charset=utf-8"));
+        assert!(with("application/json-rpc"));
+        assert!(with("application/a2a+json"));
+        assert!(!with("text/plain;x=json"));
+        assert!(!with("application/x-www-form-urlencoded"));
     }
 
     #[test]

@@ -58,16 +58,16 @@ pub async fn handle(
             push::create(&state, p, d, &ctx).await
         }
         "GetTaskPushNotificationConfig" | "tasks/pushNotificationConfig/get" => {
-            push::get(&state, p, d, &ctx).await
+            push::get(&state, p, d).await
         }
         "ListTaskPushNotificationConfigs" | "tasks/pushNotificationConfig/list" => {
-            push::list(&state, p, d, &ctx).await
+            push::list(&state, p, d).await
         }
         "DeleteTaskPushNotificationConfig" | "tasks/pushNotificationConfig/delete" => {
-            push::delete(&state, p, d, &ctx).await
+            push::delete(&state, p, d).await
         }
         "GetExtendedAgentCard" | "agent/getAuthenticatedExtendedCard" => {
-            super::card::extended(&state, &headers, &ctx, d)
+            super::card::extended(&state, &headers, d)
         }
         other => Err(RpcError::method(format!(
             "unknown method {other:?}: use SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask, the *TaskPushNotificationConfig methods or GetExtendedAgentCard (1.0), or message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe, tasks/pushNotificationConfig/* or agent/getAuthenticatedExtendedCard (0.3)"

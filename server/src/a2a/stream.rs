@@ -58,10 +58,7 @@ pub async fn send(
         let plan = state.a2a.plan(&state, &m, d).await?;
         super::authorize::plan(&state, &plan, &ctx).await?;
         // Know the conversation before the turn starts, to follow it.
-        let cid = match plan.conversation() {
-            Some(c) => c.to_string(),
-            None => tasks::create(&state, &m, &ctx).await?,
-        };
+        let cid = tasks::task_for(&state, &plan, &m, &ctx).await?;
         if let Some(p) = &push {
             super::push::register(&state, &cid, p, d, &ctx).await?;
         }

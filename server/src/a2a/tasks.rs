@@ -152,6 +152,20 @@ pub fn context_of(c: &Conversation) -> String {
     c.context_id.clone().unwrap_or_else(|| c.id.clone())
 }
 
+/// The task a plan works on, made now (empty) when the plan starts one:
+/// for callers that must know it before the turn runs.
+pub async fn task_for(
+    state: &AppState,
+    plan: &Plan,
+    m: &Incoming,
+    ctx: &Ctx,
+) -> Result<String, RpcError> {
+    match plan.conversation() {
+        Some(id) => Ok(id.to_string()),
+        None => create(state, m, ctx).await,
+    }
+}
+
 /// Creates an empty conversation for a new task (in the client's context,
 /// if it named one) and returns its id.
 pub async fn create(state: &AppState, m: &Incoming, ctx: &Ctx) -> Result<String, RpcError> {
@@ -408,20 +422,14 @@ pub async fn send(
     // A push config needs its task before the task changes state.
     let plan = match &push {
         Some(p) => {
-            let id = match plan.conversation() {
-                Some(id) => id.to_string(),
-                None => create(state, &m, &ctx).await?,
-            };
+            let id = task_for(state, &plan, &m, &ctx).await?;
             super::push::register(state, &id, p, d, &ctx).await?;
             plan.on(&id)
         }
         None => plan,
     };
     if immediate {
-        let id = match plan.conversation() {
-            Some(id) => id.to_string(),
-            None => create(state, &m, &ctx).await?,
-        };
+        let id = task_for(state, &plan, &m, &ctx).await?;
         let plan = plan.on(&id);
         let (st, ctx2) = (state.clone(), ctx.clone());
         tokio::spawn(async move {
