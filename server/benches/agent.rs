@@ -87,9 +87,34 @@ impl Agent {
 
     /// With `extra` YAML and environment variables.
     fn start_env(fake_base: &str, with_tools: bool, extra: &str, env: &[(&str, &str)]) -> Agent {
+        Self::start_model("openai-gpt-4o", fake_base, with_tools, extra, env)
+    }
+
+    /// On the in-process scripted model, which echoes each message (what
+    /// the Python SDK agent's executor does): no model call, so what is
+    /// measured is the A2A server, the turn and its durable state.
+    fn start_echo() -> Agent {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let rules = root.join("testdata/bench-echo-rules.yaml");
+        Self::start_model(
+            &format!("scripted:{}", rules.display()),
+            "http://127.0.0.1:9",
+            false,
+            "",
+            &[],
+        )
+    }
+
+    fn start_model(
+        model: &str,
+        fake_base: &str,
+        with_tools: bool,
+        extra: &str,
+        env: &[(&str, &str)],
+    ) -> Agent {
         let dir = tempfile::tempdir().unwrap();
         let mut yaml = format!(
-            "host: 127.0.0.1\nport: 0\ndata_dir: {}\nllm: {{model: openai-gpt-4o}}\n{extra}",
+            "host: 127.0.0.1\nport: 0\ndata_dir: {}\nllm: {{model: \"{model}\"}}\n{extra}",
             dir.path().join("data").display()
         );
         if with_tools {
@@ -559,16 +584,20 @@ async fn rest_rows(
     let n32 = if quick { 500 } else { 3000 };
     let rest_url = format!("{base}/a2a");
     let _ = binding_sends(http, &rest_url, true, 20, 1).await;
+    let echo = Agent::start_echo();
+    let echo_url = format!("{}/a2a", echo.base);
+    let _ = binding_sends(http, &echo_url, true, 20, 1).await;
     let py = PyAgent::start(true);
     let py_url = py.as_ref().map(|p| p.base.clone());
     if let Some(u) = &py_url {
         let _ = binding_sends(http, u, true, 20, 1).await;
     }
     let rounds = if quick { 1 } else { 3 };
-    let (mut rest, mut rpc, mut theirs) = (vec![], vec![], vec![]);
+    let (mut rest, mut rpc, mut theirs, mut echoed) = (vec![], vec![], vec![], vec![]);
     for _ in 0..rounds {
         rest.push(binding_sends(http, &rest_url, true, n32, 32).await.0);
         rpc.push(binding_sends(http, rpc_url, false, n32, 32).await.0);
+        echoed.push(binding_sends(http, &echo_url, true, n32, 32).await.0);
         if let Some(u) = &py_url {
             theirs.push(binding_sends(http, u, true, n32.min(1000), 32).await.0);
         }
@@ -586,12 +615,20 @@ async fn rest_rows(
         ),
         "within 10%".into(),
     ));
+    let theirs = median(theirs);
+    let versus = |ours: f64| match theirs {
+        Some(t) => format!("{ours:.0} vs {t:.0} ({:.1}x)", ours / t),
+        None => format!("{ours:.0} vs n/a"),
+    };
     rows.push((
         format!("A2A HTTP+JSON SendMessage/s, c=32: ours vs a2a-sdk ({rounds}r)"),
-        match median(theirs) {
-            Some(t) => format!("{rest:.0} vs {t:.0} ({:.1}x)", rest / t),
-            None => format!("{rest:.0} vs n/a"),
-        },
+        versus(rest),
+        "".into(),
+    ));
+    let echoed = median(echoed).unwrap_or(0.0);
+    rows.push((
+        "  the same, both echoing (no model call)".into(),
+        versus(echoed),
         ">= 10x".into(),
     ));
 }

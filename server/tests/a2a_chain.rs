@@ -46,6 +46,65 @@ rules:
       - reply: "A relayed: {result}"
 "#;
 
+/// Approves the approval `a` at `agent` over REST; returns the answer.
+async fn approve(agent: &Agent, a: &Value) -> String {
+    let (status, body) = post_json(
+        agent,
+        &format!("/approvals/{}", a["uuid"].as_str().unwrap()),
+        json!({"approved": true}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    body["result"]["response"].as_str().unwrap().to_string()
+}
+
+/// What [`rest_only_card`]'s server forwarded to the agent behind it.
+type Forwarded = Arc<std::sync::Mutex<Vec<String>>>;
+
+/// Serves `agent`'s card with only an HTTP+JSON interface, at this
+/// server's own `/a2a`, and forwards that binding's requests (nothing else:
+/// `POST /a2a`, the JSON-RPC endpoint, is a 404 here) to the agent.
+/// Returns this server's URL and the paths it forwarded.
+async fn rest_only_card(agent: &Agent) -> (String, Forwarded) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let mut card = support::get_json(agent, "/.well-known/agent-card.json").await;
+    card.as_object_mut().unwrap().remove("url");
+    card["supportedInterfaces"] = json!([{"url": format!("{url}/a2a"),
+        "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}]);
+    let forwarded = Forwarded::default();
+    let (seen, agent) = (forwarded.clone(), agent.base.clone());
+    let forward = move |req: axum::extract::Request| {
+        let (seen, agent) = (seen.clone(), agent.clone());
+        async move {
+            let path = req.uri().path_and_query().unwrap().to_string();
+            if !path.starts_with("/a2a/") {
+                return (axum::http::StatusCode::NOT_FOUND, Vec::new());
+            }
+            seen.lock().unwrap().push(path.clone());
+            let (parts, body) = req.into_parts();
+            let body = axum::body::to_bytes(body, 1 << 20).await.unwrap();
+            let mut out = client().request(parts.method, format!("{agent}{path}"));
+            for (k, v) in &parts.headers {
+                if k != "host" {
+                    out = out.header(k, v);
+                }
+            }
+            let answer = out.body(body).send().await.unwrap();
+            let status = answer.status();
+            (status, answer.bytes().await.unwrap().to_vec())
+        }
+    };
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/agent-card.json",
+            axum::routing::get(move || std::future::ready(axum::Json(card.clone()))),
+        )
+        .fallback(forward);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, forwarded)
+}
+
 /// A free port (for an agent that must come back on the same address).
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -63,6 +122,8 @@ struct Chain {
     agents: Vec<Agent>,
     configs: Vec<PathBuf>,
     db: PathBuf,
+    /// The HTTP+JSON requests B sent C ([`Chain::start_rest_only`]).
+    forwarded: Forwarded,
 }
 
 impl Chain {
@@ -75,6 +136,22 @@ impl Chain {
     /// [`Chain::start`] with `c_extra` and `b_extra` appended to C's and
     /// B's configs (e.g. `approvals:`).
     async fn start_with(depth: usize, a_yaml: Option<&str>, c_extra: &str, b_extra: &str) -> Chain {
+        Self::build(depth, a_yaml, c_extra, b_extra, false).await
+    }
+
+    /// A chain of two where B finds C through a card that offers C's
+    /// HTTP+JSON interface alone, so B speaks only that binding to C.
+    async fn start_rest_only() -> Chain {
+        Self::build(2, None, "", "", true).await
+    }
+
+    async fn build(
+        depth: usize,
+        a_yaml: Option<&str>,
+        c_extra: &str,
+        b_extra: &str,
+        rest_only: bool,
+    ) -> Chain {
         let fake = FakeState::new(Rules::parse(RULES).unwrap());
         let base = test_support::fake_llm::spawn(fake.clone()).await.unwrap();
         let env = vec![
@@ -88,6 +165,7 @@ impl Chain {
             agents: Vec::new(),
             configs: Vec::new(),
             db: PathBuf::new(),
+            forwarded: Forwarded::default(),
         };
         let dir = tempfile::tempdir().unwrap();
         chain.db = dir.path().join("resources.db");
@@ -97,7 +175,11 @@ impl Chain {
             chain.db.display()
         );
         chain.add(dir, &c_yaml, None);
-        let c_url = chain.agents[0].base.clone();
+        let mut c_url = chain.agents[0].base.clone();
+        if rest_only {
+            let (url, forwarded) = rest_only_card(&chain.agents[0]).await;
+            (c_url, chain.forwarded) = (url, forwarded);
+        }
         let b_port = free_port();
         let b_yaml = format!(
             "name: agent-b\nprompt: You are agent B, the relay.\na2a:\n  - {{name: c, url: \"{c_url}\", description: The resource keeper}}\n{b_extra}"
@@ -391,14 +473,8 @@ async fn a_proxied_approval_is_decided_upstream_and_the_result_flows_back() {
     let at_c = support::get_json(chain.c(), &format!("/conversations/{remote_task}")).await;
     assert_eq!(at_c["conversation"]["status"], "waiting_approval");
     assert_eq!(chain.resources(), 0);
-    let (status, body) = post_json(
-        b,
-        &format!("/approvals/{}", a["uuid"].as_str().unwrap()),
-        json!({"approved": true}),
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
-    let response = body["result"]["response"].as_str().unwrap();
+    let answer = approve(b, a).await;
+    let response = answer.as_str();
     assert!(
         response.starts_with("B relayed: C added: {\"resource\""),
         "{response}"
@@ -426,6 +502,55 @@ async fn a_proxied_approval_is_decided_upstream_and_the_result_flows_back() {
         "{response}"
     );
     assert_eq!(chain.resources(), 1);
+}
+
+/// The same proxy approval with C reachable over HTTP+JSON only: the
+/// request, the decision (its data part) and a cancel all go over that
+/// binding, and the tool runs once, after the approval.
+#[tokio::test]
+async fn a_sub_agent_offering_only_http_json_is_spoken_to_in_it() {
+    let chain = Chain::start_rest_only().await;
+    let b = chain.b();
+    let (status, body) = post_json(b, "/conversations", json!({"message": "add plums 6"})).await;
+    assert_eq!(status, 201, "{body}");
+    let a = &body["result"]["approval"];
+    assert_eq!(
+        a["tool_args"],
+        json!({"name": "plums", "value": 6}),
+        "{body}"
+    );
+    assert_eq!(a["remote_agent_name"], "c");
+    assert_eq!(chain.resources(), 0);
+    let answer = approve(b, a).await;
+    let response = answer.as_str();
+    assert!(response.starts_with("B relayed: C added:"), "{response}");
+    assert_eq!(chain.resources(), 1);
+
+    // Cancelling B's task cancels C's over HTTP+JSON: nothing runs.
+    let (_, body) = post_json(b, "/conversations", json!({"message": "add figs 2"})).await;
+    let b_task = body["conversation"]["id"].as_str().unwrap().to_string();
+    let c_task = body["result"]["approval"]["remote_task_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let cancelled = rpc(b, Some("1.0"), "CancelTask", json!({"id": b_task})).await;
+    assert_eq!(
+        cancelled["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{cancelled}"
+    );
+    let at_c = support::get_json(chain.c(), &format!("/conversations/{c_task}")).await;
+    assert_eq!(at_c["conversation"]["status"], "cancelled", "{at_c}");
+    assert_eq!(chain.resources(), 1);
+    let forwarded = chain.forwarded.lock().unwrap().clone();
+    assert_eq!(
+        forwarded,
+        [
+            "/a2a/message:send".to_string(),
+            "/a2a/message:send".to_string(),
+            "/a2a/message:send".to_string(),
+            format!("/a2a/tasks/{c_task}:cancel"),
+        ]
+    );
 }
 
 /// POLICY.md §2 down a chain: an approval that expires at B (a proxy

@@ -146,10 +146,12 @@ fn the_python_sdk_0_3_client_drives_our_server() {
     assert!(events.iter().any(|e| e[0] == "artifact-update"));
 }
 
-/// Our client delegating to agents built with the SDK, in both versions.
+/// Our client delegating to agents built with the SDK, in both versions,
+/// and to the 1.x SDK's HTTP+JSON server (its card offers only that
+/// binding, so JSON-RPC would find nothing there).
 #[tokio::test]
 async fn python_sdk_agents_work_as_our_sub_agents() {
-    for v in ["1", "03"] {
+    for (v, binding) in [("1", "jsonrpc"), ("03", "jsonrpc"), ("1", "rest")] {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -158,6 +160,9 @@ async fn python_sdk_agents_work_as_our_sub_agents() {
         let mut cmd = Command::new(python(v));
         cmd.arg(root().join("testdata/a2a_interop/agent.py"))
             .arg(port.to_string());
+        if binding == "rest" {
+            cmd.arg("--rest");
+        }
         let mut py = test_support::process::Process::start(
             cmd,
             "listening on",
@@ -188,7 +193,7 @@ async fn python_sdk_agents_work_as_our_sub_agents() {
         py.kill9();
         assert_eq!(
             body["result"]["response"], "py said: py-agent got: hello there",
-            "SDK {v}: {body}"
+            "SDK {v} over {binding}: {body}"
         );
     }
 }

@@ -99,6 +99,7 @@ async fn pushes_deliver_each_state_once_with_credentials_and_survive_a_restart()
     // Approved over REST: the completed task, with its answer.
     let (s, body) = post_json(&a, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
     assert_eq!(s, 200, "{body}");
+    assert!(body["result"]["response"].is_string(), "{body}");
     let got = hook
         .wait_until(Duration::from_secs(20), "completed delivered", |g| {
             delivered(g, &tid, "TASK_STATE_COMPLETED") == 1

@@ -472,6 +472,32 @@ async fn the_extended_card_is_for_known_callers_when_auth_is_on() {
         .await
         .unwrap();
     assert_eq!(anonymous.status(), 401);
+    assert_eq!(anonymous.headers()["www-authenticate"], "Bearer");
+    // Refusals on the HTTP+JSON binding come in its error shape.
+    let body: Value = anonymous.json().await.unwrap();
+    assert_eq!(
+        (&body["error"]["code"], &body["error"]["status"]),
+        (&json!(401), &json!("UNAUTHENTICATED")),
+        "{body}"
+    );
+    let viewer_sends = client()
+        .post(a.url("/a2a/message:send"))
+        .bearer_auth("viewer-token-0123456789")
+        .header("A2A-Version", "1.0")
+        .json(&json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "list"}]}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(viewer_sends.status(), 403);
+    let body: Value = viewer_sends.json().await.unwrap();
+    assert_eq!(body["error"]["status"], "PERMISSION_DENIED", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("requester"),
+        "{body}"
+    );
     let ext: Value = client()
         .get(a.url("/a2a/extendedAgentCard"))
         .bearer_auth("viewer-token-0123456789")

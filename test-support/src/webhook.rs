@@ -216,7 +216,10 @@ impl Receiver {
                 panic!(
                     "webhook receiver: {what} did not happen within {timeout:?}; received: {:#?}",
                     got.iter()
-                        .map(|r| (&r.event, &r.delivery, r.status))
+                        .map(|r| {
+                            let body: String = r.body.to_string().chars().take(400).collect();
+                            (&r.event, &r.delivery, r.status, body)
+                        })
                         .collect::<Vec<_>>()
                 );
             }

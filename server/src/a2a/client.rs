@@ -1,13 +1,17 @@
-//! A minimal A2A client: one blocking `SendMessage` and its answer.
+//! A minimal A2A client: one blocking `SendMessage` and its answer (plus
+//! `GetTask` and `CancelTask`).
 //!
-//! Where to POST and in which dialect comes from the sub-agent's card
+//! Where to send and how comes from the sub-agent's card
 //! ([`super::discovery`]: a base URL or the seed's endpoint URL; a 1.0
-//! JSON-RPC interface first, then 0.3 framing, then the seed's legacy form
-//! for a card without `protocolVersion` or an agent without a card). It forwards the caller's `Authorization: Bearer` and
-//! `X-Session-ID`, never logs the token, and bounds every request (card
-//! 10 s, message 60 s). A remote task that waits for a decision comes back
-//! as [`RemoteReply::NeedsApproval`], which the engine turns into a proxy
-//! approval; the decision goes back as a message with the same task id.
+//! JSON-RPC interface first, then 1.0 HTTP+JSON, then 0.3 framing, then the
+//! seed's legacy form for a card without `protocolVersion` or an agent
+//! without a card). Every binding's answer is read back in JSON-RPC's shape,
+//! so one reader turns it into a [`RemoteReply`]. It forwards the caller's
+//! `Authorization: Bearer` and `X-Session-ID`, never logs the token, and
+//! bounds every request (card 10 s, message 60 s). A remote task that waits
+//! for a decision comes back as [`RemoteReply::NeedsApproval`], which the
+//! engine turns into a proxy approval; the decision goes back as a message
+//! with the same task id.
 
 use super::discovery::{CARD_TIMEOUT, Dialect, Discovery};
 use super::{Outgoing, RemoteAgents, RemoteAsk, RemoteReply};
@@ -46,34 +50,48 @@ pub struct A2aClient {
     discovery: Discovery,
 }
 
+/// One A2A operation our client performs, in whichever binding the card offers.
+#[derive(Clone, Copy)]
+enum Op<'a> {
+    Send(&'a Outgoing),
+    Get(&'a str),
+    Cancel(&'a str),
+}
+
 impl A2aClient {
-    /// POSTs a JSON-RPC `body` to the agent configured at `url`, in the
-    /// dialect its card offers: `make` builds the method and params.
-    /// Returns the JSON-RPC answer.
+    /// Sends `op` to the agent configured at `url`, in the binding and
+    /// dialect its card offers. Returns the answer in JSON-RPC's shape
+    /// (`{"result": …}` or `{"error": {code, message}}`) whichever binding
+    /// carried it, so one reader serves them all.
     async fn call(
         &self,
         url: &str,
         ctx: &CallContext,
         timeout: Duration,
-        make: impl Fn(Dialect) -> (&'static str, Value, Option<&'static str>),
+        op: Op<'_>,
     ) -> Result<Value, A2aError> {
         let target = self
             .discovery
             .target(&self.http, url, &ctx.session_id)
             .await?;
-        let (method, params, version) = make(target.dialect);
-        let body = json!({"jsonrpc": "2.0", "id": uuid::Uuid::new_v4().to_string(), "method": method, "params": params});
-        let post = |endpoint: &str| {
-            let mut req = self
-                .http
-                .post(endpoint)
+        let request = |endpoint: &str| {
+            let req = match target.dialect {
+                Dialect::Rest => rest(&self.http, endpoint, op),
+                dialect => {
+                    let (method, params, version) = jsonrpc(dialect, op);
+                    let body = json!({"jsonrpc": "2.0", "id": uuid::Uuid::new_v4().to_string(),
+                        "method": method, "params": params});
+                    let req = self.http.post(endpoint).json(&body);
+                    match version {
+                        Some(v) => req.header("A2A-Version", v),
+                        None => req,
+                    }
+                }
+            };
+            let mut req = req
                 .timeout(timeout)
                 .header("X-Session-ID", &ctx.session_id)
-                .header("X-A2A-Hop-Count", (ctx.hops + 1).to_string())
-                .json(&body);
-            if let Some(v) = version {
-                req = req.header("A2A-Version", v);
-            }
+                .header("X-A2A-Hop-Count", (ctx.hops + 1).to_string());
             // W3C trace context, so the sub-agent's spans join this trace.
             for (k, v) in crate::telemetry::inject() {
                 req = req.header(k, v);
@@ -81,14 +99,14 @@ impl A2aClient {
             with_identity(req, ctx).send()
         };
         let mut endpoint = target.endpoint.clone();
-        let mut sent = post(&endpoint).await;
+        let mut sent = request(&endpoint).await;
         // The card's URL cannot be connected to (nothing was sent): the
         // endpoint the config names is the one this agent can reach.
         if let (Err(e), Some(fallback)) = (&sent, &target.fallback)
             && e.is_connect()
         {
             endpoint = fallback.clone();
-            sent = post(&endpoint).await;
+            sent = request(&endpoint).await;
         }
         let resp = sent.map_err(|e| {
             self.discovery.forget(url);
@@ -102,6 +120,9 @@ impl A2aClient {
             A2aError::Protocol(format!("{endpoint} answered {status} without JSON: {e}"))
         })?;
         refused(status, &answer)?;
+        if target.dialect == Dialect::Rest {
+            return rest_answer(status, answer, &endpoint);
+        }
         Ok(answer)
     }
 
@@ -111,7 +132,7 @@ impl A2aClient {
         out: &Outgoing,
         ctx: &CallContext,
     ) -> Result<RemoteReply, A2aError> {
-        let answer = self.call(url, ctx, SEND_TIMEOUT, |d| build(d, out)).await?;
+        let answer = self.call(url, ctx, SEND_TIMEOUT, Op::Send(out)).await?;
         read_answer(&answer)
     }
 
@@ -122,39 +143,21 @@ impl A2aClient {
         ctx: &CallContext,
     ) -> Result<(), A2aError> {
         let answer = self
-            .call(url, ctx, CARD_TIMEOUT, |dialect| {
-                let (method, version) = match dialect {
-                    Dialect::V1 => ("CancelTask", Some("1.0")),
-                    Dialect::V03 => ("tasks/cancel", Some("0.3")),
-                    Dialect::Legacy => ("tasks/cancel", None),
-                };
-                (method, json!({"id": task_id}), version)
-            })
+            .call(url, ctx, CARD_TIMEOUT, Op::Cancel(task_id))
             .await?;
         match answer.get("error") {
             None => Ok(()),
             Some(err) => Err(remote_error(err)),
         }
     }
-}
 
-impl A2aClient {
     async fn get_task(
         &self,
         url: &str,
         task_id: &str,
         ctx: &CallContext,
     ) -> Result<RemoteReply, A2aError> {
-        let answer = self
-            .call(url, ctx, CARD_TIMEOUT, |dialect| {
-                let (method, version) = match dialect {
-                    Dialect::V1 => ("GetTask", Some("1.0")),
-                    Dialect::V03 => ("tasks/get", Some("0.3")),
-                    Dialect::Legacy => ("tasks/get", None),
-                };
-                (method, json!({"id": task_id, "historyLength": 0}), version)
-            })
-            .await?;
+        let answer = self.call(url, ctx, CARD_TIMEOUT, Op::Get(task_id)).await?;
         read_answer(&answer)
     }
 }
@@ -188,8 +191,103 @@ impl RemoteAgents for A2aClient {
     }
 }
 
-/// The JSON-RPC method and params of `out` in `dialect`, and the
+/// The JSON-RPC method and params of `op` in `dialect`, and the
 /// `A2A-Version` to send.
+fn jsonrpc(dialect: Dialect, op: Op) -> (&'static str, Value, Option<&'static str>) {
+    let version = match dialect {
+        Dialect::V1 | Dialect::Rest => Some("1.0"),
+        Dialect::V03 => Some("0.3"),
+        Dialect::Legacy => None,
+    };
+    let v1 = version == Some("1.0");
+    match op {
+        Op::Send(out) => build(dialect, out),
+        Op::Get(id) => (
+            if v1 { "GetTask" } else { "tasks/get" },
+            json!({"id": id, "historyLength": 0}),
+            version,
+        ),
+        Op::Cancel(id) => (
+            if v1 { "CancelTask" } else { "tasks/cancel" },
+            json!({ "id": id }),
+            version,
+        ),
+    }
+}
+
+/// `op` in the HTTP+JSON binding (A2A 1.0 §11: the proto's HTTP
+/// annotations) at the interface URL `base`.
+fn rest(http: &reqwest::Client, base: &str, op: Op) -> reqwest::RequestBuilder {
+    // A card URL that is not a URL fails at send, with reqwest's reason.
+    let Ok(parsed) = reqwest::Url::parse(base) else {
+        return http.post(base);
+    };
+    // The task id is one path segment, escaped as one.
+    let at = |segments: &[&str]| {
+        let mut u = parsed.clone();
+        if let Ok(mut path) = u.path_segments_mut() {
+            path.pop_if_empty().extend(segments);
+        }
+        u
+    };
+    let req = match op {
+        Op::Send(out) => {
+            let (_, params, _) = build(Dialect::V1, out);
+            http.post(at(&["message:send"])).json(&params)
+        }
+        Op::Get(task) => {
+            let mut u = at(&["tasks", task]);
+            u.set_query(Some("historyLength=0"));
+            http.get(u)
+        }
+        Op::Cancel(task) => http
+            .post(at(&["tasks", &format!("{task}:cancel")]))
+            .json(&json!({})),
+    };
+    req.header("A2A-Version", "1.0")
+}
+
+/// An HTTP+JSON answer in JSON-RPC's shape: a success body is the result;
+/// an error is AIP-193's `{"error": {code, status, message, details}}`,
+/// whose ErrorInfo reason gives back the A2A code.
+fn rest_answer(
+    status: reqwest::StatusCode,
+    answer: Value,
+    endpoint: &str,
+) -> Result<Value, A2aError> {
+    if status.is_success() {
+        return Ok(json!({ "result": answer }));
+    }
+    let err = answer
+        .get("error")
+        .filter(|e| e.is_object())
+        .ok_or_else(|| {
+            A2aError::Protocol(format!(
+                "{endpoint} answered {status} without an error body"
+            ))
+        })?;
+    let reason = err
+        .get("details")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find_map(|d| d.get("reason").and_then(Value::as_str));
+    let code = reason
+        .and_then(super::rpc::code_of)
+        .or_else(|| match status.as_u16() {
+            404 => Some(-32001),
+            409 => Some(-32002),
+            _ => None,
+        })
+        .unwrap_or(-32603);
+    let message = err
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("(no message)");
+    Ok(json!({"error": {"code": code, "message": message}}))
+}
+
+/// The JSON-RPC method and params of a message `out` in `dialect`.
 fn build(dialect: Dialect, out: &Outgoing) -> (&'static str, Value, Option<&'static str>) {
     let message_id = uuid::Uuid::new_v4().to_string();
     let data = out.decision.as_ref().map(|(approved, reason)| {
@@ -203,7 +301,7 @@ fn build(dialect: Dialect, out: &Outgoing) -> (&'static str, Value, Option<&'sta
         d
     });
     match dialect {
-        Dialect::V1 => {
+        Dialect::V1 | Dialect::Rest => {
             let mut parts = vec![json!({"text": out.text})];
             if let Some(d) = data {
                 parts.push(json!({"data": d}));
@@ -474,6 +572,59 @@ mod tests {
             panic!("not an ask")
         };
         assert_eq!((a.tool, a.description.as_str()), (None, "Which one?"));
+    }
+
+    #[test]
+    fn http_json_answers_read_like_json_rpc_ones() {
+        let ok = reqwest::StatusCode::OK;
+        let task = json!({"task": {"id": "t", "status": {"state": "TASK_STATE_COMPLETED",
+            "message": {"parts": [{"text": "fine"}]}}}});
+        let answer = rest_answer(ok, task, "http://e").unwrap();
+        assert_eq!(
+            read_answer(&answer).ok(),
+            Some(RemoteReply::Done("fine".into()))
+        );
+        let missing = json!({"error": {"code": 404, "status": "NOT_FOUND", "message": "no such task",
+            "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "TASK_NOT_FOUND"}]}});
+        let answer = rest_answer(reqwest::StatusCode::NOT_FOUND, missing, "http://e").unwrap();
+        assert!(matches!(
+            read_answer(&answer),
+            Err(A2aError::Remote { code: -32001, ref message }) if message == "no such task"
+        ));
+        let done = json!({"error": {"code": 409, "message": "already completed"}});
+        let answer = rest_answer(reqwest::StatusCode::CONFLICT, done, "http://e").unwrap();
+        assert_eq!(answer["error"]["code"], -32002);
+        let html = json!("<html>");
+        assert!(matches!(
+            rest_answer(reqwest::StatusCode::BAD_GATEWAY, html, "http://e"),
+            Err(A2aError::Protocol(_))
+        ));
+    }
+
+    #[test]
+    fn http_json_requests_follow_the_proto_routes() {
+        let http = reqwest::Client::new();
+        let out = Outgoing::decision("t 1/x", true, None);
+        let send = rest(&http, "http://e:9/a2a/", Op::Send(&out))
+            .build()
+            .unwrap();
+        assert_eq!(
+            (send.method().as_str(), send.url().as_str()),
+            ("POST", "http://e:9/a2a/message:send")
+        );
+        assert_eq!(send.headers()["A2A-Version"], "1.0");
+        let get = rest(&http, "http://e:9", Op::Get("t 1/x")).build().unwrap();
+        assert_eq!(
+            get.url().as_str(),
+            "http://e:9/tasks/t%201%2Fx?historyLength=0"
+        );
+        let cancel = rest(&http, "http://e:9/a2a", Op::Cancel("t1"))
+            .build()
+            .unwrap();
+        assert_eq!(
+            (cancel.method().as_str(), cancel.url().as_str()),
+            ("POST", "http://e:9/a2a/tasks/t1:cancel")
+        );
     }
 
     #[test]

@@ -35,7 +35,10 @@ const DEFAULT_CARD_TTL: u64 = 300;
 /// The protocol dialect a card offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {
+    /// A2A 1.0 over JSON-RPC.
     V1,
+    /// A2A 1.0 over HTTP+JSON (a card offering no JSON-RPC 1.0 interface).
+    Rest,
     V03,
     Legacy,
 }
@@ -186,18 +189,22 @@ pub fn pick(card: &Value, configured: &str) -> Target {
         dialect,
     };
     if let Some(list) = card.get("supportedInterfaces").and_then(Value::as_array) {
-        let v1: Vec<&str> = list
-            .iter()
-            .filter(|i| jsonrpc(i, "1."))
-            .filter_map(|i| i.get("url").and_then(Value::as_str))
-            .collect();
-        if let Some(url) = v1.iter().find(|u| same(u)).or(v1.first()) {
-            return target(url.to_string(), Dialect::V1);
-        }
-        // A 1.0 card listing only a 0.3 JSON-RPC interface.
-        let v03 = list.iter().find(|i| jsonrpc(i, "0.3"));
-        if let Some(url) = v03.and_then(|i| i.get("url")).and_then(Value::as_str) {
-            return target(url.to_string(), Dialect::V03);
+        // JSON-RPC 1.0, then HTTP+JSON 1.0, then a 1.0 card listing only a
+        // 0.3 JSON-RPC interface; within each, the configured URL first.
+        let offers = [
+            ("JSONRPC", "1.", Dialect::V1),
+            ("HTTP+JSON", "1.", Dialect::Rest),
+            ("JSONRPC", "0.3", Dialect::V03),
+        ];
+        for (binding, version, dialect) in offers {
+            let urls: Vec<&str> = list
+                .iter()
+                .filter(|i| offers_binding(i, binding, version))
+                .filter_map(|i| i.get("url").and_then(Value::as_str))
+                .collect();
+            if let Some(url) = urls.iter().find(|u| same(u)).or(urls.first()) {
+                return target(url.to_string(), dialect);
+            }
         }
     }
     let dialect = if card.get("protocolVersion").is_some() {
@@ -211,12 +218,14 @@ pub fn pick(card: &Value, configured: &str) -> Target {
     }
 }
 
-/// Whether a card interface is JSON-RPC of a version starting with `version`.
-fn jsonrpc(interface: &Value, version: &str) -> bool {
+/// Whether a card interface is `binding` (JSON-RPC when it names none) of
+/// a version starting with `version`.
+fn offers_binding(interface: &Value, binding: &str, version: &str) -> bool {
     interface
         .get("protocolBinding")
         .and_then(Value::as_str)
-        .is_none_or(|b| b.eq_ignore_ascii_case("JSONRPC"))
+        .unwrap_or("JSONRPC")
+        .eq_ignore_ascii_case(binding)
         && interface
             .get("protocolVersion")
             .and_then(Value::as_str)
@@ -316,6 +325,23 @@ mod tests {
         let t = pick(&card, "http://elsewhere/a2a");
         assert_eq!(t.endpoint, "https://public.example/b");
         assert_eq!(t.fallback.as_deref(), Some("http://elsewhere/a2a"));
+    }
+
+    #[test]
+    fn http_json_is_spoken_only_when_no_json_rpc_1_0_is_offered() {
+        let rest = json!({"url": "http://e:9/rpc03", "protocolVersion": "0.3.0", "supportedInterfaces": [
+            {"url": "http://e:9/rpc03", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+            {"url": "http://e:9", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+            {"url": "http://e:9/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]});
+        let t = pick(&rest, "http://e:9/a2a");
+        assert_eq!(
+            (t.endpoint.as_str(), t.dialect),
+            ("http://e:9", Dialect::Rest)
+        );
+        let both = json!({"name": "f", "supportedInterfaces": [
+            {"url": "http://f/a2a", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+            {"url": "http://f/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]});
+        assert_eq!(pick(&both, "http://f/a2a").dialect, Dialect::V1);
     }
 
     #[test]

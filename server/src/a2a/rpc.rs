@@ -71,20 +71,10 @@ impl RpcError {
 
     /// The ErrorInfo reason of the code.
     fn reason(&self) -> &'static str {
-        match self.code {
-            -32001 => "TASK_NOT_FOUND",
-            -32002 => "TASK_NOT_CANCELABLE",
-            -32003 => "PUSH_NOTIFICATION_NOT_SUPPORTED",
-            -32004 => "UNSUPPORTED_OPERATION",
-            -32005 => "CONTENT_TYPE_NOT_SUPPORTED",
-            -32007 => "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
-            -32009 => "VERSION_NOT_SUPPORTED",
-            -32700 => "PARSE_ERROR",
-            -32600 => "INVALID_REQUEST",
-            -32601 => "METHOD_NOT_FOUND",
-            -32602 => "INVALID_PARAMS",
-            _ => "INTERNAL_ERROR",
-        }
+        REASONS
+            .iter()
+            .find(|(code, _)| *code == self.code)
+            .map_or("INTERNAL_ERROR", |(_, r)| r)
     }
 
     /// The HTTP status of this error in the HTTP+JSON binding (the spec's
@@ -139,6 +129,29 @@ impl RpcError {
             _ => json!({"code": self.code, "message": self.message}),
         }
     }
+}
+
+/// The `google.rpc.ErrorInfo` reason of each A2A / JSON-RPC error code:
+/// what the HTTP+JSON binding carries instead of the code (read back by our
+/// client with [`code_of`]).
+const REASONS: [(i64, &str); 12] = [
+    (-32001, "TASK_NOT_FOUND"),
+    (-32002, "TASK_NOT_CANCELABLE"),
+    (-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
+    (-32004, "UNSUPPORTED_OPERATION"),
+    (-32005, "CONTENT_TYPE_NOT_SUPPORTED"),
+    (-32007, "EXTENDED_AGENT_CARD_NOT_CONFIGURED"),
+    (-32009, "VERSION_NOT_SUPPORTED"),
+    (-32700, "PARSE_ERROR"),
+    (-32600, "INVALID_REQUEST"),
+    (-32601, "METHOD_NOT_FOUND"),
+    (-32602, "INVALID_PARAMS"),
+    (-32603, "INTERNAL_ERROR"),
+];
+
+/// The A2A error code of an ErrorInfo `reason`, if it is one of the spec's.
+pub fn code_of(reason: &str) -> Option<i64> {
+    REASONS.iter().find(|(_, r)| *r == reason).map(|(c, _)| *c)
 }
 
 /// A JSON-RPC response with `result`.

@@ -153,6 +153,9 @@ pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) 
         Err(Failure::Invalid(why)) => {
             auth.failures.fail(ip);
             deny(&state, ip, "-", &path, &why).await;
+            if is_a2a_rest(&path) {
+                return challenged(a2a_rest_error(StatusCode::UNAUTHORIZED, &why), true);
+            }
             return unauthorized(&why, true);
         }
         Err(Failure::Unavailable(why)) => {
@@ -169,15 +172,19 @@ pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) 
     match (need, &principal) {
         (Need::Open, _) => {}
         (Need::Api(_), None) => {
-            return unauthorized(
-                "authentication required: send Authorization: Bearer <token>, or sign in at /ui/sign-in",
-                false,
-            );
+            let why = "authentication required: send Authorization: Bearer <token>, or sign in at /ui/sign-in";
+            if is_a2a_rest(&path) {
+                return challenged(a2a_rest_error(StatusCode::UNAUTHORIZED, why), false);
+            }
+            return unauthorized(why, false);
         }
         (Need::Page(_), None) => return to_sign_in(req.uri()),
         (Need::Api(role) | Need::Page(role), Some(p)) if !p.allow(role) => {
             let why = missing(role);
             deny(&state, ip, &p.name, &path, &why).await;
+            if is_a2a_rest(&path) {
+                return a2a_rest_error(StatusCode::FORBIDDEN, &why);
+            }
             if path.starts_with("/a2a") {
                 return a2a_forbidden(&why);
             }
@@ -209,21 +216,50 @@ async fn deny(state: &AppState, ip: IpAddr, actor: &str, route: &str, reason: &s
 }
 
 fn unauthorized(why: &str, invalid: bool) -> Response {
+    let r = (
+        StatusCode::UNAUTHORIZED,
+        Json(serde_json::json!({"error": why})),
+    )
+        .into_response();
+    challenged(r, invalid)
+}
+
+/// A 401 with its `WWW-Authenticate` challenge.
+fn challenged(mut r: Response, invalid: bool) -> Response {
     let challenge = if invalid {
         "Bearer error=\"invalid_token\""
     } else {
         "Bearer"
     };
-    let mut r = (
-        StatusCode::UNAUTHORIZED,
-        Json(serde_json::json!({"error": why})),
-    )
-        .into_response();
     r.headers_mut().insert(
         header::WWW_AUTHENTICATE,
         HeaderValue::from_static(challenge),
     );
     r
+}
+
+/// Whether `path` is in A2A's HTTP+JSON binding (`/a2a/...`; `/a2a`
+/// itself is JSON-RPC).
+fn is_a2a_rest(path: &str) -> bool {
+    path.starts_with("/a2a/")
+}
+
+/// A refusal in the HTTP+JSON binding's error shape (AIP-193's
+/// `google.rpc.Status`), which that binding's clients read.
+fn a2a_rest_error(status: StatusCode, why: &str) -> Response {
+    let name = if status == StatusCode::UNAUTHORIZED {
+        "UNAUTHENTICATED"
+    } else {
+        "PERMISSION_DENIED"
+    };
+    let message = if status == StatusCode::FORBIDDEN {
+        format!("forbidden: {why}")
+    } else {
+        why.to_string()
+    };
+    let body =
+        serde_json::json!({"error": {"code": status.as_u16(), "status": name, "message": message}});
+    (status, Json(body)).into_response()
 }
 
 fn too_many(wait: u64) -> Response {

@@ -109,6 +109,13 @@ pub fn link_key(config: &Config, shared: bool) -> Result<Vec<u8>, String> {
     if shared && !config.notifications.targets.is_empty() {
         return Err("notifications.link_key: set it (the same on every replica, e.g. \"${LINK_KEY}\") or audit.key, so that a link works on any replica".into());
     }
+    if shared {
+        // A2A push configs are made at run time, so their secrets cannot
+        // be checked for here; say once what goes wrong without a key.
+        tracing::warn!(
+            "notifications.link_key (or audit.key) is not set on a shared store: A2A push secrets sealed here cannot be opened by another replica, which then cannot deliver them; set the same key on every replica"
+        );
+    }
     let path = config.data_dir.join("link.key");
     if let Ok(hex) = std::fs::read_to_string(&path) {
         let hex = hex.trim();
