@@ -34,6 +34,13 @@ impl RpcError {
             ..Self::new(-32600, format!("forbidden: {}", m.into()))
         }
     }
+    /// No credentials, or ones that do not hold: HTTP 401.
+    pub fn unauthenticated(m: impl Into<String>) -> Self {
+        RpcError {
+            http_status: 401,
+            ..Self::new(-32600, m)
+        }
+    }
     pub fn parse(m: impl Into<String>) -> Self {
         Self::new(-32700, m)
     }
@@ -96,6 +103,7 @@ impl RpcError {
     /// The `google.rpc.Status` name that goes with [`Self::rest_status`].
     fn grpc_status(&self) -> &'static str {
         match (self.rest_status(), self.code) {
+            (401, _) => "UNAUTHENTICATED",
             (403, _) => "PERMISSION_DENIED",
             (_, -32001 | -32601) => "NOT_FOUND",
             (_, -32002 | -32007 | -32008) => "FAILED_PRECONDITION",
@@ -453,6 +461,11 @@ mod tests {
             "UNIMPLEMENTED"
         );
         assert_eq!(RpcError::forbidden("x").rest_status(), 403);
+        let who = RpcError::unauthenticated("x").rest_body();
+        assert_eq!(
+            (&who["error"]["code"], &who["error"]["status"]),
+            (&json!(401), &json!("UNAUTHENTICATED"))
+        );
         assert_eq!(RpcError::new(-32603, "x").rest_status(), 500);
     }
 }

@@ -572,6 +572,14 @@ mod tests {
         );
         assert!(err(with("parts", json!([{"text": 5}]))).contains("message.parts[0]"));
         assert!(incoming(&json!({"": "x"}), Dialect::V1).is_err());
+        assert!(err(with("parts", json!("x"))).contains("message.parts"));
+        // A well-formed message that is not a decision is none.
+        let maybe = incoming(
+            &json!({"message": with("parts", json!([{"text": "maybe later"}]))}),
+            Dialect::V1,
+        )
+        .unwrap();
+        assert_eq!(decision(&maybe), None);
         // Legacy clients may leave out messageId, not the role.
         let legacy =
             json!({"message": {"role": "user", "parts": [{"type": "text", "text": "hi"}]}});

@@ -15,6 +15,7 @@ use super::access::{self, Need};
 use super::principal::{Principal, Role, Roles, Source};
 use super::proxy::ProxyIdentity;
 use super::session::{self, COOKIE};
+use crate::a2a::rpc::RpcError;
 use crate::config::AuthMode;
 use crate::state::AppState;
 use axum::Json;
@@ -154,7 +155,7 @@ pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) 
             auth.failures.fail(ip);
             deny(&state, ip, "-", &path, &why).await;
             if is_a2a_rest(&path) {
-                return challenged(a2a_rest_error(StatusCode::UNAUTHORIZED, &why), true);
+                return challenged(a2a_rest(RpcError::unauthenticated(&why)), true);
             }
             return unauthorized(&why, true);
         }
@@ -174,7 +175,7 @@ pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) 
         (Need::Api(_), None) => {
             let why = "authentication required: send Authorization: Bearer <token>, or sign in at /ui/sign-in";
             if is_a2a_rest(&path) {
-                return challenged(a2a_rest_error(StatusCode::UNAUTHORIZED, why), false);
+                return challenged(a2a_rest(RpcError::unauthenticated(why)), false);
             }
             return unauthorized(why, false);
         }
@@ -183,7 +184,7 @@ pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) 
             let why = missing(role);
             deny(&state, ip, &p.name, &path, &why).await;
             if is_a2a_rest(&path) {
-                return a2a_rest_error(StatusCode::FORBIDDEN, &why);
+                return a2a_rest(RpcError::forbidden(&why));
             }
             if path.starts_with("/a2a") {
                 return a2a_forbidden(&why);
@@ -239,27 +240,14 @@ fn challenged(mut r: Response, invalid: bool) -> Response {
 }
 
 /// Whether `path` is in A2A's HTTP+JSON binding (`/a2a/...`; `/a2a`
-/// itself is JSON-RPC).
+/// itself is JSON-RPC), whose clients read its AIP-193 error bodies.
 fn is_a2a_rest(path: &str) -> bool {
     path.starts_with("/a2a/")
 }
 
-/// A refusal in the HTTP+JSON binding's error shape (AIP-193's
-/// `google.rpc.Status`), which that binding's clients read.
-fn a2a_rest_error(status: StatusCode, why: &str) -> Response {
-    let name = if status == StatusCode::UNAUTHORIZED {
-        "UNAUTHENTICATED"
-    } else {
-        "PERMISSION_DENIED"
-    };
-    let message = if status == StatusCode::FORBIDDEN {
-        format!("forbidden: {why}")
-    } else {
-        why.to_string()
-    };
-    let body =
-        serde_json::json!({"error": {"code": status.as_u16(), "status": name, "message": message}});
-    (status, Json(body)).into_response()
+/// A refusal as the HTTP+JSON binding answers errors.
+fn a2a_rest(e: RpcError) -> Response {
+    crate::a2a::rest::error(&e)
 }
 
 fn too_many(wait: u64) -> Response {
