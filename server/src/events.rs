@@ -82,6 +82,9 @@ impl Default for Events {
 const SHARED_BOOT: &str = "p";
 /// Events one writer batch or one read takes at most.
 const BATCH: usize = 256;
+/// Shared mode: how long a published event waits for others to be written
+/// with it (events are hints; this is their only added latency).
+const LINGER: std::time::Duration = std::time::Duration::from_millis(3);
 
 impl Events {
     /// A bus for one process.
@@ -298,6 +301,10 @@ impl Subscription {
 /// (events are hints: clients reload on the next one).
 async fn write_rows(store: Store, mut rx: tokio::sync::mpsc::UnboundedReceiver<Event>) {
     while let Some(first) = rx.recv().await {
+        // A turn publishes several events within a few milliseconds: they
+        // wait for each other and go as one row batch (one statement, one
+        // notification, one read on every replica) instead of one each.
+        tokio::time::sleep(LINGER).await;
         let mut batch = vec![first];
         while batch.len() < BATCH {
             match rx.try_recv() {

@@ -16,14 +16,20 @@ impl Pg {
     /// Folds the deltas into `task_counts` unless another replica is doing
     /// it; how many task states changed totals.
     pub async fn fold_task_counts(&self) -> Result<u64, StoreError> {
-        self.with_conn(|conn| {
-            let mut tx = conn.client.transaction()?;
-            let ours: bool = tx
-                .query_one("SELECT pg_try_advisory_xact_lock($1)", &[&FOLD_LOCK])?
-                .get(0);
-            let n = if ours { tx.execute(FOLD, &[])? } else { 0 };
-            tx.commit()?;
-            Ok(n)
+        self.on_conn(|conn, _| {
+            conn.batch_execute("BEGIN")?;
+            let out = (|| {
+                let ours = conn
+                    .query_opt("SELECT pg_try_advisory_xact_lock($1)", &[&FOLD_LOCK])?
+                    .is_some_and(|r| r.get::<_, bool>(0));
+                let n = if ours { conn.execute(FOLD, &[])? } else { 0 };
+                conn.batch_execute("COMMIT")?;
+                Ok(n)
+            })();
+            if out.is_err() {
+                let _ = conn.batch_execute("ROLLBACK");
+            }
+            out
         })
         .await
     }

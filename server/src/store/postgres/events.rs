@@ -12,6 +12,7 @@
 //!   event.
 
 use super::Pg;
+use super::conn::Step;
 use crate::store::StoreError;
 use postgres::fallible_iterator::FallibleIterator;
 use std::time::Duration;
@@ -65,8 +66,18 @@ impl Pg {
         }
         let (conversations, payloads): (Vec<Option<String>>, Vec<String>) =
             events.into_iter().unzip();
-        self.on_conn(move |client, _| {
-            client.execute(APPEND, &[&conversations, &payloads])?;
+        self.on_conn(move |conn, _| {
+            // One round trip, with the plan prepared once: the arrays would
+            // otherwise have the statement planned again on every call.
+            let append = conn.prepared(APPEND)?;
+            let steps = [
+                Step::Simple("BEGIN; SET LOCAL plan_cache_mode = force_generic_plan"),
+                Step::Exec(&append, &[&conversations, &payloads]),
+                Step::Simple("COMMIT"),
+            ];
+            for answer in conn.pipeline(&steps) {
+                answer?;
+            }
             Ok(())
         })
         .await
@@ -102,7 +113,7 @@ impl Pg {
     /// (with a log line) when the connection breaks; stops when `wake`
     /// returns false.
     pub fn listen(&self, wake: impl Fn() -> bool + Send + 'static) -> std::io::Result<()> {
-        let config = self.inner.config.clone();
+        let config = postgres::Config::from(self.inner.config.clone());
         let shown = self.inner.shown.clone();
         std::thread::Builder::new()
             .name("pg-listen".into())

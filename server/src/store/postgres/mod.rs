@@ -1,28 +1,30 @@
 //! The PostgreSQL backend (`store.backend: postgres`): several replicas
 //! share one database.
 //!
-//! - **Synchronous driver, blocking pool.** The store's intents are written
-//!   once against [`Tx`](super::Tx), a synchronous trait (rusqlite is
-//!   synchronous); the `postgres` crate (the synchronous face of
-//!   `tokio-postgres`) lets the same closures run on PostgreSQL. `sqlx` is
-//!   async-only: every intent would have to be written twice. A
-//!   transaction runs on the blocking pool with one pooled connection; an
-//!   async semaphore of `max_connections` permits bounds how many run, so a
-//!   burst of turns waits without tying up threads.
+//! - **Synchronous intents, blocking pool.** The store's intents are
+//!   written once against [`Tx`](super::Tx), a synchronous trait (rusqlite
+//!   is synchronous). A pooled connection is `tokio-postgres` driven from
+//!   the blocking pool on a runtime of its own (`conn.rs`), so the same
+//!   closures run on PostgreSQL. `sqlx` is async-only: every intent would
+//!   have to be written twice. An async semaphore of `max_connections`
+//!   permits bounds how many transactions run, so a burst of turns waits
+//!   without tying up threads.
 //! - **Statements are prepared once per connection** and cached by their
-//!   text: a statement then costs one round trip, not two.
+//!   text; write transactions use generic plans (`SET LOCAL
+//!   plan_cache_mode`), so a key lookup is not planned again each time.
 //! - **Writes run under READ COMMITTED** with conditional updates (the loser
 //!   of a race sees zero rows); reads run in a `REPEATABLE READ READ ONLY`
 //!   transaction, so a page and its counts come from one snapshot.
-//! - **Round trips are what a turn costs** here (a statement is tens of
-//!   microseconds of work and a round trip of the same order again), so:
-//!   `BEGIN` goes with the first statement (with the fence, in one simple
-//!   query), a transaction that issued nothing sends nothing, and a read of
-//!   one statement ([`Mode::Single`]) runs without `BEGIN`/`COMMIT` (one
-//!   statement is one snapshot).
+//! - **Round trips are what a turn costs** here, so statements are
+//!   pipelined (`tx.rs`): `BEGIN`, the fence and every write whose answer
+//!   nobody waits for go with the next statement that is waited for, or
+//!   with the audit rows and `COMMIT`; a transaction that issued nothing
+//!   sends nothing, and a read of one statement ([`Mode::Single`]) runs
+//!   without `BEGIN`/`COMMIT` (one statement is one snapshot).
 //! - **Migrations** take an advisory lock, so replicas starting together
 //!   migrate once. A database that cannot be reached is retried for 30 s.
 
+mod conn;
 mod counts;
 mod events;
 mod leases;
@@ -47,7 +49,7 @@ impl Mode {
     /// What opens the transaction (`None`: there is none).
     fn begin(self) -> Option<&'static str> {
         match self {
-            Mode::Write => Some("BEGIN"),
+            Mode::Write => Some("BEGIN; SET LOCAL plan_cache_mode = force_generic_plan"),
             Mode::Read => Some("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
             Mode::Single => None,
         }
@@ -56,7 +58,7 @@ impl Mode {
 
 use super::StoreError;
 use super::tx::Tx;
-use std::collections::HashMap;
+use conn::Conn;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -70,6 +72,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("v6.sql"),
     include_str!("v7.sql"),
     include_str!("v8.sql"),
+    include_str!("v9.sql"),
 ];
 /// The advisory lock migrations run under (any constant shared by replicas).
 const MIGRATION_LOCK: i64 = 0x5354_4f50_474f; // "STOPGO"
@@ -83,19 +86,13 @@ pub struct Pg {
 }
 
 struct PgInner {
-    config: postgres::Config,
+    config: tokio_postgres::Config,
     /// Where the database is, without credentials (for messages).
     shown: String,
     idle: Mutex<Vec<Conn>>,
     permits: tokio::sync::Semaphore,
     audit_key: Option<Arc<[u8]>>,
     leases: leases::Leases,
-}
-
-/// One connection and its prepared statements.
-pub(super) struct Conn {
-    client: postgres::Client,
-    statements: HashMap<String, postgres::Statement>,
 }
 
 impl Pg {
@@ -108,7 +105,7 @@ impl Pg {
         lease_seconds: u32,
         audit_key: Option<Arc<[u8]>>,
     ) -> Result<Pg, StoreError> {
-        let mut config: postgres::Config = url
+        let mut config: tokio_postgres::Config = url
             .parse()
             .map_err(|e| StoreError::Backend(format!("store.url is not a PostgreSQL URL: {e}")))?;
         config
@@ -116,8 +113,8 @@ impl Pg {
             .application_name("stopgo-agent");
         let shown = describe(&config);
         let started = std::time::Instant::now();
-        let mut first = loop {
-            match connect(&config) {
+        let first = loop {
+            match Conn::connect(&config) {
                 Ok(c) => break c,
                 Err(e) if started.elapsed() < CONNECT_FOR => {
                     tracing::warn!(database = %shown, error = %e, "PostgreSQL is not reachable yet; retrying for up to 30 s");
@@ -130,7 +127,7 @@ impl Pg {
                 }
             }
         };
-        migrate(&mut first.client, &shown)?;
+        migrate(&config, &shown)?;
         let pg = Pg {
             inner: Arc::new(PgInner {
                 config,
@@ -166,15 +163,15 @@ impl Pg {
     }
 
     /// Runs `f` on a pooled connection outside an explicit transaction
-    /// (each statement commits on its own), with the connection's prepared
-    /// statements: one round trip per statement.
+    /// (each statement commits on its own, unless `f` pipelines one), with
+    /// the connection's prepared statements: one round trip per statement.
     async fn on_conn<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Cached<'_>, &leases::Leases) -> Result<T, postgres::Error> + Send + 'static,
+        F: FnOnce(&mut Conn, &leases::Leases) -> Result<T, postgres::Error> + Send + 'static,
     {
         let inner = self.inner.clone();
-        self.with_conn(move |conn| Ok(f(&mut Cached(conn), &inner.leases)?))
+        self.with_conn(move |conn| Ok(f(conn, &inner.leases)?))
             .await
     }
 
@@ -195,12 +192,12 @@ impl Pg {
         tokio::task::spawn_blocking(move || {
             let idle = inner.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
             let mut conn = match idle {
-                Some(c) if !c.client.is_closed() => c,
-                _ => connect(&inner.config)
+                Some(c) if !c.is_closed() => c,
+                _ => Conn::connect(&inner.config)
                     .map_err(|e| StoreError::Backend(format!("cannot connect: {e}")))?,
             };
             let out = f(&mut conn);
-            if !conn.client.is_closed() {
+            if !conn.is_closed() {
                 inner
                     .idle
                     .lock()
@@ -215,8 +212,8 @@ impl Pg {
 }
 
 impl Drop for PgInner {
-    /// A `postgres::Client` blocks on its own runtime when dropped, which
-    /// panics on an async worker: the pool is dropped on a thread of its own.
+    /// A connection's runtime cannot be dropped on an async worker (it
+    /// panics there): the pool is dropped on a thread of its own.
     fn drop(&mut self) {
         let idle = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()));
         if !idle.is_empty() {
@@ -234,10 +231,10 @@ pub fn verify_audit(
     url: &str,
     key: Option<&[u8]>,
 ) -> Result<crate::store::audit::Verdict, StoreError> {
-    let config: postgres::Config = url
+    let config: tokio_postgres::Config = url
         .parse()
         .map_err(|e| StoreError::Backend(format!("store.url is not a PostgreSQL URL: {e}")))?;
-    let mut conn = connect(&config).map_err(|e| {
+    let mut conn = Conn::connect(&config).map_err(|e| {
         StoreError::Backend(format!(
             "cannot reach PostgreSQL at {}: {e}",
             describe(&config)
@@ -247,48 +244,6 @@ pub fn verify_audit(
     in_transaction(&mut conn, Mode::Read, key, &leases, |tx| {
         crate::store::audit::verify(tx, key)
     })
-}
-
-/// A connection whose statements are prepared once and reused (preparing
-/// is a round trip of its own).
-pub(super) struct Cached<'a>(&'a mut Conn);
-
-impl Cached<'_> {
-    fn prepared(&mut self, sql: &str) -> Result<postgres::Statement, postgres::Error> {
-        if let Some(s) = self.0.statements.get(sql) {
-            return Ok(s.clone());
-        }
-        let s = self.0.client.prepare(sql)?;
-        self.0.statements.insert(sql.to_string(), s.clone());
-        Ok(s)
-    }
-
-    pub(super) fn query(
-        &mut self,
-        sql: &str,
-        params: &[&(dyn postgres::types::ToSql + Sync)],
-    ) -> Result<Vec<postgres::Row>, postgres::Error> {
-        let s = self.prepared(sql)?;
-        self.0.client.query(&s, params)
-    }
-
-    pub(super) fn query_opt(
-        &mut self,
-        sql: &str,
-        params: &[&(dyn postgres::types::ToSql + Sync)],
-    ) -> Result<Option<postgres::Row>, postgres::Error> {
-        let s = self.prepared(sql)?;
-        self.0.client.query_opt(&s, params)
-    }
-
-    pub(super) fn execute(
-        &mut self,
-        sql: &str,
-        params: &[&(dyn postgres::types::ToSql + Sync)],
-    ) -> Result<u64, postgres::Error> {
-        let s = self.prepared(sql)?;
-        self.0.client.execute(&s, params)
-    }
 }
 
 /// Runs `f` between `BEGIN` and `COMMIT` (or `ROLLBACK`); `BEGIN` is sent
@@ -303,55 +258,35 @@ fn in_transaction<T>(
     let tx = tx::PgTx::new(conn, mode, audit_key, leases);
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let v = f(&tx)?;
-        // The audit rows go last, with the commit, so the chain's head is
+        // The writes nobody waited for, the audit rows and `COMMIT` go in
+        // one round trip, the audit rows last so the chain's head is
         // locked only for the end of the transaction (and always after any
         // other lock).
-        let committed = tx.commit_audited()?;
-        Ok((v, committed))
+        tx.commit()?;
+        Ok(v)
     }))
     .unwrap_or_else(|_| {
         Err(StoreError::Worker(
             "a transaction panicked; it was rolled back".into(),
         ))
     });
-    let begun = tx.begun();
+    let open = tx.open();
     drop(tx);
-    match out {
-        Ok((v, committed)) => {
-            if begun && !committed {
-                conn.client.batch_execute("COMMIT")?;
-            }
-            Ok(v)
-        }
-        Err(e) => {
-            if begun {
-                // A broken connection is dropped by the caller (`is_closed`).
-                let _ = conn.client.batch_execute("ROLLBACK");
-            }
-            Err(e)
-        }
+    if out.is_err() && open {
+        // A broken connection is dropped by the caller (`is_closed`).
+        let _ = conn.batch_execute("ROLLBACK");
     }
-}
-
-fn connect(config: &postgres::Config) -> Result<Conn, postgres::Error> {
-    let mut client = config.connect(postgres::NoTls)?;
-    // The audit rows are written as literals (`tx::literal`), which is
-    // safe only with standard strings; it is the default, made certain.
-    client.batch_execute("SET standard_conforming_strings = on")?;
-    Ok(Conn {
-        client,
-        statements: HashMap::new(),
-    })
+    out
 }
 
 /// `host:port/dbname` of a config.
-fn describe(config: &postgres::Config) -> String {
+fn describe(config: &tokio_postgres::Config) -> String {
     let host = config
         .get_hosts()
         .first()
         .map(|h| match h {
-            postgres::config::Host::Tcp(h) => h.clone(),
-            postgres::config::Host::Unix(p) => p.display().to_string(),
+            tokio_postgres::config::Host::Tcp(h) => h.clone(),
+            tokio_postgres::config::Host::Unix(p) => p.display().to_string(),
         })
         .unwrap_or_else(|| "localhost".into());
     let port = config.get_ports().first().copied().unwrap_or(5432);
@@ -361,7 +296,11 @@ fn describe(config: &postgres::Config) -> String {
 
 /// Brings the schema up to date under the migration lock; refuses a
 /// database newer than this binary.
-fn migrate(client: &mut postgres::Client, shown: &str) -> Result<(), StoreError> {
+fn migrate(config: &tokio_postgres::Config, shown: &str) -> Result<(), StoreError> {
+    // The synchronous client, on a connection of its own: migrations run
+    // once, before the pool serves anything.
+    let mut client = postgres::Config::from(config.clone()).connect(postgres::NoTls)?;
+    let client = &mut client;
     client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])?;
     let out = (|| {
         client.batch_execute(

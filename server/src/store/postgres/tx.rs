@@ -2,6 +2,7 @@
 //! in PostgreSQL's dialect, decoded by the same functions.
 
 use super::Conn;
+use super::conn::{Answer, Step};
 use crate::store::approvals::{self, Approval, Decider, NewApproval};
 use crate::store::audit::{self, Event};
 use crate::store::conversations::{
@@ -16,9 +17,10 @@ use app::models::{
 };
 use app::pipeline::PipelineState;
 use postgres::Row;
+use postgres::Statement;
 use postgres::types::ToSql;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 type Params<'p> = &'p [&'p (dyn ToSql + Sync)];
 
@@ -47,7 +49,38 @@ impl PendingAudit {
     }
 }
 
+/// A write whose answer nobody waits for: it goes out with the next
+/// statement that is waited for, or with `COMMIT` (one round trip for all).
+struct Deferred {
+    sql: &'static str,
+    params: Vec<Box<dyn ToSql + Sync>>,
+    /// The conversation a fence guards: its failure is
+    /// [`StoreError::LeaseLost`].
+    fence: Option<String>,
+}
+
+/// One statement of [`PgTx::send`] that is waited for: SQL, parameters,
+/// and whether its rows (rather than its count) are the answer.
+type Waited<'p> = (&'p str, Params<'p>, bool);
+
+/// What [`PgTx::send`] sends after everything else (`COMMIT`, with the
+/// audit rows before it).
+type Finish<'p> = Option<&'p str>;
+
+/// The SQLSTATE of `stopgo_fence` (schema v9): the lease moved on.
+const LEASE_LOST: &str = "SG001";
+
 /// One open transaction on a pooled connection.
+///
+/// **Round trips are what a turn costs here**, so statements are
+/// pipelined: a write whose caller needs no answer (a flag, a requester,
+/// a started mark, the fence, a message appended to a conversation known
+/// to exist) is held and sent with the next statement that is waited for,
+/// or with `COMMIT`; `BEGIN` goes with the first of them. A transaction of
+/// such writes is one round trip. Every statement still runs in program
+/// order, in the same transaction; a held write that fails fails the
+/// transaction (the fence and the appends raise in the database, so a
+/// pipelined `COMMIT` after them rolls back).
 pub(in crate::store) struct PgTx<'a> {
     conn: RefCell<&'a mut Conn>,
     mode: super::Mode,
@@ -56,6 +89,15 @@ pub(in crate::store) struct PgTx<'a> {
     key: Option<&'a [u8]>,
     leases: &'a super::leases::Leases,
     audit: RefCell<Vec<PendingAudit>>,
+    deferred: RefCell<Vec<Deferred>>,
+    /// Conversations this transaction inserted or fenced: they exist, so a
+    /// write to them needs no answer (the statement checks it anyway).
+    known: RefCell<HashSet<String>>,
+}
+
+/// An owned parameter of a held write.
+fn own<T: ToSql + Sync + 'static>(v: T) -> Box<dyn ToSql + Sync> {
+    Box::new(v)
 }
 
 impl<'a> PgTx<'a> {
@@ -72,84 +114,168 @@ impl<'a> PgTx<'a> {
             key,
             leases,
             audit: RefCell::new(Vec::new()),
+            deferred: RefCell::new(Vec::new()),
+            known: RefCell::new(HashSet::new()),
         }
     }
 
-    /// Whether the transaction was opened (there is something to commit or
-    /// roll back).
-    pub(super) fn begun(&self) -> bool {
+    /// Whether a transaction is open (there is something to roll back).
+    pub(super) fn open(&self) -> bool {
         self.begun.get() && self.mode.begin().is_some()
     }
 
-    /// Opens the transaction before its first statement; refuses a second
-    /// statement of a [`super::Mode::Single`] read.
-    fn open(&self, conn: &mut Conn) -> Result<(), StoreError> {
-        if self.begun.replace(true) {
-            return match self.mode {
-                super::Mode::Single => Err(StoreError::Worker(
-                    "a single-statement read issued a second statement".into(),
-                )),
-                _ => Ok(()),
-            };
+    fn knows(&self, conversation_id: &str) -> bool {
+        self.mode == super::Mode::Write && self.known.borrow().contains(conversation_id)
+    }
+
+    /// Holds a write until the next statement that is waited for (outside
+    /// a write transaction it runs at once).
+    fn defer(
+        &self,
+        sql: &'static str,
+        params: Vec<Box<dyn ToSql + Sync>>,
+    ) -> Result<(), StoreError> {
+        if self.mode != super::Mode::Write {
+            let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
+            self.exec(sql, &refs)?;
+            return Ok(());
         }
-        if let Some(begin) = self.mode.begin() {
-            conn.client.batch_execute(begin)?;
-        }
+        self.deferred.borrow_mut().push(Deferred {
+            sql,
+            params,
+            fence: None,
+        });
         Ok(())
     }
 
-    /// Runs `f` with the connection and `sql` prepared (once per
-    /// connection: a statement then costs one round trip, not two).
-    fn with_statement<T>(
-        &self,
-        sql: &str,
-        f: impl FnOnce(&mut postgres::Client, &postgres::Statement) -> Result<T, postgres::Error>,
-    ) -> Result<T, StoreError> {
+    /// Sends, in one round trip: `BEGIN` if the transaction is not open
+    /// yet, the held writes, `waited`, then `finish`. The answers of
+    /// `waited`, in order. The first error is the one returned (after it,
+    /// statements of the transaction fail too and a `COMMIT` rolls back).
+    fn send(&self, waited: &[Waited<'_>], finish: Finish<'_>) -> Result<Vec<Answer>, StoreError> {
+        let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
+        if deferred.is_empty() && waited.is_empty() && finish.is_none() {
+            return Ok(Vec::new());
+        }
+        let begin = if self.begun.replace(true) {
+            if self.mode == super::Mode::Single {
+                return Err(StoreError::Worker(
+                    "a single-statement read issued a second statement".into(),
+                ));
+            }
+            None
+        } else {
+            self.mode.begin()
+        };
         let mut guard = self.conn.borrow_mut();
         let conn: &mut Conn = &mut guard;
-        self.open(conn)?;
-        let statement = match conn.statements.get(sql) {
-            Some(s) => s.clone(),
-            None => {
-                let s = conn.client.prepare(sql)?;
-                conn.statements.insert(sql.to_string(), s.clone());
-                s
+        let held: Vec<Statement> = deferred
+            .iter()
+            .map(|d| conn.prepared(d.sql))
+            .collect::<Result<_, _>>()?;
+        let asked: Vec<Statement> = waited
+            .iter()
+            .map(|(sql, _, _)| conn.prepared(sql))
+            .collect::<Result<_, _>>()?;
+        let held_params: Vec<Vec<&(dyn ToSql + Sync)>> = deferred
+            .iter()
+            .map(|d| d.params.iter().map(|p| p.as_ref()).collect())
+            .collect();
+        let mut steps = Vec::with_capacity(deferred.len() + waited.len() + 2);
+        steps.extend(begin.map(Step::Simple));
+        for (s, p) in held.iter().zip(&held_params) {
+            steps.push(Step::Exec(s, p));
+        }
+        for (s, (_, p, rows)) in asked.iter().zip(waited) {
+            steps.push(if *rows {
+                Step::Query(s, p)
+            } else {
+                Step::Exec(s, p)
+            });
+        }
+        steps.extend(finish.map(Step::Simple));
+        let mut answers = conn.pipeline(&steps).into_iter();
+        if begin.is_some() {
+            answers.next().transpose()?;
+        }
+        for d in &deferred {
+            if let Some(Err(e)) = answers.next() {
+                return Err(match &d.fence {
+                    Some(id) if e.code().map(|c| c.code()) == Some(LEASE_LOST) => {
+                        StoreError::LeaseLost(id.clone())
+                    }
+                    _ => e.into(),
+                });
             }
-        };
-        Ok(f(&mut conn.client, &statement)?)
+        }
+        let mut out = Vec::with_capacity(waited.len());
+        for _ in waited {
+            out.push(answers.next().ok_or_else(|| {
+                StoreError::Worker("a pipelined statement got no answer".into())
+            })??);
+        }
+        if finish.is_some() {
+            answers.next().transpose()?;
+        }
+        Ok(out)
     }
 
     /// Runs `sql` and returns its rows.
     fn query(&self, sql: &str, params: Params<'_>) -> Result<Vec<Row>, StoreError> {
-        self.with_statement(sql, |c, s| c.query(s, params))
+        self.queries(&[(sql, params)]).map(|mut all| all.remove(0))
+    }
+
+    /// Runs several reads in one round trip (with the held writes before
+    /// them); their rows, in order.
+    fn queries(&self, reads: &[(&str, Params<'_>)]) -> Result<Vec<Vec<Row>>, StoreError> {
+        let waited: Vec<Waited<'_>> = reads.iter().map(|(s, p)| (*s, *p, true)).collect();
+        self.send(&waited, None)?
+            .into_iter()
+            .map(|a| match a {
+                Answer::Rows(r) => Ok(r),
+                _ => Err(StoreError::Worker("a read answered no rows".into())),
+            })
+            .collect()
     }
 
     /// Runs `sql` and returns how many rows it changed.
     fn exec(&self, sql: &str, params: Params<'_>) -> Result<u64, StoreError> {
-        self.with_statement(sql, |c, s| c.execute(s, params))
+        match self.send(&[(sql, params, false)], None)?.pop() {
+            Some(Answer::Count(n)) => Ok(n),
+            _ => Err(StoreError::Worker("a write answered no count".into())),
+        }
     }
 
     fn first(&self, sql: &str, params: Params<'_>) -> Result<Option<Row>, StoreError> {
         Ok(self.query(sql, params)?.into_iter().next())
     }
 
-    /// Ends a transaction whose closure succeeded: writes its audit events,
-    /// chained after the head, and commits. The head is locked (`FOR
-    /// UPDATE`) until the commit, so appends from every replica form one
-    /// chain in commit order; the rows are hashed here (the key never
-    /// leaves the process), then the rows, the new head and `COMMIT` go in
-    /// one simple query: the head is held for two round trips however many
-    /// rows. Returns whether it committed (`false`: nothing to audit, the
-    /// caller commits).
-    pub(super) fn commit_audited(&self) -> Result<bool, StoreError> {
+    /// Ends a transaction whose closure succeeded: the held writes, its
+    /// audit events chained after the head, and `COMMIT`, in one round trip
+    /// (with a key, the head is read first, `FOR UPDATE`, with the held
+    /// writes). The head is locked until the commit, so appends from every
+    /// replica form one chain in commit order; the rows are hashed here
+    /// (the key never leaves the process).
+    pub(super) fn commit(&self) -> Result<(), StoreError> {
         let events = std::mem::take(&mut *self.audit.borrow_mut());
-        if events.is_empty() {
-            return Ok(false);
+        if !events.is_empty() {
+            let sql = match self.key {
+                None => self.chained_in_database(events)?,
+                Some(_) => self.chained_here(events)?,
+            };
+            self.send(&[], Some(&sql))?;
+            return Ok(());
         }
-        if self.key.is_none() {
-            self.commit_chained_in_database(events)?;
-            return Ok(true);
+        let pending = !self.deferred.borrow().is_empty();
+        if self.mode.begin().is_some() && (self.begun.get() || pending) {
+            self.send(&[], Some("COMMIT"))?;
         }
+        Ok(())
+    }
+
+    /// The audit rows hashed here (with the key), the new head and
+    /// `COMMIT`, as one simple query.
+    fn chained_here(&self, events: Vec<PendingAudit>) -> Result<String, StoreError> {
         let head = self
             .first("SELECT seq, hash FROM audit_head FOR UPDATE", &[])?
             .ok_or_else(|| StoreError::Corrupt("the audit head row is missing".into()))?;
@@ -180,14 +306,12 @@ impl<'a> PgTx<'a> {
             ));
             prev = hash;
         }
-        let sql = format!(
+        Ok(format!(
             "INSERT INTO audit (seq, at, actor, event, conversation_id, approval_uuid, details, prev_hash, hash) \
              VALUES {}; UPDATE audit_head SET seq = {seq}, hash = {}; COMMIT",
             rows.join(", "),
             literal(&prev)?
-        );
-        self.conn.borrow_mut().client.batch_execute(&sql)?;
-        Ok(true)
+        ))
     }
 
     /// Without a key the chain is plain SHA-256, which the database computes
@@ -195,7 +319,7 @@ impl<'a> PgTx<'a> {
     /// go in one simple query, so the head's lock is never held across a
     /// round trip. Each row's canonical JSON is sent up to its `seq`, which
     /// sorts last and which only the database knows.
-    fn commit_chained_in_database(&self, events: Vec<PendingAudit>) -> Result<(), StoreError> {
+    fn chained_in_database(&self, events: Vec<PendingAudit>) -> Result<String, StoreError> {
         let mut cols: [Vec<String>; 7] = Default::default();
         for e in events {
             let canonical = e.canonical(0);
@@ -221,47 +345,10 @@ impl<'a> PgTx<'a> {
             .iter()
             .map(|c| format!("ARRAY[{}]::text[]", c.join(", ")))
             .collect();
-        let begin = if self.begun.replace(true) {
-            ""
-        } else {
-            "BEGIN; "
-        };
-        let sql = format!(
-            "{begin}SELECT stopgo_audit_append({}); COMMIT",
+        Ok(format!(
+            "SELECT stopgo_audit_append({}); COMMIT",
             arrays.join(", ")
-        );
-        self.conn.borrow_mut().client.batch_execute(&sql)?;
-        Ok(())
-    }
-
-    /// `BEGIN` and the fence in one round trip (a simple query, so the
-    /// values are written into it: the id only when it is made of
-    /// characters that need no quoting, which ours always are; otherwise
-    /// two round trips as usual). Whether the lease is still held.
-    fn begin_fenced(&self, conversation_id: &str, epoch: i64) -> Result<bool, StoreError> {
-        let plain = |s: &str| {
-            !s.is_empty()
-                && s.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        };
-        if !plain(conversation_id) || !plain(&self.leases.owner) {
-            return Ok(self
-                .first(
-                    super::leases::FENCE,
-                    &[&conversation_id, &epoch, &self.leases.owner],
-                )?
-                .is_some());
-        }
-        let sql = format!(
-            "BEGIN; SELECT 1 FROM leases WHERE conversation_id = '{conversation_id}' \
-             AND epoch = {epoch} AND owner = '{}' FOR SHARE",
-            self.leases.owner
-        );
-        self.begun.set(true);
-        let answer = self.conn.borrow_mut().client.simple_query(&sql)?;
-        Ok(answer
-            .iter()
-            .any(|m| matches!(m, postgres::SimpleQueryMessage::Row(_))))
+        ))
     }
 
     fn page_of<T>(
@@ -287,61 +374,17 @@ impl<'a> PgTx<'a> {
     }
 
     fn pending_of(&self, ids: &[String]) -> Result<HashMap<String, PendingApproval>, StoreError> {
-        let mut out = HashMap::new();
         if ids.is_empty() {
-            return Ok(out);
+            return Ok(HashMap::new());
         }
-        let sql = format!(
-            "SELECT {} FROM approvals WHERE status = 'pending' AND conversation_id = ANY($1) ORDER BY created_at",
-            approvals::COLUMNS
-        );
-        for row in self.query(&sql, &[&ids])? {
-            let a = approvals::decode(approval_cols(&row))?;
-            out.entry(a.approval.conversation_id.clone())
-                .or_insert(a.approval);
-        }
-        Ok(out)
+        pending_rows(self.query(&pending_sql(), &[&ids])?)
     }
 
     fn messages_of(&self, ids: &[String]) -> Result<HashMap<String, Vec<Message>>, StoreError> {
-        let mut out: HashMap<String, Vec<Message>> = HashMap::new();
         if ids.is_empty() {
-            return Ok(out);
+            return Ok(HashMap::new());
         }
-        let rows = self.query(
-            "SELECT m.conversation_id, m.id, m.role, m.content, m.tool_call, m.created_at, \
-                    m.started_at, m.finished_at, a.uuid, a.status, a.reason, a.decided_by, a.decided_at, m.node, \
-                    a.requested_by, a.decided_via, a.edited_args, m.call_id \
-             FROM messages m LEFT JOIN LATERAL \
-                 (SELECT * FROM approvals x WHERE x.message_id = m.id ORDER BY x.seq DESC LIMIT 1) a ON TRUE \
-             WHERE m.conversation_id = ANY($1) ORDER BY m.seq",
-            &[&ids],
-        )?;
-        for r in rows {
-            let raw = RawMessage {
-                id: r.get(1),
-                role: r.get(2),
-                content: r.get(3),
-                tool_call: r.get(4),
-                created_at: r.get(5),
-                started_at: r.get(6),
-                finished_at: r.get(7),
-                approval: r.get::<_, Option<String>>(8).map(|uuid| RawOutcome {
-                    uuid,
-                    status: r.get(9),
-                    reason: r.get(10),
-                    decided_by: r.get(11),
-                    decided_at: r.get(12),
-                    requested_by: r.get(14),
-                    decided_via: r.get(15),
-                    edited_args: r.get(16),
-                }),
-                node: r.get(13),
-                client_id: r.get(17),
-            };
-            out.entry(r.get(0)).or_default().push(raw.decode()?);
-        }
-        Ok(out)
+        message_rows(self.query(MESSAGES_OF, &[&ids])?)
     }
 
     fn approvals_where(
@@ -358,6 +401,63 @@ impl<'a> PgTx<'a> {
             .map(|r| approvals::decode(approval_cols(r)))
             .collect()
     }
+}
+
+/// The pending approvals of the conversations `$1`.
+fn pending_sql() -> String {
+    format!(
+        "SELECT {} FROM approvals WHERE status = 'pending' AND conversation_id = ANY($1) ORDER BY created_at",
+        approvals::COLUMNS
+    )
+}
+
+/// The oldest pending approval of each conversation.
+fn pending_rows(rows: Vec<Row>) -> Result<HashMap<String, PendingApproval>, StoreError> {
+    let mut out = HashMap::new();
+    for row in rows {
+        let a = approvals::decode(approval_cols(&row))?;
+        out.entry(a.approval.conversation_id.clone())
+            .or_insert(a.approval);
+    }
+    Ok(out)
+}
+
+/// The messages of the conversations `$1`, each with its call's newest
+/// approval, oldest first.
+const MESSAGES_OF: &str = "SELECT m.conversation_id, m.id, m.role, m.content, m.tool_call, m.created_at, \
+        m.started_at, m.finished_at, a.uuid, a.status, a.reason, a.decided_by, a.decided_at, m.node, \
+        a.requested_by, a.decided_via, a.edited_args, m.call_id \
+     FROM messages m LEFT JOIN LATERAL \
+         (SELECT * FROM approvals x WHERE x.message_id = m.id ORDER BY x.seq DESC LIMIT 1) a ON TRUE \
+     WHERE m.conversation_id = ANY($1) ORDER BY m.seq";
+
+fn message_rows(rows: Vec<Row>) -> Result<HashMap<String, Vec<Message>>, StoreError> {
+    let mut out: HashMap<String, Vec<Message>> = HashMap::new();
+    for r in rows {
+        let raw = RawMessage {
+            id: r.get(1),
+            role: r.get(2),
+            content: r.get(3),
+            tool_call: r.get(4),
+            created_at: r.get(5),
+            started_at: r.get(6),
+            finished_at: r.get(7),
+            approval: r.get::<_, Option<String>>(8).map(|uuid| RawOutcome {
+                uuid,
+                status: r.get(9),
+                reason: r.get(10),
+                decided_by: r.get(11),
+                decided_at: r.get(12),
+                requested_by: r.get(14),
+                decided_via: r.get(15),
+                edited_args: r.get(16),
+            }),
+            node: r.get(13),
+            client_id: r.get(17),
+        };
+        out.entry(r.get(0)).or_default().push(raw.decode()?);
+    }
+    Ok(out)
 }
 
 /// An approval row's columns, as the shared decoder reads them.
@@ -377,6 +477,24 @@ fn literal(s: &str) -> Result<String, StoreError> {
 fn approval_cols(r: &Row) -> approvals::RawRow {
     ((0..approvals::NCOLS).map(|i| r.get(i)).collect(),)
 }
+
+/// A message and its conversation's summary columns, in one statement
+/// (nothing is inserted when the conversation is gone).
+const APPEND: &str = "WITH c AS (UPDATE conversations SET updated_at = $6, message_count = message_count + 1, \
+         last_role = COALESCE($13, last_role), last_content = COALESCE($14, last_content), \
+         last_talk = CASE WHEN $13 IN ('user', 'assistant') THEN $13 ELSE last_talk END, \
+         title = COALESCE(title, CASE WHEN $3 = 'user' THEN $14 END) WHERE id = $2 RETURNING id) \
+     INSERT INTO messages (id, conversation_id, role, content, tool_call, created_at, call_id, step, server, signature, node, node_run) \
+     SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM c";
+/// [`APPEND`] to a conversation known to exist, whose answer nobody waits
+/// for: it raises (failing the transaction) if no row was inserted.
+const APPEND_KNOWN: &str = "WITH c AS (UPDATE conversations SET updated_at = $6, message_count = message_count + 1, \
+         last_role = COALESCE($13, last_role), last_content = COALESCE($14, last_content), \
+         last_talk = CASE WHEN $13 IN ('user', 'assistant') THEN $13 ELSE last_talk END, \
+         title = COALESCE(title, CASE WHEN $3 = 'user' THEN $14 END) WHERE id = $2 RETURNING id), \
+     i AS (INSERT INTO messages (id, conversation_id, role, content, tool_call, created_at, call_id, step, server, signature, node, node_run) \
+     SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM c RETURNING 1) \
+     SELECT stopgo_expect((SELECT count(*) FROM i), 1, 'conversation ' || $2)";
 
 const HEAD_COLUMNS: &str =
     "seq, id, session_id, status, pipeline_state, created_at, updated_at, context_id, turn_running";
@@ -418,19 +536,28 @@ fn item(r: &Row) -> (i64, Result<ConversationItem, StoreError>) {
 impl Tx for PgTx<'_> {
     fn insert_conversation(&self, session_id: &str) -> Result<Conversation, StoreError> {
         let (id, ts) = (new_id(), now());
-        self.exec(
+        self.defer(
             "INSERT INTO conversations (id, session_id, status, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)",
-            &[&id, &session_id, &ConversationStatus::Active.as_str(), &ts],
+            vec![
+                own(id.clone()),
+                own(session_id.to_string()),
+                own(ConversationStatus::Active.as_str()),
+                own(ts.clone()),
+            ],
         )?;
+        self.known.borrow_mut().insert(id.clone());
         Ok(crate::store::conversations::fresh(id, session_id, ts))
     }
     fn set_requester(&self, id: &str, name: &str, session: &str) -> Result<(), StoreError> {
-        self.exec(
+        self.defer(
             "UPDATE conversations SET requested_by = $2, requested_session = $3, \
              created_by = COALESCE(created_by, $2) WHERE id = $1",
-            &[&id, &name, &session],
-        )?;
-        Ok(())
+            vec![
+                own(id.to_string()),
+                own(name.to_string()),
+                own(session.to_string()),
+            ],
+        )
     }
     fn created_by(&self, id: &str) -> Result<Option<String>, StoreError> {
         Ok(self
@@ -438,11 +565,10 @@ impl Tx for PgTx<'_> {
             .and_then(|r| r.get(0)))
     }
     fn set_context(&self, id: &str, context_id: &str) -> Result<(), StoreError> {
-        self.exec(
+        self.defer(
             "UPDATE conversations SET context_id = $2 WHERE id = $1",
-            &[&id, &context_id],
-        )?;
-        Ok(())
+            vec![own(id.to_string()), own(context_id.to_string())],
+        )
     }
     fn by_context(&self, context_id: &str) -> Result<Option<String>, StoreError> {
         Ok(self
@@ -453,25 +579,31 @@ impl Tx for PgTx<'_> {
             .map(|r| r.get(0)))
     }
     fn set_status(&self, id: &str, status: ConversationStatus) -> Result<bool, StoreError> {
+        if self.knows(id) {
+            self.defer(
+                "WITH u AS (UPDATE conversations SET status = $2, updated_at = $3 WHERE id = $1 RETURNING 1) \
+                 SELECT stopgo_expect((SELECT count(*) FROM u), 1, 'conversation ' || $1)",
+                vec![own(id.to_string()), own(status.as_str()), own(now())],
+            )?;
+            return Ok(true);
+        }
         Ok(self.exec(
             "UPDATE conversations SET status = $2, updated_at = $3 WHERE id = $1",
             &[&id, &status.as_str(), &now()],
         )? == 1)
     }
     fn set_turn_running(&self, id: &str, running: bool) -> Result<(), StoreError> {
-        self.exec(
+        self.defer(
             "UPDATE conversations SET turn_running = $2 WHERE id = $1",
-            &[&id, &running],
-        )?;
-        Ok(())
+            vec![own(id.to_string()), own(running)],
+        )
     }
     fn set_pipeline_state(&self, id: &str, state: &PipelineState) -> Result<(), StoreError> {
         let json = serde_json::to_string(state).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        self.exec(
+        self.defer(
             "UPDATE conversations SET pipeline_state = $2, updated_at = $3 WHERE id = $1",
-            &[&id, &json, &now()],
-        )?;
-        Ok(())
+            vec![own(id.to_string()), own(json), own(now())],
+        )
     }
     fn pipeline_state(&self, id: &str) -> Result<Option<PipelineState>, StoreError> {
         let raw: Option<String> = self
@@ -500,16 +632,20 @@ impl Tx for PgTx<'_> {
             .is_some())
     }
     fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {
+        // The head, the messages and the pending approval: one round trip.
         let sql = format!("SELECT {HEAD_COLUMNS} FROM conversations WHERE id = $1");
-        let Some(row) = self.first(&sql, &[&id])? else {
+        let (ids, pending) = (vec![id.to_string()], pending_sql());
+        let mut answers = self
+            .queries(&[(&sql, &[&id]), (MESSAGES_OF, &[&ids]), (&pending, &[&ids])])?
+            .into_iter();
+        let mut next = || answers.next().unwrap_or_default();
+        let (heads, messages, approvals) = (next(), next(), next());
+        let Some(row) = heads.first() else {
             return Ok(None);
         };
-        let mut c = head(&row).1?;
-        c.messages = self
-            .messages_of(std::slice::from_ref(&c.id))?
-            .remove(&c.id)
-            .unwrap_or_default();
-        c.pending_approval = self.pending_for(&c.id)?;
+        let mut c = head(row).1?;
+        c.messages = message_rows(messages)?.remove(&c.id).unwrap_or_default();
+        c.pending_approval = pending_rows(approvals)?.remove(&c.id);
         Ok(Some(c))
     }
     fn list(&self, req: &PageRequest) -> Result<Page, StoreError> {
@@ -575,50 +711,45 @@ impl Tx for PgTx<'_> {
         let e = m.encoded()?;
         let role = m.role.as_str();
         let id = new_id();
-        // The conversation's summary columns and the row, in one statement
-        // (nothing is inserted when the conversation is gone).
-        let inserted = self.exec(
-            "WITH c AS (UPDATE conversations SET updated_at = $6, message_count = message_count + 1, \
-                 last_role = COALESCE($13, last_role), last_content = COALESCE($14, last_content), \
-                 last_talk = CASE WHEN $13 IN ('user', 'assistant') THEN $13 ELSE last_talk END, \
-                 title = COALESCE(title, CASE WHEN $3 = 'user' THEN $14 END) WHERE id = $2 RETURNING id) \
-             INSERT INTO messages (id, conversation_id, role, content, tool_call, created_at, call_id, step, server, signature, node, node_run) \
-             SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM c",
-            &[
-                &id,
-                &conversation_id,
-                &role,
-                &m.content,
-                &e.tool_call,
-                &ts,
-                &m.call_id,
-                &m.step,
-                &e.server,
-                &m.signature,
-                &e.node,
-                &e.node_run,
-                &e.preview.as_ref().map(|_| role),
-                &e.preview,
-            ],
-        )?;
-        if inserted == 0 {
-            return Ok(None);
+        let params = vec![
+            own(id.clone()),
+            own(conversation_id.to_string()),
+            own(role),
+            own(m.content.clone()),
+            own(e.tool_call.clone()),
+            own(ts.clone()),
+            own(m.call_id.clone()),
+            own(m.step.clone()),
+            own(e.server.clone()),
+            own(m.signature.clone()),
+            own(e.node.clone()),
+            own(e.node_run.clone()),
+            own(e.preview.as_ref().map(|_| role)),
+            own(e.preview.clone()),
+        ];
+        if self.knows(conversation_id) {
+            // It exists (inserted or fenced here): held, and the statement
+            // raises if it did not insert the row after all.
+            self.defer(APPEND_KNOWN, params)?;
+        } else {
+            let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
+            if self.exec(APPEND, &refs)? == 0 {
+                return Ok(None);
+            }
         }
         Ok(Some(e.message(m, id, ts)))
     }
     fn mark_started(&self, message_id: &str) -> Result<(), StoreError> {
-        self.exec(
+        self.defer(
             "UPDATE messages SET started_at = $2 WHERE id = $1",
-            &[&message_id, &now()],
-        )?;
-        Ok(())
+            vec![own(message_id.to_string()), own(now())],
+        )
     }
     fn clear_started(&self, message_id: &str) -> Result<(), StoreError> {
-        self.exec(
+        self.defer(
             "UPDATE messages SET started_at = NULL WHERE id = $1",
-            &[&message_id],
-        )?;
-        Ok(())
+            vec![own(message_id.to_string())],
+        )
     }
     fn set_result(
         &self,
@@ -636,12 +767,12 @@ impl Tx for PgTx<'_> {
         else {
             return Ok(false);
         };
-        let ts = now();
-        self.exec(
+        // The row is locked: the write needs no answer.
+        self.defer(
             "WITH m AS (UPDATE messages SET tool_call = $2, finished_at = $3 WHERE id = $1 \
                  RETURNING conversation_id) \
              UPDATE conversations SET updated_at = $3 WHERE id IN (SELECT conversation_id FROM m)",
-            &[&message_id, &json, &ts],
+            vec![own(message_id.to_string()), own(json), own(now())],
         )?;
         Ok(true)
     }
@@ -1077,18 +1208,31 @@ impl Tx for PgTx<'_> {
         let Some(epoch) = self.leases.epoch(conversation_id) else {
             return Ok(());
         };
+        if self.mode == super::Mode::Write {
+            // Held like a write: `stopgo_fence` raises when the lease moved
+            // on, which fails the transaction before anything after it
+            // (a pipelined `COMMIT` included) can take effect.
+            self.deferred.borrow_mut().push(Deferred {
+                sql: "SELECT stopgo_fence($1, $2, $3)",
+                params: vec![
+                    own(conversation_id.to_string()),
+                    own(epoch),
+                    own(self.leases.owner.clone()),
+                ],
+                fence: Some(conversation_id.to_string()),
+            });
+            self.known.borrow_mut().insert(conversation_id.to_string());
+            return Ok(());
+        }
         // FOR SHARE: a replica taking the lease over waits for this
         // transaction, so nothing it writes lands after the takeover.
-        let held = if !self.begun.get() && self.mode == super::Mode::Write {
-            self.begin_fenced(conversation_id, epoch)?
-        } else {
-            self.first(
+        match self
+            .first(
                 super::leases::FENCE,
                 &[&conversation_id, &epoch, &self.leases.owner],
             )?
             .is_some()
-        };
-        match held {
+        {
             true => Ok(()),
             false => Err(StoreError::LeaseLost(conversation_id.to_string())),
         }
