@@ -6,10 +6,6 @@ use clap::Parser;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-/// mimalloc instead of glibc malloc (see the dependency's note in Cargo.toml).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Stop & Go agent server.
 #[derive(Parser, Debug)]
 #[command(name = "agent", version, about)]
