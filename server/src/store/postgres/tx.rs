@@ -478,23 +478,31 @@ fn approval_cols(r: &Row) -> approvals::RawRow {
     ((0..approvals::NCOLS).map(|i| r.get(i)).collect(),)
 }
 
+/// The conversation's summary columns moved by one message (`c`, its id),
+/// and the message's row as a `SELECT` from it.
+macro_rules! append_parts {
+    () => {
+        "WITH c AS (UPDATE conversations SET updated_at = $6, message_count = message_count + 1, \
+             last_role = COALESCE($13, last_role), last_content = COALESCE($14, last_content), \
+             last_talk = CASE WHEN $13 IN ('user', 'assistant') THEN $13 ELSE last_talk END, \
+             title = COALESCE(title, CASE WHEN $3 = 'user' THEN $14 END) WHERE id = $2 RETURNING id)"
+    };
+    (row) => {
+        "INSERT INTO messages (id, conversation_id, role, content, tool_call, created_at, call_id, step, server, signature, node, node_run) \
+         SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM c"
+    };
+}
 /// A message and its conversation's summary columns, in one statement
 /// (nothing is inserted when the conversation is gone).
-const APPEND: &str = "WITH c AS (UPDATE conversations SET updated_at = $6, message_count = message_count + 1, \
-         last_role = COALESCE($13, last_role), last_content = COALESCE($14, last_content), \
-         last_talk = CASE WHEN $13 IN ('user', 'assistant') THEN $13 ELSE last_talk END, \
-         title = COALESCE(title, CASE WHEN $3 = 'user' THEN $14 END) WHERE id = $2 RETURNING id) \
-     INSERT INTO messages (id, conversation_id, role, content, tool_call, created_at, call_id, step, server, signature, node, node_run) \
-     SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM c";
+const APPEND: &str = concat!(append_parts!(), " ", append_parts!(row));
 /// [`APPEND`] to a conversation known to exist, whose answer nobody waits
 /// for: it raises (failing the transaction) if no row was inserted.
-const APPEND_KNOWN: &str = "WITH c AS (UPDATE conversations SET updated_at = $6, message_count = message_count + 1, \
-         last_role = COALESCE($13, last_role), last_content = COALESCE($14, last_content), \
-         last_talk = CASE WHEN $13 IN ('user', 'assistant') THEN $13 ELSE last_talk END, \
-         title = COALESCE(title, CASE WHEN $3 = 'user' THEN $14 END) WHERE id = $2 RETURNING id), \
-     i AS (INSERT INTO messages (id, conversation_id, role, content, tool_call, created_at, call_id, step, server, signature, node, node_run) \
-     SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM c RETURNING 1) \
-     SELECT stopgo_expect((SELECT count(*) FROM i), 1, 'conversation ' || $2)";
+const APPEND_KNOWN: &str = concat!(
+    append_parts!(),
+    ", i AS (",
+    append_parts!(row),
+    " RETURNING 1) SELECT stopgo_expect((SELECT count(*) FROM i), 1, 'conversation ' || $2)"
+);
 
 const HEAD_COLUMNS: &str =
     "seq, id, session_id, status, pipeline_state, created_at, updated_at, context_id, turn_running";
