@@ -268,6 +268,13 @@ async fn bad_requests_get_a_json_error_naming_the_problem() {
             "unknown status",
         ),
         (http.get(a.url("/conversations?limt=5")), 400, "limt"),
+        // PostgreSQL's text cannot hold U+0000: refused on both backends.
+        (
+            http.post(a.url("/conversations"))
+                .json(&json!({"message": "hi\u{0}there"})),
+            400,
+            "NUL character (U+0000)",
+        ),
         (http.get(a.url("/no/such/route")), 404, "no API route"),
         (
             http.delete(a.url("/conversations")),

@@ -23,6 +23,7 @@ use super::wire::{
 };
 use crate::engine::{Ctx, Decision, EngineError};
 use crate::state::AppState;
+use crate::store::StoreError;
 use app::models::{Conversation, ConversationStatus, ListQuery, Role};
 use serde_json::{Value, json};
 
@@ -376,7 +377,9 @@ pub fn engine_error(e: EngineError) -> RpcError {
     match e {
         EngineError::NotFound(m) => RpcError::new(-32001, m),
         EngineError::Forbidden(m) => RpcError::forbidden(m),
-        EngineError::Invalid(m) => RpcError::params(m),
+        EngineError::Invalid(m) | EngineError::Store(StoreError::Unstorable(m)) => {
+            RpcError::params(m)
+        }
         e @ (EngineError::Busy(_)
         | EngineError::WaitingApproval { .. }
         | EngineError::AlreadyDecided { .. }

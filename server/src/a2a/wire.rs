@@ -290,11 +290,27 @@ pub struct Incoming {
 /// kind) and leniently in spelling (`kind` or `type` tags, camelCase or
 /// snake_case, `ROLE_USER` or `user` in any dialect). The seed's legacy
 /// clients may leave out `messageId`. The error names the field.
+/// True when a string anywhere in `v` (keys included) holds U+0000, which
+/// PostgreSQL's text cannot store (ids and text alike end up in columns).
+fn holds_nul(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(a) => a.iter().any(holds_nul),
+        Value::Object(o) => o.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
+        _ => false,
+    }
+}
+
 pub fn incoming(params: &Value, d: Dialect) -> Result<Incoming, String> {
     let m = params
         .get("message")
         .filter(|m| m.is_object())
         .ok_or("params.message is required: {\"message\": {\"messageId\": \"…\", \"role\": \"ROLE_USER\", \"parts\": [{\"text\": \"…\"}]}}")?;
+    if holds_nul(m) {
+        return Err(
+            "params.message contains the NUL character (U+0000), which cannot be stored".into(),
+        );
+    }
     let s = |k: &str, alt: &str| {
         m.get(k)
             .or_else(|| m.get(alt))
@@ -571,6 +587,14 @@ mod tests {
                 .contains("message.parts[0] is a file part")
         );
         assert!(err(with("parts", json!([{"text": 5}]))).contains("message.parts[0]"));
+        // U+0000 anywhere (text, ids, metadata keys) cannot be stored.
+        for m in [
+            with("parts", json!([{"text": "a\u{0}b"}])),
+            with("contextId", json!("c\u{0}")),
+            with("metadata", json!({"k\u{0}": 1})),
+        ] {
+            assert!(err(m).contains("NUL character (U+0000)"));
+        }
         assert!(incoming(&json!({"": "x"}), Dialect::V1).is_err());
         assert!(err(with("parts", json!("x"))).contains("message.parts"));
         // A well-formed message that is not a decision is none.

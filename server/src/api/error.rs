@@ -58,7 +58,17 @@ pub enum ApiError {
     #[error("{0}")]
     Internal(String),
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(StoreError),
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Unstorable(m) => ApiError::BadRequest(m),
+            e @ StoreError::LeaseLost(_) => ApiError::Conflict(e.to_string()),
+            e => ApiError::Store(e),
+        }
+    }
 }
 
 impl From<EngineError> for ApiError {
@@ -85,8 +95,7 @@ impl From<EngineError> for ApiError {
                 message: error.to_string(),
                 conversation: Some(conversation),
             },
-            EngineError::Store(e @ StoreError::LeaseLost(_)) => ApiError::Conflict(e.to_string()),
-            EngineError::Store(s) => ApiError::Store(s),
+            EngineError::Store(s) => s.into(),
             EngineError::Task(m) => ApiError::Internal(m),
             EngineError::ConfigChanged(m) => ApiError::Conflict(m),
             EngineError::Forbidden(m) => ApiError::Forbidden(m),

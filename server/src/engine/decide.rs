@@ -389,5 +389,11 @@ fn check_message(text: &str) -> Result<(), EngineError> {
             "\"message\" is empty: send the text for the agent".into(),
         ));
     }
+    // PostgreSQL's text cannot hold it, so neither backend takes it.
+    if text.contains('\0') {
+        return Err(EngineError::Invalid(
+            "\"message\" contains the NUL character (U+0000), which cannot be stored".into(),
+        ));
+    }
     Ok(())
 }

@@ -27,7 +27,11 @@ pub enum StoreError {
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
     #[error("database error: {0}")]
-    Postgres(#[from] postgres::Error),
+    Postgres(postgres::Error),
+    /// A value the database cannot hold (PostgreSQL's text has no NUL):
+    /// the client's input, answered with a 4xx that names it.
+    #[error("{0}")]
+    Unstorable(String),
     /// The PostgreSQL backend cannot be used (a bad URL, unreachable).
     #[error("{0}")]
     Backend(String),
@@ -39,4 +43,19 @@ pub enum StoreError {
     Corrupt(String),
     #[error("the storage worker stopped: {0}")]
     Worker(String),
+}
+
+/// PostgreSQL's errors, with the ones about the data itself told apart:
+/// a text with NUL (U+0000) fails with SQLSTATE 22021 (or 22P05 when it
+/// cannot be converted), which is the sender's input, not the server's
+/// fault.
+impl From<postgres::Error> for StoreError {
+    fn from(e: postgres::Error) -> Self {
+        match e.code().map(|c| c.code()) {
+            Some("22021" | "22P05") => {
+                StoreError::Unstorable("text cannot contain the NUL character (U+0000)".into())
+            }
+            _ => StoreError::Postgres(e),
+        }
+    }
 }

@@ -173,6 +173,18 @@ pub(in crate::store) struct Encoded {
 }
 
 impl NewMessage {
+    /// The message as both backends store it: a NUL (U+0000), which
+    /// PostgreSQL's text cannot hold, becomes U+FFFD. A user's text with
+    /// one is refused before it gets here (`engine::decide`); a model's or
+    /// a tool's is kept this way rather than failing the turn after the
+    /// tool ran.
+    pub(in crate::store) fn storable(mut self) -> Self {
+        if self.content.contains('\0') {
+            self.content = self.content.replace('\0', "\u{FFFD}");
+        }
+        self
+    }
+
     pub(in crate::store) fn encoded(&self) -> Result<Encoded, StoreError> {
         let (node, node_run) = match &self.node {
             Some(t) => (Some(t.name.clone()), Some(t.run.clone())),

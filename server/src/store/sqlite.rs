@@ -71,7 +71,7 @@ impl Tx for Connection {
     }
 
     fn append(&self, conversation_id: &str, m: NewMessage) -> Result<Option<Message>, StoreError> {
-        messages::append(self, conversation_id, m)
+        messages::append(self, conversation_id, m.storable())
     }
     fn mark_started(&self, message_id: &str) -> Result<(), StoreError> {
         messages::mark_started(self, message_id)

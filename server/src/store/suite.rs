@@ -666,6 +666,53 @@ async fn audit_rows_keep_any_text_and_verify() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nul_from_a_model_or_tool_is_stored_as_a_replacement_character() {
+    for (kind, _guard, s) in stores().await {
+        let c = s
+            .open_conversation(
+                Requester {
+                    name: "alice".into(),
+                    session: "s".into(),
+                    message_id: None,
+                },
+                Some("read the file".into()),
+            )
+            .await
+            .unwrap();
+        // A tool's output and a model's text with NUL: kept, never a failed
+        // turn after the tool ran (PostgreSQL's text cannot hold U+0000).
+        for role in [Role::Tool, Role::Assistant] {
+            let m = s
+                .append_message(c.id.clone(), NewMessage::text(role, "bin\0ary"))
+                .await
+                .unwrap()
+                .unwrap_or_else(|| panic!("{kind}: appended"));
+            assert_eq!(m.content, "bin\u{FFFD}ary", "{kind}");
+        }
+        let stored = s.get_conversation(c.id.clone()).await.unwrap().unwrap();
+        let texts: Vec<&str> = stored.messages.iter().map(|m| m.content.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["read the file", "bin\u{FFFD}ary", "bin\u{FFFD}ary"],
+            "{kind}"
+        );
+        // Input the database cannot hold is the sender's problem, named as
+        // such; nothing is written and the store goes on.
+        let id = c.id.clone();
+        let refused = s.write(move |tx| tx.set_context(&id, "ctx\0x")).await;
+        match (kind, refused) {
+            ("postgres", Err(StoreError::Unstorable(m))) => assert!(m.contains("NUL"), "{m}"),
+            ("postgres", other) => panic!("postgres: {other:?}"),
+            (_, r) => assert!(r.is_ok(), "{kind}: {r:?}"),
+        }
+        assert!(
+            s.get_conversation(c.id.clone()).await.unwrap().is_some(),
+            "{kind}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_by_state_come_from_an_index_and_a_kept_count() {
     let alice = || Requester {
         name: "alice".into(),

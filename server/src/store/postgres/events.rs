@@ -64,8 +64,13 @@ impl Pg {
         if events.is_empty() {
             return Ok(());
         }
-        let (conversations, payloads): (Vec<Option<String>>, Vec<String>) =
+        let (conversations, mut payloads): (Vec<Option<String>>, Vec<String>) =
             events.into_iter().unzip();
+        // `jsonb` refuses the escape `\u0000`: one such event would fail
+        // the whole batch.
+        for p in payloads.iter_mut().filter(|p| p.contains("\\u0000")) {
+            *p = p.replace("\\u0000", "\\ufffd");
+        }
         self.on_conn(move |conn, _| {
             // One round trip, with the plan prepared once: the arrays would
             // otherwise have the statement planned again on every call.

@@ -10,8 +10,11 @@
 //!   permits bounds how many transactions run, so a burst of turns waits
 //!   without tying up threads.
 //! - **Statements are prepared once per connection** and cached by their
-//!   text; write transactions use generic plans (`SET LOCAL
-//!   plan_cache_mode`), so a key lookup is not planned again each time.
+//!   text, and planned the way PostgreSQL chooses (`plan_cache_mode =
+//!   auto`). Forcing generic plans in write transactions (session 17) had a
+//!   connection keep the plan made while a table was empty: the turn's
+//!   read of its messages became a sequential scan of every message, 5 ms
+//!   a turn after 17,000 messages, until autovacuum's next `ANALYZE`.
 //! - **Writes run under READ COMMITTED** with conditional updates (the loser
 //!   of a race sees zero rows); reads run in a `REPEATABLE READ READ ONLY`
 //!   transaction, so a page and its counts come from one snapshot.
@@ -49,7 +52,7 @@ impl Mode {
     /// What opens the transaction (`None`: there is none).
     fn begin(self) -> Option<&'static str> {
         match self {
-            Mode::Write => Some("BEGIN; SET LOCAL plan_cache_mode = force_generic_plan"),
+            Mode::Write => Some("BEGIN"),
             Mode::Read => Some("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
             Mode::Single => None,
         }

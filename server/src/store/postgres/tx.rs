@@ -467,8 +467,8 @@ fn message_rows(rows: Vec<Row>) -> Result<HashMap<String, Vec<Message>>, StoreEr
 /// which PostgreSQL's text cannot hold, is refused.
 fn literal(s: &str) -> Result<String, StoreError> {
     if s.contains('\0') {
-        return Err(StoreError::Corrupt(
-            "an audit field holds a NUL character".into(),
+        return Err(StoreError::Unstorable(
+            "text cannot contain the NUL character (U+0000)".into(),
         ));
     }
     Ok(format!("'{}'", s.replace('\'', "''")))
@@ -715,6 +715,7 @@ impl Tx for PgTx<'_> {
     }
 
     fn append(&self, conversation_id: &str, m: NewMessage) -> Result<Option<Message>, StoreError> {
+        let m = m.storable();
         let ts = now();
         let e = m.encoded()?;
         let role = m.role.as_str();
