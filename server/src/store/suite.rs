@@ -34,6 +34,15 @@ async fn replica(url: &str, lease_seconds: u32) -> Store {
         .unwrap()
 }
 
+/// `name` asking in session "s".
+fn requester(name: &str) -> Requester {
+    Requester {
+        name: name.into(),
+        session: "s".into(),
+        message_id: None,
+    }
+}
+
 fn op() -> Decider {
     Decider {
         name: "op".into(),
@@ -50,14 +59,7 @@ async fn waiting(s: &Store) -> (String, String, String) {
 /// [`waiting`] on an approval that needs `quorum` approvers.
 async fn waiting_for(s: &Store, quorum: u32) -> (String, String, String) {
     let c = s
-        .open_conversation(
-            Requester {
-                name: "alice".into(),
-                session: "s".into(),
-                message_id: None,
-            },
-            Some("add x 1".into()),
-        )
+        .open_conversation(requester("alice"), Some("add x 1".into()))
         .await
         .unwrap();
     let call = s
@@ -354,14 +356,7 @@ async fn the_crash_rules_settle_what_a_stopped_process_left() {
         );
         // Running without an approval: interrupted.
         let c3 = s
-            .open_conversation(
-                Requester {
-                    name: "bob".into(),
-                    session: "s".into(),
-                    message_id: None,
-                },
-                Some("list".into()),
-            )
+            .open_conversation(requester("bob"), Some("list".into()))
             .await
             .unwrap();
         let done = s.recover().await.unwrap();
@@ -410,14 +405,7 @@ async fn a_lease_has_one_owner_and_a_takeover_fences_the_old_one() {
     let (a, b) = (replica(&url, 1).await, replica(&url, 1).await);
     // Running on a: b cannot claim it.
     let c = a
-        .open_conversation(
-            Requester {
-                name: "alice".into(),
-                session: "s".into(),
-                message_id: None,
-            },
-            Some("hello".into()),
-        )
+        .open_conversation(requester("alice"), Some("hello".into()))
         .await
         .unwrap();
     let held = a.claim_lease(&c.id).await.unwrap().expect("a claims");
@@ -669,14 +657,7 @@ async fn audit_rows_keep_any_text_and_verify() {
 async fn a_nul_from_a_model_or_tool_is_stored_as_a_replacement_character() {
     for (kind, _guard, s) in stores().await {
         let c = s
-            .open_conversation(
-                Requester {
-                    name: "alice".into(),
-                    session: "s".into(),
-                    message_id: None,
-                },
-                Some("read the file".into()),
-            )
+            .open_conversation(requester("alice"), Some("read the file".into()))
             .await
             .unwrap();
         // A tool's output and a model's text with NUL: kept, never a failed
@@ -714,11 +695,6 @@ async fn a_nul_from_a_model_or_tool_is_stored_as_a_replacement_character() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_by_state_come_from_an_index_and_a_kept_count() {
-    let alice = || Requester {
-        name: "alice".into(),
-        session: "s".into(),
-        message_id: None,
-    };
     let answer = |text: &str| {
         vec![super::turns::StepMessage {
             message: NewMessage::text(Role::Assistant, text),
@@ -728,10 +704,14 @@ async fn tasks_by_state_come_from_an_index_and_a_kept_count() {
     for (kind, _guard, s) in stores().await {
         let mut expected: Vec<(&str, Vec<String>)> = Vec::new();
         // No message yet: submitted.
-        let submitted = s.open_conversation(alice(), None).await.unwrap().id;
+        let submitted = s
+            .open_conversation(requester("alice"), None)
+            .await
+            .unwrap()
+            .id;
         // A turn running: working.
         let working = s
-            .open_conversation(alice(), Some("hi".into()))
+            .open_conversation(requester("alice"), Some("hi".into()))
             .await
             .unwrap()
             .id;
@@ -739,7 +719,7 @@ async fn tasks_by_state_come_from_an_index_and_a_kept_count() {
         let mut completed = Vec::new();
         for _ in 0..3 {
             let id = s
-                .open_conversation(alice(), Some("hi".into()))
+                .open_conversation(requester("alice"), Some("hi".into()))
                 .await
                 .unwrap()
                 .id;
@@ -753,13 +733,13 @@ async fn tasks_by_state_come_from_an_index_and_a_kept_count() {
         let (waiting_id, _, _) = waiting(&s).await;
         // A turn that stopped after the user spoke: failed; a failed turn.
         let unanswered = s
-            .open_conversation(alice(), Some("hi".into()))
+            .open_conversation(requester("alice"), Some("hi".into()))
             .await
             .unwrap()
             .id;
         s.end_turn(&unanswered).await.unwrap();
         let failed = s
-            .open_conversation(alice(), Some("hi".into()))
+            .open_conversation(requester("alice"), Some("hi".into()))
             .await
             .unwrap()
             .id;
@@ -768,7 +748,11 @@ async fn tasks_by_state_come_from_an_index_and_a_kept_count() {
             .unwrap();
         s.end_turn(&failed).await.unwrap();
         // Cancelled.
-        let cancelled = s.open_conversation(alice(), None).await.unwrap().id;
+        let cancelled = s
+            .open_conversation(requester("alice"), None)
+            .await
+            .unwrap()
+            .id;
         s.set_status(cancelled.clone(), ConversationStatus::Cancelled)
             .await
             .unwrap();
