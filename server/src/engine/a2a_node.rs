@@ -79,7 +79,7 @@ pub(crate) async fn run(run: &Run, node: &Node, key: &str) -> Result<NodeEnd, En
         };
         if call.is_unanswered_call() {
             if let Some(a) = engine
-                .handle_call(&run.conversation_id, call, &scope, &run.ctx)
+                .handle_call(&run.conversation_id, call, &scope, &run.ctx, false)
                 .await?
             {
                 return Ok(NodeEnd::Paused(vec![(pending_call(node, key, &a), a)]));

@@ -39,13 +39,14 @@ impl Engine {
         };
         check_message(&text)?;
         self.llm()?;
-        // One transaction: the conversation, its first message, the running flag.
-        let c = store.open_conversation(requester(&ctx), Some(text)).await?;
+        // One transaction: the conversation, its first message, the running
+        // flag and the turn's lease.
+        let (c, lease) = store.open_turn(requester(&ctx), text).await?;
         self.inner.events.emit(EventKind::MessageAdded, &c.id, |e| {
             e.status = Some(ConversationStatus::Active);
             e.running = Some(true);
         });
-        let guard = self.lock(&c.id).await?;
+        let guard = self.lock_new(&c.id, lease)?;
         let reply = self.run_turn(c.id.clone(), ctx, guard, true, None).await?;
         Ok((reply.conversation.clone(), Some(reply)))
     }
@@ -261,10 +262,13 @@ impl Engine {
         self.inner.locks.is_locked(conversation_id)
     }
 
-    /// True while a turn of `c` runs here or, with several replicas, on
-    /// another one (its stored running flag; here the lock is the truth).
+    /// True while a turn of `c` runs: here (the lock), or as the snapshot's
+    /// own running flag says (on another replica; or here, read before the
+    /// turn ended: a snapshot with the user's message and a lock released
+    /// since would otherwise look failed, which a push watcher took for
+    /// the task's end on both backends).
     pub fn runs(&self, c: &Conversation) -> bool {
-        self.is_busy(&c.id) || (self.inner.store.shared() && c.running)
+        self.is_busy(&c.id) || c.running
     }
 
     /// Cancels a conversation (A2A `CancelTask`): a running turn is

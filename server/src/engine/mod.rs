@@ -241,6 +241,21 @@ impl Engine {
         }
     }
 
+    /// Takes the writer lock of a conversation just created with its
+    /// lease (`Store::open_turn`).
+    pub(crate) fn lock_new(
+        &self,
+        conversation_id: &str,
+        lease: crate::store::Lease,
+    ) -> Result<LockGuard, EngineError> {
+        let guard = self
+            .inner
+            .locks
+            .try_lock(conversation_id)
+            .ok_or_else(|| EngineError::Busy(conversation_id.to_string()))?;
+        Ok(guard.with_lease(lease))
+    }
+
     /// Takes the conversation's writer lock (it then reads as busy); `None`
     /// if another writer has it. For the A2A conformance executor.
     pub fn hold(&self, conversation_id: &str) -> Option<LockGuard> {

@@ -210,6 +210,9 @@ impl Engine {
     ) -> Result<ScopeEnd, EngineError> {
         let store = &self.inner.store;
         let cancelled = self.inner.turns.token(conversation_id);
+        // The step this loop just recorded: its calls were written here and
+        // nobody has ruled on them, so they need no read of an approval.
+        let mut recorded: Option<String> = None;
         loop {
             // A cancel is seen between steps: a tool that started finishes
             // and its result is kept.
@@ -225,7 +228,11 @@ impl Engine {
             let mine: Vec<&StoredMessage> = turn.iter().filter(|m| scope.owns(m)).collect();
 
             if let Some(call) = mine.iter().find(|m| m.is_unanswered_call()) {
-                if let Some(paused) = self.handle_call(conversation_id, call, scope, ctx).await? {
+                let fresh = recorded.is_some() && call.step == recorded;
+                if let Some(paused) = self
+                    .handle_call(conversation_id, call, scope, ctx, fresh)
+                    .await?
+                {
                     return Ok(ScopeEnd::Waiting(Box::new(paused)));
                 }
                 continue;
@@ -355,14 +362,15 @@ impl Engine {
             }
             match answer {
                 Ok(resp) => {
+                    let step = crate::store::new_id();
                     // A final answer ends the scope without another read.
                     match self
-                        .record_step(conversation_id, resp, &tools, scope)
+                        .record_step(conversation_id, resp, &tools, scope, &step)
                         .await?
                     {
                         Some((text, Some(c))) => return Ok(ScopeEnd::Answered(text, Box::new(c))),
                         Some((text, None)) => return Ok(ScopeEnd::Done(text)),
-                        None => {}
+                        None => recorded = Some(step),
                     }
                 }
                 Err(error) => {
@@ -458,6 +466,7 @@ impl Engine {
         resp: ChatResponse,
         tools: &[ToolInfo],
         scope: &Scope,
+        step: &str,
     ) -> Result<Option<(String, Option<app::models::Conversation>)>, StoreError> {
         let final_text = resp.tool_calls.is_empty().then(|| {
             let t = resp.text.clone().unwrap_or_default();
@@ -467,7 +476,7 @@ impl Engine {
                 t
             }
         });
-        let step = crate::store::new_id();
+        let step = step.to_string();
         let mut rows: Vec<StepMessage> = Vec::new();
         let text = resp.text.clone().unwrap_or_default();
         if !text.is_empty() || resp.tool_calls.is_empty() {
@@ -567,13 +576,16 @@ impl Engine {
     }
 
     /// Handles the first unanswered call of the turn. Returns the approval
-    /// when the turn must pause.
+    /// when the turn must pause. `fresh`: the call was recorded by this
+    /// turn's own step, under its lease, so no approval can exist for it yet
+    /// (one round trip less per call on PostgreSQL).
     pub(super) async fn handle_call(
         &self,
         conversation_id: &str,
         call: &StoredMessage,
         scope: &Scope,
         ctx: &Ctx,
+        fresh: bool,
     ) -> Result<Option<PendingApproval>, EngineError> {
         let store = &self.inner.store;
         let Some(tc) = call.message.tool_call.clone() else {
@@ -584,7 +596,11 @@ impl Engine {
             .scope_tools(scope)
             .into_iter()
             .find(|t| t.name == tc.name);
-        let approval = store.approval_for_message(&message_id).await?;
+        let approval = if fresh {
+            None
+        } else {
+            store.approval_for_message(&message_id).await?
+        };
         // Only a call nobody has ruled on yet meets the gate.
         let gate = match approval {
             None => self.gate(&tc, info.as_ref(), scope),

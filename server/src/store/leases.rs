@@ -93,6 +93,19 @@ impl Store {
         }))
     }
 
+    /// The lease a committed transaction took with [`super::Tx::lease_new`].
+    pub(super) fn adopt_lease(&self, conversation_id: &str, epoch: i64) -> Lease {
+        if let Backend::Postgres(pg) = &self.backend {
+            pg.adopt(conversation_id, epoch);
+        }
+        Lease {
+            store: self.clone(),
+            conversation_id: conversation_id.to_string(),
+            epoch,
+            released: false,
+        }
+    }
+
     /// Renews this replica's leases; says which were lost and which were
     /// asked to cancel.
     pub async fn heartbeat(&self) -> Result<Beat, StoreError> {

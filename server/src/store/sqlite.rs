@@ -232,6 +232,12 @@ impl Tx for Connection {
     fn take_expired_lease(&self) -> Result<Option<(String, i64)>, StoreError> {
         Ok(None)
     }
+    fn lease_new(&self, _conversation_id: &str) -> Result<i64, StoreError> {
+        Ok(0)
+    }
+    fn release_lease(&self, _conversation_id: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
 
     fn audit(&self, e: &Event<'_>) -> Result<(), StoreError> {
         audit::append(self, e)

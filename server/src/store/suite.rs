@@ -449,6 +449,58 @@ async fn a_lease_has_one_owner_and_a_takeover_fences_the_old_one() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_opened_with_its_lease_gives_it_back_with_its_last_write() {
+    let url = pg_database().await;
+    let (a, b) = (replica(&url, 30).await, replica(&url, 30).await);
+    // The conversation commits with its lease: nobody can claim it, and
+    // the turn's writes are fenced by it.
+    let (c, lease) = a
+        .open_turn(requester("alice"), "hello".into())
+        .await
+        .unwrap();
+    assert!(
+        b.claim_lease(&c.id).await.unwrap().is_none(),
+        "b: a owns it"
+    );
+    assert!(a.claim_lease(&c.id).await.unwrap().is_none(), "a: one turn");
+    // A step that does not end the turn keeps the lease.
+    let step = |text: &str| super::turns::StepMessage {
+        message: NewMessage::text(Role::Assistant, text),
+        immediate: None,
+    };
+    assert!(
+        a.record_step(&c.id, vec![step("thinking")], false)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(b.claim_lease(&c.id).await.unwrap().is_none(), "still a's");
+    // The last write gives it back in its own transaction.
+    let done = a
+        .record_step(&c.id, vec![step("done")], true)
+        .await
+        .unwrap()
+        .expect("the conversation as the turn left it");
+    assert!(!done.running);
+    assert_eq!(
+        a.heartbeat().await.unwrap(),
+        Beat::default(),
+        "nothing held"
+    );
+    lease.release().await; // already given back: no effect
+    let next = b
+        .claim_lease(&c.id)
+        .await
+        .unwrap()
+        .expect("free for anyone");
+    b.add_note(&c.id, NewMessage::text(Role::Assistant, "b's turn"), true)
+        .await
+        .unwrap();
+    next.release().await;
+    assert!(a.claim_lease(&c.id).await.unwrap().is_some(), "released");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sweeper_resumes_an_approved_call_and_never_reruns_a_started_one() {
     let url = pg_database().await;
     let (a, b) = (replica(&url, 1).await, replica(&url, 1).await);

@@ -118,6 +118,13 @@ pub trait Tx {
     /// Takes over one turn whose lease expired (the sweeper): its
     /// conversation and the new epoch, or `None`.
     fn take_expired_lease(&self) -> Result<Option<(String, i64)>, StoreError>;
+    /// Leases a conversation this transaction inserted to this replica
+    /// (nobody else can know it yet): its epoch. The lease commits with the
+    /// conversation, so a turn's first write needs no claim of its own.
+    fn lease_new(&self, conversation_id: &str) -> Result<i64, StoreError>;
+    /// Gives the turn's lease back with this transaction's commit: for the
+    /// turn's last write, so the release needs no round trip of its own.
+    fn release_lease(&self, conversation_id: &str) -> Result<(), StoreError>;
 
     // Tool pins (POLICY.md §4).
     fn pins(&self) -> Result<Vec<super::pins::PinRow>, StoreError>;

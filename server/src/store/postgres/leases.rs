@@ -11,7 +11,10 @@
 //! - One heartbeat statement renews every lease this replica holds and
 //!   reads the cancel requests other replicas left on them.
 //! - Claims and releases are single statements outside an explicit
-//!   transaction: one round trip each.
+//!   transaction: one round trip each. Two ride on a turn's own writes
+//!   instead: a new conversation commits with its lease (`LEASE_NEW`), and
+//!   a turn's last write gives it back (`Tx::release_lease`), which the
+//!   engine's later release then finds done.
 
 use super::Pg;
 use crate::store::StoreError;
@@ -81,7 +84,12 @@ const CLAIM: &str = "INSERT INTO leases (conversation_id, owner, epoch, lease_un
          lease_until = EXCLUDED.lease_until, cancel_requested = false \
      WHERE leases.owner IS NULL \
      RETURNING epoch";
-const RELEASE: &str = "UPDATE leases SET owner = NULL, lease_until = NULL, cancel_requested = false \
+/// The lease of a conversation its own transaction inserts: no other
+/// replica can hold it, so it is a plain insert at the first epoch.
+pub(super) const LEASE_NEW: &str = "INSERT INTO leases (conversation_id, owner, epoch, lease_until) \
+     VALUES ($1, $2, 1, now() + make_interval(secs => $3))";
+pub(super) const NEW_EPOCH: i64 = 1;
+pub(super) const RELEASE: &str = "UPDATE leases SET owner = NULL, lease_until = NULL, cancel_requested = false \
      WHERE conversation_id = $1 AND epoch = $2 AND owner = $3";
 const RENEW: &str = "UPDATE leases SET lease_until = now() + make_interval(secs => $2) \
      FROM unnest($3::text[], $4::bigint[]) AS h(id, epoch) \
@@ -117,8 +125,13 @@ impl Pg {
         Ok(epoch)
     }
 
-    /// Gives the lease back (its turn ended).
+    /// Gives the lease back (its turn ended). Nothing to do when it is no
+    /// longer held here: the turn's last write gave it back with its
+    /// commit (`Tx::release_lease`), or another replica took it over.
     pub async fn release(&self, conversation_id: &str, epoch: i64) -> Result<(), StoreError> {
+        if self.inner.leases.epoch(conversation_id) != Some(epoch) {
+            return Ok(());
+        }
         let id = conversation_id.to_string();
         let out = self
             .on_conn(move |conn, leases| {

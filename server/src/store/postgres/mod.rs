@@ -266,6 +266,7 @@ fn in_transaction<T>(
         // locked only for the end of the transaction (and always after any
         // other lock).
         tx.commit()?;
+        tx.committed();
         Ok(v)
     }))
     .unwrap_or_else(|_| {

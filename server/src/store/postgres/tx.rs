@@ -93,6 +93,12 @@ pub(in crate::store) struct PgTx<'a> {
     /// Conversations this transaction inserted or fenced: they exist, so a
     /// write to them needs no answer (the statement checks it anyway).
     known: RefCell<HashSet<String>>,
+    /// A call's row this transaction locked (`running_ms`), with its tool
+    /// call as read then: the id and the JSON.
+    locked_call: RefCell<Option<(String, Option<String>)>>,
+    /// Leases given back by this transaction (`release_lease`): no longer
+    /// renewed once it commits.
+    released: RefCell<Vec<(String, i64)>>,
 }
 
 /// An owned parameter of a held write.
@@ -116,6 +122,8 @@ impl<'a> PgTx<'a> {
             audit: RefCell::new(Vec::new()),
             deferred: RefCell::new(Vec::new()),
             known: RefCell::new(HashSet::new()),
+            locked_call: RefCell::new(None),
+            released: RefCell::new(Vec::new()),
         }
     }
 
@@ -256,6 +264,14 @@ impl<'a> PgTx<'a> {
     /// writes). The head is locked until the commit, so appends from every
     /// replica form one chain in commit order; the rows are hashed here
     /// (the key never leaves the process).
+    /// After a commit: the leases it gave back are no longer this
+    /// replica's to renew or release.
+    pub(super) fn committed(&self) {
+        for (id, epoch) in self.released.borrow_mut().drain(..) {
+            self.leases.forget(&id, epoch);
+        }
+    }
+
     pub(super) fn commit(&self) -> Result<(), StoreError> {
         let events = std::mem::take(&mut *self.audit.borrow_mut());
         if !events.is_empty() {
@@ -766,12 +782,19 @@ impl Tx for PgTx<'_> {
         result: &str,
         is_error: bool,
     ) -> Result<bool, StoreError> {
-        let raw: Option<String> = self
-            .first(
-                "SELECT tool_call FROM messages WHERE id = $1 FOR UPDATE",
-                &[&message_id],
-            )?
-            .and_then(|r| r.get(0));
+        let kept = self
+            .locked_call
+            .borrow_mut()
+            .take_if(|(id, _)| id == message_id);
+        let raw: Option<String> = match kept {
+            Some((_, call)) => call,
+            None => self
+                .first(
+                    "SELECT tool_call FROM messages WHERE id = $1 FOR UPDATE",
+                    &[&message_id],
+                )?
+                .and_then(|r| r.get(0)),
+        };
         let Some(json) = crate::store::messages::with_result(message_id, raw, result, is_error)?
         else {
             return Ok(false);
@@ -818,12 +841,26 @@ impl Tx for PgTx<'_> {
             .collect()
     }
     fn running_ms(&self, message_id: &str) -> Result<Option<u64>, StoreError> {
-        let started: Option<String> = self
-            .first(
-                "SELECT started_at FROM messages WHERE id = $1",
-                &[&message_id],
-            )?
-            .and_then(|r| r.get(0));
+        if self.mode != super::Mode::Write {
+            let started: Option<String> = self
+                .first(
+                    "SELECT started_at FROM messages WHERE id = $1",
+                    &[&message_id],
+                )?
+                .and_then(|r| r.get(0));
+            return Ok(started.and_then(|s| crate::store::messages::millis_between(&s, &now())));
+        }
+        // A call's result follows (`finish_call`): its row is locked and its
+        // tool call kept now, so `set_result` needs no round trip of its own.
+        let row = self.first(
+            "SELECT started_at, tool_call FROM messages WHERE id = $1 FOR UPDATE",
+            &[&message_id],
+        )?;
+        let (started, call): (Option<String>, Option<String>) = match row {
+            Some(r) => (r.get(0), r.get(1)),
+            None => (None, None),
+        };
+        *self.locked_call.borrow_mut() = Some((message_id.to_string(), call));
         Ok(started.and_then(|s| crate::store::messages::millis_between(&s, &now())))
     }
 
@@ -1245,6 +1282,36 @@ impl Tx for PgTx<'_> {
             true => Ok(()),
             false => Err(StoreError::LeaseLost(conversation_id.to_string())),
         }
+    }
+    fn lease_new(&self, conversation_id: &str) -> Result<i64, StoreError> {
+        // Held like a write: the conversation's insert goes first, in the
+        // same round trip, and a failure fails the transaction.
+        self.defer(
+            super::leases::LEASE_NEW,
+            vec![
+                own(conversation_id.to_string()),
+                own(self.leases.owner.clone()),
+                own(self.leases.seconds),
+            ],
+        )?;
+        Ok(super::leases::NEW_EPOCH)
+    }
+    fn release_lease(&self, conversation_id: &str) -> Result<(), StoreError> {
+        let Some(epoch) = self.leases.epoch(conversation_id) else {
+            return Ok(());
+        };
+        self.defer(
+            super::leases::RELEASE,
+            vec![
+                own(conversation_id.to_string()),
+                own(epoch),
+                own(self.leases.owner.clone()),
+            ],
+        )?;
+        self.released
+            .borrow_mut()
+            .push((conversation_id.to_string(), epoch));
+        Ok(())
     }
     fn take_expired_lease(&self) -> Result<Option<(String, i64)>, StoreError> {
         let Some(row) = self.first(super::leases::TAKE_EXPIRED, &[])? else {
