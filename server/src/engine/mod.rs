@@ -229,15 +229,10 @@ impl Engine {
     /// store; `Busy` when another writer (of this or another replica) has
     /// it.
     pub(crate) async fn lock(&self, conversation_id: &str) -> Result<LockGuard, EngineError> {
-        let busy = || EngineError::Busy(conversation_id.to_string());
-        let guard = self
-            .inner
-            .locks
-            .try_lock(conversation_id)
-            .ok_or_else(busy)?;
+        let guard = self.hold_or_busy(conversation_id)?;
         match self.inner.store.claim_lease(conversation_id).await? {
             Some(lease) => Ok(guard.with_lease(lease)),
-            None => Err(busy()),
+            None => Err(EngineError::Busy(conversation_id.to_string())),
         }
     }
 
@@ -248,12 +243,13 @@ impl Engine {
         conversation_id: &str,
         lease: crate::store::Lease,
     ) -> Result<LockGuard, EngineError> {
-        let guard = self
-            .inner
-            .locks
-            .try_lock(conversation_id)
-            .ok_or_else(|| EngineError::Busy(conversation_id.to_string()))?;
-        Ok(guard.with_lease(lease))
+        Ok(self.hold_or_busy(conversation_id)?.with_lease(lease))
+    }
+
+    /// The writer lock here, or `Busy`.
+    fn hold_or_busy(&self, conversation_id: &str) -> Result<LockGuard, EngineError> {
+        self.hold(conversation_id)
+            .ok_or_else(|| EngineError::Busy(conversation_id.to_string()))
     }
 
     /// Takes the conversation's writer lock (it then reads as busy); `None`

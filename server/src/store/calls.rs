@@ -83,8 +83,7 @@ impl Store {
     pub async fn finish_call(&self, call: FinishedCall) -> Result<(), StoreError> {
         self.write(move |tx| {
             tx.fence(&call.conversation_id)?;
-            let ms = tx.running_ms(&call.message_id)?;
-            tx.set_result(&call.message_id, &call.text, call.is_error)?;
+            let ms = tx.finish_result(&call.message_id, &call.text, call.is_error)?;
             if let Some(uuid) = &call.gate {
                 let to = if call.is_error {
                     ApprovalStatus::Failed

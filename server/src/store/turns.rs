@@ -33,8 +33,7 @@ impl Store {
         by: Requester,
         first: Option<String>,
     ) -> Result<Conversation, StoreError> {
-        self.write(move |tx| open(tx, &by, first, false).map(|(c, _)| c))
-            .await
+        self.write(move |tx| open(tx, &by, first)).await
     }
 
     /// [`Store::open_conversation`] with a first message, and the lease of
@@ -47,9 +46,13 @@ impl Store {
         first: String,
     ) -> Result<(Conversation, super::Lease), StoreError> {
         let (c, epoch) = self
-            .write(move |tx| open(tx, &by, Some(first), true))
+            .write(move |tx| {
+                let c = open(tx, &by, Some(first))?;
+                let epoch = tx.lease_new(&c.id)?;
+                Ok((c, epoch))
+            })
             .await?;
-        let lease = self.adopt_lease(&c.id, epoch.unwrap_or_default());
+        let lease = self.adopt_lease(&c.id, epoch);
         Ok((c, lease))
     }
 
@@ -246,13 +249,8 @@ fn last_user_message(tx: &dyn Tx, id: &str) -> Result<Option<StoredMessage>, Sto
 }
 
 /// Creates a conversation, with its first message and the running flag
-/// when there is one, and with `lease` its turn's lease (its epoch).
-fn open(
-    tx: &dyn Tx,
-    by: &Requester,
-    first: Option<String>,
-    lease: bool,
-) -> Result<(Conversation, Option<i64>), StoreError> {
+/// when there is one.
+fn open(tx: &dyn Tx, by: &Requester, first: Option<String>) -> Result<Conversation, StoreError> {
     let c = tx.insert_conversation(&by.session)?;
     tx.set_requester(&c.id, &by.name, &by.session)?;
     super::audit::conversation_created(tx, &by.name, &c.id, &by.session)?;
@@ -261,10 +259,5 @@ fn open(
         super::audit::message_sent(tx, &by.name, &c.id, m.as_ref().map(|m| m.id.as_str()))?;
         tx.set_turn_running(&c.id, true)?;
     }
-    let epoch = if lease {
-        Some(tx.lease_new(&c.id)?)
-    } else {
-        None
-    };
-    Ok((c, epoch))
+    Ok(c)
 }

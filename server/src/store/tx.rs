@@ -70,6 +70,19 @@ pub trait Tx {
     fn messages(&self, conversation_id: &str) -> Result<Vec<StoredMessage>, StoreError>;
     /// Milliseconds since the call started, if it did.
     fn running_ms(&self, message_id: &str) -> Result<Option<u64>, StoreError>;
+    /// A run call's result ([`Tx::set_result`]), and how long it ran
+    /// ([`Tx::running_ms`]), for `finish_call`. A backend may read both in
+    /// one statement.
+    fn finish_result(
+        &self,
+        message_id: &str,
+        result: &str,
+        is_error: bool,
+    ) -> Result<Option<u64>, StoreError> {
+        let ms = self.running_ms(message_id)?;
+        self.set_result(message_id, result, is_error)?;
+        Ok(ms)
+    }
 
     // Approvals.
     fn insert_approval(&self, a: NewApproval) -> Result<Approval, StoreError>;

@@ -69,7 +69,7 @@ impl Pg {
         // `jsonb` refuses the escape `\u0000`: one such event would fail
         // the whole batch.
         for p in payloads.iter_mut().filter(|p| p.contains("\\u0000")) {
-            *p = p.replace("\\u0000", "\\ufffd");
+            *p = without_nul(p);
         }
         self.on_conn(move |conn, _| {
             // One round trip, with the plan prepared once: the arrays would
@@ -168,5 +168,39 @@ impl Pg {
                 }
             })
             .map(drop)
+    }
+}
+
+/// JSON text with each escaped NUL (`\u0000`) replaced by U+FFFD's escape.
+/// Escapes are read pairwise, so an escaped backslash followed by the text
+/// `u0000` is left as it is.
+fn without_nul(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    let mut rest = json;
+    while let Some(i) = rest.find('\\') {
+        out.push_str(&rest[..i]);
+        let escape = &rest[i..];
+        if escape.starts_with("\\u0000") {
+            out.push_str("\\ufffd");
+            rest = &escape[6..];
+        } else {
+            // The backslash and the character it escapes.
+            let len = escape[1..].chars().next().map_or(1, |c| 1 + c.len_utf8());
+            out.push_str(&escape[..len]);
+            rest = &escape[len..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_escaped_nuls_are_replaced() {
+        assert_eq!(
+            super::without_nul(r#"{"a":"x\u0000y","b":"\\u0000","c":"\\\u0000"}"#),
+            r#"{"a":"x\ufffdy","b":"\\u0000","c":"\\\ufffd"}"#
+        );
     }
 }

@@ -87,7 +87,8 @@ const CLAIM: &str = "INSERT INTO leases (conversation_id, owner, epoch, lease_un
 /// The lease of a conversation its own transaction inserts: no other
 /// replica can hold it, so it is a plain insert at the first epoch.
 pub(super) const LEASE_NEW: &str = "INSERT INTO leases (conversation_id, owner, epoch, lease_until) \
-     VALUES ($1, $2, 1, now() + make_interval(secs => $3))";
+     VALUES ($1, $2, $3, now() + make_interval(secs => $4))";
+/// A lease's first epoch.
 pub(super) const NEW_EPOCH: i64 = 1;
 pub(super) const RELEASE: &str = "UPDATE leases SET owner = NULL, lease_until = NULL, cancel_requested = false \
      WHERE conversation_id = $1 AND epoch = $2 AND owner = $3";

@@ -93,9 +93,6 @@ pub(in crate::store) struct PgTx<'a> {
     /// Conversations this transaction inserted or fenced: they exist, so a
     /// write to them needs no answer (the statement checks it anyway).
     known: RefCell<HashSet<String>>,
-    /// A call's row this transaction locked (`running_ms`), with its tool
-    /// call as read then: the id and the JSON.
-    locked_call: RefCell<Option<(String, Option<String>)>>,
     /// Leases given back by this transaction (`release_lease`): no longer
     /// renewed once it commits.
     released: RefCell<Vec<(String, i64)>>,
@@ -122,7 +119,6 @@ impl<'a> PgTx<'a> {
             audit: RefCell::new(Vec::new()),
             deferred: RefCell::new(Vec::new()),
             known: RefCell::new(HashSet::new()),
-            locked_call: RefCell::new(None),
             released: RefCell::new(Vec::new()),
         }
     }
@@ -264,14 +260,6 @@ impl<'a> PgTx<'a> {
     /// writes). The head is locked until the commit, so appends from every
     /// replica form one chain in commit order; the rows are hashed here
     /// (the key never leaves the process).
-    /// After a commit: the leases it gave back are no longer this
-    /// replica's to renew or release.
-    pub(super) fn committed(&self) {
-        for (id, epoch) in self.released.borrow_mut().drain(..) {
-            self.leases.forget(&id, epoch);
-        }
-    }
-
     pub(super) fn commit(&self) -> Result<(), StoreError> {
         let events = std::mem::take(&mut *self.audit.borrow_mut());
         if !events.is_empty() {
@@ -287,6 +275,37 @@ impl<'a> PgTx<'a> {
             self.send(&[], Some("COMMIT"))?;
         }
         Ok(())
+    }
+
+    /// After a commit: the leases it gave back are no longer this
+    /// replica's to renew or release.
+    pub(super) fn committed(&self) {
+        for (id, epoch) in self.released.borrow_mut().drain(..) {
+            self.leases.forget(&id, epoch);
+        }
+    }
+
+    /// Writes a call's result over `raw`, its tool call as read from its
+    /// locked row; false when it already had one.
+    fn write_result(
+        &self,
+        message_id: &str,
+        raw: Option<String>,
+        result: &str,
+        is_error: bool,
+    ) -> Result<bool, StoreError> {
+        let Some(json) = crate::store::messages::with_result(message_id, raw, result, is_error)?
+        else {
+            return Ok(false);
+        };
+        // The row is locked: the write needs no answer.
+        self.defer(
+            "WITH m AS (UPDATE messages SET tool_call = $2, finished_at = $3 WHERE id = $1 \
+                 RETURNING conversation_id) \
+             UPDATE conversations SET updated_at = $3 WHERE id IN (SELECT conversation_id FROM m)",
+            vec![own(message_id.to_string()), own(json), own(now())],
+        )?;
+        Ok(true)
     }
 
     /// The audit rows hashed here (with the key), the new head and
@@ -782,31 +801,32 @@ impl Tx for PgTx<'_> {
         result: &str,
         is_error: bool,
     ) -> Result<bool, StoreError> {
-        let kept = self
-            .locked_call
-            .borrow_mut()
-            .take_if(|(id, _)| id == message_id);
-        let raw: Option<String> = match kept {
-            Some((_, call)) => call,
-            None => self
-                .first(
-                    "SELECT tool_call FROM messages WHERE id = $1 FOR UPDATE",
-                    &[&message_id],
-                )?
-                .and_then(|r| r.get(0)),
-        };
-        let Some(json) = crate::store::messages::with_result(message_id, raw, result, is_error)?
-        else {
-            return Ok(false);
-        };
-        // The row is locked: the write needs no answer.
-        self.defer(
-            "WITH m AS (UPDATE messages SET tool_call = $2, finished_at = $3 WHERE id = $1 \
-                 RETURNING conversation_id) \
-             UPDATE conversations SET updated_at = $3 WHERE id IN (SELECT conversation_id FROM m)",
-            vec![own(message_id.to_string()), own(json), own(now())],
+        let raw: Option<String> = self
+            .first(
+                "SELECT tool_call FROM messages WHERE id = $1 FOR UPDATE",
+                &[&message_id],
+            )?
+            .and_then(|r| r.get(0));
+        self.write_result(message_id, raw, result, is_error)
+    }
+    /// One statement reads the call's start and locks its row for the
+    /// result (two round trips otherwise).
+    fn finish_result(
+        &self,
+        message_id: &str,
+        result: &str,
+        is_error: bool,
+    ) -> Result<Option<u64>, StoreError> {
+        let row = self.first(
+            "SELECT started_at, tool_call FROM messages WHERE id = $1 FOR UPDATE",
+            &[&message_id],
         )?;
-        Ok(true)
+        let (started, raw): (Option<String>, Option<String>) = match row {
+            Some(r) => (r.get(0), r.get(1)),
+            None => (None, None),
+        };
+        self.write_result(message_id, raw, result, is_error)?;
+        Ok(started.and_then(|s| crate::store::messages::millis_between(&s, &now())))
     }
     fn messages(&self, conversation_id: &str) -> Result<Vec<StoredMessage>, StoreError> {
         let rows = self.query(
@@ -841,26 +861,12 @@ impl Tx for PgTx<'_> {
             .collect()
     }
     fn running_ms(&self, message_id: &str) -> Result<Option<u64>, StoreError> {
-        if self.mode != super::Mode::Write {
-            let started: Option<String> = self
-                .first(
-                    "SELECT started_at FROM messages WHERE id = $1",
-                    &[&message_id],
-                )?
-                .and_then(|r| r.get(0));
-            return Ok(started.and_then(|s| crate::store::messages::millis_between(&s, &now())));
-        }
-        // A call's result follows (`finish_call`): its row is locked and its
-        // tool call kept now, so `set_result` needs no round trip of its own.
-        let row = self.first(
-            "SELECT started_at, tool_call FROM messages WHERE id = $1 FOR UPDATE",
-            &[&message_id],
-        )?;
-        let (started, call): (Option<String>, Option<String>) = match row {
-            Some(r) => (r.get(0), r.get(1)),
-            None => (None, None),
-        };
-        *self.locked_call.borrow_mut() = Some((message_id.to_string(), call));
+        let started: Option<String> = self
+            .first(
+                "SELECT started_at FROM messages WHERE id = $1",
+                &[&message_id],
+            )?
+            .and_then(|r| r.get(0));
         Ok(started.and_then(|s| crate::store::messages::millis_between(&s, &now())))
     }
 
@@ -1291,6 +1297,7 @@ impl Tx for PgTx<'_> {
             vec![
                 own(conversation_id.to_string()),
                 own(self.leases.owner.clone()),
+                own(super::leases::NEW_EPOCH),
                 own(self.leases.seconds),
             ],
         )?;
