@@ -180,9 +180,9 @@ fn without_nul(json: &str) -> String {
     while let Some(i) = rest.find('\\') {
         out.push_str(&rest[..i]);
         let escape = &rest[i..];
-        if escape.starts_with("\\u0000") {
+        if let Some(after) = escape.strip_prefix("\\u0000") {
             out.push_str("\\ufffd");
-            rest = &escape[6..];
+            rest = after;
         } else {
             // The backslash and the character it escapes.
             let len = escape[1..].chars().next().map_or(1, |c| 1 + c.len_utf8());
