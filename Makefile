@@ -104,6 +104,7 @@ e2e:
 bench: setup-test build
 	PGDIR=$$(mktemp -d /tmp/stopgo-pg.XXXXXX); trap 'scripts/pg.sh stop "$$PGDIR"' EXIT; \
 	export STOPGO_TEST_DATABASE_URL=$$(scripts/pg.sh start "$$PGDIR"); \
+	export STOPGO_TEST_DATABASE_SOCKET_URL=$$(cat "$$PGDIR/socket_url"); \
 	cargo bench -p server --bench agent
 
 ## fuzz: mcp-filesystem's resolver, tools and patch parser for FUZZ_SECONDS each (default 60)

@@ -2,7 +2,9 @@
 # A throwaway PostgreSQL cluster for the tests (../shared/REPLICAS.md §4).
 #
 #   scripts/pg.sh start DIR   initdb + start on a free loopback port; prints
-#                             the DATABASE_URL (also written to DIR/url)
+#                             the DATABASE_URL (also written to DIR/url); the
+#                             URL of the same cluster over its Unix socket (in
+#                             DIR) is written to DIR/socket_url
 #   scripts/pg.sh stop DIR    stops it (immediate) and removes DIR
 #
 # The server refuses to run as root: as root it runs as the `postgres` user.
@@ -15,6 +17,7 @@ as_pg() { if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; f
 case "$cmd" in
   start)
     mkdir -p "$dir"
+    dir=$(cd "$dir" && pwd)
     [[ $(id -u) == 0 ]] && chown postgres: "$dir"
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     as_pg "$PG_BIN/initdb" -D "$dir/data" -A trust -U stopgo -E UTF8 --locale=C.UTF-8 --no-sync >"$dir/initdb.log"
@@ -22,6 +25,8 @@ case "$cmd" in
       -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300" start >/dev/null
     url="postgresql://stopgo@127.0.0.1:$port/postgres"
     echo "$url" > "$dir/url"
+    host=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$dir")
+    echo "postgresql://stopgo@$host:$port/postgres" > "$dir/socket_url"
     echo "$url"
     ;;
   stop)

@@ -72,6 +72,24 @@ struct Ring {
     kept: VecDeque<Published>,
 }
 
+impl Ring {
+    /// Keeps event `seq` (the newest) and sends it to the subscribers.
+    /// Called under the ring's lock, so the order on the channel is the
+    /// seq order and `subscribe` cannot miss or double an event.
+    fn push(&mut self, seq: u64, event: Event, tx: &broadcast::Sender<Published>) {
+        let p = Published {
+            seq,
+            event: Arc::new(event),
+        };
+        self.next = seq + 1;
+        if self.kept.len() == RING {
+            self.kept.pop_front();
+        }
+        self.kept.push_back(p.clone());
+        let _ = tx.send(p);
+    }
+}
+
 impl Default for Events {
     fn default() -> Self {
         Self::new()
@@ -97,23 +115,29 @@ impl Events {
     pub async fn shared(store: Store) -> Result<Events, StoreError> {
         let (out, rx) = tokio::sync::mpsc::unbounded_channel();
         let bus = Events::with_outbox(SHARED_BOOT.into(), Some(out));
-        let mut last = 0u64;
         for row in store.newest_events(RING as i64).await? {
-            last = bus.deliver(&row);
+            bus.deliver(&row);
         }
-        tokio::spawn(write_rows(store.clone(), rx));
-        let wake = Arc::new(tokio::sync::Notify::new());
+        let wake = Arc::new(Wake::default());
+        // The writer holds the bus weakly: it ends when the last handle
+        // goes (and with it the sender), as before.
+        tokio::spawn(write_rows(
+            store.clone(),
+            Arc::downgrade(&bus.inner),
+            wake.clone(),
+            rx,
+        ));
         let weak = Arc::downgrade(&wake);
         store
-            .listen_events(move || match weak.upgrade() {
+            .listen_events(move |newest| match weak.upgrade() {
                 Some(w) => {
-                    w.notify_one();
+                    w.announce(newest);
                     true
                 }
                 None => false,
             })
             .map_err(|e| StoreError::Worker(format!("cannot start the event listener: {e}")))?;
-        tokio::spawn(read_rows(store, bus.clone(), wake, last));
+        tokio::spawn(read_rows(store, bus.clone(), wake));
         Ok(bus)
     }
 
@@ -156,46 +180,51 @@ impl Events {
             return;
         }
         let mut ring = self.inner.ring.lock().unwrap_or_else(|p| p.into_inner());
-        let p = Published {
-            seq: ring.next,
-            event: Arc::new(event),
-        };
-        ring.next += 1;
-        if ring.kept.len() == RING {
-            ring.kept.pop_front();
-        }
-        ring.kept.push_back(p.clone());
-        // Sent under the lock, so the order on the channel is the seq order
-        // and `subscribe` cannot miss or double an event.
-        let _ = self.inner.tx.send(p);
+        let seq = ring.next;
+        ring.push(seq, event, &self.inner.tx);
     }
 
     /// Shared mode: delivers a row read from the store (in `seq` order;
-    /// one already delivered is skipped). Returns the row's seq.
-    fn deliver(&self, row: &crate::store::EventRow) -> u64 {
+    /// one already delivered is skipped, an unreadable one passed over).
+    fn deliver(&self, row: &crate::store::EventRow) {
         let seq = u64::try_from(row.seq).unwrap_or(0);
-        let event: Event = match serde_json::from_str(&row.payload) {
+        let parsed = serde_json::from_str::<Event>(&row.payload);
+        let mut ring = self.inner.ring.lock().unwrap_or_else(|p| p.into_inner());
+        if seq < ring.next {
+            return;
+        }
+        let event = match parsed {
             Ok(e) => e,
             Err(e) => {
                 tracing::warn!(seq, error = %e, "skipping an unreadable event row");
-                return seq;
+                ring.next = seq + 1;
+                return;
             }
         };
+        ring.push(seq, event, &self.inner.tx);
+    }
+
+    /// Shared mode: the seq of the newest event delivered here (every one
+    /// before it was delivered too).
+    fn delivered(&self) -> u64 {
+        let ring = self.inner.ring.lock().unwrap_or_else(|p| p.into_inner());
+        ring.next - 1
+    }
+
+    /// Shared mode: delivers the batch this replica just wrote, numbered
+    /// from `first`, without reading it back, when everything before it
+    /// was delivered already (else the reader gets it with the rows before
+    /// it, in order). Whether it was delivered.
+    fn deliver_own(&self, first: u64, events: Vec<Event>) -> bool {
         let mut ring = self.inner.ring.lock().unwrap_or_else(|p| p.into_inner());
-        if seq < ring.next {
-            return seq;
+        if ring.next != first {
+            return false;
         }
-        let p = Published {
-            seq,
-            event: Arc::new(event),
-        };
-        ring.next = seq + 1;
-        if ring.kept.len() == RING {
-            ring.kept.pop_front();
+        for event in events {
+            let seq = ring.next;
+            ring.push(seq, event, &self.inner.tx);
         }
-        ring.kept.push_back(p.clone());
-        let _ = self.inner.tx.send(p);
-        seq
+        true
     }
 
     /// Subscribes, replaying what came after `last_event_id` (if given).
@@ -296,14 +325,22 @@ impl Subscription {
 }
 
 /// Shared mode: writes published events as rows, in order, batching what
-/// queued while the previous batch was written. A batch that cannot be
-/// written is retried for a few seconds, then dropped with a log line
-/// (events are hints: clients reload on the next one).
-async fn write_rows(store: Store, mut rx: tokio::sync::mpsc::UnboundedReceiver<Event>) {
+/// queued while the previous batch was written (until the bus is gone),
+/// and delivers each batch here as written (no read back: see
+/// [`Events::deliver_own`]). A batch that cannot be written is retried for
+/// a few seconds, then dropped with a log line (events are hints: clients
+/// reload on the next one).
+async fn write_rows(
+    store: Store,
+    bus: std::sync::Weak<Inner>,
+    wake: Arc<Wake>,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<Event>,
+) {
     while let Some(first) = rx.recv().await {
         // A turn publishes several events within a few milliseconds: they
         // wait for each other and go as one row batch (one statement, one
-        // notification, one read on every replica) instead of one each.
+        // notification, one read on every other replica) instead of one
+        // each.
         tokio::time::sleep(LINGER).await;
         let mut batch = vec![first];
         while batch.len() < BATCH {
@@ -312,44 +349,93 @@ async fn write_rows(store: Store, mut rx: tokio::sync::mpsc::UnboundedReceiver<E
                 Err(_) => break,
             }
         }
-        let rows: Vec<(Option<String>, String)> = batch
-            .iter()
+        let (events, rows): (Vec<Event>, Vec<(Option<String>, String)>) = batch
+            .into_iter()
             .filter_map(|e| {
-                let json = serde_json::to_string(e).ok()?;
-                Some((Some(e.conversation_id.clone()), json))
+                let json = serde_json::to_string(&e).ok()?;
+                let conversation = Some(e.conversation_id.clone());
+                Some((e, (conversation, json)))
             })
-            .collect();
+            .unzip();
+        // The reader waits for this batch to be delivered before it
+        // decides whether a notification needs a read.
+        let _writing = wake.writing.lock().await;
         let mut tries = 0;
-        while let Err(e) = store.append_events(rows.clone()).await {
-            tries += 1;
-            if tries == 10 {
-                tracing::error!(error = %e, events = rows.len(), "could not write events; they are lost (clients reload on the next one)");
-                break;
+        loop {
+            match store.append_events(rows.clone()).await {
+                Ok(last) => {
+                    let first = u64::try_from(last)
+                        .ok()
+                        .and_then(|last| (last + 1).checked_sub(rows.len() as u64));
+                    if let (Some(first), Some(inner)) = (first.filter(|f| *f > 0), bus.upgrade()) {
+                        Events { inner }.deliver_own(first, events);
+                    }
+                    break;
+                }
+                Err(e) => {
+                    tries += 1;
+                    if tries == 10 {
+                        tracing::error!(error = %e, events = rows.len(), "could not write events; they are lost (clients reload on the next one)");
+                        break;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                }
             }
-            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
         }
     }
 }
 
-/// Shared mode: delivers the rows after `last` whenever the listener wakes
-/// it, until the bus closes.
-async fn read_rows(store: Store, bus: Events, wake: Arc<tokio::sync::Notify>, mut last: u64) {
+/// Shared mode: what the listener heard since the reader last looked.
+#[derive(Default)]
+struct Wake {
+    notify: tokio::sync::Notify,
+    /// The newest seq announced; `i64::MAX` when unknown (a quiet second
+    /// or a reconnect: read in any case).
+    newest: std::sync::atomic::AtomicI64,
+    /// Held while this replica writes a batch and delivers it: its own
+    /// notification can arrive first, and is then no reason to read.
+    writing: tokio::sync::Mutex<()>,
+}
+
+impl Wake {
+    fn announce(&self, newest: Option<i64>) {
+        self.newest.fetch_max(
+            newest.unwrap_or(i64::MAX),
+            std::sync::atomic::Ordering::SeqCst,
+        );
+        self.notify.notify_one();
+    }
+}
+
+/// Shared mode: delivers the rows after the newest delivered whenever the
+/// listener wakes it, until the bus closes. A notification of rows already
+/// delivered here (this replica's own batches) costs no read.
+async fn read_rows(store: Store, bus: Events, wake: Arc<Wake>) {
     let mut closed = bus.inner.closed.subscribe();
     loop {
         tokio::select! {
-            _ = wake.notified() => {}
+            _ = wake.notify.notified() => {}
             _ = closed.wait_for(|c| *c) => return,
         }
+        drop(wake.writing.lock().await);
+        let newest = wake.newest.swap(0, std::sync::atomic::Ordering::SeqCst);
+        if u64::try_from(newest).unwrap_or(0) <= bus.delivered() {
+            continue;
+        }
         loop {
+            let last = bus.delivered();
             let rows = match store.events_after(last as i64, BATCH as i64).await {
                 Ok(r) => r,
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot read events; retrying");
+                    // The next wake (at most a second away) reads again.
+                    wake.newest
+                        .fetch_max(i64::MAX, std::sync::atomic::Ordering::SeqCst);
                     break;
                 }
             };
             for row in &rows {
-                last = last.max(bus.deliver(row));
+                bus.deliver(row);
             }
             if rows.len() < BATCH {
                 break;

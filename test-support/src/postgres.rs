@@ -26,3 +26,16 @@ pub fn fresh_database(prefix: &str) -> String {
     .join()
     .unwrap_or_else(|_| panic!("creating a test database failed"))
 }
+
+/// [`fresh_database`], reached over the cluster's Unix socket: the URL in
+/// `STOPGO_TEST_DATABASE_SOCKET_URL` (`scripts/pg.sh` writes it to
+/// `DIR/socket_url`), or `None` when that is not set. A database on the
+/// same host as the agent is reached this way in production too: no TCP
+/// stack on either side of each round trip.
+pub fn fresh_database_on_socket(prefix: &str) -> Option<String> {
+    let socket = std::env::var("STOPGO_TEST_DATABASE_SOCKET_URL").ok()?;
+    let tcp = fresh_database(prefix);
+    let name = tcp.rsplit_once('/').map(|(_, n)| n)?;
+    let base = socket.rsplit_once('/').map(|(b, _)| b)?;
+    Some(format!("{base}/{name}"))
+}

@@ -22,6 +22,16 @@ fn on_postgres(url: &str) -> String {
     format!("store:\n  backend: postgres\n  url: \"{url}\"\n  max_connections: 32\n")
 }
 
+/// A fresh database for an agent on this host: over the cluster's Unix
+/// socket when `make bench` named it (the way a database on the agent's
+/// host is reached), else over loopback TCP; and which of the two.
+fn local_database() -> (String, &'static str) {
+    match test_support::postgres::fresh_database_on_socket("bench") {
+        Some(url) => (url, "socket"),
+        None => (test_support::postgres::fresh_database("bench"), "tcp"),
+    }
+}
+
 pub async fn rows(
     http: &reqwest::Client,
     fake: &FakeState,
@@ -49,17 +59,26 @@ pub async fn rows(
 
 async fn turn_rows(http: &reqwest::Client, fake_base: &str, rows: &mut Rows, quick: bool) {
     let (n1, n32) = if quick { (100, 1000) } else { (400, 4000) };
+    // PostgreSQL over its Unix socket (a database on the agent's host) and
+    // over loopback TCP (the round trips a database on another host adds
+    // to, minus the network), beside SQLite in the same run.
+    let mut backends = vec![("sqlite", String::new())];
+    if let Some(url) = test_support::postgres::fresh_database_on_socket("bench") {
+        backends.push(("postgres (socket)", on_postgres(&url)));
+    }
+    backends.push((
+        "postgres (tcp)",
+        on_postgres(&test_support::postgres::fresh_database("bench")),
+    ));
     let mut measured = Vec::new();
-    for backend in ["sqlite", "postgres"] {
-        let extra = match backend {
-            "postgres" => on_postgres(&test_support::postgres::fresh_database("bench")),
-            _ => String::new(),
-        };
-        let agent = Agent::start_with(fake_base, true, &extra);
-        let _ = turns(http, &agent.base, 20, 1).await;
+    for (backend, extra) in &backends {
+        let agent = Agent::start_with(fake_base, true, extra);
+        // Warm: the pool's connections and their prepared statements, and
+        // the database's caches for a fresh database.
+        let _ = turns(http, &agent.base, 100, 4).await;
         let (tps1, lat1) = turns(http, &agent.base, n1, 1).await;
         let (tps32, lat32) = turns(http, &agent.base, n32, 32).await;
-        measured.push((backend, tps1, pct(&lat1, 0.5), tps32, pct(&lat32, 0.99)));
+        measured.push((*backend, tps1, pct(&lat1, 0.5), tps32, pct(&lat32, 0.99)));
     }
     for (backend, tps1, p50, tps32, p99) in &measured {
         rows.push((
@@ -68,12 +87,14 @@ async fn turn_rows(http: &reqwest::Client, fake_base: &str, rows: &mut Rows, qui
             String::new(),
         ));
     }
-    let (s, p) = (&measured[0], &measured[1]);
-    rows.push((
-        "  PostgreSQL / SQLite per-turn time, c=1 / c=32".into(),
-        format!("{:.2}x / {:.2}x", p.2 / s.2, s.3 / p.3),
-        "<= 1.5x".into(),
-    ));
+    let s = &measured[0];
+    for p in &measured[1..] {
+        rows.push((
+            format!("  {} / SQLite per-turn time, c=1 / c=32", p.0),
+            format!("{:.2}x / {:.2}x", p.2 / s.2, s.3 / p.3),
+            "<= 1.5x".into(),
+        ));
+    }
 }
 
 /// Seeds `n` finished conversations with one statement (both backends'
@@ -166,7 +187,11 @@ async fn list_rows(http: &reqwest::Client, fake_base: &str, rows: &mut Rows, qui
     let long = if quick { 200 } else { 2000 };
     let n = if quick { 1000 } else { 3000 };
     for backend in ["sqlite", "postgres"] {
-        let url = test_support::postgres::fresh_database("bench");
+        let (url, transport) = local_database();
+        let name = match backend {
+            "postgres" => format!("postgres ({transport})"),
+            _ => backend.to_string(),
+        };
         let extra = match backend {
             "postgres" => on_postgres(&url),
             _ => String::new(),
@@ -187,10 +212,7 @@ async fn list_rows(http: &reqwest::Client, fake_base: &str, rows: &mut Rows, qui
             let list = gets(http, format!("{}/conversations?limit=50", agent.base), n).await;
             let home = gets(http, format!("{}/", agent.base), n / 3).await;
             rows.push((
-                format!(
-                    "{backend}, {}k stored: list / home p50, p99 (ms)",
-                    size / 1000
-                ),
+                format!("{name}, {}k stored: list / home p50, p99 (ms)", size / 1000),
                 format!(
                     "{:.2},{:.2} / {:.1},{:.1}",
                     pct(&list, 0.5),
@@ -204,7 +226,7 @@ async fn list_rows(http: &reqwest::Client, fake_base: &str, rows: &mut Rows, qui
         }
         rows.push((
             format!(
-                "  {backend}: p99 at {}k / at 10k, list / home",
+                "  {name}: p99 at {}k / at 10k, list / home",
                 sizes[1] / 1000
             ),
             format!(
@@ -218,7 +240,8 @@ async fn list_rows(http: &reqwest::Client, fake_base: &str, rows: &mut Rows, qui
 }
 
 async fn in_flight_row(http: &reqwest::Client, fake: &FakeState, fake_base: &str, rows: &mut Rows) {
-    let extra = on_postgres(&test_support::postgres::fresh_database("bench"));
+    let (url, transport) = local_database();
+    let extra = on_postgres(&url);
     let agents: Vec<Agent> = (0..3)
         .map(|_| Agent::start_with(fake_base, false, &extra))
         .collect();
@@ -226,7 +249,7 @@ async fn in_flight_row(http: &reqwest::Client, fake: &FakeState, fake_base: &str
     let (wall, ok) = in_flight(http, &agents).await;
     fake.set_latency(Duration::ZERO);
     rows.push((
-        "1,000 in flight, 1 s model, 3 PostgreSQL replicas: wall (s)".into(),
+        format!("1,000 in flight, 1 s model, 3 PostgreSQL replicas ({transport}): wall (s)"),
         format!("{wall:.2} ({ok}/1000 ok)"),
         "< 2 s".into(),
     ));

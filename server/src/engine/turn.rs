@@ -30,6 +30,15 @@ pub(crate) enum ScopeEnd {
     Stopped(String),
 }
 
+/// What one recorded model step asks for next.
+enum Step {
+    /// A final answer: its text, and the conversation as the write that
+    /// ended the turn left it (when it did).
+    Final(String, Option<Box<app::models::Conversation>>),
+    /// Calls to handle: the step's messages as stored.
+    Calls(Vec<StoredMessage>),
+}
+
 /// How a turn ended.
 #[derive(Clone, Debug)]
 pub enum TurnOutcome {
@@ -213,13 +222,20 @@ impl Engine {
         // The step this loop just recorded: its calls were written here and
         // nobody has ruled on them, so they need no read of an approval.
         let mut recorded: Option<String> = None;
+        // The messages as that step's commit left them (simple mode): the
+        // turn holds the conversation's lease, so nothing else wrote since,
+        // and the next pass needs no read. Any other pass reads.
+        let mut known: Option<Vec<StoredMessage>> = None;
         loop {
             // A cancel is seen between steps: a tool that started finishes
             // and its result is kept.
             if cancelled.is_cancelled() {
                 return Err(EngineError::Cancelled(conversation_id.to_string()));
             }
-            let stored = store.messages(conversation_id).await?;
+            let stored = match known.take() {
+                Some(stored) => stored,
+                None => store.messages(conversation_id).await?,
+            };
             let start = stored
                 .iter()
                 .rposition(|m| m.message.role == Role::User)
@@ -368,9 +384,16 @@ impl Engine {
                         .record_step(conversation_id, resp, &tools, scope, &step)
                         .await?
                     {
-                        Some((text, Some(c))) => return Ok(ScopeEnd::Answered(text, Box::new(c))),
-                        Some((text, None)) => return Ok(ScopeEnd::Done(text)),
-                        None => recorded = Some(step),
+                        Step::Final(text, Some(c)) => return Ok(ScopeEnd::Answered(text, c)),
+                        Step::Final(text, None) => return Ok(ScopeEnd::Done(text)),
+                        Step::Calls(written) => {
+                            recorded = Some(step);
+                            if scope.node.is_none() {
+                                let mut next = stored;
+                                next.extend(written);
+                                known = Some(next);
+                            }
+                        }
                     }
                 }
                 Err(error) => {
@@ -467,7 +490,7 @@ impl Engine {
         tools: &[ToolInfo],
         scope: &Scope,
         step: &str,
-    ) -> Result<Option<(String, Option<app::models::Conversation>)>, StoreError> {
+    ) -> Result<Step, StoreError> {
         let final_text = resp.tool_calls.is_empty().then(|| {
             let t = resp.text.clone().unwrap_or_default();
             if t.is_empty() {
@@ -534,7 +557,7 @@ impl Engine {
         let ends_turn = final_text.is_some();
         let clear_running = ends_turn && scope.owns_status();
         // With the turn's end, its reply is read where it was written.
-        let snapshot = self
+        let recorded = self
             .inner
             .store
             .record_step(conversation_id, rows, clear_running)
@@ -545,7 +568,10 @@ impl Engine {
                 e.running = Some(!clear_running);
                 e.node = scope.node_name();
             });
-        Ok(final_text.map(|t| (t, snapshot)))
+        Ok(match final_text {
+            Some(t) => Step::Final(t, recorded.conversation.map(Box::new)),
+            None => Step::Calls(recorded.messages),
+        })
     }
 
     /// Stores a pending approval and publishes it. In simple mode the

@@ -7,13 +7,13 @@ use super::{Backend, Store, StoreError};
 
 impl Store {
     /// Appends events (conversation, JSON) in order and wakes every
-    /// replica's listener.
+    /// replica's listener; the `seq` of the last one.
     pub async fn append_events(
         &self,
         events: Vec<(Option<String>, String)>,
-    ) -> Result<(), StoreError> {
+    ) -> Result<i64, StoreError> {
         match &self.backend {
-            Backend::Sqlite(_) => Ok(()),
+            Backend::Sqlite(_) => Ok(0),
             Backend::Postgres(pg) => pg.append_events(events).await,
         }
     }
@@ -42,9 +42,13 @@ impl Store {
         }
     }
 
-    /// Calls `wake` whenever another replica may have appended events (and
-    /// at least once a second) until it returns false.
-    pub fn listen_events(&self, wake: impl Fn() -> bool + Send + 'static) -> std::io::Result<()> {
+    /// Calls `wake` whenever a replica may have appended events, with the
+    /// newest `seq` announced (and with `None` at least once a second),
+    /// until it returns false.
+    pub fn listen_events(
+        &self,
+        wake: impl Fn(Option<i64>) -> bool + Send + 'static,
+    ) -> std::io::Result<()> {
         match &self.backend {
             Backend::Sqlite(_) => Ok(()),
             Backend::Postgres(pg) => pg.listen(wake),

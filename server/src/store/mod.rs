@@ -70,7 +70,7 @@ pub use leases::{Beat, Lease, Swept};
 pub use messages::{NewMessage, NodeTag, StoredMessage};
 pub use postgres::EventRow;
 pub use recovery::Recovered;
-pub use turns::{Requester, StepMessage};
+pub use turns::{Recorded, Requester, StepMessage};
 pub use tx::Tx;
 
 /// The current time as stored: RFC 3339, UTC, milliseconds.

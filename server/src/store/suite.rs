@@ -449,6 +449,131 @@ async fn a_lease_has_one_owner_and_a_takeover_fences_the_old_one() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_opened_with_a_message_is_born_summarised_and_running() {
+    // PostgreSQL writes it as one row insert (`insert_with_message`), not
+    // an insert and three updates: the columns must come out the same.
+    for (kind, _guard, s) in stores().await {
+        let text = "x".repeat(250);
+        let c = s
+            .open_conversation(requester("alice"), Some(text.clone()))
+            .await
+            .unwrap();
+        let read = s.get_conversation(c.id.clone()).await.unwrap().unwrap();
+        assert!(read.running, "{kind}");
+        assert_eq!(read.status, ConversationStatus::Active, "{kind}");
+        assert_eq!(read.session_id, "s", "{kind}");
+        assert_eq!(read.messages.len(), 1, "{kind}");
+        assert_eq!(read.messages[0].content, text, "{kind}");
+        assert_eq!(read.messages[0].role, Role::User, "{kind}");
+        assert_eq!(
+            s.created_by(&c.id).await.unwrap().as_deref(),
+            Some("alice"),
+            "{kind}"
+        );
+        let (page, kept) = s
+            .list_items(PageRequest {
+                limit: 10,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let item = &page.conversations[0];
+        assert_eq!(item.id, c.id, "{kind}");
+        assert_eq!(item.message_count, 1, "{kind}");
+        let preview: String = text.chars().take(app::models::PREVIEW_CHARS).collect();
+        assert_eq!(item.title.as_deref(), Some(preview.as_str()), "{kind}");
+        let last = item.last_message.as_ref().expect("a last message");
+        assert_eq!(
+            (last.role, last.content.as_str()),
+            (Role::User, preview.as_str()),
+            "{kind}"
+        );
+        assert_eq!((kept.total, kept.active), (1, 1), "{kind}");
+        let working = s.tasks_in_state("working", i64::MAX, 10).await.unwrap();
+        assert_eq!(working.total, 1, "{kind}");
+        assert_eq!(working.page.len(), 1, "{kind}");
+        for state in ["submitted", "failed", "completed"] {
+            let other = s.tasks_in_state(state, i64::MAX, 10).await.unwrap();
+            assert_eq!(other.total, 0, "{kind}: {state}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_step_returns_its_messages_as_a_read_finds_them() {
+    // The turn loop goes on from what `record_step` returns instead of
+    // reading the messages again: it must be exactly what a read returns.
+    for (kind, _guard, s) in stores().await {
+        let (c, lease) = s
+            .open_turn(requester("alice"), "hello".into())
+            .await
+            .unwrap();
+        let call = |name: &str, call_id: &str| NewMessage {
+            tool_call: Some(ToolCall {
+                name: name.into(),
+                arguments: serde_json::json!({"name": "apples", "n": [1, 2.5, "x"]}),
+                server: Some("resources".into()),
+                ..Default::default()
+            }),
+            call_id: Some(call_id.into()),
+            step: Some("step-1".into()),
+            signature: Some("sig".into()),
+            ..NewMessage::text(Role::Tool, "")
+        };
+        let tag = NodeTag {
+            name: "node".into(),
+            run: "root/node#0".into(),
+        };
+        let step = vec![
+            StepMessage {
+                message: NewMessage {
+                    step: Some("step-1".into()),
+                    ..NewMessage::text(Role::Assistant, "let me look \u{0} here")
+                },
+                immediate: None,
+            },
+            StepMessage {
+                message: call("resources_add", "call-1").in_node(Some(&tag)),
+                immediate: None,
+            },
+            StepMessage {
+                message: call("no_such_tool", "call-2"),
+                immediate: Some(("unknown tool".into(), true)),
+            },
+        ];
+        let written = s.record_step(&c.id, step, false).await.unwrap().messages;
+        let read = s.messages(&c.id).await.unwrap();
+        assert_eq!(read.len(), 4, "{kind}");
+        let tail = &read[1..];
+        assert_eq!(written.len(), tail.len(), "{kind}");
+        for (w, r) in written.iter().zip(tail) {
+            assert_eq!(w.message, r.message, "{kind}");
+            assert_eq!(
+                (
+                    &w.call_id,
+                    &w.step,
+                    &w.signature,
+                    &w.node_run,
+                    &w.started_at
+                ),
+                (
+                    &r.call_id,
+                    &r.step,
+                    &r.signature,
+                    &r.node_run,
+                    &r.started_at
+                ),
+                "{kind}"
+            );
+            assert_eq!(w.finished_at.is_some(), r.finished_at.is_some(), "{kind}");
+        }
+        assert!(written[1].is_unanswered_call(), "{kind}");
+        assert!(!written[2].is_unanswered_call(), "{kind}");
+        lease.release().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turn_opened_with_its_lease_gives_it_back_with_its_last_write() {
     let url = pg_database().await;
     let (a, b) = (replica(&url, 30).await, replica(&url, 30).await);
@@ -472,6 +597,7 @@ async fn a_turn_opened_with_its_lease_gives_it_back_with_its_last_write() {
         a.record_step(&c.id, vec![step("thinking")], false)
             .await
             .unwrap()
+            .conversation
             .is_none()
     );
     assert!(b.claim_lease(&c.id).await.unwrap().is_none(), "still a's");
@@ -480,6 +606,7 @@ async fn a_turn_opened_with_its_lease_gives_it_back_with_its_last_write() {
         .record_step(&c.id, vec![step("done")], true)
         .await
         .unwrap()
+        .conversation
         .expect("the conversation as the turn left it");
     assert!(!done.running);
     assert_eq!(
@@ -576,16 +703,22 @@ async fn events_reach_every_replica_in_order_and_resume_anywhere() {
             let Delivery::Event(p) = d else {
                 panic!("no resync expected")
             };
-            seqs.push(p.seq);
+            seqs.push((p.seq, p.event.conversation_id.clone()));
         }
         got.push(seqs);
     }
     assert_eq!(
-        got[0],
+        got[0].iter().map(|(seq, _)| *seq).collect::<Vec<u64>>(),
         (1..=50).collect::<Vec<u64>>(),
         "in seq order, no gap"
     );
+    // A replica delivers its own batches as written, without reading them
+    // back: the same event under the same seq as everywhere else.
     assert_eq!(got[0], got[1], "the same on both replicas");
+    let mut seen: Vec<&String> = got[0].iter().map(|(_, c)| c).collect();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 50, "each event once");
     // Last-Event-ID from one replica resumes on the other.
     let mut resumed = bus_b.subscribe(Some(&bus_a.id(40)));
     for want in 41..=50 {

@@ -16,6 +16,17 @@ pub struct Requester {
     pub message_id: Option<String>,
 }
 
+/// What [`Store::record_step`] wrote.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    /// With `end_turn`: the conversation as the step left it.
+    pub conversation: Option<Conversation>,
+    /// The step's messages as stored (ids, times, and the results of calls
+    /// that could not run), in order: what a read of the conversation's
+    /// messages would now end with, so the turn loop need not read them.
+    pub messages: Vec<StoredMessage>,
+}
+
 /// One message of a model step, with the result of a call that cannot run
 /// (bad arguments, unknown tool), written in the same transaction.
 #[derive(Clone, Debug)]
@@ -89,25 +100,52 @@ impl Store {
         id: &str,
         step: Vec<StepMessage>,
         end_turn: bool,
-    ) -> Result<Option<Conversation>, StoreError> {
+    ) -> Result<Recorded, StoreError> {
         let id = id.to_string();
         self.write(move |tx| {
             tx.fence(&id)?;
+            let mut written = Vec::with_capacity(step.len());
             for StepMessage { message, immediate } in step {
-                let stored = tx.append(&id, message)?.ok_or_else(|| {
+                let (call_id, step, signature) = (
+                    message.call_id.clone(),
+                    message.step.clone(),
+                    message.signature.clone(),
+                );
+                let node_run = message.node.as_ref().map(|t| t.run.clone());
+                let mut stored = tx.append(&id, message)?.ok_or_else(|| {
                     StoreError::Corrupt(format!("conversation {id} vanished during its turn"))
                 })?;
+                let mut finished_at = None;
                 if let Some((text, is_error)) = immediate {
                     tx.set_result(&stored.id, &text, is_error)?;
+                    if let Some(call) = stored.tool_call.as_mut() {
+                        call.result = Some(text);
+                        call.is_error = Some(is_error);
+                    }
+                    finished_at = Some(super::now());
                 }
+                written.push(StoredMessage {
+                    message: stored,
+                    call_id,
+                    step,
+                    signature,
+                    started_at: None,
+                    finished_at,
+                    node_run,
+                });
             }
-            if end_turn {
+            let conversation = if end_turn {
                 tx.set_turn_running(&id, false)?;
                 // The turn's last write: its lease goes back with it.
                 tx.release_lease(&id)?;
-                return tx.conversation(&id);
-            }
-            Ok(None)
+                tx.conversation(&id)?
+            } else {
+                None
+            };
+            Ok(Recorded {
+                conversation,
+                messages: written,
+            })
         })
         .await
     }
@@ -251,13 +289,15 @@ fn last_user_message(tx: &dyn Tx, id: &str) -> Result<Option<StoredMessage>, Sto
 /// Creates a conversation, with its first message and the running flag
 /// when there is one.
 fn open(tx: &dyn Tx, by: &Requester, first: Option<String>) -> Result<Conversation, StoreError> {
-    let c = tx.insert_conversation(&by.session)?;
-    tx.set_requester(&c.id, &by.name, &by.session)?;
+    let Some(text) = first else {
+        let c = tx.insert_conversation(&by.session)?;
+        tx.set_requester(&c.id, &by.name, &by.session)?;
+        super::audit::conversation_created(tx, &by.name, &c.id, &by.session)?;
+        return Ok(c);
+    };
+    let first = NewMessage::user(text, by.message_id.clone());
+    let (c, m) = tx.insert_with_message(&by.session, &by.name, first)?;
     super::audit::conversation_created(tx, &by.name, &c.id, &by.session)?;
-    if let Some(text) = first {
-        let m = tx.append(&c.id, NewMessage::user(text, by.message_id.clone()))?;
-        super::audit::message_sent(tx, &by.name, &c.id, m.as_ref().map(|m| m.id.as_str()))?;
-        tx.set_turn_running(&c.id, true)?;
-    }
+    super::audit::message_sent(tx, &by.name, &c.id, Some(&m.id))?;
     Ok(c)
 }

@@ -27,6 +27,26 @@ pub trait Tx {
     /// Records who last asked something of the conversation (and who
     /// created it, the first time).
     fn set_requester(&self, id: &str, name: &str, session: &str) -> Result<(), StoreError>;
+    /// A new conversation in `session`, asked by `name`, with its first
+    /// message and its turn running: [`Tx::insert_conversation`],
+    /// [`Tx::set_requester`], [`Tx::append`] and [`Tx::set_turn_running`]
+    /// in one. A backend may write it as one statement (PostgreSQL: one
+    /// row inserted with its final columns, instead of inserted and then
+    /// updated three times).
+    fn insert_with_message(
+        &self,
+        session: &str,
+        name: &str,
+        first: NewMessage,
+    ) -> Result<(Conversation, Message), StoreError> {
+        let c = self.insert_conversation(session)?;
+        self.set_requester(&c.id, name, session)?;
+        let m = self.append(&c.id, first)?.ok_or_else(|| {
+            StoreError::Corrupt(format!("conversation {} vanished as it was created", c.id))
+        })?;
+        self.set_turn_running(&c.id, true)?;
+        Ok((c, m))
+    }
     fn created_by(&self, id: &str) -> Result<Option<String>, StoreError>;
     fn set_context(&self, id: &str, context_id: &str) -> Result<(), StoreError>;
     /// The newest conversation whose id or A2A context is `context_id`.

@@ -12,7 +12,7 @@
 //!   event.
 
 use super::Pg;
-use super::conn::Step;
+use super::conn::{Answer, Step};
 use crate::store::StoreError;
 use postgres::fallible_iterator::FallibleIterator;
 use std::time::Duration;
@@ -38,7 +38,7 @@ const APPEND: &str = "WITH batch AS ( \
      ins AS (INSERT INTO events (seq, conversation_id, payload) \
          SELECT h.seq - (SELECT count(*) FROM batch) + batch.o, batch.c, batch.p::jsonb \
          FROM h, batch RETURNING seq) \
-     SELECT pg_notify('stopgo_events', max(seq)::text) FROM ins";
+     SELECT pg_notify('stopgo_events', max(seq)::text), max(seq) FROM ins";
 const AFTER: &str = "SELECT seq, conversation_id, payload::text FROM events \
      WHERE seq > $1 ORDER BY seq LIMIT $2";
 const NEWEST: &str = "SELECT seq, conversation_id, payload FROM \
@@ -56,13 +56,14 @@ fn row(r: &postgres::Row) -> EventRow {
 
 impl Pg {
     /// Appends `events` (conversation, JSON) in order, in one statement
-    /// (one round trip), and wakes every replica's listener.
+    /// (one round trip), and wakes every replica's listener. The `seq` of
+    /// the last one (the batch's are the ones up to it; 0 when empty).
     pub async fn append_events(
         &self,
         events: Vec<(Option<String>, String)>,
-    ) -> Result<(), StoreError> {
+    ) -> Result<i64, StoreError> {
         if events.is_empty() {
-            return Ok(());
+            return Ok(0);
         }
         let (conversations, mut payloads): (Vec<Option<String>>, Vec<String>) =
             events.into_iter().unzip();
@@ -77,13 +78,19 @@ impl Pg {
             let append = conn.prepared(APPEND)?;
             let steps = [
                 Step::Simple("BEGIN; SET LOCAL plan_cache_mode = force_generic_plan"),
-                Step::Exec(&append, &[&conversations, &payloads]),
+                Step::Query(&append, &[&conversations, &payloads]),
                 Step::Simple("COMMIT"),
             ];
+            let mut last = 0;
             for answer in conn.pipeline(&steps) {
-                answer?;
+                if let Answer::Rows(rows) = answer? {
+                    last = rows
+                        .first()
+                        .and_then(|r| r.get::<_, Option<i64>>(1))
+                        .unwrap_or(0);
+                }
             }
-            Ok(())
+            Ok(last)
         })
         .await
     }
@@ -113,11 +120,15 @@ impl Pg {
     }
 
     /// Listens for new events on a connection of its own, on a thread of
-    /// its own, calling `wake` on each notification and at least once a
-    /// second (the re-read that covers a lost notification); reconnects
-    /// (with a log line) when the connection breaks; stops when `wake`
-    /// returns false.
-    pub fn listen(&self, wake: impl Fn() -> bool + Send + 'static) -> std::io::Result<()> {
+    /// its own, calling `wake` on each notification with the newest `seq`
+    /// it announced, and with `None` at least once a second and after
+    /// (re)connecting (the re-read that covers a lost notification);
+    /// reconnects (with a log line) when the connection breaks; stops when
+    /// `wake` returns false.
+    pub fn listen(
+        &self,
+        wake: impl Fn(Option<i64>) -> bool + Send + 'static,
+    ) -> std::io::Result<()> {
         let config = postgres::Config::from(self.inner.config.clone());
         let shown = self.inner.shown.clone();
         std::thread::Builder::new()
@@ -129,7 +140,7 @@ impl Pg {
                         Err(e) => {
                             tracing::warn!(database = %shown, error = %e, "cannot listen for events; retrying");
                             std::thread::sleep(Duration::from_secs(1));
-                            if !wake() {
+                            if !wake(None) {
                                 return;
                             }
                             continue;
@@ -142,21 +153,26 @@ impl Pg {
                     }
                     // Caught up after (re)connecting: anything sent while
                     // not listening is read now.
-                    if !wake() {
+                    if !wake(None) {
                         return;
                     }
                     loop {
                         let got = {
                             let mut n = client.notifications();
-                            let got = n.timeout_iter(Duration::from_secs(1)).next();
-                            // Many notifications, one re-read.
-                            if let Ok(Some(_)) = got {
-                                while let Ok(Some(_)) = n.iter().next() {}
-                            }
-                            got
+                            // Many notifications, one wake: with the newest
+                            // seq announced (`None` after a quiet second).
+                            let first = n.timeout_iter(Duration::from_secs(1)).next();
+                            first.map(|first| {
+                                let mut newest: Option<i64> =
+                                    first.and_then(|f| f.payload().parse().ok());
+                                while let Ok(Some(f)) = n.iter().next() {
+                                    newest = newest.max(f.payload().parse().ok());
+                                }
+                                newest
+                            })
                         };
                         match got {
-                            Ok(_) if !wake() => return,
+                            Ok(newest) if !wake(newest) => return,
                             Ok(_) if client.is_closed() => break,
                             Ok(_) => {}
                             Err(e) => {

@@ -457,14 +457,30 @@ fn pending_rows(rows: Vec<Row>) -> Result<HashMap<String, PendingApproval>, Stor
     Ok(out)
 }
 
-/// The messages of the conversations `$1`, each with its call's newest
-/// approval, oldest first.
-const MESSAGES_OF: &str = "SELECT m.conversation_id, m.id, m.role, m.content, m.tool_call, m.created_at, \
-        m.started_at, m.finished_at, a.uuid, a.status, a.reason, a.decided_by, a.decided_at, m.node, \
-        a.requested_by, a.decided_via, a.edited_args, m.call_id \
-     FROM messages m LEFT JOIN LATERAL \
-         (SELECT * FROM approvals x WHERE x.message_id = m.id ORDER BY x.seq DESC LIMIT 1) a ON TRUE \
-     WHERE m.conversation_id = ANY($1) ORDER BY m.seq";
+/// The messages of some conversations, each with its call's newest
+/// approval, oldest first: the columns and joins, before the `WHERE`.
+macro_rules! messages_with_outcomes {
+    () => {
+        "SELECT m.conversation_id, m.id, m.role, m.content, m.tool_call, m.created_at, \
+            m.started_at, m.finished_at, a.uuid, a.status, a.reason, a.decided_by, a.decided_at, m.node, \
+            a.requested_by, a.decided_via, a.edited_args, m.call_id \
+         FROM messages m LEFT JOIN LATERAL \
+             (SELECT * FROM approvals x WHERE x.message_id = m.id ORDER BY x.seq DESC LIMIT 1) a ON TRUE "
+    };
+}
+/// Those of the conversations `$1` (an array: a list page).
+const MESSAGES_OF: &str = concat!(
+    messages_with_outcomes!(),
+    "WHERE m.conversation_id = ANY($1) ORDER BY m.seq"
+);
+/// Those of the conversation `$1`. Not [`MESSAGES_OF`] with one id: with
+/// an array the planner never settles on a generic plan, and planning the
+/// lateral join took ~85 us of every turn's last write (pg_stat_statements),
+/// six times its execution.
+const MESSAGES_OF_ONE: &str = concat!(
+    messages_with_outcomes!(),
+    "WHERE m.conversation_id = $1 ORDER BY m.seq"
+);
 
 fn message_rows(rows: Vec<Row>) -> Result<HashMap<String, Vec<Message>>, StoreError> {
     let mut out: HashMap<String, Vec<Message>> = HashMap::new();
@@ -539,6 +555,50 @@ const APPEND_KNOWN: &str = concat!(
     " RETURNING 1) SELECT stopgo_expect((SELECT count(*) FROM i), 1, 'conversation ' || $2)"
 );
 
+/// A new conversation (`$2`; `$15` its session, `$16` its status, `$17`
+/// who asked) born with its first message (the parameters of [`APPEND`])
+/// and its turn running: its columns as [`APPEND`] and the running flag
+/// would leave them, in one row insert.
+const INSERT_WITH_MESSAGE: &str = concat!(
+    "WITH c AS (INSERT INTO conversations (id, session_id, status, created_at, updated_at, \
+         requested_by, requested_session, created_by, message_count, last_role, last_content, \
+         last_talk, title, turn_running) \
+     VALUES ($2, $15, $16, $6, $6, $17, $15, $17, 1, $13, $14, \
+         CASE WHEN $13 IN ('user', 'assistant') THEN $13 END, CASE WHEN $3 = 'user' THEN $14 END, \
+         TRUE) RETURNING id) ",
+    append_parts!(row)
+);
+
+/// The parameters of [`APPEND`] for `m` in `conversation_id` at `ts`, and
+/// the message as they store it.
+fn append_params(
+    conversation_id: &str,
+    m: NewMessage,
+    ts: String,
+) -> Result<(Vec<Box<dyn ToSql + Sync>>, Message), StoreError> {
+    let m = m.storable();
+    let e = m.encoded()?;
+    let role = m.role.as_str();
+    let id = new_id();
+    let params = vec![
+        own(id.clone()),
+        own(conversation_id.to_string()),
+        own(role),
+        own(m.content.clone()),
+        own(e.tool_call.clone()),
+        own(ts.clone()),
+        own(m.call_id.clone()),
+        own(m.step.clone()),
+        own(e.server.clone()),
+        own(m.signature.clone()),
+        own(e.node.clone()),
+        own(e.node_run.clone()),
+        own(e.preview.as_ref().map(|_| role)),
+        own(e.preview.clone()),
+    ];
+    Ok((params, e.message(m, id, ts)))
+}
+
 const HEAD_COLUMNS: &str =
     "seq, id, session_id, status, pipeline_state, created_at, updated_at, context_id, turn_running";
 
@@ -601,6 +661,24 @@ impl Tx for PgTx<'_> {
                 own(session.to_string()),
             ],
         )
+    }
+    fn insert_with_message(
+        &self,
+        session: &str,
+        name: &str,
+        first: NewMessage,
+    ) -> Result<(Conversation, Message), StoreError> {
+        let (id, ts) = (new_id(), now());
+        let (mut params, message) = append_params(&id, first, ts.clone())?;
+        params.extend([
+            own(session.to_string()),
+            own(ConversationStatus::Active.as_str()),
+            own(name.to_string()),
+        ]);
+        // Nobody waits for it: a failure fails the transaction.
+        self.defer(INSERT_WITH_MESSAGE, params)?;
+        self.known.borrow_mut().insert(id.clone());
+        Ok((crate::store::conversations::fresh(id, session, ts), message))
     }
     fn created_by(&self, id: &str) -> Result<Option<String>, StoreError> {
         Ok(self
@@ -679,7 +757,11 @@ impl Tx for PgTx<'_> {
         let sql = format!("SELECT {HEAD_COLUMNS} FROM conversations WHERE id = $1");
         let (ids, pending) = (vec![id.to_string()], pending_sql());
         let mut answers = self
-            .queries(&[(&sql, &[&id]), (MESSAGES_OF, &[&ids]), (&pending, &[&ids])])?
+            .queries(&[
+                (&sql, &[&id]),
+                (MESSAGES_OF_ONE, &[&id]),
+                (&pending, &[&ids]),
+            ])?
             .into_iter();
         let mut next = || answers.next().unwrap_or_default();
         let (heads, messages, approvals) = (next(), next(), next());
@@ -750,27 +832,7 @@ impl Tx for PgTx<'_> {
     }
 
     fn append(&self, conversation_id: &str, m: NewMessage) -> Result<Option<Message>, StoreError> {
-        let m = m.storable();
-        let ts = now();
-        let e = m.encoded()?;
-        let role = m.role.as_str();
-        let id = new_id();
-        let params = vec![
-            own(id.clone()),
-            own(conversation_id.to_string()),
-            own(role),
-            own(m.content.clone()),
-            own(e.tool_call.clone()),
-            own(ts.clone()),
-            own(m.call_id.clone()),
-            own(m.step.clone()),
-            own(e.server.clone()),
-            own(m.signature.clone()),
-            own(e.node.clone()),
-            own(e.node_run.clone()),
-            own(e.preview.as_ref().map(|_| role)),
-            own(e.preview.clone()),
-        ];
+        let (params, message) = append_params(conversation_id, m, now())?;
         if self.knows(conversation_id) {
             // It exists (inserted or fenced here): held, and the statement
             // raises if it did not insert the row after all.
@@ -781,7 +843,7 @@ impl Tx for PgTx<'_> {
                 return Ok(None);
             }
         }
-        Ok(Some(e.message(m, id, ts)))
+        Ok(Some(message))
     }
     fn mark_started(&self, message_id: &str) -> Result<(), StoreError> {
         self.defer(
