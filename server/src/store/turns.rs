@@ -105,16 +105,27 @@ impl Store {
         self.write(move |tx| {
             tx.fence(&id)?;
             let mut written = Vec::with_capacity(step.len());
-            for StepMessage { message, immediate } in step {
+            // With `end_turn`, the last message ends the turn as it is
+            // written (one row update on PostgreSQL).
+            let ending = if end_turn {
+                step.len().checked_sub(1)
+            } else {
+                None
+            };
+            for (i, StepMessage { message, immediate }) in step.into_iter().enumerate() {
                 let (call_id, step, signature) = (
                     message.call_id.clone(),
                     message.step.clone(),
                     message.signature.clone(),
                 );
                 let node_run = message.node.as_ref().map(|t| t.run.clone());
-                let mut stored = tx.append(&id, message)?.ok_or_else(|| {
-                    StoreError::Corrupt(format!("conversation {id} vanished during its turn"))
-                })?;
+                let mut stored = if ending == Some(i) {
+                    tx.append_ending(&id, message)?
+                } else {
+                    tx.append(&id, message)?.ok_or_else(|| {
+                        StoreError::Corrupt(format!("conversation {id} vanished during its turn"))
+                    })?
+                };
                 let mut finished_at = None;
                 if let Some((text, is_error)) = immediate {
                     tx.set_result(&stored.id, &text, is_error)?;
@@ -135,7 +146,9 @@ impl Store {
                 });
             }
             let conversation = if end_turn {
-                tx.set_turn_running(&id, false)?;
+                if ending.is_none() {
+                    tx.set_turn_running(&id, false)?;
+                }
                 // The turn's last write: its lease goes back with it.
                 tx.release_lease(&id)?;
                 tx.conversation(&id)?

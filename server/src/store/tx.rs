@@ -78,6 +78,14 @@ pub trait Tx {
     // Messages.
     /// `None` when the conversation does not exist.
     fn append(&self, conversation_id: &str, m: NewMessage) -> Result<Option<Message>, StoreError>;
+    /// [`Tx::append`] of a turn's last message, and
+    /// [`Tx::set_turn_running`] to false: the turn ends with it. A backend
+    /// may write both in one row update (PostgreSQL does, for a
+    /// conversation this transaction fenced). An error when the
+    /// conversation is gone.
+    fn append_ending(&self, conversation_id: &str, m: NewMessage) -> Result<Message, StoreError> {
+        append_then_end(self, conversation_id, m)
+    }
     fn mark_started(&self, message_id: &str) -> Result<(), StoreError>;
     fn clear_started(&self, message_id: &str) -> Result<(), StoreError>;
     /// False when the call already has a result (a result is written once).
@@ -225,4 +233,19 @@ pub trait Tx {
     fn session(&self, id_hash: &str, now: &str) -> Result<Option<Session>, StoreError>;
     fn delete_session(&self, id_hash: &str) -> Result<Option<Session>, StoreError>;
     fn purge_sessions(&self, now: &str) -> Result<usize, StoreError>;
+}
+
+/// [`Tx::append_ending`] as two statements: the append, then the flag.
+pub(in crate::store) fn append_then_end<T: Tx + ?Sized>(
+    tx: &T,
+    conversation_id: &str,
+    m: NewMessage,
+) -> Result<Message, StoreError> {
+    let m = tx.append(conversation_id, m)?.ok_or_else(|| {
+        StoreError::Corrupt(format!(
+            "conversation {conversation_id} vanished during its turn"
+        ))
+    })?;
+    tx.set_turn_running(conversation_id, false)?;
+    Ok(m)
 }

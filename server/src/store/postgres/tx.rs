@@ -533,10 +533,18 @@ fn approval_cols(r: &Row) -> approvals::RawRow {
 /// and the message's row as a `SELECT` from it.
 macro_rules! append_parts {
     () => {
-        "WITH c AS (UPDATE conversations SET updated_at = $6, message_count = message_count + 1, \
-             last_role = COALESCE($13, last_role), last_content = COALESCE($14, last_content), \
-             last_talk = CASE WHEN $13 IN ('user', 'assistant') THEN $13 ELSE last_talk END, \
-             title = COALESCE(title, CASE WHEN $3 = 'user' THEN $14 END) WHERE id = $2 RETURNING id)"
+        append_parts!(also "")
+    };
+    // The same, setting more columns.
+    (also $more:literal) => {
+        concat!(
+            "WITH c AS (UPDATE conversations SET updated_at = $6, message_count = message_count + 1, \
+                 last_role = COALESCE($13, last_role), last_content = COALESCE($14, last_content), \
+                 last_talk = CASE WHEN $13 IN ('user', 'assistant') THEN $13 ELSE last_talk END, \
+                 title = COALESCE(title, CASE WHEN $3 = 'user' THEN $14 END)",
+            $more,
+            " WHERE id = $2 RETURNING id)"
+        )
     };
     (row) => {
         "INSERT INTO messages (id, conversation_id, role, content, tool_call, created_at, call_id, step, server, signature, node, node_run) \
@@ -550,6 +558,14 @@ const APPEND: &str = concat!(append_parts!(), " ", append_parts!(row));
 /// for: it raises (failing the transaction) if no row was inserted.
 const APPEND_KNOWN: &str = concat!(
     append_parts!(),
+    ", i AS (",
+    append_parts!(row),
+    " RETURNING 1) SELECT stopgo_expect((SELECT count(*) FROM i), 1, 'conversation ' || $2)"
+);
+/// [`APPEND_KNOWN`] that also ends the turn (clears the running flag in the
+/// same row update).
+const APPEND_KNOWN_ENDING: &str = concat!(
+    append_parts!(also ", turn_running = FALSE"),
     ", i AS (",
     append_parts!(row),
     " RETURNING 1) SELECT stopgo_expect((SELECT count(*) FROM i), 1, 'conversation ' || $2)"
@@ -844,6 +860,14 @@ impl Tx for PgTx<'_> {
             }
         }
         Ok(Some(message))
+    }
+    fn append_ending(&self, conversation_id: &str, m: NewMessage) -> Result<Message, StoreError> {
+        if !self.knows(conversation_id) {
+            return crate::store::tx::append_then_end(self, conversation_id, m);
+        }
+        let (params, message) = append_params(conversation_id, m, now())?;
+        self.defer(APPEND_KNOWN_ENDING, params)?;
+        Ok(message)
     }
     fn mark_started(&self, message_id: &str) -> Result<(), StoreError> {
         self.defer(
