@@ -19,9 +19,12 @@
 //!   is durable on purpose: the durable record is the conversation itself.
 //! - **Shared** (PostgreSQL, several replicas): a published event is
 //!   written as a row (one writer task per replica keeps this replica's
-//!   order); every replica, this one included, delivers rows in the
-//!   database's `seq` order as its listener is woken (see
-//!   `store/postgres/events.rs`). Ids are `"p-<seq>"` on every replica, so
+//!   order); every replica delivers rows in the database's `seq` order as
+//!   its listener is woken (see `store/postgres/events.rs`). The replica
+//!   that wrote a batch delivers it as written, under the numbers the
+//!   database gave it, when it has delivered everything before it (a read
+//!   of its own rows would bring back what it already has); its own
+//!   notification then costs no read. Ids are `"p-<seq>"` on every replica, so
 //!   `Last-Event-ID` resumes on any of them, and each replica starts with
 //!   the newest [`RING`] rows.
 use crate::store::{Store, StoreError};

@@ -92,9 +92,10 @@ impl Store {
         .await
     }
 
-    /// Stores one model step. With `end_turn`, the running flag is cleared
-    /// in the same transaction and the conversation as it left it is
-    /// returned (the turn's reply needs no read of its own).
+    /// Stores one model step, and returns its messages as stored (the turn
+    /// loop goes on from them without a read). With `end_turn`, the running
+    /// flag is cleared in the same transaction and the conversation as it
+    /// left it is returned too (the turn's reply needs no read of its own).
     pub async fn record_step(
         &self,
         id: &str,

@@ -6,8 +6,10 @@
 //!   before 10 and a reader would skip 10).
 //! - `NOTIFY stopgo_events` carries only the newest `seq` (payloads are
 //!   limited to 8000 bytes): a replica woken by it reads the rows after the
-//!   last one it has. One `LISTEN` connection per replica, on a thread of
-//!   its own (the synchronous client blocks while it waits).
+//!   last one it has, unless it has that `seq` already (its own batch,
+//!   whose last `seq` the append returns). One `LISTEN` connection per
+//!   replica, on a thread of its own (the synchronous client blocks while
+//!   it waits).
 //! - A missed notification costs a re-read on the next poll, never an
 //!   event.
 
