@@ -217,17 +217,16 @@ impl Events {
     /// Shared mode: delivers the batch this replica just wrote, numbered
     /// from `first`, without reading it back, when everything before it
     /// was delivered already (else the reader gets it with the rows before
-    /// it, in order). Whether it was delivered.
-    fn deliver_own(&self, first: u64, events: Vec<Event>) -> bool {
+    /// it, in order).
+    fn deliver_own(&self, first: u64, events: Vec<Event>) {
         let mut ring = self.inner.ring.lock().unwrap_or_else(|p| p.into_inner());
         if ring.next != first {
-            return false;
+            return;
         }
         for event in events {
             let seq = ring.next;
             ring.push(seq, event, &self.inner.tx);
         }
-        true
     }
 
     /// Subscribes, replaying what came after `last_event_id` (if given).

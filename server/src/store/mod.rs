@@ -599,9 +599,7 @@ impl Store {
     ) -> Result<Conversation, StoreError> {
         self.write(move |tx| {
             let mut c = tx.insert_conversation(&session_id)?;
-            let m = tx.append(&c.id, first)?.ok_or_else(|| {
-                StoreError::Corrupt("conversation vanished inside its own transaction".into())
-            })?;
+            let m = tx::append_existing(tx, &c.id, first)?;
             c.updated_at = m.created_at.clone();
             c.messages.push(m);
             Ok(c)

@@ -123,9 +123,7 @@ impl Store {
                 let mut stored = if ending == Some(i) {
                     tx.append_ending(&id, message)?
                 } else {
-                    tx.append(&id, message)?.ok_or_else(|| {
-                        StoreError::Corrupt(format!("conversation {id} vanished during its turn"))
-                    })?
+                    super::tx::append_existing(tx, &id, message)?
                 };
                 let mut finished_at = None;
                 if let Some((text, is_error)) = immediate {

@@ -41,9 +41,7 @@ pub trait Tx {
     ) -> Result<(Conversation, Message), StoreError> {
         let c = self.insert_conversation(session)?;
         self.set_requester(&c.id, name, session)?;
-        let m = self.append(&c.id, first)?.ok_or_else(|| {
-            StoreError::Corrupt(format!("conversation {} vanished as it was created", c.id))
-        })?;
+        let m = append_existing(self, &c.id, first)?;
         self.set_turn_running(&c.id, true)?;
         Ok((c, m))
     }
@@ -235,17 +233,27 @@ pub trait Tx {
     fn purge_sessions(&self, now: &str) -> Result<usize, StoreError>;
 }
 
+/// [`Tx::append`] to a conversation the transaction created or holds: its
+/// absence is corruption, not an answer.
+pub(in crate::store) fn append_existing<T: Tx + ?Sized>(
+    tx: &T,
+    conversation_id: &str,
+    m: NewMessage,
+) -> Result<Message, StoreError> {
+    tx.append(conversation_id, m)?.ok_or_else(|| {
+        StoreError::Corrupt(format!(
+            "conversation {conversation_id} vanished inside its own transaction"
+        ))
+    })
+}
+
 /// [`Tx::append_ending`] as two statements: the append, then the flag.
 pub(in crate::store) fn append_then_end<T: Tx + ?Sized>(
     tx: &T,
     conversation_id: &str,
     m: NewMessage,
 ) -> Result<Message, StoreError> {
-    let m = tx.append(conversation_id, m)?.ok_or_else(|| {
-        StoreError::Corrupt(format!(
-            "conversation {conversation_id} vanished during its turn"
-        ))
-    })?;
+    let m = append_existing(tx, conversation_id, m)?;
     tx.set_turn_running(conversation_id, false)?;
     Ok(m)
 }

@@ -554,22 +554,24 @@ macro_rules! append_parts {
 /// A message and its conversation's summary columns, in one statement
 /// (nothing is inserted when the conversation is gone).
 const APPEND: &str = concat!(append_parts!(), " ", append_parts!(row));
-/// [`APPEND`] to a conversation known to exist, whose answer nobody waits
-/// for: it raises (failing the transaction) if no row was inserted.
-const APPEND_KNOWN: &str = concat!(
-    append_parts!(),
-    ", i AS (",
-    append_parts!(row),
-    " RETURNING 1) SELECT stopgo_expect((SELECT count(*) FROM i), 1, 'conversation ' || $2)"
-);
-/// [`APPEND_KNOWN`] that also ends the turn (clears the running flag in the
-/// same row update).
-const APPEND_KNOWN_ENDING: &str = concat!(
-    append_parts!(also ", turn_running = FALSE"),
-    ", i AS (",
-    append_parts!(row),
-    " RETURNING 1) SELECT stopgo_expect((SELECT count(*) FROM i), 1, 'conversation ' || $2)"
-);
+/// [`APPEND`] to a conversation known to exist (setting `$more` columns
+/// too), whose answer nobody waits for: it raises (failing the
+/// transaction) if no row was inserted.
+macro_rules! append_known {
+    ($more:literal) => {
+        concat!(
+            append_parts!(also $more),
+            ", i AS (",
+            append_parts!(row),
+            " RETURNING 1) SELECT stopgo_expect((SELECT count(*) FROM i), 1, 'conversation ' || $2)"
+        )
+    };
+}
+/// A message to a conversation known to exist.
+const APPEND_KNOWN: &str = append_known!("");
+/// The same, ending the turn: the running flag is cleared in the same row
+/// update.
+const APPEND_KNOWN_ENDING: &str = append_known!(", turn_running = FALSE");
 
 /// A new conversation (`$2`; `$15` its session, `$16` its status, `$17`
 /// who asked) born with its first message (the parameters of [`APPEND`])
