@@ -64,12 +64,15 @@ fn v1(url: &str) -> Value {
     json!({"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"})
 }
 
-/// An address nothing listens on.
-fn dead_addr() -> std::net::SocketAddr {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
+/// An address nothing listens on, held for as long as the socket lives: a
+/// port bound and closed again could be handed to the next server started
+/// on port 0 (the agent under test once got it and delegated to itself).
+/// Bound but not listening, a connection to it is refused.
+fn dead_addr() -> (tokio::net::TcpSocket, std::net::SocketAddr) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = socket.local_addr().unwrap();
+    (socket, addr)
 }
 
 /// Starts a peer serving `cards`, an agent whose sub-agent is the peer at
@@ -164,7 +167,8 @@ async fn a_card_whose_interface_url_differs_is_followed() {
 /// a compose network): the configured endpoint is used instead.
 #[tokio::test]
 async fn an_unreachable_interface_url_falls_back_to_the_configured_endpoint() {
-    let unreachable = format!("http://{}/a2a", dead_addr());
+    let (_held, dead) = dead_addr();
+    let unreachable = format!("http://{dead}/a2a");
     let cards = [(
         "/.well-known/agent.json",
         card("p", json!([v1(&unreachable)])),
@@ -204,7 +208,8 @@ async fn a_0_3_card_is_spoken_to_with_0_3_framing() {
 /// card-less legacy agent.
 #[tokio::test]
 async fn a_peer_that_is_down_is_unavailable() {
-    let front = front(&format!("http://{}/a2a", dead_addr())).await;
+    let (_held, dead) = dead_addr();
+    let front = front(&format!("http://{dead}/a2a")).await;
     let body = say(&front, "hi").await;
     let text = body.to_string();
     assert!(text.contains("unavailable"), "{body}");
