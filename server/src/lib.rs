@@ -115,6 +115,7 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
     // transaction of the event they announce (POLICY.md §5).
     let mut store = store;
     store.set_routes(notify::routes(&s.config));
+    store.warm_pool();
     let notify = Arc::new(
         notify::link_key(&s.config, store.shared())
             .and_then(|key| notify::Notifier::new(&s.config, store.clone(), key))

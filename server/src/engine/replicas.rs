@@ -12,6 +12,9 @@
 //!   minutes.
 //! - **Task counts**: the deltas the turns left are folded into the kept
 //!   totals on every beat (by one replica at a time).
+//! - **Small hot tables** (counts, leases, chain heads) are vacuumed every
+//!   few seconds, so the counts every list reads stay a few pages
+//!   (`store/postgres/counts.rs`).
 
 use super::Engine;
 use std::time::Duration;
@@ -20,11 +23,24 @@ use std::time::Duration;
 const EVENTS_KEPT: i64 = 100_000;
 /// Beats between two prunings of the event rows.
 const PRUNE_EVERY: u64 = 30;
+/// How often the small hot tables are vacuumed.
+const VACUUM_EVERY: Duration = Duration::from_secs(2);
 
 impl Engine {
     /// Starts the heartbeat and the sweeper (several replicas).
     pub fn start_replica_tasks(&self, lease_seconds: u64) {
         let beat = Duration::from_millis(lease_seconds.max(3) * 1000 / 3);
+        let store = self.inner.store.clone();
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(VACUUM_EVERY);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                every.tick().await;
+                if let Err(e) = store.vacuum_hot_tables().await {
+                    tracing::warn!(error = %e, "could not vacuum the counts and leases");
+                }
+            }
+        });
         let engine = self.clone();
         tokio::spawn(async move {
             let mut every = tokio::time::interval(beat);

@@ -51,4 +51,13 @@ impl Store {
             super::Backend::Postgres(pg) => pg.fold_task_counts().await,
         }
     }
+
+    /// Vacuums the small tables every turn updates, so reading them stays
+    /// cheap under load (PostgreSQL; a no-op on SQLite).
+    pub async fn vacuum_hot_tables(&self) -> Result<(), StoreError> {
+        match &self.backend {
+            super::Backend::Sqlite(_) => Ok(()),
+            super::Backend::Postgres(pg) => pg.vacuum_hot_tables().await,
+        }
+    }
 }

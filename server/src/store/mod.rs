@@ -362,6 +362,15 @@ impl Store {
         })
     }
 
+    /// Opens the rest of PostgreSQL's pool in the background (see
+    /// [`postgres::Pg::warm`]); nothing to do on SQLite.
+    pub fn warm_pool(&self) {
+        if let Backend::Postgres(pg) = &self.backend {
+            let pg = pg.clone();
+            tokio::spawn(async move { pg.warm().await });
+        }
+    }
+
     /// Where the data is, for logs: the file, or PostgreSQL's host, port
     /// and database (never credentials).
     pub fn describe(&self) -> String {
@@ -639,18 +648,19 @@ impl Store {
             .await
     }
 
-    /// One page of list items and the summary, from one snapshot. A short
-    /// read unless it searches message text (a scan).
+    /// One page of list items and the summary, from one snapshot: one
+    /// statement on PostgreSQL. A short read unless it searches message
+    /// text (a scan).
     pub async fn list_items(
         &self,
         req: PageRequest,
     ) -> Result<(Page<app::models::ConversationItem>, Summary), StoreError> {
         let scans = req.text.is_some();
-        let read = move |tx: &dyn Tx| Ok((tx.list_items(&req)?, tx.summary()?));
-        if scans {
-            self.read_long(read).await
-        } else {
-            self.read(read).await
+        let read = move |tx: &dyn Tx| tx.list_items_counted(&req);
+        match &self.backend {
+            Backend::Postgres(pg) => pg.run(postgres::Mode::Single, read).await,
+            Backend::Sqlite(_) if scans => self.read_long(read).await,
+            Backend::Sqlite(_) => self.read(read).await,
         }
     }
 }

@@ -80,18 +80,8 @@ async fn waiting_for(s: &Store, quorum: u32) -> (String, String, String) {
     let a = s
         .request_approval(
             NewApproval {
-                conversation_id: c.id.clone(),
-                message_id: call.id.clone(),
-                tool_name: "add".into(),
-                server: None,
-                tool_args: serde_json::json!({"x": 1}),
-                description: "Run add".into(),
-                remote: None,
-                traceparent: None,
-                rule: None,
-                approvers: Vec::new(),
                 quorum,
-                expires_in: None,
+                ..add_approval(&c.id, &call.id, "Run add")
             },
             true,
             None,
@@ -99,6 +89,24 @@ async fn waiting_for(s: &Store, quorum: u32) -> (String, String, String) {
         .await
         .unwrap();
     (c.id, call.id, a.approval.uuid)
+}
+
+/// An approval of one `add` for the call `mid` of `cid`.
+fn add_approval(cid: &str, mid: &str, description: &str) -> NewApproval {
+    NewApproval {
+        conversation_id: cid.into(),
+        message_id: mid.into(),
+        tool_name: "add".into(),
+        server: None,
+        tool_args: serde_json::json!({"x": 1}),
+        description: description.into(),
+        remote: None,
+        traceparent: None,
+        rule: None,
+        approvers: Vec::new(),
+        quorum: 1,
+        expires_in: None,
+    }
 }
 
 fn decision(cid: &str, mid: &str, uuid: &str, approve: bool) -> DecisionRecord {
@@ -335,6 +343,111 @@ async fn kept_counts_equal_a_recount_and_items_summarise() {
         let mut newest_first = ids.clone();
         newest_first.reverse();
         assert_eq!(seen, newest_first, "{kind}");
+    }
+}
+
+/// Every list page a store can be asked for, as `(page, counts)` JSON, read
+/// once by `list_items` and once by its parts.
+async fn both_reads(s: &Store, req: PageRequest) -> (serde_json::Value, serde_json::Value) {
+    let summarise = |(p, c): (Page<app::models::ConversationItem>, app::models::Summary)| {
+        serde_json::json!([p.conversations, p.next, c])
+    };
+    let whole = summarise(s.list_items(req.clone()).await.unwrap());
+    let parts = s
+        .read(move |tx| Ok((tx.list_items(&req)?, tx.summary()?)))
+        .await
+        .unwrap();
+    (whole, summarise(parts))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_page_comes_with_its_counts_and_oldest_pending_approvals() {
+    for (kind, _guard, s) in stores().await {
+        // Empty: no item, zero counts, no cursor.
+        let (whole, parts) = both_reads(
+            &s,
+            PageRequest {
+                limit: 5,
+                ..Default::default()
+            },
+        )
+        .await;
+        assert_eq!(whole, parts, "{kind}");
+        assert_eq!(
+            whole,
+            serde_json::json!([[], null, app::models::Summary::default()]),
+            "{kind}"
+        );
+        // Two waiting on approvals (one of them on two), some plain ones.
+        let (first, _, _) = waiting(&s).await;
+        let (second, call, _) = waiting(&s).await;
+        s.request_approval(add_approval(&second, &call, "Run add again"), true, None)
+            .await
+            .unwrap();
+        for n in 0..4 {
+            let c = s.create_conversation("s".into()).await.unwrap();
+            s.append_message(c.id, NewMessage::text(Role::User, format!("plain {n}")))
+                .await
+                .unwrap();
+        }
+        let mut cursor = None;
+        let mut seen = Vec::new();
+        loop {
+            let req = PageRequest {
+                limit: 2,
+                before: cursor,
+                ..Default::default()
+            };
+            let (whole, parts) = both_reads(&s, req.clone()).await;
+            assert_eq!(whole, parts, "{kind}");
+            let (page, counts) = s.list_items(req).await.unwrap();
+            assert_eq!((counts.total, counts.waiting_approval), (6, 2), "{kind}");
+            seen.extend(page.conversations);
+            match page.next {
+                Some(n) => cursor = Some(n),
+                None => break,
+            }
+        }
+        assert_eq!(seen.len(), 6, "{kind}");
+        let pending = |id: &str| {
+            seen.iter()
+                .find(|c| c.id == id)
+                .and_then(|c| c.pending_approval.as_ref())
+                .map(|a| a.description.clone())
+        };
+        assert_eq!(
+            pending(&second).as_deref(),
+            Some("Run add"),
+            "{kind}: the oldest"
+        );
+        assert!(pending(&first).is_some(), "{kind}");
+        assert_eq!(
+            seen.iter().filter(|c| c.pending_approval.is_some()).count(),
+            2,
+            "{kind}"
+        );
+        // Filters: by status, by text (an empty match keeps the counts).
+        for req in [
+            PageRequest {
+                limit: 10,
+                status: Some(ConversationStatus::WaitingApproval),
+                ..Default::default()
+            },
+            PageRequest {
+                limit: 10,
+                text: Some("plain 2".into()),
+                ..Default::default()
+            },
+            PageRequest {
+                limit: 10,
+                text: Some("nowhere".into()),
+                ..Default::default()
+            },
+        ] {
+            let (whole, parts) = both_reads(&s, req).await;
+            assert_eq!(whole, parts, "{kind}");
+            assert_eq!(whole[2]["total"], 6, "{kind}");
+        }
     }
 }
 

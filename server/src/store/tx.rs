@@ -64,6 +64,15 @@ pub trait Tx {
     fn list_items(&self, req: &PageRequest) -> Result<Page<ConversationItem>, StoreError>;
     /// Counts by status, as kept in the transaction of each change.
     fn summary(&self) -> Result<Summary, StoreError>;
+    /// A page of list items and the counts, from one snapshot. PostgreSQL
+    /// reads both, with each item's pending approval, in one statement (so
+    /// a list is one round trip, without `BEGIN`/`COMMIT`).
+    fn list_items_counted(
+        &self,
+        req: &PageRequest,
+    ) -> Result<(Page<ConversationItem>, Summary), StoreError> {
+        Ok((self.list_items(req)?, self.summary()?))
+    }
     /// Conversations whose A2A task is in `state` (`working`,
     /// `input-required`, ...): a page from before `before`, and the count.
     fn tasks_in_state(
