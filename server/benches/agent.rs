@@ -271,7 +271,7 @@ async fn main() {
         .build()
         .unwrap();
     let mut rows: Vec<(String, String, String)> = Vec::new();
-    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`, `pg`, `policy`, `notify`; `pgturns`: the turn rows of `pg`): those rows alone.
+    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`, `pg`, `policy`, `notify`; `pgturns`, `pglists`, `pgflight`: one part of `pg`): those rows alone.
     let only = std::env::var("BENCH_ONLY").ok();
     let wants = |part: &str| only.as_deref().is_none_or(|o| o == part);
     if wants("core") {
@@ -310,7 +310,10 @@ async fn main() {
     }
 
     // 8. PostgreSQL beside SQLite, and three replicas.
-    if wants("pg") || wants("pgturns") {
+    if ["pg", "pgturns", "pglists", "pgflight"]
+        .iter()
+        .any(|p| wants(p))
+    {
         replicas::rows(&http, &fake, &fake_base, &mut rows, quick).await;
     }
 
