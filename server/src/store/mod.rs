@@ -649,18 +649,18 @@ impl Store {
     }
 
     /// One page of list items and the summary, from one snapshot: one
-    /// statement on PostgreSQL. A short read unless it searches message
-    /// text (a scan).
+    /// statement on PostgreSQL (see [`Tx::list_items_counted`]). A short
+    /// read unless it searches message text (a scan).
     pub async fn list_items(
         &self,
         req: PageRequest,
     ) -> Result<(Page<app::models::ConversationItem>, Summary), StoreError> {
         let scans = req.text.is_some();
         let read = move |tx: &dyn Tx| tx.list_items_counted(&req);
-        match &self.backend {
-            Backend::Postgres(pg) => pg.run(postgres::Mode::Single, read).await,
-            Backend::Sqlite(_) if scans => self.read_long(read).await,
-            Backend::Sqlite(_) => self.read(read).await,
+        if scans {
+            self.read_long(read).await
+        } else {
+            self.read_one(read).await
         }
     }
 }

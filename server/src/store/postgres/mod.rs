@@ -135,14 +135,15 @@ impl Pg {
             }
         };
         migrate(&config, &shown)?;
+        let max_connections = max_connections.max(1) as usize;
         let pg = Pg {
             inner: Arc::new(PgInner {
                 config,
                 shown,
                 idle: Mutex::new(vec![first]),
                 opened: AtomicUsize::new(1),
-                max_connections: max_connections.max(1) as usize,
-                permits: tokio::sync::Semaphore::new(max_connections.max(1) as usize),
+                max_connections,
+                permits: tokio::sync::Semaphore::new(max_connections),
                 audit_key,
                 leases: leases::Leases::new(lease_seconds),
             }),
@@ -163,9 +164,8 @@ impl Pg {
                 return;
             };
             let inner = self.inner.clone();
-            let opened = tokio::task::spawn_blocking(move || match Conn::connect(&inner.config) {
+            let opened = tokio::task::spawn_blocking(move || match inner.connect() {
                 Ok(conn) => {
-                    inner.opened.fetch_add(1, Ordering::Relaxed);
                     inner.idle.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
                     true
                 }
@@ -237,10 +237,9 @@ impl Pg {
                     if stale.is_some() {
                         inner.opened.fetch_sub(1, Ordering::Relaxed);
                     }
-                    let c = Conn::connect(&inner.config)
-                        .map_err(|e| StoreError::Backend(format!("cannot connect: {e}")))?;
-                    inner.opened.fetch_add(1, Ordering::Relaxed);
-                    c
+                    inner
+                        .connect()
+                        .map_err(|e| StoreError::Backend(format!("cannot connect: {e}")))?
                 }
             };
             let out = f(&mut conn);
@@ -257,6 +256,15 @@ impl Pg {
         })
         .await
         .map_err(|e| StoreError::Worker(e.to_string()))?
+    }
+}
+
+impl PgInner {
+    /// A new connection for the pool, counted in `opened`. Blocking.
+    fn connect(&self) -> Result<Conn, StoreError> {
+        let conn = Conn::connect(&self.config)?;
+        self.opened.fetch_add(1, Ordering::Relaxed);
+        Ok(conn)
     }
 }
 

@@ -510,8 +510,7 @@ impl PageOf {
 fn items_counted(page: &PageOf) -> String {
     format!(
         "SELECT s.statuses, s.ns, p.*, a.* FROM \
-           (SELECT array_agg(status) AS statuses, array_agg(n) AS ns FROM \
-              (SELECT status, sum(n)::BIGINT AS n FROM status_counts GROUP BY status HAVING sum(n) != 0) g) s \
+           (SELECT array_agg(status) AS statuses, array_agg(n) AS ns FROM ({STATUS_COUNTS}) g) s \
          LEFT JOIN LATERAL (SELECT {ITEM_COLUMNS} {}) p ON TRUE \
          LEFT JOIN LATERAL (SELECT {} FROM approvals x WHERE x.status = 'pending' \
               AND x.conversation_id = p.id ORDER BY x.created_at LIMIT 1) a ON TRUE \
@@ -520,9 +519,13 @@ fn items_counted(page: &PageOf) -> String {
         approvals::COLUMNS
     )
 }
-/// Where [`ITEMS_COUNTED`]'s item and approval columns start.
+/// Where [`items_counted`]'s item and approval columns start.
 const ITEM_AT: usize = 2;
-const APPROVAL_AT: usize = ITEM_AT + 12;
+const APPROVAL_AT: usize = ITEM_AT + ITEM_NCOLS;
+
+/// The kept count of each status in use: `(status, n)`.
+const STATUS_COUNTS: &str =
+    "SELECT status, sum(n)::BIGINT AS n FROM status_counts GROUP BY status HAVING sum(n) != 0";
 
 /// The pending approvals of the conversations `$1`.
 fn pending_sql() -> String {
@@ -727,6 +730,8 @@ fn head(r: &Row) -> (i64, Result<Conversation, StoreError>) {
 
 const ITEM_COLUMNS: &str = "seq, id, session_id, status, created_at, updated_at, context_id, \
      message_count, title, last_role, last_content, pipeline_state IS NOT NULL";
+/// How many columns [`ITEM_COLUMNS`] names.
+const ITEM_NCOLS: usize = 12;
 
 fn item(r: &Row) -> (i64, Result<ConversationItem, StoreError>) {
     item_at(r, 0)
@@ -944,10 +949,7 @@ impl Tx for PgTx<'_> {
         ))
     }
     fn summary(&self) -> Result<Summary, StoreError> {
-        let rows = self.query(
-            "SELECT status, sum(n)::BIGINT FROM status_counts GROUP BY status HAVING sum(n) != 0",
-            &[],
-        )?;
+        let rows = self.query(STATUS_COUNTS, &[])?;
         let counts: Vec<(String, i64)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
         crate::store::conversations::summary_of(counts)
     }
