@@ -9,8 +9,8 @@
 //! load rendered on the server hydrates into the same error in the browser.
 
 use crate::models::{
-    AgentInfo, ApprovalList, Conversation, ConversationList, ConversationResponse, ListQuery,
-    ToolList, Viewer,
+    AgentInfo, ApprovalList, ApprovalQuery, Conversation, ConversationList, ConversationResponse,
+    ListQuery, ToolList, Viewer,
 };
 use crate::pipeline::PipelineView;
 use serde::{Deserialize, Serialize};
@@ -38,22 +38,34 @@ impl std::error::Error for ApiError {}
 
 /// Builds the query string of `GET /conversations`.
 pub fn list_query_string(q: &ListQuery) -> String {
-    let mut parts = Vec::new();
-    if let Some(limit) = q.limit {
-        parts.push(format!("limit={limit}"));
-    }
-    if let Some(cursor) = &q.cursor {
-        parts.push(format!("cursor={}", encode_component(cursor)));
-    }
-    if let Some(status) = &q.status {
-        parts.push(format!("status={}", encode_component(status)));
-    }
-    if let Some(text) = &q.q {
-        parts.push(format!("q={}", encode_component(text)));
-    }
-    if let Some(view) = &q.view {
-        parts.push(format!("view={}", encode_component(view)));
-    }
+    query_string(&[
+        ("limit", q.limit.map(|l| l.to_string())),
+        ("cursor", q.cursor.clone()),
+        ("status", q.status.clone()),
+        ("q", q.q.clone()),
+        ("view", q.view.clone()),
+    ])
+}
+
+/// The query string of `GET /approvals` (empty, or starting with `?`).
+pub fn approval_query_string(q: &ApprovalQuery) -> String {
+    query_string(&[
+        ("limit", q.limit.map(|l| l.to_string())),
+        ("cursor", q.cursor.clone()),
+    ])
+}
+
+/// `?name=value&...` of the parameters given (values percent-encoded);
+/// empty when none is.
+fn query_string(params: &[(&str, Option<String>)]) -> String {
+    let parts: Vec<String> = params
+        .iter()
+        .filter_map(|(name, value)| {
+            value
+                .as_ref()
+                .map(|v| format!("{name}={}", encode_component(v)))
+        })
+        .collect();
     if parts.is_empty() {
         String::new()
     } else {
@@ -78,8 +90,8 @@ fn encode_component(s: &str) -> String {
 mod backend {
     use super::ApiError;
     use crate::models::{
-        AgentInfo, ApprovalList, Conversation, ConversationList, DeliveryList, LinkView, ListQuery,
-        ToolList,
+        AgentInfo, ApprovalList, ApprovalQuery, Conversation, ConversationList, DeliveryList,
+        LinkView, ListQuery, ToolList,
     };
     use crate::pipeline::PipelineView;
     use std::future::Future;
@@ -96,7 +108,7 @@ mod backend {
         -> BoxFuture<Result<ConversationList, ApiError>>;
         fn get_conversation(&self, id: String) -> BoxFuture<Result<Conversation, ApiError>>;
         fn agent_info(&self) -> BoxFuture<Result<AgentInfo, ApiError>>;
-        fn list_approvals(&self) -> BoxFuture<Result<ApprovalList, ApiError>>;
+        fn list_approvals(&self, q: ApprovalQuery) -> BoxFuture<Result<ApprovalList, ApiError>>;
         fn list_tools(&self) -> BoxFuture<Result<ToolList, ApiError>>;
         fn pipeline(&self) -> BoxFuture<Result<PipelineView, ApiError>>;
         fn notifications(&self) -> BoxFuture<Result<DeliveryList, ApiError>>;
@@ -171,16 +183,26 @@ pub async fn viewer() -> Result<Viewer, ApiError> {
     }
 }
 
-/// `GET /approvals`: pending approvals, oldest first.
-pub async fn list_approvals() -> Result<ApprovalList, ApiError> {
+/// `GET /approvals`: a page of the pending approvals, oldest first, with
+/// their total.
+pub async fn list_approvals(q: ApprovalQuery) -> Result<ApprovalList, ApiError> {
     #[cfg(feature = "ssr")]
     {
-        backend::backend()?.list_approvals().await
+        backend::backend()?.list_approvals(q).await
     }
     #[cfg(not(feature = "ssr"))]
     {
-        client::get_json("/approvals").await
+        client::get_json(&format!("/approvals{}", approval_query_string(&q))).await
     }
+}
+
+/// How many approvals wait for a decision (`GET /approvals?limit=0`).
+pub async fn count_approvals() -> Result<u64, ApiError> {
+    let q = ApprovalQuery {
+        limit: Some(0),
+        cursor: None,
+    };
+    Ok(list_approvals(q).await?.total)
 }
 
 /// `GET /tools`.
@@ -497,6 +519,15 @@ mod tests {
         assert_eq!(
             list_query_string(&q),
             "?limit=20&cursor=a%20b%26c&status=waiting_approval"
+        );
+        let a = crate::models::ApprovalQuery {
+            limit: Some(0),
+            cursor: Some("x/y".into()),
+        };
+        assert_eq!(approval_query_string(&a), "?limit=0&cursor=x%2Fy");
+        assert_eq!(
+            approval_query_string(&crate::models::ApprovalQuery::default()),
+            ""
         );
     }
 

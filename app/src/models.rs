@@ -718,11 +718,31 @@ pub struct ApprovalDecision {
     pub arguments: Option<Value>,
 }
 
-/// `GET /approvals`: approvals waiting for a decision, oldest first.
+/// `GET /approvals`: a page of the approvals waiting for a decision,
+/// oldest first, and how many wait in all.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct ApprovalList {
     pub approvals: Vec<PendingApproval>,
+    /// Every approval waiting for a decision, on this page or not.
+    #[serde(default)]
+    pub total: u64,
+    /// Pass as `?cursor=` to fetch the next (newer) page; absent on the
+    /// last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// Query of `GET /approvals`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+pub struct ApprovalQuery {
+    /// Approvals per page (0: only the total).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    /// The `next_cursor` of the page before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
 }
 
 /// What happened, as the SSE streams (`GET /events`,

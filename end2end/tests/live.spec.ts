@@ -62,6 +62,35 @@ test('approve from the inbox; the count badge follows live', async ({ page, reso
   expect(call.approval.status).toBe('executed');
 });
 
+test('the inbox shows a page at a time; the badge counts every one waiting', async ({ page, resourcesAgent, consoleErrors }) => {
+  const base = resourcesAgent.baseURL;
+  const made = [];
+  for (let i = 0; i < 52; i++) made.push(await pendingAdd(page.request, base, `crate${i}`, i));
+  await open(page, base + '/ui/approvals');
+  await expect(page.locator('.inbox-item')).toHaveCount(50);
+  await expect(page.locator('#approvals-count')).toHaveText('52');
+  await expect(page.locator('#inbox-paging')).toContainText('Showing 50 of 52 waiting');
+  await expect(page.locator('.inbox-item').nth(0)).toHaveAttribute('data-approval', made[0].uuid);
+  await expect(page.locator('#inbox-oldest')).toHaveCount(0);
+
+  // The newer ones, in the browser (the page is hydrated: no reload).
+  await page.locator('#inbox-newer').click();
+  await expect(page).toHaveURL(new RegExp(`cursor=${made[49].uuid}`));
+  await expect(page.locator('.inbox-item')).toHaveCount(2);
+  await expect(page.locator('.inbox-item').nth(0)).toHaveAttribute('data-approval', made[50].uuid);
+  await expect(page.locator('#inbox-newer')).toHaveCount(0);
+
+  // Deciding on this page keeps the page; the badge follows.
+  await page.locator('.inbox-item').nth(1).getByRole('button', { name: /^Reject resources_add/ }).click();
+  await expect(page.locator('.inbox-item')).toHaveCount(1);
+  await expect(page.locator('#approvals-count')).toHaveText('51');
+  await expect(page.locator('#inbox-paging')).toContainText('Showing 1 of 51 waiting');
+
+  await page.locator('#inbox-oldest').click();
+  await expect(page.locator('.inbox-item')).toHaveCount(50);
+  await expect(page.locator('.inbox-item').nth(0)).toHaveAttribute('data-approval', made[0].uuid);
+});
+
 test('two browsers on one approval: one approves, the other follows live and cannot approve again', async ({ browser, resourcesAgent }) => {
   const base = resourcesAgent.baseURL;
   const { id, uuid } = await pendingAdd((await browser.newContext()).request, base, 'figs', 4);

@@ -11,7 +11,9 @@
 use crate::api::{ApiError, conversations};
 use crate::state::AppState;
 use app::api::{BoxFuture, SharedBackend, UiBackend};
-use app::models::{AgentInfo, ApprovalList, Conversation, ConversationList, ListQuery, ToolList};
+use app::models::{
+    AgentInfo, ApprovalList, ApprovalQuery, Conversation, ConversationList, ListQuery, ToolList,
+};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
@@ -48,10 +50,13 @@ impl UiBackend for StoreBackend {
         Box::pin(async move { Ok(info) })
     }
 
-    fn list_approvals(&self) -> BoxFuture<Result<ApprovalList, app::api::ApiError>> {
+    fn list_approvals(
+        &self,
+        q: ApprovalQuery,
+    ) -> BoxFuture<Result<ApprovalList, app::api::ApiError>> {
         let store = self.state.store.clone();
         Box::pin(async move {
-            crate::api::approvals::pending(&store)
+            crate::api::approvals::pending(&store, q)
                 .await
                 .map_err(Into::into)
         })

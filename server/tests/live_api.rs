@@ -260,6 +260,35 @@ async fn the_inbox_lists_pending_approvals_oldest_first_and_tool_calls_show_the_
         json!({"name": "apples", "value": 3})
     );
     assert_eq!(inbox["approvals"][0]["server"], "resources");
+    assert_eq!(inbox["total"], 2);
+    assert!(inbox.get("next_cursor").is_none(), "{inbox}");
+
+    // A page at a time: the cursor is the last one shown.
+    let first = get_json(&a, "/approvals?limit=1").await;
+    assert_eq!(first["approvals"][0]["uuid"], u1.as_str(), "{first}");
+    assert_eq!(first["total"], 2);
+    assert_eq!(first["next_cursor"], u1.as_str());
+    let second = get_json(&a, &format!("/approvals?limit=1&cursor={u1}")).await;
+    assert_eq!(second["approvals"][0]["uuid"], u2.as_str(), "{second}");
+    assert_eq!(second["approvals"].as_array().unwrap().len(), 1);
+    assert!(second.get("next_cursor").is_none(), "{second}");
+    // The count alone (the navigation's badge).
+    assert_eq!(
+        get_json(&a, "/approvals?limit=0").await,
+        json!({"approvals": [], "total": 2})
+    );
+    for (bad, names) in [
+        ("/approvals?limit=501", "limit"),
+        ("/approvals?limit=lots", "limit"),
+        ("/approvals?cursor=no-such-approval", "cursor"),
+        ("/approvals?limt=1", "limt"),
+    ] {
+        let r = client().get(a.url(bad)).send().await.unwrap();
+        assert_eq!(r.status(), 400, "{bad}");
+        let body: Value = r.json().await.unwrap();
+        let error = body["error"].as_str().unwrap_or_default();
+        assert!(error.contains(names), "{bad}: {body}");
+    }
 
     let resp = client()
         .post(a.url(&format!("/approvals/{u1}")))

@@ -1,5 +1,7 @@
 //! The "Approvals" navigation link with the number of pending approvals,
-//! reloaded on every live event (no polling).
+//! reloaded on every live event (no polling). It asks for the count alone
+//! (`GET /approvals?limit=0`): every page shows it, whatever the number
+//! waiting.
 
 use crate::api;
 use crate::live::use_live;
@@ -10,13 +12,8 @@ pub fn InboxLink() -> impl IntoView {
     let live = use_live();
     // Reference-counted: a render that outlives its page (the browser went
     // away) must not read a disposed value.
-    let pending = ArcResource::new(move || live.tick.get(), |_| api::list_approvals());
-    let count = move || {
-        pending
-            .get()
-            .and_then(|r| r.ok())
-            .map(|l| l.approvals.len())
-    };
+    let pending = ArcResource::new(move || live.tick.get(), |_| api::count_approvals());
+    let count = move || pending.get().and_then(|r| r.ok());
     view! {
         <a href="/ui/approvals" id="nav-approvals">
             "Approvals"

@@ -1,23 +1,36 @@
-//! `/ui/approvals`: the inbox. Every approval waiting for a decision across
-//! conversations, oldest first, with its age, tool, arguments and a link to
-//! its conversation; approve or reject right here. Reloaded on every live
+//! `/ui/approvals`: the inbox. The approvals waiting for a decision across
+//! conversations, oldest first, a page at a time (`?cursor=` for newer
+//! ones), with their age, tool, arguments and a link to their
+//! conversation; approve or reject right here. Reloaded on every live
 //! event, so a decision made elsewhere removes the row at once.
 
 use crate::api::{self, ApiError};
 use crate::components::args_view::ArgsView;
 use crate::live::use_live;
-use crate::models::PendingApproval;
+use crate::models::{ApprovalQuery, PendingApproval};
 use crate::routes::home::short_time;
 use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
+
+/// Approvals per page.
+const PAGE_SIZE: u32 = 50;
 
 #[component]
 pub fn ApprovalsPage() -> impl IntoView {
     let live = use_live();
+    let query = use_query_map();
     // A local bump after our own decision, in case the stream is down.
     let local = RwSignal::new(0u64);
     let approvals = ArcResource::new(
-        move || (live.tick.get(), local.get()),
-        |_| api::list_approvals(),
+        move || (query.read().get("cursor"), live.tick.get(), local.get()),
+        |(cursor, _, _)| async move {
+            let first = cursor.is_none();
+            let q = ApprovalQuery {
+                limit: Some(PAGE_SIZE),
+                cursor,
+            };
+            (first, api::list_approvals(q).await)
+        },
     );
     let (outcome, set_outcome) = signal(None::<Result<String, ApiError>>);
     let decide = Action::new(move |(a, approved): &(PendingApproval, bool)| {
@@ -43,11 +56,13 @@ pub fn ApprovalsPage() -> impl IntoView {
         <Transition fallback=|| view! { <p class="muted">"Loading approvals…"</p> }>
             {move || { let approvals = approvals.clone(); Suspend::new(async move {
                 let viewer = crate::components::viewer::current().await;
-                match approvals.await {
-                    Ok(list) if list.approvals.is_empty() => view! {
+                let (first, list) = approvals.await;
+                match list {
+                    Ok(list) if list.total == 0 => view! {
                         <p class="panel empty" id="no-approvals">"Nothing is waiting for approval."</p>
                     }.into_any(),
                     Ok(list) => view! {
+                        <Paging first shown=list.approvals.len() total=list.total next=list.next_cursor.clone()/>
                         <ul class="inbox" id="inbox">
                             {list.approvals.into_iter().map(|a| {
                                 let for_approve = a.clone();
@@ -105,6 +120,29 @@ pub fn ApprovalsPage() -> impl IntoView {
             })}}
         </Transition>
     }
+}
+
+/// Where this page stands when the inbox holds more than one page: how
+/// many of the total it shows, and links to the oldest and the newer ones.
+#[component]
+fn Paging(first: bool, shown: usize, total: u64, next: Option<String>) -> impl IntoView {
+    let all = first && next.is_none() && shown as u64 >= total;
+    (!all).then(|| {
+        let newer = next.map(|c| {
+            let q = ApprovalQuery {
+                limit: None,
+                cursor: Some(c),
+            };
+            format!("/ui/approvals{}", api::approval_query_string(&q))
+        });
+        view! {
+            <nav class="inbox-paging" id="inbox-paging" aria-label="Inbox pages">
+                <span class="muted">{format!("Showing {shown} of {total} waiting")}</span>
+                {(!first).then(|| view! { <a class="btn" href="/ui/approvals" id="inbox-oldest">"Oldest"</a> })}
+                {newer.map(|href| view! { <a class="btn" href=href id="inbox-newer">"Newer →"</a> })}
+            </nav>
+        }
+    })
 }
 
 /// A timestamp: the absolute time when rendered on the server, "N min ago"

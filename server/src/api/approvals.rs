@@ -6,13 +6,14 @@
 //! is a 400 that lists them, never a silent rejection.
 
 use super::error::ApiError;
-use super::extract::ApiJson;
+use super::extract::{ApiJson, ApiQuery};
 use super::session::Caller;
 use crate::engine::Decision;
 use crate::state::AppState;
-use app::models::{ApprovalList, ConversationResponse};
+use app::models::{ApprovalList, ApprovalQuery, ConversationResponse};
 use axum::Json;
 use axum::extract::{Path, State};
+use serde::Deserialize;
 use serde_json::Value;
 
 const SHAPES: &str = "send {\"approved\": true|false}, {\"action\": \"approve\"|\"reject\"} or {\"answer\": \"yes\"|\"no\"}, \
@@ -85,17 +86,63 @@ pub async fn decide(
     }))
 }
 
-/// `GET /approvals` → `{"approvals": [PendingApproval…]}`: every approval
-/// waiting for a decision, across conversations, oldest first (the inbox).
-pub async fn list(State(state): State<AppState>) -> Result<Json<ApprovalList>, ApiError> {
-    Ok(Json(pending(&state.store).await?))
+/// Approvals per page when the query names no `limit`.
+const DEFAULT_LIMIT: u32 = 100;
+/// The most approvals one page shows.
+const MAX_LIMIT: u32 = 500;
+
+/// The query of `GET /approvals`; an unknown parameter is a 400, so a typo
+/// does not silently return the first page.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InboxParams {
+    limit: Option<u32>,
+    cursor: Option<String>,
 }
 
-/// The pending approvals, oldest first.
-pub async fn pending(store: &crate::store::Store) -> Result<ApprovalList, ApiError> {
-    let rows = store.pending_approvals().await?;
+/// `GET /approvals?limit=&cursor=` → `{"approvals": [PendingApproval…],
+/// "total": N, "next_cursor"?}`: the approvals waiting for a decision,
+/// oldest first, a page at a time (the inbox).
+pub async fn list(
+    State(state): State<AppState>,
+    ApiQuery(p): ApiQuery<InboxParams>,
+) -> Result<Json<ApprovalList>, ApiError> {
+    let q = ApprovalQuery {
+        limit: p.limit,
+        cursor: p.cursor,
+    };
+    Ok(Json(pending(&state.store, q).await?))
+}
+
+/// A page of the pending approvals, oldest first, with their total.
+pub async fn pending(
+    store: &crate::store::Store,
+    q: ApprovalQuery,
+) -> Result<ApprovalList, ApiError> {
+    let limit = q.limit.unwrap_or(DEFAULT_LIMIT);
+    if limit > MAX_LIMIT {
+        return Err(ApiError::BadRequest(format!(
+            "limit must be between 0 (the total alone) and {MAX_LIMIT}, got {limit}"
+        )));
+    }
+    let cursor = q.cursor.filter(|c| !c.is_empty());
+    let page = store
+        .pending_page(cursor.clone(), limit)
+        .await?
+        .ok_or_else(|| {
+            ApiError::BadRequest(format!(
+                "unknown cursor {:?}: pass the next_cursor of the page before",
+                cursor.unwrap_or_default()
+            ))
+        })?;
+    let next_cursor = page
+        .more
+        .then(|| page.approvals.last().map(|a| a.approval.uuid.clone()))
+        .flatten();
     Ok(ApprovalList {
-        approvals: rows.into_iter().map(|a| a.approval).collect(),
+        approvals: page.approvals.into_iter().map(|a| a.approval).collect(),
+        total: u64::try_from(page.total).unwrap_or(u64::MAX),
+        next_cursor,
     })
 }
 

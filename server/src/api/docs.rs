@@ -180,11 +180,11 @@ const ROUTES: &[Route] = &[
     Route {
         method: "GET",
         path: "/approvals",
-        summary: "Every approval waiting for a decision, oldest first.",
+        summary: "The approvals waiting for a decision, oldest first, a page at a time: `?limit=` (default 100, at most 500; 0 for the total alone) and `?cursor=` (the `next_cursor` of the page before); `total` counts every one waiting.",
         request: None,
         response: Some("ApprovalList"),
         status: 200,
-        errors: &[],
+        errors: &[400],
         example: None,
     },
     Route {

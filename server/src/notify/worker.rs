@@ -29,6 +29,9 @@ const GATHER: Duration = Duration::from_millis(25);
 /// The first retry's delay; each further one doubles, up to [`MAX_DELAY`].
 const FIRST_DELAY: Duration = Duration::from_secs(1);
 const MAX_DELAY: Duration = Duration::from_secs(3600);
+/// How often the outbox is pruned of rows past their keeping time (and
+/// once at start).
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 /// The delay before retry `n` (0: the first retry): exponential with
 /// "equal jitter" (half fixed, half random), so receivers coming back up
@@ -44,7 +47,16 @@ pub fn backoff(n: u32) -> Duration {
 impl Notifier {
     pub(super) async fn run(self: Arc<Self>) {
         let routes = self.store.routes();
+        let mut pruned: Option<std::time::Instant> = None;
         loop {
+            if pruned.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
+                pruned = Some(std::time::Instant::now());
+                match self.store.prune_notifications().await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(rows = n, "pruned the notification outbox"),
+                    Err(e) => tracing::warn!(error = %e, "could not prune the notification outbox"),
+                }
+            }
             let claimed = match self.store.claim_notifications(BATCH, HOLD).await {
                 Ok(c) => c,
                 Err(e) => {

@@ -199,11 +199,20 @@ impl Insert {
 
 /// The timestamp `d` after `at` (both as [`now`] writes them).
 pub(in crate::store) fn later(at: &str, d: std::time::Duration) -> String {
+    shifted(at, d, 1)
+}
+
+/// `at` minus `d`, as stored.
+pub(in crate::store) fn earlier(at: &str, d: std::time::Duration) -> String {
+    shifted(at, d, -1)
+}
+
+fn shifted(at: &str, d: std::time::Duration, sign: i32) -> String {
     let base = chrono::DateTime::parse_from_rfc3339(at)
         .map(|t| t.with_timezone(&chrono::Utc))
         .unwrap_or_else(|_| chrono::Utc::now());
     let d = chrono::Duration::from_std(d).unwrap_or(chrono::Duration::days(365));
-    (base + d).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    (base + d * sign).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// One approval by uuid.
@@ -386,6 +395,46 @@ pub fn of_conversation(
     ))?;
     let rows = stmt.query_map([conversation_id, status.as_str()], raw)?;
     rows.map(|r| decode(r?)).collect()
+}
+
+/// Up to `limit` pending approvals after the approval `after`, oldest
+/// first (by creation, then uuid); `None` when `after` names no approval.
+pub fn pending_after(
+    conn: &Connection,
+    after: Option<&str>,
+    limit: u32,
+) -> Result<Option<Vec<Approval>>, StoreError> {
+    let pending = ApprovalStatus::Pending.as_str();
+    let rows = match after {
+        None => {
+            let mut stmt = conn.prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM approvals WHERE status = ?1 \
+                 ORDER BY created_at, uuid LIMIT ?2"
+            ))?;
+            stmt.query_map(params![pending, limit], raw)?
+                .collect::<Result<Vec<_>, _>>()?
+        }
+        Some(uuid) => {
+            let at: Option<String> = conn
+                .prepare_cached("SELECT created_at FROM approvals WHERE uuid = ?1")?
+                .query_row([uuid], |r| r.get(0))
+                .optional()?;
+            let Some(at) = at else {
+                return Ok(None);
+            };
+            let mut stmt = conn.prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM approvals WHERE status = ?1 \
+                 AND created_at >= ?2 AND (created_at > ?2 OR uuid > ?3) \
+                 ORDER BY created_at, uuid LIMIT ?4"
+            ))?;
+            stmt.query_map(params![pending, at, uuid, limit], raw)?
+                .collect::<Result<Vec<_>, _>>()?
+        }
+    };
+    rows.into_iter()
+        .map(decode)
+        .collect::<Result<_, _>>()
+        .map(Some)
 }
 
 /// How many approvals are in `status`.

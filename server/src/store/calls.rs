@@ -263,16 +263,4 @@ impl Store {
         })
         .await
     }
-
-    /// Every approval waiting for a decision, oldest first (the inbox).
-    pub async fn pending_approvals(&self) -> Result<Vec<Approval>, StoreError> {
-        self.read_long(|tx| tx.approvals_with_status(ApprovalStatus::Pending))
-            .await
-    }
-
-    /// How many approvals wait for a decision.
-    pub async fn count_pending(&self) -> Result<usize, StoreError> {
-        self.read(|tx| tx.count_approvals(ApprovalStatus::Pending))
-            .await
-    }
 }

@@ -18,6 +18,15 @@ use rusqlite::{Connection, Row, params};
 use serde_json::{Value, json};
 use std::time::Duration;
 
+/// How long a delivered or skipped row is kept (`/ui/notifications` shows
+/// recent deliveries; older ones are pruned so the outbox, and its counts,
+/// do not grow with history).
+pub const KEEP_FINISHED: Duration = Duration::from_secs(7 * 24 * 3600);
+/// How long a dead letter is kept for an operator to retry.
+pub const KEEP_DEAD: Duration = Duration::from_secs(30 * 24 * 3600);
+/// Rows deleted per transaction when pruning.
+const PRUNE_BATCH: u32 = 1000;
+
 /// Which targets want which events: set once at startup from
 /// `notifications:` (empty: nothing is written).
 #[derive(Debug, Default)]
@@ -261,6 +270,19 @@ pub fn retry(conn: &Connection, id: &str, at: &str) -> Result<bool, StoreError> 
         == 1)
 }
 
+/// The oldest rows past their keeping time (see [`Tx::prune_notifications`]):
+/// `finished` is the later cut-off, so the `created_at` index bounds the scan.
+pub fn prune(conn: &Connection, finished: &str, dead: &str, limit: u32) -> Result<u64, StoreError> {
+    let n = conn
+        .prepare_cached(
+            "DELETE FROM notifications WHERE id IN (SELECT id FROM notifications \
+             WHERE created_at < ?1 AND (status IN ('delivered', 'skipped') OR (status = 'dead' AND created_at < ?2)) \
+             LIMIT ?3)",
+        )?
+        .execute(params![finished, dead, limit])?;
+    Ok(n as u64)
+}
+
 pub fn use_link(
     conn: &Connection,
     link: &str,
@@ -483,6 +505,25 @@ impl Store {
     /// Counts per status (for `/metrics`).
     pub async fn notification_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
         self.read_one(|tx| tx.notification_counts()).await
+    }
+
+    /// Deletes what is past its keeping time ([`KEEP_FINISHED`],
+    /// [`KEEP_DEAD`]), a batch per transaction; how many rows went.
+    pub async fn prune_notifications(&self) -> Result<u64, StoreError> {
+        let at = now();
+        let finished = super::approvals::earlier(&at, KEEP_FINISHED);
+        let dead = super::approvals::earlier(&at, KEEP_DEAD);
+        let mut total = 0;
+        loop {
+            let (f, d) = (finished.clone(), dead.clone());
+            let n = self
+                .write(move |tx| tx.prune_notifications(&f, &d, PRUNE_BATCH))
+                .await?;
+            total += n;
+            if n < u64::from(PRUNE_BATCH) {
+                return Ok(total);
+            }
+        }
     }
 
     /// Sends a dead letter again, with a fresh retry window (audited as

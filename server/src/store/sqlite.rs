@@ -142,6 +142,14 @@ impl Tx for Connection {
     fn retry_notification(&self, id: &str, at: &str) -> Result<bool, StoreError> {
         super::outbox::retry(self, id, at)
     }
+    fn prune_notifications(
+        &self,
+        finished: &str,
+        dead: &str,
+        limit: u32,
+    ) -> Result<u64, StoreError> {
+        super::outbox::prune(self, finished, dead, limit)
+    }
     fn use_link(&self, link: &str, uuid: &str, by: &str, at: &str) -> Result<bool, StoreError> {
         super::outbox::use_link(self, link, uuid, by, at)
     }
@@ -223,6 +231,13 @@ impl Tx for Connection {
     }
     fn count_approvals(&self, status: ApprovalStatus) -> Result<usize, StoreError> {
         approvals::count_with_status(self, status)
+    }
+    fn pending_after(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Option<Vec<Approval>>, StoreError> {
+        approvals::pending_after(self, after, limit)
     }
 
     /// One process owns the file: its in-process locks are the leases.

@@ -452,6 +452,124 @@ async fn a_list_page_comes_with_its_counts_and_oldest_pending_approvals() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inbox_pages_pending_approvals_oldest_first() {
+    for (kind, _guard, s) in stores().await {
+        let empty = s.pending_page(None, 10).await.unwrap().unwrap();
+        assert_eq!(
+            (empty.approvals.len(), empty.total, empty.more),
+            (0, 0, false),
+            "{kind}"
+        );
+        let mut waiting_ones = Vec::new();
+        for _ in 0..7 {
+            waiting_ones.push(waiting(&s).await);
+        }
+        // A decided one leaves the inbox, and its uuid still works as a
+        // cursor (it was the last of a page when the page was read).
+        let (cid, mid, decided) = waiting_ones.remove(2);
+        assert_eq!(
+            s.decide(decision(&cid, &mid, &decided, false))
+                .await
+                .unwrap(),
+            Decided::Done,
+            "{kind}"
+        );
+        let mut expected = Vec::new();
+        for (_, _, uuid) in &waiting_ones {
+            let a = s.approval(uuid).await.unwrap().unwrap();
+            expected.push((a.approval.created_at.clone(), uuid.clone()));
+        }
+        expected.sort();
+        let expected: Vec<String> = expected.into_iter().map(|(_, u)| u).collect();
+
+        let mut seen = Vec::new();
+        let mut after = None;
+        loop {
+            let page = s.pending_page(after.clone(), 2).await.unwrap().unwrap();
+            assert_eq!(page.total, 6, "{kind}");
+            assert!(page.approvals.len() <= 2, "{kind}");
+            seen.extend(page.approvals.iter().map(|a| a.approval.uuid.clone()));
+            if !page.more {
+                break;
+            }
+            after = seen.last().cloned();
+        }
+        assert_eq!(
+            seen, expected,
+            "{kind}: every pending one, once, oldest first"
+        );
+        let from_decided = s.pending_page(Some(decided), 10).await.unwrap().unwrap();
+        assert!(
+            from_decided
+                .approvals
+                .iter()
+                .all(|a| a.status == ApprovalStatus::Pending),
+            "{kind}"
+        );
+        // The count alone, and an unknown cursor.
+        let count = s.pending_page(None, 0).await.unwrap().unwrap();
+        assert_eq!(
+            (count.approvals.len(), count.total, count.more),
+            (0, 6, true),
+            "{kind}"
+        );
+        assert!(
+            s.pending_page(Some("no-such-approval".into()), 5)
+                .await
+                .unwrap()
+                .is_none(),
+            "{kind}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_outbox_keeps_recent_rows_and_dead_letters_and_prunes_the_rest() {
+    let days_ago = |d: u64| approvals::earlier(&now(), std::time::Duration::from_secs(d * 86_400));
+    let row = |id: String, status: &str, created: String| {
+        outbox::decode(
+            id,
+            "oncall".into(),
+            "approval.requested".into(),
+            None,
+            status.into(),
+            1,
+            created.clone(),
+            created.clone(),
+            created.clone(),
+            None,
+            None,
+            "{}".into(),
+            created,
+        )
+    };
+    for (kind, _guard, s) in stores().await {
+        let mut rows = vec![
+            row("kept-delivered".into(), "delivered", days_ago(6)),
+            row("kept-dead".into(), "dead", days_ago(8)),
+            row("kept-pending".into(), "pending", days_ago(8)),
+            row("old-skipped".into(), "skipped", days_ago(8)),
+            row("old-dead".into(), "dead", days_ago(31)),
+        ];
+        // More than one batch of old deliveries.
+        rows.extend((0..2_100).map(|i| row(format!("old-{i}"), "delivered", days_ago(9))));
+        s.write(move |tx| rows.iter().try_for_each(|r| tx.insert_notification(r)))
+            .await
+            .unwrap();
+        assert_eq!(s.prune_notifications().await.unwrap(), 2_102, "{kind}");
+        let left = s.notifications(None, 100).await.unwrap();
+        let mut ids: Vec<&str> = left.deliveries.iter().map(|d| d.id.as_str()).collect();
+        ids.sort();
+        assert_eq!(
+            ids,
+            ["kept-dead", "kept-delivered", "kept-pending"],
+            "{kind}"
+        );
+        assert_eq!(s.prune_notifications().await.unwrap(), 0, "{kind}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_crash_rules_settle_what_a_stopped_process_left() {
     for (kind, _guard, s) in stores().await {
         // Executing: in doubt, never re-run.

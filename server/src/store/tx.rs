@@ -156,6 +156,14 @@ pub trait Tx {
         status: ApprovalStatus,
     ) -> Result<Vec<Approval>, StoreError>;
     fn count_approvals(&self, status: ApprovalStatus) -> Result<usize, StoreError>;
+    /// Up to `limit` pending approvals, oldest first (by creation, then
+    /// uuid), after the approval `after` (`None`: from the oldest); `None`
+    /// when `after` names no approval.
+    fn pending_after(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Option<Vec<Approval>>, StoreError>;
 
     // Leases (several replicas share PostgreSQL; SQLite serves one process
     // and has none).
@@ -214,6 +222,14 @@ pub trait Tx {
     fn notification_counts(&self) -> Result<Vec<(String, u64)>, StoreError>;
     /// A dead letter becomes pending again; false if it was not dead.
     fn retry_notification(&self, id: &str, at: &str) -> Result<bool, StoreError>;
+    /// Deletes up to `limit` rows delivered or skipped before `finished`,
+    /// or dead-lettered before `dead`; how many went.
+    fn prune_notifications(
+        &self,
+        finished: &str,
+        dead: &str,
+        limit: u32,
+    ) -> Result<u64, StoreError>;
     /// Records the use of a signed link; false when it was used already.
     fn use_link(&self, link: &str, uuid: &str, by: &str, at: &str) -> Result<bool, StoreError>;
     fn link_used(&self, link: &str) -> Result<bool, StoreError>;

@@ -1241,6 +1241,19 @@ impl Tx for PgTx<'_> {
             &[&id, &at],
         )? == 1)
     }
+    fn prune_notifications(
+        &self,
+        finished: &str,
+        dead: &str,
+        limit: u32,
+    ) -> Result<u64, StoreError> {
+        self.exec(
+            "DELETE FROM notifications WHERE id IN (SELECT id FROM notifications \
+             WHERE created_at < $1 AND (status IN ('delivered', 'skipped') OR (status = 'dead' AND created_at < $2)) \
+             LIMIT $3)",
+            &[&finished, &dead, &i64::from(limit)],
+        )
+    }
     fn use_link(&self, link: &str, uuid: &str, by: &str, at: &str) -> Result<bool, StoreError> {
         Ok(self.exec(
             "INSERT INTO link_uses (link_id, approval_uuid, used_by, used_at) VALUES ($1, $2, $3, $4) \
@@ -1476,6 +1489,34 @@ impl Tx for PgTx<'_> {
             .map(|r| r.get(0))
             .unwrap_or(0);
         Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    fn pending_after(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Option<Vec<Approval>>, StoreError> {
+        let pending = ApprovalStatus::Pending.as_str();
+        let limit = i64::from(limit);
+        let Some(uuid) = after else {
+            return self
+                .approvals_where(
+                    "status = $1 ORDER BY created_at, uuid LIMIT $2",
+                    &[&pending, &limit],
+                )
+                .map(Some);
+        };
+        let Some(at) = self.first("SELECT created_at FROM approvals WHERE uuid = $1", &[&uuid])?
+        else {
+            return Ok(None);
+        };
+        let at: String = at.get(0);
+        self.approvals_where(
+            "status = $1 AND created_at >= $2 AND (created_at, uuid) > ($2, $3) \
+             ORDER BY created_at, uuid LIMIT $4",
+            &[&pending, &at, &uuid, &limit],
+        )
+        .map(Some)
     }
 
     fn fence(&self, conversation_id: &str) -> Result<(), StoreError> {
