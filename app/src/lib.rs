@@ -24,7 +24,7 @@ pub mod routes;
 use leptos::prelude::*;
 use leptos_meta::{HashedStylesheet, MetaTags, Title, provide_meta_context};
 use leptos_router::components::{Route, Router, Routes};
-use leptos_router::path;
+use leptos_router::{SsrMode, path};
 
 /// The HTML document around the app, rendered on the server only.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -83,14 +83,19 @@ pub fn App() -> impl IntoView {
                 </header>
                 <components::agent_banner::AgentBanner/>
                 <main id="main">
+                    // Every page renders whole (`SsrMode::Async`): its data is
+                    // read in-process in well under a millisecond, so streaming
+                    // a shell with fallbacks and then each boundary's fragment
+                    // and swap script cost more than it saved (the home page:
+                    // about a fifth more pages per core rendered whole).
                     <Routes fallback=routes::not_found::NotFound>
-                        <Route path=path!("/") view=routes::home::HomePage/>
-                        <Route path=path!("/ui/conversations/:id") view=routes::conversation::ConversationPage/>
-                        <Route path=path!("/ui/approvals") view=routes::approvals::ApprovalsPage/>
-                        <Route path=path!("/ui/tools") view=routes::tools::ToolsPage/>
-                        <Route path=path!("/ui/pipeline") view=routes::pipeline::PipelinePage/>
-                        <Route path=path!("/ui/notifications") view=routes::notifications::NotificationsPage/>
-                        <Route path=path!("/ui/link/:token") view=routes::link::LinkPage/>
+                        <Route path=path!("/") view=routes::home::HomePage ssr=SsrMode::Async/>
+                        <Route path=path!("/ui/conversations/:id") view=routes::conversation::ConversationPage ssr=SsrMode::Async/>
+                        <Route path=path!("/ui/approvals") view=routes::approvals::ApprovalsPage ssr=SsrMode::Async/>
+                        <Route path=path!("/ui/tools") view=routes::tools::ToolsPage ssr=SsrMode::Async/>
+                        <Route path=path!("/ui/pipeline") view=routes::pipeline::PipelinePage ssr=SsrMode::Async/>
+                        <Route path=path!("/ui/notifications") view=routes::notifications::NotificationsPage ssr=SsrMode::Async/>
+                        <Route path=path!("/ui/link/:token") view=routes::link::LinkPage ssr=SsrMode::Async/>
                     </Routes>
                 </main>
             </div>
