@@ -129,7 +129,7 @@ impl Engine {
         if self.inner.config.sub_agents().is_empty() {
             return;
         }
-        let pending = match self.inner.store.pending_approvals().await {
+        let pending = match self.inner.store.pending_proxies().await {
             Ok(p) => p,
             Err(e) => {
                 tracing::warn!(error = %e, "could not list the proxy approvals");

@@ -397,6 +397,16 @@ pub fn of_conversation(
     rows.map(|r| decode(r?)).collect()
 }
 
+/// The pending approvals a sub-agent's task waits on, oldest first.
+pub fn pending_proxies(conn: &Connection) -> Result<Vec<Approval>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM approvals WHERE status = ?1 AND remote_task_id IS NOT NULL \
+         ORDER BY created_at"
+    ))?;
+    let rows = stmt.query_map([ApprovalStatus::Pending.as_str()], raw)?;
+    rows.map(|r| decode(r?)).collect()
+}
+
 /// Up to `limit` pending approvals after the approval `after`, oldest
 /// first (by creation, then uuid); `None` when `after` names no approval.
 pub fn pending_after(

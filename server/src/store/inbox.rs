@@ -57,11 +57,10 @@ impl Store {
         .await
     }
 
-    /// Every approval waiting for a decision, oldest first (the expiry's
-    /// check of proxy approvals).
-    pub async fn pending_approvals(&self) -> Result<Vec<Approval>, StoreError> {
-        self.read_long(|tx| tx.approvals_with_status(ApprovalStatus::Pending))
-            .await
+    /// The pending approvals a sub-agent's task waits on, oldest first
+    /// (the expiry's check of proxy approvals: the local ones are not read).
+    pub async fn pending_proxies(&self) -> Result<Vec<Approval>, StoreError> {
+        self.read_long(|tx| tx.pending_proxies()).await
     }
 
     /// How many approvals wait for a decision (one statement).

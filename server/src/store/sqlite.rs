@@ -232,6 +232,9 @@ impl Tx for Connection {
     fn count_approvals(&self, status: ApprovalStatus) -> Result<usize, StoreError> {
         approvals::count_with_status(self, status)
     }
+    fn pending_proxies(&self) -> Result<Vec<Approval>, StoreError> {
+        approvals::pending_proxies(self)
+    }
     fn pending_after(
         &self,
         after: Option<&str>,

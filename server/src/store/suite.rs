@@ -520,6 +520,33 @@ async fn the_inbox_pages_pending_approvals_oldest_first() {
                 .is_none(),
             "{kind}"
         );
+        // The expiry's check reads the proxy approvals only.
+        assert!(s.pending_proxies().await.unwrap().is_empty(), "{kind}");
+        let (cid, mid, _) = &waiting_ones[0];
+        let proxy = s
+            .request_approval(
+                NewApproval {
+                    remote: Some(approvals::RemoteRef {
+                        task_id: "task-1".into(),
+                        agent: "sub".into(),
+                        chain: vec!["sub".into()],
+                        approval: None,
+                    }),
+                    ..add_approval(cid, mid, "Run add over there")
+                },
+                true,
+                None,
+            )
+            .await
+            .unwrap();
+        let proxies: Vec<String> = s
+            .pending_proxies()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|a| a.approval.uuid)
+            .collect();
+        assert_eq!(proxies, [proxy.approval.uuid], "{kind}");
     }
 }
 

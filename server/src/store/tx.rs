@@ -156,6 +156,9 @@ pub trait Tx {
         status: ApprovalStatus,
     ) -> Result<Vec<Approval>, StoreError>;
     fn count_approvals(&self, status: ApprovalStatus) -> Result<usize, StoreError>;
+    /// The pending approvals a sub-agent's task waits on (proxies),
+    /// oldest first.
+    fn pending_proxies(&self) -> Result<Vec<Approval>, StoreError>;
     /// Up to `limit` pending approvals, oldest first (by creation, then
     /// uuid), after the approval `after` (`None`: from the oldest); `None`
     /// when `after` names no approval.

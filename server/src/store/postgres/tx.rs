@@ -1491,6 +1491,12 @@ impl Tx for PgTx<'_> {
         Ok(usize::try_from(n).unwrap_or(0))
     }
 
+    fn pending_proxies(&self) -> Result<Vec<Approval>, StoreError> {
+        self.approvals_where(
+            "status = $1 AND remote_task_id IS NOT NULL ORDER BY created_at",
+            &[&ApprovalStatus::Pending.as_str()],
+        )
+    }
     fn pending_after(
         &self,
         after: Option<&str>,
