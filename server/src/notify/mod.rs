@@ -215,6 +215,8 @@ impl Notifier {
         // Always: A2A push deliveries go through the outbox too.
         let me = self.clone();
         tokio::spawn(async move { me.run().await });
+        // Beside it, so a long prune never holds a delivery back.
+        tokio::spawn(worker::prune(self.store.clone()));
     }
 
     fn base(&self) -> &str {

@@ -44,19 +44,25 @@ pub fn backoff(n: u32) -> Duration {
     half + half.mul_f64(rand::random::<f64>())
 }
 
+/// Prunes the outbox of rows past their keeping time, at start and every
+/// [`PRUNE_EVERY`], for as long as the process runs.
+pub(super) async fn prune(store: crate::store::Store) {
+    let mut every = tokio::time::interval(PRUNE_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        match store.prune_notifications().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(rows = n, "pruned the notification outbox"),
+            Err(e) => tracing::warn!(error = %e, "could not prune the notification outbox"),
+        }
+    }
+}
+
 impl Notifier {
     pub(super) async fn run(self: Arc<Self>) {
         let routes = self.store.routes();
-        let mut pruned: Option<std::time::Instant> = None;
         loop {
-            if pruned.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
-                pruned = Some(std::time::Instant::now());
-                match self.store.prune_notifications().await {
-                    Ok(0) => {}
-                    Ok(n) => tracing::info!(rows = n, "pruned the notification outbox"),
-                    Err(e) => tracing::warn!(error = %e, "could not prune the notification outbox"),
-                }
-            }
             let claimed = match self.store.claim_notifications(BATCH, HOLD).await {
                 Ok(c) => c,
                 Err(e) => {
