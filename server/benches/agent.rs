@@ -27,6 +27,8 @@
 mod auth;
 #[path = "agent/filesystem.rs"]
 mod filesystem;
+#[path = "agent/floor.rs"]
+mod floor;
 #[path = "agent/notify.rs"]
 mod notify;
 #[path = "agent/observe.rs"]

@@ -12,14 +12,16 @@
 //! - 1,000 conversations in flight on a 1 s model spread over three
 //!   replicas of one database: wall time and each replica's peak RSS.
 
-use super::{Agent, FakeState, in_flight, load, pct, turns};
+use super::{Agent, FakeState, floor, in_flight, load, pct, turns};
 use std::time::{Duration, Instant};
 
 type Rows = Vec<(String, String, String)>;
 
-/// The YAML that puts an agent on `url`.
+/// The YAML that puts an agent on `url`, with the pool's default size (the
+/// database is on this host: two connections per core, see
+/// `store/postgres/pool_size.rs`).
 fn on_postgres(url: &str) -> String {
-    format!("store:\n  backend: postgres\n  url: \"{url}\"\n  max_connections: 32\n")
+    format!("store:\n  backend: postgres\n  url: \"{url}\"\n")
 }
 
 /// A fresh database for an agent on this host: over the cluster's Unix
@@ -231,6 +233,7 @@ async fn list_rows(http: &reqwest::Client, fake_base: &str, rows: &mut Rows, qui
             ));
             figures.push((pct(&list, 0.99), pct(&home, 0.99)));
         }
+        floor_row(http, &agent.base, &name, n, rows).await;
         rows.push((
             format!(
                 "  {name}: p99 at {}k / at 10k, list / home",
@@ -244,6 +247,35 @@ async fn list_rows(http: &reqwest::Client, fake_base: &str, rows: &mut Rows, qui
             "<= 1.2x".into(),
         ));
     }
+}
+
+/// The same two answers (the list and the home page at the larger size)
+/// from a server that does nothing but send them, under the same load: the
+/// machine's floor under the rows above (see `floor.rs`).
+async fn floor_row(http: &reqwest::Client, base: &str, name: &str, n: usize, rows: &mut Rows) {
+    let body = |path: &str| {
+        let url = format!("{base}{path}");
+        async move {
+            let r = http.get(url).send().await.expect("a page");
+            r.bytes().await.expect("its body")
+        }
+    };
+    let list =
+        floor::StaticServer::start(body("/conversations?limit=50").await, "application/json");
+    let home = floor::StaticServer::start(body("/").await, "text/html; charset=utf-8");
+    let list_lat = gets(http, format!("{}/", list.base), n).await;
+    let home_lat = gets(http, format!("{}/", home.base), n / 3).await;
+    rows.push((
+        format!("  floor ({name}'s bytes, static): list / home p50, p99 (ms)"),
+        format!(
+            "{:.2},{:.2} / {:.1},{:.1}",
+            pct(&list_lat, 0.5),
+            pct(&list_lat, 0.99),
+            pct(&home_lat, 0.5),
+            pct(&home_lat, 0.99)
+        ),
+        "the machine's floor".into(),
+    ));
 }
 
 async fn in_flight_row(http: &reqwest::Client, fake: &FakeState, fake_base: &str, rows: &mut Rows) {

@@ -16,9 +16,10 @@ pub struct StoreConfig {
     /// may carry a password: never logged or shown.
     #[serde(default)]
     pub url: Option<Secret>,
-    /// Pool size (postgres).
-    #[serde(default = "default_max_connections")]
-    pub max_connections: u32,
+    /// Pool size (postgres). Unset: 16, or two per core when the database
+    /// is on this host (see `store/postgres/pool_size.rs`).
+    #[serde(default)]
+    pub max_connections: Option<u32>,
     /// How long a replica owns a running turn without a heartbeat.
     #[serde(default = "default_lease_seconds")]
     pub lease_seconds: u64,
@@ -29,7 +30,7 @@ impl Default for StoreConfig {
         StoreConfig {
             backend: StoreBackend::default(),
             url: None,
-            max_connections: default_max_connections(),
+            max_connections: None,
             lease_seconds: default_lease_seconds(),
         }
     }
@@ -44,9 +45,6 @@ pub enum StoreBackend {
     Postgres,
 }
 
-fn default_max_connections() -> u32 {
-    16
-}
 fn default_lease_seconds() -> u64 {
     30
 }
@@ -74,12 +72,11 @@ impl StoreConfig {
             )),
             (StoreBackend::Sqlite, None) => {}
         }
-        if !(1..=1000).contains(&self.max_connections) {
+        if let Some(n) = self.max_connections.filter(|n| !(1..=1000).contains(n)) {
             p.push(Problem::new(
                 "store.max_connections",
                 format!(
-                    "{} is out of range: use 1 to 1000 (default 16)",
-                    self.max_connections
+                    "{n} is out of range: use 1 to 1000 (default 16; two per core when the database is on this host)"
                 ),
             ));
         }

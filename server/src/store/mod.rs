@@ -346,10 +346,11 @@ impl Store {
     }
 
     /// Opens the PostgreSQL database at `url` (retrying for 30 s) and
-    /// migrates it. Blocking: call it before the server starts.
+    /// migrates it, with a pool of `max_connections` (unset: sized to where
+    /// the database is). Blocking: call it before the server starts.
     pub fn open_postgres(
         url: &str,
-        max_connections: u32,
+        max_connections: Option<u32>,
         lease_seconds: u32,
         audit_key: Option<&[u8]>,
     ) -> Result<Store, StoreError> {

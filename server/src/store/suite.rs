@@ -28,7 +28,7 @@ async fn pg_database() -> String {
 /// One replica's store on the database at `url`.
 async fn replica(url: &str, lease_seconds: u32) -> Store {
     let url = url.to_string();
-    tokio::task::spawn_blocking(move || Store::open_postgres(&url, 8, lease_seconds, None))
+    tokio::task::spawn_blocking(move || Store::open_postgres(&url, Some(8), lease_seconds, None))
         .await
         .unwrap()
         .unwrap()
@@ -1036,7 +1036,7 @@ async fn audit_rows_keep_any_text_and_verify() {
     let dir = tempfile::tempdir().unwrap();
     let keyed_pg = {
         let url = pg_database().await;
-        tokio::task::spawn_blocking(move || Store::open_postgres(&url, 4, 30, Some(KEY)))
+        tokio::task::spawn_blocking(move || Store::open_postgres(&url, Some(4), 30, Some(KEY)))
             .await
             .unwrap()
             .unwrap()

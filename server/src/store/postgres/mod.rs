@@ -31,6 +31,7 @@ mod conn;
 mod counts;
 mod events;
 mod leases;
+mod pool_size;
 mod tx;
 
 pub use events::EventRow;
@@ -104,11 +105,11 @@ struct PgInner {
 
 impl Pg {
     /// Connects (retrying for 30 s), migrates under the migration lock, and
-    /// keeps up to `max_connections` connections. Blocking: call it before
-    /// the server starts, off the async workers.
+    /// keeps up to `max_connections` connections (unset: see `pool_size`).
+    /// Blocking: call it before the server starts, off the async workers.
     pub fn open(
         url: &str,
-        max_connections: u32,
+        max_connections: Option<u32>,
         lease_seconds: u32,
         audit_key: Option<Arc<[u8]>>,
     ) -> Result<Pg, StoreError> {
@@ -135,7 +136,12 @@ impl Pg {
             }
         };
         migrate(&config, &shown)?;
-        let max_connections = max_connections.max(1) as usize;
+        let (size, why) = match max_connections {
+            Some(n) => (n, "store.max_connections"),
+            None => pool_size::default_for(&config),
+        };
+        tracing::info!(database = %shown, connections = size, why, "PostgreSQL pool");
+        let max_connections = size.max(1) as usize;
         let pg = Pg {
             inner: Arc::new(PgInner {
                 config,
