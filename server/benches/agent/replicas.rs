@@ -222,13 +222,7 @@ async fn list_rows(http: &reqwest::Client, fake_base: &str, rows: &mut Rows, qui
             let home = gets(http, format!("{}/", agent.base), n / 3).await;
             rows.push((
                 format!("{name}, {}k stored: list / home p50, p99 (ms)", size / 1000),
-                format!(
-                    "{:.2},{:.2} / {:.1},{:.1}",
-                    pct(&list, 0.5),
-                    pct(&list, 0.99),
-                    pct(&home, 0.5),
-                    pct(&home, 0.99)
-                ),
+                list_and_home(&list, &home),
                 format!("p99 < 5 ms (seeded in {:.0} s)", seeded.as_secs_f64()),
             ));
             figures.push((pct(&list, 0.99), pct(&home, 0.99)));
@@ -249,6 +243,17 @@ async fn list_rows(http: &reqwest::Client, fake_base: &str, rows: &mut Rows, qui
     }
 }
 
+/// A list row's figures: "list p50,p99 / home p50,p99" in ms.
+fn list_and_home(list: &[Duration], home: &[Duration]) -> String {
+    format!(
+        "{:.2},{:.2} / {:.1},{:.1}",
+        pct(list, 0.5),
+        pct(list, 0.99),
+        pct(home, 0.5),
+        pct(home, 0.99)
+    )
+}
+
 /// The same two answers (the list and the home page at the larger size)
 /// from a server that does nothing but send them, under the same load: the
 /// machine's floor under the rows above (see `floor.rs`).
@@ -267,13 +272,7 @@ async fn floor_row(http: &reqwest::Client, base: &str, name: &str, n: usize, row
     let home_lat = gets(http, format!("{}/", home.base), n / 3).await;
     rows.push((
         format!("  floor ({name}'s bytes, static): list / home p50, p99 (ms)"),
-        format!(
-            "{:.2},{:.2} / {:.1},{:.1}",
-            pct(&list_lat, 0.5),
-            pct(&list_lat, 0.99),
-            pct(&home_lat, 0.5),
-            pct(&home_lat, 0.99)
-        ),
+        list_and_home(&list_lat, &home_lat),
         "the machine's floor".into(),
     ));
 }

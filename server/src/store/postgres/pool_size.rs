@@ -39,14 +39,7 @@ pub fn default_for(config: &tokio_postgres::Config) -> (u32, &'static str) {
 fn on_this_host(config: &tokio_postgres::Config) -> bool {
     let hosts = config.get_hosts().iter().all(|h| match h {
         Host::Unix(_) => true,
-        Host::Tcp(name) => {
-            name.eq_ignore_ascii_case("localhost")
-                || name
-                    .trim_start_matches('[')
-                    .trim_end_matches(']')
-                    .parse::<std::net::IpAddr>()
-                    .is_ok_and(|ip| ip.is_loopback())
-        }
+        Host::Tcp(name) => crate::net::is_loopback_host(name),
     });
     let addrs = config.get_hostaddrs().iter().all(|ip| ip.is_loopback());
     hosts && addrs
