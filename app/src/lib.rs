@@ -7,6 +7,8 @@
 //! - [`routes`]: one page per file. The UI owns `/` and `/ui/...`; every other
 //!   path belongs to the JSON API (DESIGN.md), so no page shadows an API route.
 //! - [`components`]: small pieces shared by pages.
+//! - [`reloading`]: a data block, reactive in the browser, built once on
+//!   the server.
 //!
 //! The crate builds twice: with `ssr` inside the server, with `hydrate` as
 //! WebAssembly. Pages render useful HTML on the server first and become
@@ -19,6 +21,7 @@ pub mod live;
 pub mod markdown;
 pub mod models;
 pub mod pipeline;
+pub mod reloading;
 pub mod routes;
 
 use leptos::prelude::*;

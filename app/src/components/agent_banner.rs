@@ -3,6 +3,7 @@
 //! model.
 
 use crate::api;
+use crate::reloading::reloading;
 use leptos::prelude::*;
 
 /// Shown at the top of every page when something about the model matters.
@@ -11,14 +12,14 @@ pub fn AgentBanner() -> impl IntoView {
     let info = ArcResource::new(|| (), |_| api::agent_info());
     view! {
         <Transition fallback=|| ()>
-            {move || Suspend::new(async move {
+            {reloading(move || Suspend::new(async move {
                 crate::components::viewer::current().await.warning.map(|w| view! {
                     <p class="banner banner-open" role="alert" id="open-banner">{w}</p>
                 })
-            })}
+            }))}
         </Transition>
         <Transition fallback=|| ()>
-            {move || { let info = info.clone(); Suspend::new(async move {
+            {reloading(move || { let info = info.clone(); Suspend::new(async move {
                 match info.await {
                     Ok(i) if i.llm_problem.is_some() => view! {
                         <p class="banner banner-error" role="alert" id="llm-banner">
@@ -35,7 +36,7 @@ pub fn AgentBanner() -> impl IntoView {
                     }.into_any(),
                     _ => ().into_any(),
                 }
-            })}}
+            })})}
         </Transition>
     }
 }

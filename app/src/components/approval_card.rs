@@ -7,6 +7,7 @@
 
 use crate::components::args_view::ArgsView;
 use crate::models::PendingApproval;
+use crate::reloading::reloading;
 use crate::routes::home::short_time;
 use leptos::prelude::*;
 
@@ -70,7 +71,7 @@ pub fn ApprovalCard(
             <h3 class="label">"Arguments"</h3>
             <div class="approval-args" data-args=approval.tool_args.to_string()><ArgsView args=approval.tool_args.clone()/></div>
             <Transition fallback=|| ()>
-                {move || {
+                {reloading(move || {
                     let approval = for_actions.clone();
                     let reason_id = reason_id.clone();
                     let (reason, busy, reason_value) = (reason.clone(), busy.clone(), reason_value.clone());
@@ -101,7 +102,7 @@ pub fn ApprovalCard(
                             }.into_any()},
                         }
                     })
-                }}
+                })}
             </Transition>
         </section>
     }

@@ -14,6 +14,7 @@
 
 use crate::api;
 use crate::models::{Conversation, PendingApproval, ToolDescription};
+use crate::reloading::reloading;
 use leptos::prelude::*;
 use serde_json::{Map, Value};
 
@@ -190,7 +191,7 @@ pub fn EditForm(
     let a = approval.clone();
     view! {
         <Transition fallback=|| view! { <p class="muted">"Loading the tool's schema…"</p> }>
-            {move || {
+            {reloading(move || {
                 let (tools, a) = (tools.clone(), a.clone());
                 Suspend::new(async move {
                     let listed: Option<ToolDescription> = match tools.await {
@@ -203,7 +204,7 @@ pub fn EditForm(
                     let schema = listed.map(|t| t.input_schema);
                     view! { <Fields approval=a schema=schema on_done=on_done on_cancel=on_cancel/> }
                 })
-            }}
+            })}
         </Transition>
     }
 }

@@ -8,6 +8,7 @@
 
 use crate::api::{self, ApiError};
 use crate::models::Viewer;
+use crate::reloading::reloading;
 use leptos::prelude::*;
 
 /// The page's viewer, shared through context. Reference-counted, not owned
@@ -39,7 +40,7 @@ pub fn UserMenu() -> impl IntoView {
     let ctx = use_context::<ViewerContext>();
     view! {
         <Transition fallback=|| ()>
-            {move || { let ctx = ctx.clone(); Suspend::new(async move {
+            {reloading(move || { let ctx = ctx.clone(); Suspend::new(async move {
                 let v = match ctx {
                     Some(ViewerContext(r)) => r.await.ok(),
                     None => None,
@@ -66,7 +67,7 @@ pub fn UserMenu() -> impl IntoView {
                     }.into_any(),
                     _ => ().into_any(),
                 }
-            })}}
+            })})}
         </Transition>
     }
 }

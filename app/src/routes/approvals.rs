@@ -8,6 +8,7 @@ use crate::api::{self, ApiError};
 use crate::components::args_view::ArgsView;
 use crate::live::use_live;
 use crate::models::{ApprovalQuery, PendingApproval};
+use crate::reloading::reloading;
 use crate::routes::home::short_time;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
@@ -54,7 +55,7 @@ pub fn ApprovalsPage() -> impl IntoView {
             Err(e) => view! { <p class="alert alert-error" role="alert" id="inbox-outcome">{e.message}</p> }.into_any(),
         })}
         <Transition fallback=|| view! { <p class="muted">"Loading approvals…"</p> }>
-            {move || { let approvals = approvals.clone(); Suspend::new(async move {
+            {reloading(move || { let approvals = approvals.clone(); Suspend::new(async move {
                 let viewer = crate::components::viewer::current().await;
                 let (first, list) = approvals.await;
                 match list {
@@ -117,7 +118,7 @@ pub fn ApprovalsPage() -> impl IntoView {
                         </div>
                     }.into_any(),
                 }
-            })}}
+            })})}
         </Transition>
     }
 }

@@ -11,6 +11,7 @@ use crate::models::{
     Role,
 };
 use crate::pipeline::PipelineState;
+use crate::reloading::reloading;
 use crate::routes::home::short_time;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
@@ -27,7 +28,7 @@ pub fn ConversationPage() -> impl IntoView {
     view! {
         <p class="crumbs"><a href="/">"← All conversations"</a></p>
         <Transition fallback=|| view! { <p class="muted">"Loading the conversation…"</p> }>
-            {move || { let conversation = conversation.clone(); Suspend::new(async move {
+            {reloading(move || { let conversation = conversation.clone(); Suspend::new(async move {
                 match conversation.await {
                     Ok(c) => view! { <ConversationView initial=c/> }.into_any(),
                     Err(e) if e.status == 404 => view! {
@@ -42,7 +43,7 @@ pub fn ConversationPage() -> impl IntoView {
                         </div>
                     }.into_any(),
                 }
-            })}}
+            })})}
         </Transition>
     }
 }

@@ -3,9 +3,11 @@
 
 use crate::api;
 use crate::components::status_badge::StatusBadge;
-use crate::models::{ConversationItem, ConversationList, ConversationStatus, ListQuery};
+use crate::models::{ConversationItem, ConversationList, ConversationStatus, ListQuery, Summary};
+use crate::reloading::reloading;
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_query_map};
+use serde::{Deserialize, Serialize};
 
 /// Conversations per page.
 const PAGE_SIZE: u32 = 25;
@@ -34,7 +36,7 @@ pub fn HomePage() -> impl IntoView {
     let conversations = ArcResource::new(
         move || (list_query(), live.tick.get()),
         |(q, _)| async move {
-            let list = api::list_conversations(q.clone()).await;
+            let list = api::list_conversations(q.clone()).await.map(Rows::from);
             (q, list)
         },
     );
@@ -66,7 +68,7 @@ pub fn HomePage() -> impl IntoView {
             <p class="alert alert-error" role="alert">"Could not create a conversation: " {e.to_string()}</p>
         })}
         <Transition fallback=|| view! { <p class="muted">"Loading conversations…"</p> }>
-            {move || {
+            {reloading(move || {
                 let conversations = conversations.clone();
                 Suspend::new(async move {
                 match conversations.await {
@@ -78,15 +80,63 @@ pub fn HomePage() -> impl IntoView {
                         </div>
                     }.into_any(),
                 }
-            })}}
+            })})}
         </Transition>
+    }
+}
+
+/// What the page shows of one list page. The server writes the page's data
+/// into the HTML once more, as a script the browser hydrates from; whole
+/// list items (last message, pending approval with its arguments...) made
+/// that script as large as the rows themselves, for five fields a row shows.
+#[derive(Clone, Serialize, Deserialize)]
+struct Rows {
+    rows: Vec<Row>,
+    summary: Summary,
+    next_cursor: Option<String>,
+}
+
+/// One conversation as the list shows it.
+#[derive(Clone, Serialize, Deserialize)]
+struct Row {
+    id: String,
+    /// The first user message, on one line and cut to 80 characters.
+    title: String,
+    status: ConversationStatus,
+    message_count: u64,
+    created_at: String,
+}
+
+impl From<ConversationList> for Rows {
+    fn from(list: ConversationList) -> Self {
+        Rows {
+            rows: list.conversations.into_iter().map(Row::from).collect(),
+            summary: list.summary,
+            next_cursor: list.next_cursor,
+        }
+    }
+}
+
+impl From<ConversationItem> for Row {
+    fn from(c: ConversationItem) -> Self {
+        Row {
+            title: c
+                .title
+                .as_deref()
+                .map(|t| preview(t, 80))
+                .unwrap_or_else(|| "New conversation".to_string()),
+            id: c.id,
+            status: c.status,
+            message_count: c.message_count,
+            created_at: c.created_at,
+        }
     }
 }
 
 /// The summary, the filter, one page of conversations and the pager, for
 /// the query that read them.
 #[component]
-fn ListView(list: ConversationList, query: ListQuery) -> impl IntoView {
+fn ListView(list: Rows, query: ListQuery) -> impl IntoView {
     let current = query.status;
     let search = query.q;
     let s = &list.summary;
@@ -123,7 +173,7 @@ fn ListView(list: ConversationList, query: ListQuery) -> impl IntoView {
         };
         format!("/{}", api::list_query_string(&q))
     });
-    let empty = list.conversations.is_empty();
+    let empty = list.rows.is_empty();
     let searching = search.is_some();
 
     view! {
@@ -161,7 +211,7 @@ fn ListView(list: ConversationList, query: ListQuery) -> impl IntoView {
         } else {
             view! {
                 <ul class="conversation-list" id="conversation-list">
-                    {list.conversations.into_iter().map(|c| view! { <ConversationRow c=c/> }).collect_view()}
+                    {list.rows.into_iter().map(|c| view! { <ConversationRow c=c/> }).collect_view()}
                 </ul>
             }.into_any()
         }}
@@ -173,12 +223,8 @@ fn ListView(list: ConversationList, query: ListQuery) -> impl IntoView {
 
 /// One conversation in the list.
 #[component]
-fn ConversationRow(c: ConversationItem) -> impl IntoView {
-    let title = c
-        .title
-        .as_deref()
-        .map(|t| preview(t, 80))
-        .unwrap_or_else(|| "New conversation".to_string());
+fn ConversationRow(c: Row) -> impl IntoView {
+    let title = c.title;
     let count = c.message_count;
     let href = format!("/ui/conversations/{}", c.id);
     view! {

@@ -7,6 +7,7 @@
 use crate::api;
 use crate::components::args_view::ArgsView;
 use crate::models::LinkView;
+use crate::reloading::reloading;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
@@ -18,7 +19,7 @@ pub fn LinkPage() -> impl IntoView {
     view! {
         <section class="page-head"><h1>"Approval link"</h1></section>
         <Transition fallback=|| view! { <p class="muted">"Loading the approval…"</p> }>
-            {move || { let link = link.clone(); Suspend::new(async move {
+            {reloading(move || { let link = link.clone(); Suspend::new(async move {
                 match link.await {
                     Ok(v) => view! { <LinkCard view=v token=token()/> }.into_any(),
                     Err(e) => view! {
@@ -29,7 +30,7 @@ pub fn LinkPage() -> impl IntoView {
                         </section>
                     }.into_any(),
                 }
-            })}}
+            })})}
         </Transition>
     }
 }

@@ -5,6 +5,7 @@
 
 use crate::api;
 use crate::models::Delivery;
+use crate::reloading::reloading;
 use crate::routes::home::short_time;
 use leptos::prelude::*;
 
@@ -18,7 +19,7 @@ pub fn NotificationsPage() -> impl IntoView {
     view! {
         <section class="page-head"><h1>"Notifications"</h1></section>
         <Transition fallback=|| view! { <p class="muted">"Loading notifications…"</p> }>
-            {move || { let list = list.clone(); Suspend::new(async move {
+            {reloading(move || { let list = list.clone(); Suspend::new(async move {
                 match list.await {
                     Ok(l) if l.deliveries.is_empty() => view! {
                         <p class="panel empty" id="no-notifications">
@@ -51,7 +52,7 @@ pub fn NotificationsPage() -> impl IntoView {
                         </div>
                     }.into_any(),
                 }
-            })}}
+            })})}
         </Transition>
     }
 }

@@ -8,6 +8,7 @@ use crate::components::pipeline_tree::PipelineTree;
 use crate::components::status_badge::StatusBadge;
 use crate::models::{Conversation, ListQuery};
 use crate::pipeline::PipelineState;
+use crate::reloading::reloading;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
@@ -53,7 +54,7 @@ pub fn PipelinePage() -> impl IntoView {
     view! {
         <section class="page-head"><h1>"Pipeline"</h1></section>
         <Transition fallback=|| view! { <p class="muted">"Loading the pipeline…"</p> }>
-            {move || { let tree = tree.clone(); let chosen = chosen.clone(); Suspend::new(async move {
+            {reloading(move || { let tree = tree.clone(); let chosen = chosen.clone(); Suspend::new(async move {
                 // Rendered on the server too, so the first paint already
                 // shows the run; live reloads update the same signals.
                 let c = chosen.await;
@@ -80,7 +81,7 @@ pub fn PipelinePage() -> impl IntoView {
                         </div>
                     }.into_any(),
                 }
-            })}}
+            })})}
         </Transition>
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::api;
 use crate::models::ToolDescription;
+use crate::reloading::reloading;
 use leptos::prelude::*;
 
 #[component]
@@ -16,7 +17,7 @@ pub fn ToolsPage() -> impl IntoView {
     view! {
         <section class="page-head"><h1>"Tools"</h1></section>
         <Transition fallback=|| view! { <p class="muted">"Loading tools…"</p> }>
-            {move || { let tools = tools.clone(); Suspend::new(async move {
+            {reloading(move || { let tools = tools.clone(); Suspend::new(async move {
                 match tools.await {
                     Ok(list) if list.tools.is_empty() => view! {
                         <p class="panel empty" id="no-tools">"This agent has no tools. Add MCP servers under " <code>"mcp_servers"</code> " in agent.yaml."</p>
@@ -38,7 +39,7 @@ pub fn ToolsPage() -> impl IntoView {
                         </div>
                     }.into_any(),
                 }
-            })}}
+            })})}
         </Transition>
     }
 }
