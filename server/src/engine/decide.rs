@@ -21,7 +21,19 @@ pub(crate) async fn load(store: &Store, id: &str) -> Result<Conversation, Engine
     store
         .get_conversation(id.to_string())
         .await?
-        .ok_or_else(|| EngineError::NotFound(format!("conversation {id:?} not found")))
+        .ok_or_else(|| not_found(id))
+}
+
+/// `Ok` when the conversation exists: one indexed read, no history.
+async fn must_exist(store: &Store, id: &str) -> Result<(), EngineError> {
+    match store.conversation_exists(id).await? {
+        true => Ok(()),
+        false => Err(not_found(id)),
+    }
+}
+
+fn not_found(id: &str) -> EngineError {
+    EngineError::NotFound(format!("conversation {id:?} not found"))
 }
 
 impl Engine {
@@ -60,17 +72,23 @@ impl Engine {
     ) -> Result<Reply, EngineError> {
         check_message(&text)?;
         let store = &self.inner.store;
-        let current = load(store, conversation_id).await?;
+        // Whether it exists, not the whole conversation: the history of a
+        // long one is not read to accept a message (the pending approval
+        // is checked in the message's own transaction below).
+        must_exist(store, conversation_id).await?;
         let guard = self.lock(conversation_id).await?;
-        if let Some(a) = current.pending_approval {
-            return Err(EngineError::WaitingApproval {
-                conversation_id: conversation_id.to_string(),
-                approval: Box::new(a),
+        if let Err(e) = self.llm() {
+            // A waiting approval is the better answer (409 naming it).
+            return Err(match load(store, conversation_id).await?.pending_approval {
+                Some(a) => EngineError::WaitingApproval {
+                    conversation_id: conversation_id.to_string(),
+                    approval: Box::new(a),
+                },
+                None => e,
             });
         }
-        self.llm()?;
-        // Re-checked inside the transaction: the pending approval is the
-        // authority, not the snapshot read above.
+        // The pending approval is checked inside the transaction: the
+        // authority, with no snapshot read before it.
         let waiting = store
             .add_user_message(conversation_id, requester(&ctx), text)
             .await?;
@@ -283,7 +301,7 @@ impl Engine {
         ctx: Ctx,
     ) -> Result<Conversation, EngineError> {
         let store = &self.inner.store;
-        load(store, conversation_id).await?;
+        must_exist(store, conversation_id).await?;
         let guard = self.stop_turn(conversation_id).await?;
         let by = ctx.session_id.clone();
         let note = move |n: usize| {

@@ -5,9 +5,11 @@ use super::conversations::TasksInState;
 use super::{Store, StoreError};
 
 impl Store {
+    /// One statement, on an index: the cheap check before work on a
+    /// conversation (no history read).
     pub async fn conversation_exists(&self, id: &str) -> Result<bool, StoreError> {
         let id = id.to_string();
-        self.read(move |tx| tx.exists(&id)).await
+        self.read_one(move |tx| tx.exists(&id)).await
     }
 
     /// The principal that created the conversation (`None` before
