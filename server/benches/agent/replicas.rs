@@ -256,7 +256,9 @@ fn list_and_home(list: &[Duration], home: &[Duration]) -> String {
 
 /// The same two answers (the list and the home page at the larger size)
 /// from a server that does nothing but send them, under the same load: the
-/// machine's floor under the rows above (see `floor.rs`).
+/// machine's floor under the rows above (see `floor.rs`). Then the UI's own
+/// floor: the agent's smallest page (`/ui/tools`, the page shell around a
+/// short table, no store read), what any page rendered by Leptos costs here.
 async fn floor_row(http: &reqwest::Client, base: &str, name: &str, n: usize, rows: &mut Rows) {
     let body = |path: &str| {
         let url = format!("{base}{path}");
@@ -274,6 +276,12 @@ async fn floor_row(http: &reqwest::Client, base: &str, name: &str, n: usize, row
         format!("  floor ({name}'s bytes, static): list / home p50, p99 (ms)"),
         list_and_home(&list_lat, &home_lat),
         "the machine's floor".into(),
+    ));
+    let shell = gets(http, format!("{base}/ui/tools"), n / 3).await;
+    rows.push((
+        format!("  {name}: smallest page (/ui/tools) p50, p99 (ms)"),
+        format!("{:.1},{:.1}", pct(&shell, 0.5), pct(&shell, 0.99)),
+        "the page renderer's floor".into(),
     ));
 }
 
