@@ -79,7 +79,7 @@ impl Engine {
         let guard = self.lock(conversation_id).await?;
         if let Err(e) = self.llm() {
             // A waiting approval is the better answer (409 naming it).
-            return Err(match load(store, conversation_id).await?.pending_approval {
+            return Err(match store.pending_approval(conversation_id).await? {
                 Some(a) => EngineError::WaitingApproval {
                     conversation_id: conversation_id.to_string(),
                     approval: Box::new(a),

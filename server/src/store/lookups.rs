@@ -1,8 +1,10 @@
 //! Small reads and writes of the API and A2A layers: whether a
-//! conversation exists, who created it, its A2A context, tasks by state.
+//! conversation exists, what it waits for, who created it, its A2A
+//! context, tasks by state.
 
 use super::conversations::TasksInState;
 use super::{Store, StoreError};
+use app::models::PendingApproval;
 
 impl Store {
     /// One statement, on an index: the cheap check before work on a
@@ -10,6 +12,13 @@ impl Store {
     pub async fn conversation_exists(&self, id: &str) -> Result<bool, StoreError> {
         let id = id.to_string();
         self.read_one(move |tx| tx.exists(&id)).await
+    }
+
+    /// The approval the conversation waits for, if any: the same read its
+    /// transactions check, without the history.
+    pub async fn pending_approval(&self, id: &str) -> Result<Option<PendingApproval>, StoreError> {
+        let id = id.to_string();
+        self.read_one(move |tx| tx.pending_for(&id)).await
     }
 
     /// The principal that created the conversation (`None` before
