@@ -14,6 +14,7 @@ use super::EngineError;
 use super::llm_node::pending_call;
 use super::pipeline::{Node, NodeEnd, Run, resolve};
 use super::scope::{LocalTool, Scope};
+use super::turn::Handled;
 use crate::store::{NewMessage, NodeTag, StoredMessage};
 use app::models::{EventKind, Role, ToolCall};
 use serde_json::json;
@@ -78,11 +79,11 @@ pub(crate) async fn run(run: &Run, node: &Node, key: &str) -> Result<NodeEnd, En
             continue;
         };
         if call.is_unanswered_call() {
-            if let Some(a) = engine
+            if let Handled::Paused(a) = engine
                 .handle_call(&run.conversation_id, call, &scope, &run.ctx, false)
                 .await?
             {
-                return Ok(NodeEnd::Paused(vec![(pending_call(node, key, &a), a)]));
+                return Ok(NodeEnd::Paused(vec![(pending_call(node, key, &a), *a)]));
             }
             continue;
         }

@@ -3,7 +3,7 @@
 use super::turn::declined_text;
 use super::{Ctx, Engine, EngineError, Reply};
 use crate::store::approvals::Decider;
-use crate::store::{Decided, DecisionRecord, Requester, Store};
+use crate::store::{Decided, DecisionRecord, Requester, Store, StoredMessage};
 use app::models::{ApprovalStatus, Conversation, ConversationStatus, EventKind};
 
 /// An operator's decision.
@@ -59,7 +59,12 @@ impl Engine {
             e.running = Some(true);
         });
         let guard = self.lock_new(&c.id, lease)?;
-        let reply = self.run_turn(c.id.clone(), ctx, guard, true, None).await?;
+        // Its one message, as the turn would read it back.
+        let first = match c.messages.as_slice() {
+            [m] => Some(StoredMessage::of_user(m.clone())),
+            _ => None,
+        };
+        let reply = self.run_turn(c.id.clone(), ctx, guard, first, None).await?;
         Ok((reply.conversation.clone(), Some(reply)))
     }
 
@@ -104,7 +109,7 @@ impl Engine {
                 e.status = Some(ConversationStatus::Active);
                 e.running = Some(true);
             });
-        self.run_turn(conversation_id.to_string(), ctx, guard, false, None)
+        self.run_turn(conversation_id.to_string(), ctx, guard, None, None)
             .await
     }
 
@@ -269,7 +274,7 @@ impl Engine {
                 );
             });
         // The work after the decision belongs to the trace that asked.
-        self.run_turn(conversation_id, ctx, guard, false, found.traceparent)
+        self.run_turn(conversation_id, ctx, guard, None, found.traceparent)
             .await
     }
 }

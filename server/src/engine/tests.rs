@@ -26,6 +26,15 @@ rules:
     steps:
       - calls: [{name: add, args: {name: a, value: 1}}, {name: list}]
       - reply: "Both: {result}"
+  - match: "(?i)^twice"
+    steps:
+      - call: list
+      - call: list
+      - reply: "Twice: {result}"
+  - match: "(?i)^pair"
+    steps:
+      - calls: [{name: list, args: {}}, {name: list, args: {fail: true}}]
+      - reply: "Pair: {result}"
   - match: "(?i)^ghost"
     steps:
       - call: nonexistent
@@ -41,6 +50,7 @@ default: "hello {user}"
 "#;
 
 /// Tools: `list` (safe) and `add` (destructive); records every call.
+/// Called with `{"fail": true}`, a tool answers with an error result.
 #[derive(Default)]
 struct FakeTools {
     calls: Mutex<Vec<(String, Value)>>,
@@ -83,9 +93,11 @@ impl ToolRouter for FakeTools {
                 .unwrap()
                 .push((name.to_string(), args.clone()));
             tokio::time::sleep(self.delay).await;
+            // `{"fail": true}`: the tool answers with an error result.
+            let is_error = args.get("fail") == Some(&json!(true));
             Ok(ToolOutput {
                 text: format!("{name} ok {args}"),
-                is_error: false,
+                is_error,
             })
         })
     }
@@ -419,6 +431,77 @@ async fn all_calls_of_one_step_are_handled_in_order() {
     let names: Vec<String> = s.tools.calls().into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, ["add", "list"]);
     assert!(done.result.response.starts_with("Both:"));
+}
+
+/// Records every request the engine sends, then answers as the wrapped
+/// model does.
+struct Recording {
+    inner: Arc<dyn LlmClient>,
+    seen: Mutex<Vec<ChatRequest>>,
+}
+
+impl LlmClient for Recording {
+    fn complete<'a>(
+        &'a self,
+        req: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
+        self.seen.lock().unwrap().push(req.clone());
+        self.inner.complete(req)
+    }
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+}
+
+/// A simple-mode turn goes on from what it wrote itself under its lease (a
+/// new conversation's message, each step, each call's result) instead of
+/// reading the conversation back: every request the model gets must be
+/// exactly the transcript a read of the conversation gives at that point.
+#[tokio::test]
+async fn the_model_sees_what_a_read_of_the_conversation_gives() {
+    let llm = Arc::new(Recording {
+        inner: scripted(),
+        seen: Mutex::new(Vec::new()),
+    });
+    let s = setup_with(
+        tempfile::tempdir().unwrap(),
+        Arc::new(FakeTools::default()),
+        llm.clone(),
+        10,
+    );
+    // A new conversation: two steps of one call each.
+    let (c, reply) = s
+        .engine
+        .start_conversation(Some("twice".into()), ctx())
+        .await
+        .unwrap();
+    assert_eq!(reply.unwrap().result.response, "Twice: list ok {}");
+    // An existing one: one step of two calls, the second failing.
+    let r = s
+        .engine
+        .send_message(&c.id, "pair".into(), ctx())
+        .await
+        .unwrap();
+    assert_eq!(
+        r.result.response,
+        "Pair: list ok {}\nlist ok {\"fail\":true}"
+    );
+    assert_eq!(s.tools.calls().len(), 4, "each call ran once");
+    let stored = s.engine.inner.store.messages(&c.id).await.unwrap();
+    let seen = llm.seen.lock().unwrap().clone();
+    // Model calls: [hi], [hi, call], [hi, call, call] (answer), then
+    // [.., pair], [.., pair, call, call] (answer).
+    assert_eq!(seen.len(), 5);
+    let prefixes: Vec<usize> = seen
+        .iter()
+        .map(|req| {
+            (1..=stored.len())
+                .find(|n| super::history::transcript(&stored[..*n]) == req.messages)
+                .unwrap_or_else(|| panic!("no read of the conversation gives {req:#?}"))
+        })
+        .collect();
+    // user, tool, tool, assistant, user, tool, tool, assistant
+    assert_eq!(prefixes, [1, 2, 3, 5, 7]);
 }
 
 #[tokio::test]

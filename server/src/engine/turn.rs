@@ -39,6 +39,47 @@ enum Step {
     Calls(Vec<StoredMessage>),
 }
 
+/// What handling one call did.
+pub(super) enum Handled {
+    /// The turn pauses: the call waits for this approval.
+    Paused(Box<PendingApproval>),
+    /// The call ran with no approval and this result was recorded.
+    Ran(CallResult),
+    /// Anything else (answered otherwise, delegated, declined…).
+    Other,
+}
+
+impl Handled {
+    fn paused(approval: Option<PendingApproval>) -> Handled {
+        approval.map_or(Handled::Other, |a| Handled::Paused(Box::new(a)))
+    }
+}
+
+/// A call's result as recorded.
+pub(super) struct CallResult {
+    text: String,
+    is_error: bool,
+}
+
+/// `stored` with the result of call `message_id` as its commit wrote it
+/// (`store::messages::with_result`: the result and whether it failed,
+/// nothing else the loop reads).
+fn answered(
+    mut stored: Vec<StoredMessage>,
+    message_id: &str,
+    result: CallResult,
+) -> Vec<StoredMessage> {
+    if let Some(call) = stored
+        .iter_mut()
+        .find(|m| m.message.id == message_id)
+        .and_then(|m| m.message.tool_call.as_mut())
+    {
+        call.result = Some(result.text);
+        call.is_error = Some(result.is_error);
+    }
+    stored
+}
+
 /// How a turn ended.
 #[derive(Clone, Debug)]
 pub enum TurnOutcome {
@@ -85,14 +126,15 @@ pub fn describe_call(tool: &str, server: Option<&str>, args: &Value) -> String {
 impl Engine {
     /// Runs the turn of `conversation_id` until it answers or pauses, as a
     /// detached task that owns `guard` (the conversation's lock), and builds
-    /// the reply. `fresh`: the conversation was created for this turn, so
-    /// it has no earlier pipeline run to check.
+    /// the reply. `first`: the conversation was created for this turn with
+    /// this message, so it has no earlier pipeline run to check, and simple
+    /// mode starts from it without reading the conversation back.
     pub(crate) async fn run_turn(
         &self,
         conversation_id: String,
         ctx: Ctx,
         guard: super::locks::LockGuard,
-        fresh: bool,
+        first: Option<StoredMessage>,
         trace: Option<String>,
     ) -> Result<Reply, EngineError> {
         let engine = self.clone();
@@ -109,7 +151,7 @@ impl Engine {
             async move {
                 let started = std::time::Instant::now();
                 engine.inner.turns.start(&id);
-                let outcome = engine.drive(&id, &ctx, fresh).await;
+                let outcome = engine.drive(&id, &ctx, first).await;
                 engine.inner.turns.end(&id);
                 let how = match &outcome {
                     Ok(TurnOutcome::Done(..)) => "completed",
@@ -186,18 +228,20 @@ impl Engine {
         &self,
         conversation_id: &str,
         ctx: &Ctx,
-        fresh: bool,
+        first: Option<StoredMessage>,
     ) -> Result<TurnOutcome, EngineError> {
         if self.inner.pipeline.is_some() {
             return self.drive_pipeline(conversation_id, ctx).await;
         }
-        if !fresh
+        if first.is_none()
             && let Some(problem) = super::pipeline::paused_elsewhere(self, conversation_id).await?
         {
             return Err(problem);
         }
-        let scope = self.simple_scope(conversation_id).await?;
-        let end = self.run_scope(conversation_id, &scope, ctx).await?;
+        let user = first.as_ref().map(|m| m.message.content.as_str());
+        let scope = self.simple_scope(conversation_id, user).await?;
+        let known = first.map(|m| vec![m]);
+        let end = self.run_scope(conversation_id, &scope, ctx, known).await?;
         Ok(match end {
             ScopeEnd::Waiting(a) => TurnOutcome::Waiting(a),
             ScopeEnd::Done(t) | ScopeEnd::ExitLoop(t) | ScopeEnd::Stopped(t) => {
@@ -210,22 +254,27 @@ impl Engine {
     /// The tool loop of one scope: model → tools → model … until the model
     /// answers, a call waits for approval, or the scope ends otherwise.
     /// Re-reads the conversation before each step, so it resumes from
-    /// whatever the last commit left.
+    /// whatever the last commit left, except where this turn made that
+    /// commit itself under its lease (simple mode): `known`, the messages
+    /// of a conversation created for this turn, and after each recorded
+    /// step or call result the loop goes on from what it wrote.
     pub(crate) async fn run_scope(
         &self,
         conversation_id: &str,
         scope: &Scope,
         ctx: &Ctx,
+        known: Option<Vec<StoredMessage>>,
     ) -> Result<ScopeEnd, EngineError> {
         let store = &self.inner.store;
         let cancelled = self.inner.turns.token(conversation_id);
         // The step this loop just recorded: its calls were written here and
         // nobody has ruled on them, so they need no read of an approval.
         let mut recorded: Option<String> = None;
-        // The messages as that step's commit left them (simple mode): the
-        // turn holds the conversation's lease, so nothing else wrote since,
-        // and the next pass needs no read. Any other pass reads.
-        let mut known: Option<Vec<StoredMessage>> = None;
+        // The messages as this turn's last commit left them (simple mode):
+        // the turn holds the conversation's lease, so nothing else wrote
+        // since, and the next pass needs no read. Any other pass reads.
+        // (The engine's view: the call times it never reads are not kept.)
+        let mut known = known.filter(|_| scope.node.is_none());
         loop {
             // A cancel is seen between steps: a tool that started finishes
             // and its result is kept.
@@ -245,11 +294,19 @@ impl Engine {
 
             if let Some(call) = mine.iter().find(|m| m.is_unanswered_call()) {
                 let fresh = recorded.is_some() && call.step == recorded;
-                if let Some(paused) = self
+                let message_id = call.message.id.clone();
+                match self
                     .handle_call(conversation_id, call, scope, ctx, fresh)
                     .await?
                 {
-                    return Ok(ScopeEnd::Waiting(Box::new(paused)));
+                    Handled::Paused(paused) => return Ok(ScopeEnd::Waiting(paused)),
+                    // Its result is the one write since `stored` (the
+                    // call was recorded by this turn, so nobody else could
+                    // rule on it): the next pass goes on without a read.
+                    Handled::Ran(result) if fresh && scope.node.is_none() => {
+                        known = Some(answered(stored, &message_id, result));
+                    }
+                    Handled::Ran(_) | Handled::Other => {}
                 }
                 continue;
             }
@@ -416,8 +473,12 @@ impl Engine {
 
     /// Simple mode's scope: the top-level prompt and model, or those of a
     /// lone `llm` root node (with its `a2a` tools), `{user_message}`
-    /// resolved.
-    async fn simple_scope(&self, conversation_id: &str) -> Result<Scope, EngineError> {
+    /// resolved (`user`: the turn's message when the caller has it).
+    async fn simple_scope(
+        &self,
+        conversation_id: &str,
+        user: Option<&str>,
+    ) -> Result<Scope, EngineError> {
         let root = self.inner.simple_root.as_ref();
         let prompt = root
             .and_then(|r| r.prompt.clone())
@@ -426,7 +487,10 @@ impl Engine {
         let mut scope = Scope::simple(prompt, llm);
         scope.local = self.sub_agent_tools();
         if scope.system.contains('{') {
-            let user = self.inner.store.last_user_text(conversation_id).await?;
+            let user = match user {
+                Some(text) => text.to_string(),
+                None => self.inner.store.last_user_text(conversation_id).await?,
+            };
             let state = std::collections::BTreeMap::from([(
                 crate::config::USER_MESSAGE_KEY.to_string(),
                 user,
@@ -601,10 +665,11 @@ impl Engine {
         Ok(created.approval)
     }
 
-    /// Handles the first unanswered call of the turn. Returns the approval
-    /// when the turn must pause. `fresh`: the call was recorded by this
-    /// turn's own step, under its lease, so no approval can exist for it yet
-    /// (one round trip less per call on PostgreSQL).
+    /// Handles the first unanswered call of the turn: says whether the turn
+    /// must pause, or the result it recorded when the call ran with no
+    /// approval. `fresh`: the call was recorded by this turn's own step,
+    /// under its lease, so no approval can exist for it yet (one round trip
+    /// less per call on PostgreSQL).
     pub(super) async fn handle_call(
         &self,
         conversation_id: &str,
@@ -612,10 +677,10 @@ impl Engine {
         scope: &Scope,
         ctx: &Ctx,
         fresh: bool,
-    ) -> Result<Option<PendingApproval>, EngineError> {
+    ) -> Result<Handled, EngineError> {
         let store = &self.inner.store;
         let Some(tc) = call.message.tool_call.clone() else {
-            return Ok(None);
+            return Ok(Handled::Other);
         };
         let message_id = call.message.id.clone();
         let info = self
@@ -639,7 +704,7 @@ impl Engine {
                 agent: &agent,
                 url: &url,
             };
-            return self
+            let paused = self
                 .handle_delegation(
                     conversation_id,
                     &message_id,
@@ -650,7 +715,8 @@ impl Engine {
                     scope,
                     ctx,
                 )
-                .await;
+                .await?;
+            return Ok(Handled::paused(paused));
         }
         match approval {
             None if matches!(gate, Gate::Deny { .. }) => {
@@ -658,7 +724,7 @@ impl Engine {
                     self.deny(conversation_id, &message_id, &tc, (rule, reason), scope)
                         .await?;
                 }
-                Ok(None)
+                Ok(Handled::Other)
             }
             None if matches!(gate, Gate::Ask { .. }) => {
                 let Gate::Ask {
@@ -668,7 +734,7 @@ impl Engine {
                     expires_in,
                 } = gate
                 else {
-                    return Ok(None);
+                    return Ok(Handled::Other);
                 };
                 let description = describe_call(&tc.name, tc.server.as_deref(), &tc.arguments);
                 let new = NewApproval {
@@ -685,18 +751,17 @@ impl Engine {
                     quorum,
                     expires_in,
                 };
-                Ok(Some(
+                Ok(Handled::Paused(Box::new(
                     self.request_approval(conversation_id, new, scope, None)
                         .await?,
-                ))
+                )))
             }
-            None => {
-                self.execute(conversation_id, &message_id, &tc, (None, None), scope, ctx)
-                    .await?;
-                Ok(None)
-            }
+            None => Ok(self
+                .execute(conversation_id, &message_id, &tc, (None, None), scope, ctx)
+                .await?
+                .map_or(Handled::Other, Handled::Ran)),
             Some(a) => match a.status {
-                ApprovalStatus::Pending => Ok(Some(a.approval)),
+                ApprovalStatus::Pending => Ok(Handled::Paused(Box::new(a.approval))),
                 ApprovalStatus::Approved => {
                     // Edited before approving: the tool runs with the
                     // approver's arguments, and the model hears so.
@@ -723,7 +788,7 @@ impl Engine {
                         ctx,
                     )
                     .await?;
-                    Ok(None)
+                    Ok(Handled::Other)
                 }
                 ApprovalStatus::Expired => {
                     // The expiry answered the call in its transaction; this
@@ -732,7 +797,7 @@ impl Engine {
                     store
                         .answer_call(conversation_id, &message_id, text, true)
                         .await?;
-                    Ok(None)
+                    Ok(Handled::Other)
                 }
                 ApprovalStatus::Rejected | ApprovalStatus::Cancelled => {
                     let text = declined_text(a.reason.as_deref());
@@ -746,7 +811,7 @@ impl Engine {
                             e.detail = Some("declined".into());
                             e.node = scope.node_name();
                         });
-                    Ok(None)
+                    Ok(Handled::Other)
                 }
                 ApprovalStatus::Executing
                 | ApprovalStatus::InDoubt
@@ -757,7 +822,7 @@ impl Engine {
                     store
                         .answer_call(conversation_id, &message_id, text, true)
                         .await?;
-                    Ok(None)
+                    Ok(Handled::Other)
                 }
             },
         }
@@ -775,14 +840,14 @@ impl Engine {
         (approval, note): (Option<String>, Option<String>),
         scope: &Scope,
         ctx: &Ctx,
-    ) -> Result<(), EngineError> {
+    ) -> Result<Option<CallResult>, EngineError> {
         let store = &self.inner.store;
         let may_run = store
             .claim_call(conversation_id, message_id, approval.clone())
             .await?;
         if !may_run {
             // Another writer moved the approval on; never run twice.
-            return Ok(());
+            return Ok(None);
         }
         tracing::info!(tool = %tc.name, approval = approval.as_deref().unwrap_or("-"), "tool call started");
         self.inner
@@ -828,7 +893,8 @@ impl Engine {
             approval,
             scope,
         )
-        .await
+        .await?;
+        Ok(Some(CallResult { text, is_error }))
     }
 
     /// Calls a tool: the scope's own (`exit_loop`, sub-agents) or the router's.

@@ -80,6 +80,21 @@ pub struct StoredMessage {
 }
 
 impl StoredMessage {
+    /// A user's message as [`Store::messages`](super::Store::messages)
+    /// reads it back: its one hidden column is the id its client gave it
+    /// (kept in `call_id`); it has no step, signature, node run or times.
+    pub fn of_user(message: Message) -> StoredMessage {
+        StoredMessage {
+            call_id: message.client_id.clone(),
+            message,
+            step: None,
+            signature: None,
+            started_at: None,
+            finished_at: None,
+            node_run: None,
+        }
+    }
+
     /// A tool call the turn has not answered yet.
     pub fn is_unanswered_call(&self) -> bool {
         self.message

@@ -39,6 +39,7 @@ pub struct StepMessage {
 impl Store {
     /// Creates a conversation (audited as `conversation.created`); with a
     /// first message, adds it (`message.sent`) and marks the turn running.
+    /// The conversation is returned as committed, its message included.
     pub async fn open_conversation(
         &self,
         by: Requester,
@@ -308,8 +309,10 @@ fn open(tx: &dyn Tx, by: &Requester, first: Option<String>) -> Result<Conversati
         return Ok(c);
     };
     let first = NewMessage::user(text, by.message_id.clone());
-    let (c, m) = tx.insert_with_message(&by.session, &by.name, first)?;
+    let (mut c, m) = tx.insert_with_message(&by.session, &by.name, first)?;
     super::audit::conversation_created(tx, &by.name, &c.id, &by.session)?;
     super::audit::message_sent(tx, &by.name, &c.id, Some(&m.id))?;
+    c.updated_at = m.created_at.clone();
+    c.messages.push(m);
     Ok(c)
 }
