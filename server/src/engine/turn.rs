@@ -63,21 +63,20 @@ pub(super) struct CallResult {
 
 /// `stored` with the result of call `message_id` as its commit wrote it
 /// (`store::messages::with_result`: the result and whether it failed,
-/// nothing else the loop reads).
+/// nothing else the loop reads). `None` if the call is not in it: the loop
+/// then reads, and never sees the call unanswered (it would run again).
 fn answered(
     mut stored: Vec<StoredMessage>,
     message_id: &str,
     result: CallResult,
-) -> Vec<StoredMessage> {
-    if let Some(call) = stored
+) -> Option<Vec<StoredMessage>> {
+    let call = stored
         .iter_mut()
         .find(|m| m.message.id == message_id)
-        .and_then(|m| m.message.tool_call.as_mut())
-    {
-        call.result = Some(result.text);
-        call.is_error = Some(result.is_error);
-    }
-    stored
+        .and_then(|m| m.message.tool_call.as_mut())?;
+    call.result = Some(result.text);
+    call.is_error = Some(result.is_error);
+    Some(stored)
 }
 
 /// How a turn ended.
@@ -304,7 +303,7 @@ impl Engine {
                     // call was recorded by this turn, so nobody else could
                     // rule on it): the next pass goes on without a read.
                     Handled::Ran(result) if fresh && scope.node.is_none() => {
-                        known = Some(answered(stored, &message_id, result));
+                        known = answered(stored, &message_id, result);
                     }
                     Handled::Ran(_) | Handled::Other => {}
                 }
