@@ -43,16 +43,10 @@ enum Step {
 pub(super) enum Handled {
     /// The turn pauses: the call waits for this approval.
     Paused(Box<PendingApproval>),
-    /// The call ran with no approval and this result was recorded.
+    /// The call ran here and this result was recorded (with its note).
     Ran(CallResult),
     /// Anything else (answered otherwise, delegated, declined…).
     Other,
-}
-
-impl Handled {
-    fn paused(approval: Option<PendingApproval>) -> Handled {
-        approval.map_or(Handled::Other, |a| Handled::Paused(Box::new(a)))
-    }
 }
 
 /// A call's result as recorded.
@@ -665,8 +659,7 @@ impl Engine {
     }
 
     /// Handles the first unanswered call of the turn: says whether the turn
-    /// must pause, or the result it recorded when the call ran with no
-    /// approval. `fresh`: the call was recorded by this turn's own step,
+    /// must pause, or the result it recorded when the call ran. `fresh`: the call was recorded by this turn's own step,
     /// under its lease, so no approval can exist for it yet (one round trip
     /// less per call on PostgreSQL).
     pub(super) async fn handle_call(
@@ -715,7 +708,7 @@ impl Engine {
                     ctx,
                 )
                 .await?;
-            return Ok(Handled::paused(paused));
+            return Ok(paused.map_or(Handled::Other, |a| Handled::Paused(Box::new(a))));
         }
         match approval {
             None if matches!(gate, Gate::Deny { .. }) => {
@@ -755,10 +748,10 @@ impl Engine {
                         .await?,
                 )))
             }
-            None => Ok(self
+            None => self
                 .execute(conversation_id, &message_id, &tc, (None, None), scope, ctx)
-                .await?
-                .map_or(Handled::Other, Handled::Ran)),
+                .await
+                .map(|ran| ran.map_or(Handled::Other, Handled::Ran)),
             Some(a) => match a.status {
                 ApprovalStatus::Pending => Ok(Handled::Paused(Box::new(a.approval))),
                 ApprovalStatus::Approved => {
@@ -786,8 +779,8 @@ impl Engine {
                         scope,
                         ctx,
                     )
-                    .await?;
-                    Ok(Handled::Other)
+                    .await
+                    .map(|ran| ran.map_or(Handled::Other, Handled::Ran))
                 }
                 ApprovalStatus::Expired => {
                     // The expiry answered the call in its transaction; this
