@@ -413,6 +413,7 @@ async fn the_escape_corpus_through_every_tool_changes_nothing_outside() {
             for (p1, p2) in [(p, "copy_target"), ("a.txt", p), (p, p)] {
                 let args = json!({
                     "root": "ws", "path": p1, "source_path": p1, "destination_path": p2,
+                    "source_root": "ws", "dest_root": "ws", "dest_path": p2,
                     "paths": [p1, p2], "content": "written\n", "overwrite": true,
                     "recursive": true, "pattern": "TOP|one", "dry_run": false,
                     "patch": "--- a/x\n+++ b/x\n@@ -0,0 +1 @@\n+patched\n",
@@ -922,6 +923,121 @@ async fn copy_and_move_stay_inside_and_never_swallow_themselves() {
     );
     assert!(!ws.join("a.txt").exists());
     c.cancel().await.unwrap();
+}
+
+/// `mcp-filesystem --http` on a free port and a client of it: `(server,
+/// client)`; the server is killed when dropped.
+async fn http_client(
+    config: &Path,
+) -> (
+    test_support::process::Process,
+    RunningService<RoleClient, ()>,
+) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-filesystem"));
+    cmd.arg("--config")
+        .arg(config)
+        .args(["--http", "127.0.0.1:0"]);
+    let server = test_support::process::Process::server(cmd, "mcp-filesystem --http");
+    let url = format!("http://{}", server.ready);
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
+    let c = ().serve(transport).await.unwrap();
+    (server, c)
+}
+
+/// Issue 40 (1), MCP-FILESYSTEM.md §4.2: a link that leaves the root is
+/// never written through, replaced or moved across roots by any mutating
+/// tool (every write mode, patch, edit, create_folder, copy and move, as
+/// destination within a root and from another root; as the source of a
+/// cross-root move), over stdio and over HTTP: each call fails, the link
+/// is still the same link, and nothing outside changes.
+#[tokio::test]
+async fn links_that_leave_are_never_replaced_by_any_tool_over_either_transport() {
+    for transport in ["stdio", "http"] {
+        let w = world();
+        let ws = w.base.join("ws");
+        std::fs::write(w.base.join("scratch/from-scratch.txt"), "scratch").unwrap();
+        let (_server, c) = if transport == "stdio" {
+            (None, client(&w.config).await)
+        } else {
+            let (s, c) = http_client(&w.config).await;
+            (Some(s), c)
+        };
+        let outside = [w.base.join("outside"), w.base.join("ws-evil")];
+        let before: Vec<_> = outside.iter().map(|d| snapshot(d)).collect();
+        let leaving = [
+            "abs_out",
+            "rel_out",
+            "prefix_out",
+            "dir_out",
+            "dangling_out",
+            "chain_out",
+        ];
+        let target = |l: &str| std::fs::read_link(ws.join(l)).unwrap();
+        let targets: Vec<_> = leaving.iter().map(|l| target(l)).collect();
+        let cp = |sr: &str, sp: &str, dr: &str, dp: &str| json!({"source_root": sr, "source_path": sp, "dest_root": dr, "dest_path": dp});
+        for l in leaving {
+            let mut calls: Vec<(&str, Value)> = Vec::new();
+            for mode in ["overwrite", "append", "create_only"] {
+                calls.push((
+                    "write_file",
+                    json!({"root": "ws", "path": l, "content": "pwned", "mode": mode}),
+                ));
+            }
+            calls.push((
+                "patch_file",
+                json!({"root": "ws", "path": l, "patch": "--- a/x\n+++ b/x\n@@ -0,0 +1 @@\n+pwned\n"}),
+            ));
+            calls.push((
+                "edit_file",
+                json!({"root": "ws", "path": l, "edits": [{"old_text": "TOP-SECRET", "new_text": "gone"}]}),
+            ));
+            calls.push(("create_folder", json!({"root": "ws", "path": l})));
+            calls.push(("copy", cp("ws", "a.txt", "ws", l)));
+            calls.push(("copy", cp("scratch", "from-scratch.txt", "ws", l)));
+            calls.push(("move", cp("ws", "sub/deep/note.md", "ws", l)));
+            calls.push(("move", cp("scratch", "from-scratch.txt", "ws", l)));
+            calls.push(("move", cp("ws", l, "scratch", "moved-link")));
+            for (tool, args) in calls {
+                let r = call(&c, tool, args.clone()).await;
+                assert_eq!(
+                    r.is_error,
+                    Some(true),
+                    "{transport} {tool} {args}: {}",
+                    text(&r)
+                );
+                assert!(
+                    std::fs::symlink_metadata(ws.join(l))
+                        .unwrap()
+                        .file_type()
+                        .is_symlink(),
+                    "{transport} {tool} {args} replaced the link"
+                );
+            }
+        }
+        let now: Vec<_> = leaving.iter().map(|l| target(l)).collect();
+        assert_eq!(now, targets, "{transport}: a link changed");
+        let after: Vec<_> = outside.iter().map(|d| snapshot(d)).collect();
+        assert_eq!(
+            after, before,
+            "{transport}: something outside the root changed"
+        );
+        assert!(
+            !w.base.join("outside/nothing").exists(),
+            "{transport}: created through a dangling link"
+        );
+        assert!(!w.base.join("scratch/moved-link").exists());
+        assert!(
+            ws.join("sub/deep/note.md").exists()
+                && w.base.join("scratch/from-scratch.txt").exists()
+        );
+        // An in-root link is a name too: it is not silently replaced by a
+        // copy either (remove it first), and moves only within its root.
+        let e = err(&call(&c, "copy", cp("ws", "a.txt", "ws", "in_link")).await);
+        assert!(e.contains("symlink"), "{transport}: {e}");
+        let e = err(&call(&c, "move", cp("ws", "in_link", "scratch", "l")).await);
+        assert!(e.contains("only within root"), "{transport}: {e}");
+        c.cancel().await.unwrap();
+    }
 }
 
 #[tokio::test]

@@ -13,7 +13,7 @@
 use super::write::{MAX_DEPTH, atomic_write, create_folders, empty_folder, open_folder};
 use super::{Args, Fs, Outcome, ToolError, rel_path, sandbox_error};
 use crate::filesystem::path::RelPath;
-use crate::filesystem::sandbox::{Root, SandboxError};
+use crate::filesystem::sandbox::{Root, SandboxError, TargetType};
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, MetadataExt, OpenOptions};
 use serde_json::json;
@@ -52,8 +52,9 @@ impl End<'_> {
     }
 }
 
-/// The destination's resolved path, refusing a folder or a link there,
-/// and whether a file is there to replace. Its folders are created.
+/// The destination's resolved path, refusing a folder or a link there
+/// (a copy or a move never replaces a link), and whether a file is there
+/// to replace. Its folders are created.
 fn destination(d: &End<'_>, allow_file: bool) -> Result<(RelPath, bool), ToolError> {
     let r = d.root.resolve(&d.rel, false).map_err(|e| d.fail(e))?;
     if r.path.is_root() {
@@ -71,7 +72,13 @@ fn destination(d: &End<'_>, allow_file: bool) -> Result<(RelPath, bool), ToolErr
                 d.given, d.root.name
             )));
         }
-        if m.file_type().is_symlink() && !allow_file {
+        if m.file_type().is_symlink() {
+            // Never replaced: renaming over a link destroys it, and one
+            // that leaves the root (dangling or not) is refused as every
+            // tool refuses it (MCP-FILESYSTEM.md §4.2).
+            if d.root.target_type(&r.path) == TargetType::External {
+                return Err(d.fail(SandboxError::Outside));
+            }
             return Err(ToolError(format!(
                 "dest_path {:?} in root {} is a symlink; remove it first",
                 d.given, d.root.name
