@@ -554,6 +554,7 @@ pub async fn list(state: &AppState, params: &Value, d: Dialect) -> Result<Value,
     if let Some(w) = wanted {
         return list_in_state(state, w, token, page_size as usize, render).await;
     }
+    let token_given = token.clone();
     let page = crate::api::conversations::full_page(
         &state.store,
         ListQuery {
@@ -563,7 +564,7 @@ pub async fn list(state: &AppState, params: &Value, d: Dialect) -> Result<Value,
         },
     )
     .await
-    .map_err(|e| RpcError::params(e.to_string()))?;
+    .map_err(|e| list_error(e, token_given))?;
     let tasks: Vec<Value> = page.conversations.iter().map(|c| render(c).1).collect();
     Ok(json!({
         "tasks": tasks,
@@ -571,6 +572,19 @@ pub async fn list(state: &AppState, params: &Value, d: Dialect) -> Result<Value,
         "pageSize": page_size,
         "totalSize": page.summary.total,
     }))
+}
+
+/// Why a page of tasks could not be listed: a `pageToken` this server did
+/// not issue is the client's mistake (`-32602`, said in A2A's words); any
+/// other failure is internal (`-32603` with a correlation id, the detail
+/// only in the log).
+fn list_error(e: crate::api::ApiError, token: Option<String>) -> RpcError {
+    match (e, token) {
+        (crate::api::ApiError::BadRequest(_), Some(t)) => RpcError::params(format!(
+            "pageToken {t:?} is not one this server issued: pass the nextPageToken of the previous page"
+        )),
+        (e, _) => RpcError::internal(e.to_string()),
+    }
 }
 
 /// `ListTasks` with a status filter. A task's state is derived from its
@@ -623,4 +637,39 @@ async fn list_in_state(
     };
     let total = found.total;
     Ok(json!({"tasks": tasks, "nextPageToken": next, "pageSize": page_size, "totalSize": total}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::list_error;
+    use crate::api::ApiError;
+    use crate::store::StoreError;
+
+    /// Issue 40 (8): a bad `pageToken` is the client's mistake, said in
+    /// A2A's words; a store failure is -32603 with a correlation id and
+    /// none of the store's own text.
+    #[test]
+    fn list_errors_blame_the_client_only_for_its_token() {
+        let bad = list_error(
+            ApiError::BadRequest("cursor \"x\" is not one this server issued".into()),
+            Some("x".into()),
+        );
+        assert_eq!(bad.code, -32602);
+        assert!(bad.message.contains("pageToken \"x\""), "{}", bad.message);
+        let sql = "database error: no such table: conversations (at /srv/data/agent.db)";
+        let store = list_error(
+            ApiError::Store(StoreError::Sqlite(rusqlite::Error::InvalidQuery)),
+            Some("5".into()),
+        );
+        assert_eq!(store.code, -32603);
+        assert!(
+            store.message.contains("internal error (id "),
+            "{}",
+            store.message
+        );
+        assert!(!store.message.contains("database"), "{}", store.message);
+        let other = list_error(ApiError::Internal(sql.into()), None);
+        assert_eq!(other.code, -32603);
+        assert!(!other.message.contains("/srv/data"), "{}", other.message);
+    }
 }
