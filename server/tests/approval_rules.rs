@@ -501,34 +501,30 @@ approvals:
     assert_eq!(status, 409, "decided already");
 }
 
-/// In auth mode none there are no principals: a quorum counts distinct
-/// sessions (`X-Session-ID`), and says so.
-#[tokio::test]
-async fn without_sign_in_a_quorum_counts_sessions() {
+/// Issue 40 (6): in auth mode none nobody is told apart (one person in two
+/// browsers would count twice), so a rule with `quorum > 1` is a startup
+/// error naming the rule and the modes a quorum needs.
+#[test]
+fn without_sign_in_a_quorum_is_a_startup_error() {
     let dir = tempfile::tempdir().unwrap();
     let yaml = format!(
         "{}approvals:\n  rules:\n    - {{name: two, tool: resources_add, action: approve, quorum: 2}}\n",
         support::resources_yaml("rules-quorum-none", dir.path())
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
-    let a = Agent::start(&cfg);
-    let (_, body) = post_json(&a, "/conversations", json!({"message": "add apples 5"})).await;
-    let uuid = waiting_uuid(&body);
-    let decide = format!("/approvals/{uuid}");
-    let (status, body) =
-        support::post_json_as(&a, Some("s-one"), &decide, json!({"approved": true})).await;
-    assert_eq!(status, 200, "{body}");
-    assert_eq!(
-        body["result"]["approval"]["votes"][0]["by"],
-        "session:s-one"
+    let (status, out) = support::run_to_exit(&cfg);
+    assert!(!status.success(), "{out}");
+    assert!(out.contains("approvals.rules[0].quorum"), "{out}");
+    assert!(out.contains("rule `two`"), "{out}");
+    assert!(out.contains("auth.mode tokens, oidc or proxy"), "{out}");
+    // A quorum of one is no quorum: still fine without sign-in.
+    let yaml = format!(
+        "{}approvals:\n  rules:\n    - {{name: one, tool: resources_add, action: approve, quorum: 1}}\n",
+        support::resources_yaml("rules-quorum-one", dir.path())
     );
-    let (status, _) =
-        support::post_json_as(&a, Some("s-one"), &decide, json!({"approved": true})).await;
-    assert_eq!(status, 409);
-    let (status, body) =
-        support::post_json_as(&a, Some("s-two"), &decide, json!({"approved": true})).await;
-    assert_eq!(status, 200, "{body}");
-    assert_eq!(body["result"]["waiting_approval"], false, "{body}");
+    let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
+    let a = Agent::start(&cfg);
+    drop(a);
 }
 
 /// The conversation `id` as `GET /conversations/:id` answers it.

@@ -90,7 +90,29 @@ pub fn validate(config: &Config, base_dir: &Path) -> Vec<Problem> {
     {
         p.extend(problems);
     }
+    check_quorum_needs_principals(config, &mut p);
     p
+}
+
+/// A quorum counts distinct principals; in auth mode `none` there are
+/// none (every browser, or any `X-Session-ID`, would count as one more
+/// approver), so a rule asking for more than one approval cannot mean what
+/// it says there.
+fn check_quorum_needs_principals(config: &Config, p: &mut Vec<Problem>) {
+    if config.auth.mode != super::AuthMode::None {
+        return;
+    }
+    for (i, r) in config.approvals.rules.iter().enumerate() {
+        if let Some(q) = r.quorum.filter(|q| *q > 1) {
+            p.push(Problem::new(
+                format!("approvals.rules[{i}].quorum"),
+                format!(
+                    "rule `{}` asks for {q} approvals, but a quorum needs auth.mode tokens, oidc or proxy: in mode none nobody is told apart, so one person in two browsers would count twice; set auth.mode, or remove quorum",
+                    r.name
+                ),
+            ));
+        }
+    }
 }
 
 /// Header names and values that can be sent as written.
