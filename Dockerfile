@@ -25,8 +25,7 @@ RUN mkdir -p /tools && cd /tools && npm install --no-audit --no-fund binaryen@13
 ENV PATH=/tools/node_modules/.bin:$PATH
 WORKDIR /src
 COPY . .
-RUN cargo leptos build --release --precompress \
- && cargo build --release -p server --bins
+RUN cargo leptos build --release --precompress
 
 # What both images share: no compilers, no package manager caches, a
 # non-root user, the data volume, the health check. config/agent.yaml and
@@ -83,6 +82,10 @@ FROM runtime AS prebuilt
 COPY target/release/agent target/release/mcp-resources target/release/mcp-filesystem /usr/local/bin/
 COPY target/site /app/site
 COPY config /app/config
+# agent.yaml and demo.yaml listen on this machine only (`make run`); in a
+# container that is the container itself, so here they listen on every
+# address, and the UI's banner says that nobody signs in.
+RUN sed -i 's/^host: 127\.0\.0\.1 .*$/host: 0.0.0.0/' /app/config/agent.yaml /app/config/demo.yaml
 USER stopgo
 
 # The default: from the build stage above.
@@ -90,4 +93,5 @@ FROM runtime
 COPY --from=build /src/target/release/agent /src/target/release/mcp-resources /src/target/release/mcp-filesystem /usr/local/bin/
 COPY --from=build /src/target/site /app/site
 COPY config /app/config
+RUN sed -i 's/^host: 127\.0\.0\.1 .*$/host: 0.0.0.0/' /app/config/agent.yaml /app/config/demo.yaml
 USER stopgo

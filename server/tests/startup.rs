@@ -170,6 +170,60 @@ async fn no_auth_on_a_reachable_address_warns_and_every_page_says_so() {
     assert!(!a.log().contains(banner));
 }
 
+/// Issue 40 (3): the configs `make run` starts (the demo without a key,
+/// agent.yaml with one) listen on this machine only, so a newcomer's first
+/// page is not the "anyone can approve" banner and nobody else on their
+/// network can approve. The demo, started as `make run` starts it.
+#[tokio::test]
+async fn the_configs_make_run_starts_listen_on_this_machine_only() {
+    let banner = "anyone who can reach this address can approve";
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for name in ["demo.yaml", "agent.yaml"] {
+        let c = server::config::load(&root.join("config").join(name)).unwrap();
+        assert!(
+            server::net::is_loopback_host(&c.host),
+            "config/{name} listens on {}",
+            c.host
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let demo = std::fs::read_to_string(root.join("config/demo.yaml")).unwrap();
+    let rules = root.join("config/demo-rules.yaml");
+    let demo = demo
+        .replace("port: 8080", "port: 0")
+        .replace(
+            "data_dir: ./data/demo",
+            &format!("data_dir: {}", dir.path().join("data").display()),
+        )
+        .replace(
+            "scripted:demo-rules.yaml",
+            &format!("scripted:{}", rules.display()),
+        )
+        .replace(
+            "command: target/release/mcp-resources",
+            &format!("command: {}", env!("CARGO_BIN_EXE_mcp-resources")),
+        )
+        .replace(
+            "./data/demo/resources.db",
+            &dir.path().join("resources.db").display().to_string(),
+        );
+    let cfg = dir.path().join("demo.yaml");
+    std::fs::write(&cfg, demo).unwrap();
+    let a = Agent::start(&cfg);
+    assert!(a.base.starts_with("http://127.0.0.1:"), "{}", a.base);
+    let html = client()
+        .get(a.url("/"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("Stop &amp; Go") || html.contains("Stop & Go"));
+    assert!(!html.contains(banner), "the demo's first page warns");
+    assert!(!a.log().contains(banner));
+}
+
 /// A browser that goes away while a page renders (a closed tab, a reload)
 /// must not panic the renderer: 200 loads of the home page and 100 of the
 /// inbox, tools, pipeline and conversation pages aborted at different
