@@ -20,7 +20,7 @@ ifeq ($(strip $(KEYS)),)
 endif
 PROFILE ?=
 
-.PHONY: run test build build-all setup setup-test setup-containers lint unit e2e bench fuzz clean \
+.PHONY: run test build build-once build-all setup setup-test setup-containers lint unit e2e bench fuzz clean \
         image image-prebuilt compose-up compose-down compose-test
 
 ## run: install what is missing, build, and start the agent with the web UI
@@ -32,14 +32,17 @@ run: build
 ## build: release binaries in target/release/ and the site in target/site/
 build: setup
 	cargo leptos build --release --precompress
-	cargo build --release -p server --bins
+
+## build-once: a build right after `make build` finds nothing to compile
+build-once:
+	scripts/build-once.sh
 
 ## build-all: linux/amd64 and linux/arm64 binaries plus the site in dist/ with checksums; arm64 smoke-tested under qemu
 build-all: setup
 	scripts/build-all.sh
 
 ## test: formatting, clippy, every Rust test, Playwright against the release build, and the containers
-test: setup-test lint unit build e2e compose-test
+test: setup-test lint unit build build-once e2e compose-test
 
 setup:
 	scripts/setup.sh build
