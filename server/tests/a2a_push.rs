@@ -245,6 +245,99 @@ async fn pushes_deliver_each_state_once_with_credentials_and_survive_a_restart()
     assert_eq!(gone["error"]["code"], -32001, "{gone}");
 }
 
+/// Issue 40 (7): a task's state never leaves a final state. The push
+/// scenario (input-required, approved over REST, completed) 50 times, ten
+/// tasks at a time, with a receiver that fails now and then, so the event
+/// watcher, the sweep, retries and the outbox's parallel deliveries all
+/// race. For each task the receiver gets its states in the order they
+/// happened: nothing after `completed`, `completed` once, and
+/// `input-required` once, before it (the receiver records arrivals in
+/// order).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_task_never_leaves_a_final_state_over_fifty_runs() {
+    let hook = Receiver::start("unused").await;
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!("{}{SWITCH}", resources_yaml("push-order", dir.path()));
+    let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
+    let a = std::sync::Arc::new(Agent::start(&cfg));
+    let mut tasks = Vec::new();
+    for round in 0..5 {
+        // A few failures each round: retries interleave with new states.
+        hook.script([
+            Answer::Status(500, None),
+            Answer::Status(503, Some(1)),
+            Answer::Status(500, None),
+        ]);
+        let mut runs = Vec::new();
+        for i in 0..10 {
+            let (a, url) = (a.clone(), hook.url.clone());
+            runs.push(tokio::spawn(async move {
+                let id = format!("order-{round}-{i}");
+                let r = rpc(&a, "SendMessage", send_with_push(&id, "add apples 1", &url)).await;
+                let task = &r["result"]["task"];
+                assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{r}");
+                let tid = task["id"].as_str().unwrap().to_string();
+                let c: Value = client()
+                    .get(a.url(&format!("/conversations/{tid}")))
+                    .send()
+                    .await
+                    .unwrap()
+                    .json()
+                    .await
+                    .unwrap();
+                let uuid = c["conversation"]["pending_approval"]["uuid"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("no pending approval: {c}"))
+                    .to_string();
+                let (s, body) =
+                    post_json(&a, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
+                assert_eq!(s, 200, "{body}");
+                tid
+            }));
+        }
+        for r in runs {
+            tasks.push(r.await.unwrap());
+        }
+    }
+    assert_eq!(tasks.len(), 50);
+    let all = tasks.clone();
+    hook.wait_until(Duration::from_secs(60), "every completed delivered", |g| {
+        all.iter()
+            .all(|t| delivered(g, t, "TASK_STATE_COMPLETED") >= 1)
+    })
+    .await;
+    // Longer than a sweep (5 s): a stale state would be queued by now.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let got = hook.received();
+    for t in &tasks {
+        let states: Vec<String> = got
+            .iter()
+            .filter(|r| r.status == 200)
+            .filter(|r| {
+                r.body["statusUpdate"]["taskId"] == t.as_str() || r.body["task"]["id"] == t.as_str()
+            })
+            .map(state_of)
+            .collect();
+        let done = states
+            .iter()
+            .position(|s| s == "TASK_STATE_COMPLETED")
+            .unwrap_or_else(|| panic!("{t}: no completed in {states:?}"));
+        assert_eq!(
+            done,
+            states.len() - 1,
+            "{t}: a state after completed: {states:?}"
+        );
+        assert_eq!(
+            states
+                .iter()
+                .filter(|s| *s == "TASK_STATE_INPUT_REQUIRED")
+                .count(),
+            1,
+            "{t}: {states:?}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn push_urls_to_internal_addresses_are_refused_by_default() {
     let dir = tempfile::tempdir().unwrap();

@@ -379,9 +379,24 @@ fn announcement(v: &wire::TaskView) -> Announcement {
     }
 }
 
+/// One lock per task (of a fixed set, by the task id's hash): a task's
+/// announcements run one at a time, each reading the state and queuing it
+/// under the lock, so the watcher and the sweep cannot commit an older
+/// reading after a newer one. (Across replicas the store's rule holds:
+/// nothing is queued for a config after a final state.)
+fn announcing(task_id: &str) -> &'static tokio::sync::Mutex<()> {
+    use std::hash::{Hash, Hasher};
+    static LOCKS: std::sync::OnceLock<Vec<tokio::sync::Mutex<()>>> = std::sync::OnceLock::new();
+    let locks = LOCKS.get_or_init(|| (0..64).map(|_| tokio::sync::Mutex::new(())).collect());
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    task_id.hash(&mut h);
+    &locks[(h.finish() % locks.len() as u64) as usize]
+}
+
 /// Queues the task's current state for its configs (those that were not
 /// sent it yet). Failures are logged: the sweep tries again.
 pub async fn announce(state: &AppState, task_id: &str) {
+    let _one_at_a_time = announcing(task_id).lock().await;
     let c = match tasks::load(state, task_id).await {
         Ok(c) => c,
         Err(_) => return,

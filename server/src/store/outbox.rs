@@ -195,8 +195,10 @@ pub fn claim(
 ) -> Result<Vec<Notification>, StoreError> {
     let mut stmt = conn.prepare_cached(&format!(
         "UPDATE notifications SET next_at = ?2 WHERE id IN \
-         (SELECT id FROM notifications WHERE status = 'pending' AND next_at <= ?1 ORDER BY next_at LIMIT ?3) \
-         RETURNING {COLUMNS}"
+         (SELECT id FROM notifications n WHERE status = 'pending' AND next_at <= ?1 AND {} \
+          ORDER BY next_at LIMIT ?3) \
+         RETURNING {COLUMNS}",
+        super::push::IN_ORDER
     ))?;
     let rows = stmt.query_map(params![now, until, limit], row)?;
     Ok(rows.collect::<Result<_, _>>()?)

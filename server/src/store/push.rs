@@ -46,6 +46,23 @@ pub(in crate::store) const COLUMNS: &str = "uid, task_id, config_id, url, token,
 pub(in crate::store) const UNSETTLED: &str =
     "last_state IS NULL OR last_state NOT IN ('completed', 'failed', 'canceled', 'rejected')";
 
+/// The `advance` statement (both backends, `?`-style placeholders are
+/// rewritten for PostgreSQL): a config moves to a new state only from
+/// another state that is not final. A task never leaves a final state,
+/// so a stale announcement (read before the task ended, committed after)
+/// queues nothing.
+pub(in crate::store) const ADVANCE: &str = "UPDATE push_configs SET last_state = $2 WHERE uid = $1 \
+     AND (last_state IS NULL OR last_state <> $2) \
+     AND (last_state IS NULL OR last_state NOT IN ('completed', 'failed', 'canceled', 'rejected'))";
+
+/// The claim's order rule for push rows (alias `n`): a push row waits
+/// while an earlier row of the same config is pending (waiting for a
+/// retry, or being sent by this or another replica), so a receiver gets
+/// a task's states in the order they happened, never `working` after
+/// `completed`. Other targets' rows are independent of each other.
+pub(in crate::store) const IN_ORDER: &str = "(n.target NOT LIKE 'a2a-push:%' OR NOT EXISTS \
+     (SELECT 1 FROM notifications o WHERE o.status = 'pending' AND o.target = n.target AND o.id < n.id))";
+
 fn row(r: &Row<'_>) -> rusqlite::Result<PushConfig> {
     Ok(PushConfig {
         uid: r.get(0)?,
@@ -113,9 +130,7 @@ pub fn delete(conn: &Connection, task_id: &str, config_id: &str) -> Result<bool,
 
 pub fn advance(conn: &Connection, uid: &str, state: &str) -> Result<bool, StoreError> {
     Ok(conn
-        .prepare_cached(
-            "UPDATE push_configs SET last_state = ?2 WHERE uid = ?1 AND (last_state IS NULL OR last_state <> ?2)",
-        )?
+        .prepare_cached(&ADVANCE.replace('$', "?"))?
         .execute(params![uid, state])?
         == 1)
 }

@@ -1183,8 +1183,9 @@ impl Tx for PgTx<'_> {
         // different rows instead of waiting for each other.
         let sql = format!(
             "UPDATE notifications SET next_at = $2 WHERE id IN \
-             (SELECT id FROM notifications WHERE status = 'pending' AND next_at <= $1 \
+             (SELECT id FROM notifications n WHERE status = 'pending' AND next_at <= $1 AND {} \
               ORDER BY next_at LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING {}",
+            crate::store::push::IN_ORDER,
             crate::store::outbox::COLUMNS
         );
         Ok(self
@@ -1319,10 +1320,7 @@ impl Tx for PgTx<'_> {
         )? == 1)
     }
     fn advance_push(&self, uid: &str, state: &str) -> Result<bool, StoreError> {
-        Ok(self.exec(
-            "UPDATE push_configs SET last_state = $2 WHERE uid = $1 AND (last_state IS NULL OR last_state <> $2)",
-            &[&uid, &state],
-        )? == 1)
+        Ok(self.exec(crate::store::push::ADVANCE, &[&uid, &state])? == 1)
     }
     fn unsettled_push_configs(
         &self,
