@@ -42,6 +42,13 @@ TOOLS = [
 ]
 if os.environ.get("SEED_DELETE_DESCRIPTION"):
     TOOLS[0]["description"] = os.environ["SEED_DELETE_DESCRIPTION"]
+# With $SEED_HUGE set, `seed_huge {"mb": N, "structured": bool}` answers N
+# (decimal) megabytes of text at once, also as structuredContent when
+# asked (server/tests/mcp_limits.rs).
+if os.environ.get("SEED_HUGE"):
+    TOOLS.append({"name": "seed_huge", "description": "Answers N MB at once.", "readOnlyHint": True,
+                  "inputSchema": {"type": "object", "properties": {
+                      "mb": {"type": "number"}, "structured": {"type": "boolean"}}}})
 
 
 def answer(msg, auth=None):
@@ -83,6 +90,12 @@ def answer(msg, auth=None):
                     f.write(f"{auth or 'none'}\n")
             text = "authorization: " + ("present" if auth else "none")
         result = {"content": [{"type": "text", "text": text}], "isError": False}
+        if name == "seed_huge":
+            args = msg.get("params", {}).get("arguments") or {}
+            text = "x" * int(float(args.get("mb", 1)) * 1_000_000)
+            result = {"content": [{"type": "text", "text": text}], "isError": False}
+            if args.get("structured") in (True, "true"):
+                result["structuredContent"] = {"result": text}
     else:
         return {"jsonrpc": "2.0", "id": msg["id"],
                 "error": {"code": -32601, "message": "method not found"}}, notes

@@ -113,6 +113,10 @@ pub enum ToolError {
     Timeout { tool: String, timeout: Duration },
     #[error("the tool `{tool}` failed: {message}")]
     Failed { tool: String, message: String },
+    /// The result is over the size limit (`mcp::frames`), said as
+    /// "the tool's result is N MB, over the M MB limit".
+    #[error("the tool `{tool}` answered, but {message}")]
+    ResultTooLarge { tool: String, message: String },
 }
 
 /// Lists and calls tools.

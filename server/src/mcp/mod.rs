@@ -7,11 +7,14 @@
 //!   background re-listing and reconnection.
 //! - `hints`: seed-style top-level tool hints lifted into `annotations`
 //!   (stdio, on the pipe); `http_hints`: the same for HTTP servers.
+//! - `frames`: the size limit of a tool's result, the same over both
+//!   transports, and the stdio pipe's bounded line reading.
 //!
 //! `rmcp` is the official SDK: it does the handshake, both transports,
 //! pagination and notifications, so this module only decides policy.
 
 pub mod composite;
+pub mod frames;
 mod hints;
 mod http_hints;
 pub mod server;

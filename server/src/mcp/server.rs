@@ -6,6 +6,8 @@
 //! `notifications/tools/list_changed`. Every call has a 30 s timeout. When a
 //! call finds the server gone (a stdio child that died, an HTTP server that
 //! closed), the call fails with a clear error and the connection is dropped;
+//! a result over the size limit fails at once, over either transport
+//! (see [`super::frames`]);
 //! the next call starts the server again. A call is never retried by itself:
 //! it may have taken effect.
 
@@ -276,13 +278,33 @@ impl McpServer {
             // seed-style top-level tool hints (see `hints`). This task owns
             // the child: when the pipe or the child's stdout closes, the task
             // ends and the child is killed if it still runs.
+            // Each line is also fitted to the result limit (see `frames`):
+            // a result over it reaches rmcp as an error for its request.
             let (ours, mut theirs) = tokio::io::duplex(64 * 1024);
+            let server = self.name.clone();
             tokio::spawn(async move {
                 let _child = child;
-                let mut lines = tokio::io::BufReader::new(stdout).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    let fixed = super::hints::lift_top_level_hints(&line);
-                    if theirs.write_all(fixed.as_bytes()).await.is_err()
+                let mut out = tokio::io::BufReader::with_capacity(256 * 1024, stdout);
+                loop {
+                    let line = match super::frames::read_line(&mut out).await {
+                        Ok(Some(l)) => l,
+                        Ok(None) => break,
+                        Err(e) => {
+                            tracing::warn!(server = %server, "closing the MCP server's connection: {e}");
+                            break;
+                        }
+                    };
+                    let Some(line) = super::frames::fit(line) else {
+                        tracing::warn!(server = %server, "dropped a message too large to read that answers no call");
+                        continue;
+                    };
+                    let fixed = match std::str::from_utf8(&line) {
+                        Ok(text) => super::hints::lift_top_level_hints(text)
+                            .into_owned()
+                            .into_bytes(),
+                        Err(_) => line,
+                    };
+                    if theirs.write_all(&fixed).await.is_err()
                         || theirs.write_all(b"\n").await.is_err()
                     {
                         break;
@@ -309,7 +331,9 @@ impl McpServer {
             .map_err(|e| e.to_string())?;
         let transport = StreamableHttpClientTransport::with_client(
             http,
-            StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers),
+            StreamableHttpClientTransportConfig::with_uri(url)
+                .custom_headers(headers)
+                .max_sse_event_size(super::frames::MAX_FRAME_BYTES),
         );
         handler
             .serve(transport)
@@ -440,9 +464,23 @@ impl McpServer {
                 {
                     parts.push(s.to_string());
                 }
+                let kept =
+                    parts.iter().map(String::len).sum::<usize>() + parts.len().saturating_sub(1);
+                if let Err(too) = super::frames::check(kept) {
+                    return Err(ToolError::ResultTooLarge {
+                        tool: name.to_string(),
+                        message: too.to_string(),
+                    });
+                }
                 Ok(ToolOutput {
                     text: parts.join("\n"),
                     is_error: result.is_error.unwrap_or(false),
+                })
+            }
+            Ok(Err(ServiceError::McpError(e))) if super::frames::replaced(&e).is_some() => {
+                Err(ToolError::ResultTooLarge {
+                    tool: name.to_string(),
+                    message: e.message.to_string(),
                 })
             }
             Ok(Err(ServiceError::McpError(e))) => Ok(ToolOutput {
@@ -452,6 +490,17 @@ impl McpServer {
                 ),
                 is_error: true,
             }),
+            Ok(Err(e)) if super::frames::http_limit_hit(&e).is_some() => {
+                // The server answered, too much: the session is closed by
+                // the transport, but the server is fine (no problem set);
+                // the next call opens a new session.
+                *self.conn.lock().await = None;
+                let read = super::frames::http_limit_hit(&e).unwrap_or(0);
+                Err(ToolError::ResultTooLarge {
+                    tool: name.to_string(),
+                    message: super::frames::more_than(read),
+                })
+            }
             Ok(Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
                 let reason = format!(
                     "the MCP server stopped during the call ({e}); it will be started again for the next call"
