@@ -7,6 +7,8 @@
 //! - [`routes`]: one page per file. The UI owns `/` and `/ui/...`; every other
 //!   path belongs to the JSON API (DESIGN.md), so no page shadows an API route.
 //! - [`components`]: small pieces shared by pages.
+//! - [`edit_args`]: the fields of "Edit arguments", read the same way by
+//!   the browser and by the server (for a form posted without JavaScript).
 //! - [`reloading`]: a data block, reactive in the browser, built once on
 //!   the server.
 //!
@@ -17,6 +19,7 @@
 
 pub mod api;
 pub mod components;
+pub mod edit_args;
 pub mod live;
 pub mod markdown;
 pub mod models;

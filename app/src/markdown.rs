@@ -46,6 +46,44 @@ pub fn to_safe_html(text: &str) -> String {
     out
 }
 
+/// The safe HTML of a one-line `text` (an approval's title: "Run
+/// `tool(args)` on server"): inline code, emphasis and strong as the chat
+/// renders them, everything else as escaped text, and no block elements,
+/// so it fits inside a heading or a paragraph of its own.
+pub fn to_safe_inline_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    for ev in Parser::new(text) {
+        match ev {
+            Event::Text(t) | Event::Html(t) | Event::InlineHtml(t) => escape_into(&mut out, &t),
+            Event::Code(c) => {
+                out.push_str("<code>");
+                escape_into(&mut out, &c);
+                out.push_str("</code>");
+            }
+            Event::SoftBreak | Event::HardBreak => out.push(' '),
+            Event::Start(Tag::Emphasis) => out.push_str("<em>"),
+            Event::End(TagEnd::Emphasis) => out.push_str("</em>"),
+            Event::Start(Tag::Strong) => out.push_str("<strong>"),
+            Event::End(TagEnd::Strong) => out.push_str("</strong>"),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn escape_into(out: &mut String, s: &str) {
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+}
+
 fn safe_url(url: CowStr<'_>) -> CowStr<'_> {
     let lower = url.trim().to_ascii_lowercase();
     let scheme = lower
@@ -68,6 +106,23 @@ mod tests {
         assert!(h.contains("<strong>bold</strong>"), "{h}");
         assert!(h.contains("<code>code</code>"), "{h}");
         assert!(h.contains("<li>a</li>"), "{h}");
+    }
+
+    /// Issue 40 (4): an approval's title shows its code as code, never
+    /// the backticks, and nothing in it becomes markup.
+    #[test]
+    fn a_title_renders_inline_code_escaped() {
+        let h = to_safe_inline_html("Run `resources_add(name=\"apples\", value=5)` on resources");
+        assert_eq!(
+            h,
+            "Run <code>resources_add(name=&quot;apples&quot;, value=5)</code> on resources"
+        );
+        let evil = to_safe_inline_html("Run `x` <img src=x onerror=alert(1)> # not a heading");
+        assert!(!evil.contains("<img"), "{evil}");
+        assert!(evil.contains("&lt;img"), "{evil}");
+        let block = to_safe_inline_html("# Title\n- item `<b>`");
+        assert!(!block.contains("<h1") && !block.contains("<li"), "{block}");
+        assert!(block.contains("<code>&lt;b&gt;</code>"), "{block}");
     }
 
     #[test]

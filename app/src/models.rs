@@ -637,6 +637,11 @@ pub struct Viewer {
     /// A warning every page shows (mode `none` on a non-loopback host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+    /// The token this browser's forms carry, so a decision posts as a plain
+    /// HTML form before (or without) the WebAssembly (REACH.md §1). Bound
+    /// to this browser's session or form cookie; absent for API clients.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub form_token: Option<String>,
 }
 
 impl Viewer {

@@ -21,7 +21,9 @@
 //!    versus without, and the page load of `/` in Chromium ([`observe`]);
 //! 8. PostgreSQL beside SQLite: turns, lists with 10,000 and 1,000,000
 //!    stored, 1,000 in flight over three replicas ([`replicas`]);
-//! 9. approval rules: one evaluation with 100 rules ([`policy`]).
+//! 9. approval rules: one evaluation with 100 rules ([`policy`]);
+//! 10. the approver on a phone: navigation to the first Approve that takes
+//!     effect on a slow link, and the WebAssembly's size ([`phone`]).
 
 #[path = "agent/auth.rs"]
 mod auth;
@@ -33,6 +35,8 @@ mod floor;
 mod notify;
 #[path = "agent/observe.rs"]
 mod observe;
+#[path = "agent/phone.rs"]
+mod phone;
 #[path = "agent/policy.rs"]
 mod policy;
 #[path = "agent/replicas.rs"]
@@ -273,7 +277,7 @@ async fn main() {
         .build()
         .unwrap();
     let mut rows: Vec<(String, String, String)> = Vec::new();
-    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`, `pg`, `policy`, `notify`; `pgturns`, `pglists`, `pgflight`: one part of `pg`): those rows alone.
+    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`, `phone`, `pg`, `policy`, `notify`; `pgturns`, `pglists`, `pgflight`: one part of `pg`): those rows alone.
     let only = std::env::var("BENCH_ONLY").ok();
     let wants = |part: &str| only.as_deref().is_none_or(|o| o == part);
     if wants("core") {
@@ -299,6 +303,11 @@ async fn main() {
     // 7. Observability: traces on versus off, and the UI's page load.
     if wants("obs") {
         observe::rows(&http, &fake_base, &mut rows, quick).await;
+    }
+
+    // The approver on a phone.
+    if wants("phone") {
+        phone::rows(&mut rows);
     }
 
     // 10. Notifications.

@@ -9,7 +9,7 @@
 //!
 //! [`cache_control`] then says how long a response may be kept: a hashed
 //! file never changes under its name, so a year and `immutable`; pages and
-//! unhashed files (`sign-in.js`, a development build's `/pkg/stopgo.js`)
+//! unhashed files (`robots.txt`, a development build's `/pkg/stopgo.js`)
 //! are `no-cache`, i.e. revalidated each time. [`compression`] compresses
 //! what is not precompressed (pages, JSON) for clients that ask, never an
 //! event stream.

@@ -121,11 +121,15 @@ pub fn routes(state: &AppState) -> Router<AppState> {
 ///
 /// [`Identity`]: crate::auth::guard::Identity
 fn provide_viewer(state: &AppState) {
-    let parts = leptos::prelude::use_context::<axum::http::request::Parts>();
-    let identity = parts
-        .as_ref()
-        .and_then(|p| p.extensions.get::<crate::auth::guard::Identity>());
-    provide_context(crate::auth::signin::me(state, identity));
+    let viewer = match leptos::prelude::use_context::<axum::http::request::Parts>() {
+        Some(p) => crate::auth::signin::me(state, &p.headers, &p.extensions),
+        None => crate::auth::signin::me(
+            state,
+            &axum::http::HeaderMap::new(),
+            &axum::http::Extensions::new(),
+        ),
+    };
+    provide_context(viewer);
 }
 
 /// Puts this page's CSP on the response: leptos_axum gives each render a

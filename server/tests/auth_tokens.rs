@@ -378,7 +378,17 @@ async fn sign_in_sessions_rate_limits_and_cross_site_requests() {
         (r.status(), ())
     };
     assert_eq!(s, StatusCode::OK);
+    // Signing out needs this browser's form token (REACH.md §1), which
+    // `/auth/me` gives the page.
     let r = jar.post(a.url("/ui/sign-out")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    let token = me["form_token"].as_str().unwrap().to_string();
+    let r = jar
+        .post(a.url("/ui/sign-out"))
+        .json(&json!({"form_token": token}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     assert_eq!(
         jar.get(a.url("/ui/approvals"))

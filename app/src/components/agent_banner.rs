@@ -21,20 +21,20 @@ pub fn AgentBanner() -> impl IntoView {
         <Transition fallback=|| ()>
             {reloading(move || { let info = info.clone(); Suspend::new(async move {
                 match info.await {
-                    Ok(i) if i.llm_problem.is_some() => view! {
+                    Ok(i) if i.llm_problem.is_some() => leptos::either::EitherOf3::A(view! {
                         <p class="banner banner-error" role="alert" id="llm-banner">
                             "The model cannot be used: " {i.llm_problem.unwrap_or_default()}
                             ". Existing conversations and approvals still work; new messages fail until this is fixed."
                         </p>
-                    }.into_any(),
-                    Ok(i) if i.is_scripted() => view! {
+                    }),
+                    Ok(i) if i.is_scripted() => leptos::either::EitherOf3::B(view! {
                         <p class="banner banner-demo" id="demo-banner">
                             "Demo model: answers come from a rules file ("
                             <code>{i.model.unwrap_or_default()}</code>
                             "), not a real LLM. Set a provider API key to use one."
                         </p>
-                    }.into_any(),
-                    _ => ().into_any(),
+                    }),
+                    _ => leptos::either::EitherOf3::C(()),
                 }
             })})}
         </Transition>

@@ -26,7 +26,13 @@ pub fn ApprovalCard(
     #[prop(optional)]
     on_edited: Option<Callback<crate::models::Conversation>>,
 ) -> impl IntoView {
-    let editing = ArcRwSignal::new(false);
+    // "Edit arguments" is open when the page was asked for it
+    // (`?edit=<uuid>`: the button's plain GET without JavaScript), or
+    // once it is pressed in the hydrated page.
+    let here = here();
+    let asked_edit = leptos_router::hooks::use_query_map()
+        .with_untracked(|q| q.get("edit").as_deref() == Some(approval.uuid.as_str()));
+    let editing = ArcRwSignal::new(asked_edit);
     // Reference-counted, like the conversation view that shows the card.
     let reason = ArcRwSignal::new(String::new());
     let chain = approval
@@ -54,7 +60,7 @@ pub fn ApprovalCard(
         <section class="approval-card" role="region" aria-labelledby=labelled_by
                  tabindex="-1" node_ref=card data-approval=approval.uuid.clone()>
             <h2 id=title_id>"Approval needed"</h2>
-            <p class="approval-description">{approval.description.clone()}</p>
+            <p class="approval-description" inner_html=crate::markdown::to_safe_inline_html(&approval.description)></p>
             <dl class="facts">
                 <dt>"Tool"</dt><dd><code class="approval-tool">{approval.tool_name.clone()}</code></dd>
                 {approval.server.clone().map(|s| view! { <dt>"Server"</dt><dd class="approval-server">{s}</dd> })}
@@ -67,7 +73,7 @@ pub fn ApprovalCard(
             {crate::components::diff_view::change_of(&approval.tool_name, &approval.tool_args).map(|d| view! {
                 <h3 class="label">"The change"</h3>
                 <div class="approval-diff"><crate::components::diff_view::DiffView diff=d/></div>
-            }.into_any())}
+            })}
             <h3 class="label">"Arguments"</h3>
             <div class="approval-args" data-args=approval.tool_args.to_string()><ArgsView args=approval.tool_args.clone()/></div>
             <Transition fallback=|| ()>
@@ -76,36 +82,78 @@ pub fn ApprovalCard(
                     let reason_id = reason_id.clone();
                     let (reason, busy, reason_value) = (reason.clone(), busy.clone(), reason_value.clone());
                     let editing = editing.clone();
+                    let here = here.clone();
                     Suspend::new(async move {
                         let viewer = crate::components::viewer::current().await;
+                        // Either, not AnyView: an AnyView keeps code for every
+                        // way a view can render alive, wanted or not (the
+                        // WebAssembly's size).
                         match viewer.refusal(&approval) {
-                            Some(why) => view! {
+                            Some(why) => leptos::either::Either::Left(view! {
                                 <p class="decide-refused" role="note">{why}</p>
-                            }.into_any(),
+                            }),
                             None => {
                                 let (set_reason, busy2, reason_value2) = (reason.clone(), busy.clone(), reason_value.clone());
-                                view! {
-                                <label class="reason" for=reason_id.clone()>"Reason (optional, told to the agent if you reject)"</label>
-                                <input type="text" id=reason_id prop:value=reason on:input=move |ev| set_reason.set(event_target_value(&ev))/>
-                                <div class="approval-actions">
-                                    <button type="button" class="btn btn-approve" disabled=move || busy.get()
-                                        on:click=move |_| on_decide.run((true, reason_value()))>
-                                        <span aria-hidden="true">"✓ "</span>"Approve"
-                                    </button>
-                                    <button type="button" class="btn btn-reject" disabled=move || busy2.get()
-                                        on:click=move |_| on_decide.run((false, reason_value2()))>
-                                        <span aria-hidden="true">"✕ "</span>"Reject"
-                                    </button>
-                                    {edit_button(&approval, on_edited, editing.clone())}
-                                </div>
-                                {edit_form(&approval, on_edited, editing.clone())}
-                            }.into_any()},
+                                let token = viewer.form_token.clone();
+                                let action = format!("/ui/approvals/{}/decide", approval.uuid);
+                                leptos::either::Either::Right(view! {
+                                <form class="decide-form" method="post" action=action>
+                                    <input type="hidden" name="form_token" value=token.clone().unwrap_or_default()/>
+                                    <input type="hidden" name="back" value=here.clone()/>
+                                    {implicit_submit_guard()}
+                                    <label class="reason" for=reason_id.clone()>"Reason (optional, told to the agent if you reject)"</label>
+                                    <input type="text" id=reason_id name="reason" prop:value=reason on:input=move |ev| set_reason.set(event_target_value(&ev))/>
+                                    <div class="approval-actions">
+                                        // Plain submit buttons: before hydration (or with
+                                        // JavaScript off) the browser posts the form; once
+                                        // hydrated the click decides over the JSON API.
+                                        <button type="submit" name="decision" value="approve" class="btn btn-approve" disabled=move || busy.get()
+                                            on:click=move |ev| { ev.prevent_default(); on_decide.run((true, reason_value())) }>
+                                            <span aria-hidden="true">"✓ "</span>"Approve"
+                                        </button>
+                                        <button type="submit" name="decision" value="reject" class="btn btn-reject" disabled=move || busy2.get()
+                                            on:click=move |ev| { ev.prevent_default(); on_decide.run((false, reason_value2())) }>
+                                            <span aria-hidden="true">"✕ "</span>"Reject"
+                                        </button>
+                                        {edit_button(&approval, on_edited, editing.clone())}
+                                    </div>
+                                </form>
+                                {edit_opener(&approval, on_edited, &here)}
+                                {edit_form(&approval, on_edited, editing.clone(), here.clone(), token)}
+                            })},
                         }
                     })
                 })}
             </Transition>
         </section>
     }
+}
+
+/// The first submit button of a decision form (an `<input>`, so it is no
+/// `button` to a selector): disabled and hidden, so
+/// pressing Enter in the reason field submits nothing (the browser's
+/// implicit submission uses the first submit button, and does nothing when
+/// it is disabled) instead of approving.
+pub fn implicit_submit_guard() -> impl IntoView {
+    view! { <input type="submit" class="implicit-submit-guard" value="" disabled=true hidden=true aria-hidden="true" tabindex="-1"/> }
+}
+
+/// This page's path and query (`/ui/approvals?cursor=…`), to come back to
+/// after a form posted without JavaScript. Call it in a component's body.
+pub fn here() -> String {
+    let location = leptos_router::hooks::use_location();
+    let search = location.search.get_untracked();
+    let path = location.pathname.get_untracked();
+    if search.is_empty() {
+        path
+    } else {
+        format!("{path}?{search}")
+    }
+}
+
+/// `path` without its query string.
+pub fn without_query(path: &str) -> String {
+    path.split(['?', '#']).next().unwrap_or("/").to_string()
 }
 
 /// What asked for an approval, in words: a rule's name as written, or what
@@ -119,16 +167,14 @@ pub fn rule_label(rule: &str) -> String {
     }
 }
 
-/// "1 of 2 approvals" (and, in auth mode none, what is counted).
+/// "1 of 2 approvals from distinct approvers" (a quorum needs sign-in:
+/// in auth mode none it is a startup error).
 pub fn quorum_text(a: &crate::models::PendingApproval) -> String {
-    let by_session = a.votes.iter().any(|v| v.by.starts_with("session:"));
     format!(
         "{} of {} approvals{}",
         a.approvals(),
         a.needed(),
-        if by_session {
-            " (no sign-in: each browser session counts as one approver)"
-        } else if a.votes.is_empty() {
+        if a.votes.is_empty() {
             ""
         } else {
             " from distinct approvers"
@@ -137,8 +183,8 @@ pub fn quorum_text(a: &crate::models::PendingApproval) -> String {
 }
 
 /// The rule facts of a card (which rule asked, who may decide, the
-/// quorum's votes), type-erased so the card's view type stays shallow.
-fn policy_facts(approval: &crate::models::PendingApproval) -> AnyView {
+/// quorum's votes).
+fn policy_facts(approval: &crate::models::PendingApproval) -> impl IntoView + use<> {
     let approval = approval.clone();
     view! {
                 {approval.rule.clone().map(|r| view! { <dt>"Rule"</dt><dd class="approval-rule">{crate::components::approval_card::rule_label(&r)}</dd> })}
@@ -162,26 +208,51 @@ fn policy_facts(approval: &crate::models::PendingApproval) -> AnyView {
             </dd>
         })}
     }
-    .into_any()
 }
 
-/// "Edit arguments", where an edit is possible: the card offers it, and
-/// the approval needs one approver (with a quorum each vote would approve
-/// something else).
+/// Whether the card offers "Edit arguments": the page can take the edited
+/// conversation, and the approval needs one approver (with a quorum each
+/// vote would approve something else).
+fn can_edit(
+    approval: &crate::models::PendingApproval,
+    on_edited: Option<Callback<crate::models::Conversation>>,
+) -> bool {
+    on_edited.is_some() && approval.needed() <= 1
+}
+
+/// "Edit arguments", where an edit is possible. It submits the card's
+/// [`edit_opener`] (a plain GET of this page with `?edit=<uuid>`, which
+/// renders the form open) until the page is hydrated; then it toggles the
+/// form in place.
 fn edit_button(
     approval: &crate::models::PendingApproval,
     on_edited: Option<Callback<crate::models::Conversation>>,
     editing: ArcRwSignal<bool>,
-) -> Option<AnyView> {
-    (on_edited.is_some() && approval.needed() <= 1).then(|| {
+) -> Option<impl IntoView + use<>> {
+    can_edit(approval, on_edited).then(|| {
         let shown = editing.clone();
+        let opener = format!("edit-open-{}", approval.uuid);
         view! {
-            <button type="button" class="btn btn-edit" aria-expanded=move || shown.get().to_string()
-                on:click=move |_| editing.update(|e| *e = !*e)>
+            <button type="submit" form=opener class="btn btn-edit" aria-expanded=move || shown.get().to_string()
+                on:click=move |ev| { ev.prevent_default(); editing.update(|e| *e = !*e) }>
                 "Edit arguments"
             </button>
         }
-        .into_any()
+    })
+}
+
+/// The GET form "Edit arguments" submits without JavaScript.
+fn edit_opener(
+    approval: &crate::models::PendingApproval,
+    on_edited: Option<Callback<crate::models::Conversation>>,
+    here: &str,
+) -> Option<impl IntoView + use<>> {
+    can_edit(approval, on_edited).then(|| {
+        view! {
+            <form id=format!("edit-open-{}", approval.uuid) method="get" action=without_query(here) hidden=true>
+                <input type="hidden" name="edit" value=approval.uuid.clone()/>
+            </form>
+        }
     })
 }
 
@@ -190,20 +261,20 @@ fn edit_form(
     approval: &crate::models::PendingApproval,
     on_edited: Option<Callback<crate::models::Conversation>>,
     editing: ArcRwSignal<bool>,
-) -> AnyView {
-    let Some(done) = on_edited else {
-        return ().into_any();
-    };
+    back: String,
+    form_token: Option<String>,
+) -> Option<impl IntoView + use<>> {
+    let done = on_edited.filter(|_| can_edit(approval, on_edited))?;
     let approval = approval.clone();
     let close = editing.clone();
-    (move || {
+    Some(move || {
         editing.get().then(|| {
             let close = close.clone();
             view! {
                 <crate::components::edit_form::EditForm approval=approval.clone() on_done=done
-                    on_cancel=Callback::new(move |_| close.set(false))/>
+                    on_cancel=Callback::new(move |_| close.set(false))
+                    back=back.clone() form_token=form_token.clone()/>
             }
         })
     })
-    .into_any()
 }

@@ -2,6 +2,7 @@
 //! formatted JSON, long values folded behind a "show all" toggle so a huge
 //! argument cannot push the buttons off the screen.
 
+use leptos::either::{Either, EitherOf3};
 use leptos::prelude::*;
 use serde_json::Value;
 
@@ -12,19 +13,18 @@ pub const FOLD_AT: usize = 160;
 #[component]
 pub fn ArgsView(args: Value) -> impl IntoView {
     match args {
-        Value::Object(map) if !map.is_empty() => view! {
+        Value::Object(map) if !map.is_empty() => EitherOf3::A(view! {
             <dl class="args">
                 {map.into_iter().map(|(k, v)| view! {
                     <dt><code>{k}</code></dt>
                     <dd><ArgValue value=v/></dd>
                 }).collect_view()}
             </dl>
-        }
-        .into_any(),
+        }),
         Value::Object(_) | Value::Null => {
-            view! { <p class="muted args-none">"(no arguments)"</p> }.into_any()
+            EitherOf3::B(view! { <p class="muted args-none">"(no arguments)"</p> })
         }
-        other => view! { <ArgValue value=other/> }.into_any(),
+        other => EitherOf3::C(view! { <ArgValue value=other/> }),
     }
 }
 
@@ -38,16 +38,15 @@ fn ArgValue(value: Value) -> impl IntoView {
     let len = text.chars().count();
     if len <= FOLD_AT {
         let shown = if quoted { format!("\"{text}\"") } else { text };
-        view! { <pre class="arg-value">{shown}</pre> }.into_any()
+        Either::Left(view! { <pre class="arg-value">{shown}</pre> })
     } else {
         let head: String = text.chars().take(FOLD_AT).collect();
-        view! {
+        Either::Right(view! {
             <details class="arg-folded">
                 <summary><pre class="arg-value">{format!("{head}…")}</pre>
                     <span class="muted">{format!(" ({len} characters, show all)")}</span></summary>
                 <pre class="arg-value">{text}</pre>
             </details>
-        }
-        .into_any()
+        })
     }
 }

@@ -46,26 +46,27 @@ pub fn UserMenu() -> impl IntoView {
                     None => None,
                 };
                 match v {
-                    Some(v) if v.signed_in => view! {
+                    Some(v) if v.signed_in => leptos::either::EitherOf3::A(view! {
                         <div class="user-menu" id="user-menu">
                             <span class="user-name">
                                 "Signed in as " <strong id="signed-in-as">{v.name.clone().unwrap_or_default()}</strong>
                                 <span class="user-roles">" (" {v.roles.join(", ")} ")"</span>
                             </span>
-                            // An empty form post: no body, same origin, so the
-                            // cross-site check lets it through; works before
-                            // hydration too.
+                            // A plain form post with this browser's form
+                            // token: works before hydration and without
+                            // JavaScript (REACH.md §1).
                             <form method="post" action="/ui/sign-out" class="sign-out">
+                                <input type="hidden" name="form_token" value=v.form_token.clone().unwrap_or_default()/>
                                 <button type="submit" class="btn btn-small" id="sign-out">"Sign out"</button>
                             </form>
                         </div>
-                    }.into_any(),
-                    Some(v) if v.mode != "none" && v.mode != "proxy" => view! {
+                    }),
+                    Some(v) if v.mode != "none" && v.mode != "proxy" => leptos::either::EitherOf3::B(view! {
                         <div class="user-menu" id="user-menu">
                             <a href="/ui/sign-in" id="sign-in-link">"Sign in"</a>
                         </div>
-                    }.into_any(),
-                    _ => ().into_any(),
+                    }),
+                    _ => leptos::either::EitherOf3::C(()),
                 }
             })})}
         </Transition>

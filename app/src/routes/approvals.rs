@@ -46,40 +46,50 @@ pub fn ApprovalsPage() -> impl IntoView {
         }
     });
     let busy = decide.pending();
+    // Where a decision posted without JavaScript comes back to.
+    let back = crate::components::approval_card::here();
 
     view! {
         <section class="page-head"><h1>"Approvals"</h1></section>
         <p class="muted">"Destructive actions waiting for a decision, oldest first."</p>
         {move || outcome.get().map(|o| match o {
-            Ok(text) => view! { <p class="alert alert-ok" role="status" id="inbox-outcome">{text}</p> }.into_any(),
-            Err(e) => view! { <p class="alert alert-error" role="alert" id="inbox-outcome">{e.message}</p> }.into_any(),
+            Ok(text) => leptos::either::Either::Left(view! { <p class="alert alert-ok" role="status" id="inbox-outcome">{text}</p> }),
+            Err(e) => leptos::either::Either::Right(view! { <p class="alert alert-error" role="alert" id="inbox-outcome">{e.message}</p> }),
         })}
         <Transition fallback=|| view! { <p class="muted">"Loading approvals…"</p> }>
-            {reloading(move || { let approvals = approvals.clone(); Suspend::new(async move {
+            {reloading(move || { let (approvals, back) = (approvals.clone(), back.clone()); Suspend::new(async move {
                 let viewer = crate::components::viewer::current().await;
                 let (first, list) = approvals.await;
+                let back = back.clone();
                 match list {
-                    Ok(list) if list.total == 0 => view! {
+                    Ok(list) if list.total == 0 => leptos::either::EitherOf3::A(view! {
                         <p class="panel empty" id="no-approvals">"Nothing is waiting for approval."</p>
-                    }.into_any(),
-                    Ok(list) => view! {
+                    }),
+                    Ok(list) => leptos::either::EitherOf3::B(view! {
                         <Paging first shown=list.approvals.len() total=list.total next=list.next_cursor.clone()/>
                         <ul class="inbox" id="inbox">
                             {list.approvals.into_iter().map(|a| {
                                 let for_approve = a.clone();
                                 let for_reject = a.clone();
                                 let refusal = viewer.refusal(&a);
+                                // A plain form post before hydration (or without
+                                // JavaScript), the JSON API once hydrated.
                                 let buttons = refusal.is_none().then(|| view! {
-                                    <button type="button" class="btn btn-approve" disabled=move || busy.get()
-                                        aria-label=format!("Approve {} ({})", a.tool_name, a.uuid)
-                                        on:click=move |_| { decide.dispatch((for_approve.clone(), true)); }>
-                                        <span aria-hidden="true">"✓ "</span>"Approve"
-                                    </button>
-                                    <button type="button" class="btn btn-reject" disabled=move || busy.get()
-                                        aria-label=format!("Reject {} ({})", a.tool_name, a.uuid)
-                                        on:click=move |_| { decide.dispatch((for_reject.clone(), false)); }>
-                                        <span aria-hidden="true">"✕ "</span>"Reject"
-                                    </button>
+                                    <form class="decide-form inbox-decide" method="post"
+                                        action=format!("/ui/approvals/{}/decide", a.uuid)>
+                                        <input type="hidden" name="form_token" value=viewer.form_token.clone().unwrap_or_default()/>
+                                        <input type="hidden" name="back" value=back.clone()/>
+                                        <button type="submit" name="decision" value="approve" class="btn btn-approve" disabled=move || busy.get()
+                                            aria-label=format!("Approve {} ({})", a.tool_name, a.uuid)
+                                            on:click=move |ev| { ev.prevent_default(); decide.dispatch((for_approve.clone(), true)); }>
+                                            <span aria-hidden="true">"✓ "</span>"Approve"
+                                        </button>
+                                        <button type="submit" name="decision" value="reject" class="btn btn-reject" disabled=move || busy.get()
+                                            aria-label=format!("Reject {} ({})", a.tool_name, a.uuid)
+                                            on:click=move |ev| { ev.prevent_default(); decide.dispatch((for_reject.clone(), false)); }>
+                                            <span aria-hidden="true">"✕ "</span>"Reject"
+                                        </button>
+                                    </form>
                                 });
                                 view! {
                                     <li class="inbox-item" data-approval=a.uuid.clone()>
@@ -99,7 +109,7 @@ pub fn ApprovalsPage() -> impl IntoView {
                                                 <span class="pill approval-quorum">{format!("{} of {}", a.approvals(), a.needed())}</span>
                                             })}
                                         </div>
-                                        <p class="approval-description">{a.description.clone()}</p>
+                                        <p class="approval-description" inner_html=crate::markdown::to_safe_inline_html(&a.description)></p>
                                         <div class="approval-args" data-args=a.tool_args.to_string()><ArgsView args=a.tool_args.clone()/></div>
                                         {refusal.map(|why| view! { <p class="decide-refused" role="note">{why}</p> })}
                                         <div class="approval-actions">
@@ -110,13 +120,13 @@ pub fn ApprovalsPage() -> impl IntoView {
                                 }
                             }).collect_view()}
                         </ul>
-                    }.into_any(),
-                    Err(e) => view! {
+                    }),
+                    Err(e) => leptos::either::EitherOf3::C(view! {
                         <div class="alert alert-error" role="alert">
                             <p>"Could not load the approvals: " {e.to_string()}</p>
                             <a href="/ui/approvals" class="btn">"Retry"</a>
                         </div>
-                    }.into_any(),
+                    }),
                 }
             })})}
         </Transition>

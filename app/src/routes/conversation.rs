@@ -29,19 +29,20 @@ pub fn ConversationPage() -> impl IntoView {
         <p class="crumbs"><a href="/">"← All conversations"</a></p>
         <Transition fallback=|| view! { <p class="muted">"Loading the conversation…"</p> }>
             {reloading(move || { let conversation = conversation.clone(); Suspend::new(async move {
+                use leptos::either::EitherOf3;
                 match conversation.await {
-                    Ok(c) => view! { <ConversationView initial=c/> }.into_any(),
-                    Err(e) if e.status == 404 => view! {
+                    Ok(c) => EitherOf3::A(view! { <ConversationView initial=c/> }),
+                    Err(e) if e.status == 404 => EitherOf3::B(view! {
                         <section class="panel empty" role="alert">
                             <h1>"Conversation not found"</h1>
                             <p>"It may have been deleted, or the link is wrong. " <a href="/">"See all conversations"</a></p>
                         </section>
-                    }.into_any(),
-                    Err(e) => view! {
+                    }),
+                    Err(e) => EitherOf3::C(view! {
                         <div class="alert alert-error" role="alert">
                             <p>"Could not load the conversation: " {e.to_string()}</p>
                         </div>
-                    }.into_any(),
+                    }),
                 }
             })})}
         </Transition>
@@ -381,7 +382,6 @@ fn MessageItem(m: Message) -> impl IntoView {
                 })}
             </details>
         }
-        .into_any()
     });
     let html = (!m.content.is_empty() && matches!(m.role, Role::Assistant | Role::User))
         .then(|| crate::markdown::to_safe_html(&m.content));
@@ -400,8 +400,8 @@ fn MessageItem(m: Message) -> impl IntoView {
                 <time datetime=m.created_at.clone() class="muted">{short_time(&m.created_at)}</time>
             </p>
             {match html {
-                Some(h) => view! { <div class="message-content markdown" inner_html=h></div> }.into_any(),
-                None => (!m.content.is_empty()).then(|| view! { <div class="message-content">{m.content.clone()}</div> }).into_any(),
+                Some(h) => leptos::either::Either::Left(view! { <div class="message-content markdown" inner_html=h></div> }),
+                None => leptos::either::Either::Right((!m.content.is_empty()).then(|| view! { <div class="message-content">{m.content.clone()}</div> })),
             }}
             {tool}
         </li>
@@ -519,7 +519,6 @@ fn ApprovalOutcomeLine(a: ApprovalOutcome) -> impl IntoView {
                     <crate::components::args_view::ArgsView args=args/>
                 </div>
             }
-            .into_any()
         })}
     }
 }

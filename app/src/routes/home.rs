@@ -72,13 +72,13 @@ pub fn HomePage() -> impl IntoView {
                 let conversations = conversations.clone();
                 Suspend::new(async move {
                 match conversations.await {
-                    (q, Ok(list)) => view! { <ListView list=list query=q/> }.into_any(),
-                    (_, Err(e)) => view! {
+                    (q, Ok(list)) => leptos::either::Either::Left(view! { <ListView list=list query=q/> }),
+                    (_, Err(e)) => leptos::either::Either::Right(view! {
                         <div class="alert alert-error" role="alert">
                             <p>"Could not load the conversations: " {e.to_string()}</p>
                             <a href="/" class="btn">"Retry"</a>
                         </div>
-                    }.into_any(),
+                    }),
                 }
             })})}
         </Transition>
@@ -199,21 +199,21 @@ fn ListView(list: Rows, query: ListQuery) -> impl IntoView {
             }).collect_view()}
         </nav>
         {if empty && searching {
-            view! {
+            leptos::either::EitherOf3::A(view! {
                 <p class="panel empty" id="no-conversations">"No conversation matches your search."</p>
-            }.into_any()
+            })
         } else if empty {
-            view! {
+            leptos::either::EitherOf3::B(view! {
                 <p class="panel empty" id="no-conversations">
                     "No conversations yet. Start one with " <strong>"New conversation"</strong> "."
                 </p>
-            }.into_any()
+            })
         } else {
-            view! {
+            leptos::either::EitherOf3::C(view! {
                 <ul class="conversation-list" id="conversation-list">
                     {list.rows.into_iter().map(|c| view! { <ConversationRow c=c/> }).collect_view()}
                 </ul>
-            }.into_any()
+            })
         }}
         {next_href.map(|href| view! {
             <p class="pager"><a href=href class="btn" rel="next">"Older conversations →"</a></p>

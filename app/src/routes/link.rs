@@ -20,15 +20,16 @@ pub fn LinkPage() -> impl IntoView {
         <section class="page-head"><h1>"Approval link"</h1></section>
         <Transition fallback=|| view! { <p class="muted">"Loading the approval…"</p> }>
             {reloading(move || { let link = link.clone(); Suspend::new(async move {
+                let form_token = crate::components::viewer::current().await.form_token.unwrap_or_default();
                 match link.await {
-                    Ok(v) => view! { <LinkCard view=v token=token()/> }.into_any(),
-                    Err(e) => view! {
+                    Ok(v) => leptos::either::Either::Left(view! { <LinkCard view=v token=token() form_token=form_token/> }),
+                    Err(e) => leptos::either::Either::Right(view! {
                         <section class="panel empty" role="alert" id="link-refused" data-link-state="invalid">
                             <h2>"This link cannot be used"</h2>
                             <p>{e.to_string()}</p>
                             <p><a href="/ui/approvals">"See the approvals waiting"</a></p>
                         </section>
-                    }.into_any(),
+                    }),
                 }
             })})}
         </Transition>
@@ -36,9 +37,24 @@ pub fn LinkPage() -> impl IntoView {
 }
 
 #[component]
-fn LinkCard(view: LinkView, token: String) -> impl IntoView {
+fn LinkCard(view: LinkView, token: String, form_token: String) -> impl IntoView {
     let a = view.approval.clone();
-    let done = ArcRwSignal::new(None::<String>);
+    // After a decision posted without JavaScript the page comes back with
+    // `?done=approved|rejected`: the link is used now, by this decision.
+    let posted = leptos_router::hooks::use_query_map()
+        .with_untracked(|q| q.get("done"))
+        .filter(|_| view.state == "used")
+        .and_then(|d| match d.as_str() {
+            "approved" => Some("Approved: the agent goes on.".to_string()),
+            "rejected" => Some("Rejected: the agent was told.".to_string()),
+            _ => None,
+        });
+    let message = if posted.is_some() {
+        None
+    } else {
+        view.message.clone()
+    };
+    let done = ArcRwSignal::new(posted);
     let error = ArcRwSignal::new(None::<String>);
     let busy = ArcRwSignal::new(false);
     let reason = ArcRwSignal::new(String::new());
@@ -83,13 +99,14 @@ fn LinkCard(view: LinkView, token: String) -> impl IntoView {
             ("Reject", Some(false), false, "btn btn-reject"),
         ],
     };
+    let action = format!("/ui/link/{token}");
     let shown_done = done.clone();
     let shown_error = error.clone();
     view! {
         <article class="card approval-card" id="link-card" data-link-state=view.state.clone() data-link-action=view.action.clone()>
             <h2>"Approval needed: " <code>{a.tool_name.clone()}</code></h2>
             {a.server.clone().map(|s| view! { <p class="muted">"on " {s}</p> })}
-            <p>{a.description.clone()}</p>
+            <p class="approval-description" inner_html=crate::markdown::to_safe_inline_html(&a.description)></p>
             <ArgsView args=a.tool_args.clone()/>
             <dl class="facts">
                 <dt>"Rule"</dt><dd>{a.rule.clone().unwrap_or_else(|| "-".into())}</dd>
@@ -97,28 +114,34 @@ fn LinkCard(view: LinkView, token: String) -> impl IntoView {
                 <dt>"Expires"</dt><dd>{a.expires_at.clone().unwrap_or_else(|| "never".into())}</dd>
                 <dt>"Status"</dt><dd id="link-status">{view.status.as_str()}</dd>
             </dl>
-            {view.message.clone().map(|m| view! { <p class="alert alert-error" role="alert" id="link-message">{m}</p> })}
+            {message.map(|m| view! { <p class="alert alert-error" role="alert" id="link-message">{m}</p> })}
             {usable.then(|| {
                 let decide = decide.clone();
                 let (reason, typed) = (reason.clone(), reason.clone());
                 view! {
-                    <div class="link-actions" hidden=move || shown_done.get().is_some()>
+                    // A plain form post before hydration (or without
+                    // JavaScript): the server decides and comes back here
+                    // with `?done=`; once hydrated the click posts the JSON.
+                    <form class="link-actions" method="post" action=action hidden=move || shown_done.get().is_some()>
+                        <input type="hidden" name="form_token" value=form_token.clone()/>
+                        {crate::components::approval_card::implicit_submit_guard()}
                         <label>"Reason (optional) "
-                            <input type="text" id="link-reason" prop:value=move || reason.get()
+                            <input type="text" id="link-reason" name="reason" prop:value=move || reason.get()
                                 on:input=move |ev| typed.set(event_target_value(&ev))/>
                         </label>
                         {buttons.into_iter().map(|(label, send, approve, class)| {
                             let decide = decide.clone();
                             let busy = busy.clone();
                             view! {
-                                <button type="button" class=class data-link-button=label
+                                <button type="submit" name="decision" value=if approve { "approve" } else { "reject" }
+                                    class=class data-link-button=label
                                     disabled=move || busy.get()
-                                    on:click=move |_| decide(send, approve)>
+                                    on:click=move |ev| { ev.prevent_default(); decide(send, approve) }>
                                     {label}
                                 </button>
                             }
                         }).collect_view()}
-                    </div>
+                    </form>
                 }
             })}
             <p class="notice" role="status" id="link-done">{move || done.get()}</p>

@@ -21,18 +21,19 @@ pub fn NotificationsPage() -> impl IntoView {
         <Transition fallback=|| view! { <p class="muted">"Loading notifications…"</p> }>
             {reloading(move || { let list = list.clone(); Suspend::new(async move {
                 match list.await {
-                    Ok(l) if l.deliveries.is_empty() => view! {
+                    Ok(l) if l.deliveries.is_empty() => leptos::either::EitherOf3::A(view! {
                         <p class="panel empty" id="no-notifications">
                             "Nothing was sent yet. Targets are set under " <code>"notifications"</code> " in agent.yaml."
                         </p>
-                    }.into_any(),
+                    }),
                     Ok(l) => {
+                        let token = crate::components::viewer::current().await.form_token.unwrap_or_default();
                         let count = |s: &str| l.counts.get(s).copied().unwrap_or(0);
                         let summary = format!(
                             "{} pending, {} delivered, {} dead, {} skipped",
                             count("pending"), count("delivered"), count("dead"), count("skipped")
                         );
-                        view! {
+                        leptos::either::EitherOf3::B(view! {
                             <p class="muted" id="notification-counts">{summary}</p>
                             <table class="notifications" id="notifications">
                                 <thead><tr>
@@ -40,17 +41,17 @@ pub fn NotificationsPage() -> impl IntoView {
                                     <th>"Attempts"</th><th>"When"</th><th>"Last error"</th><th></th>
                                 </tr></thead>
                                 <tbody>
-                                    {l.deliveries.into_iter().map(|d| view! { <Row d=d reload=reload/> }).collect_view()}
+                                    {l.deliveries.into_iter().map(|d| view! { <Row d=d reload=reload token=token.clone()/> }).collect_view()}
                                 </tbody>
                             </table>
-                        }.into_any()
+                        })
                     }
-                    Err(e) => view! {
+                    Err(e) => leptos::either::EitherOf3::C(view! {
                         <div class="alert alert-error" role="alert">
                             <p>"Could not load the notifications: " {e.to_string()}</p>
                             <a href="/ui/notifications" class="btn">"Retry"</a>
                         </div>
-                    }.into_any(),
+                    }),
                 }
             })})}
         </Transition>
@@ -58,11 +59,13 @@ pub fn NotificationsPage() -> impl IntoView {
 }
 
 #[component]
-fn Row(d: Delivery, reload: Callback<()>) -> impl IntoView {
+fn Row(d: Delivery, reload: Callback<()>, token: String) -> impl IntoView {
     let error = ArcRwSignal::new(None::<String>);
     let retry = (d.status == "dead").then(|| {
         let (id, error) = (d.id.clone(), error.clone());
-        let click = move |_| {
+        let action = format!("/ui/notifications/{}/retry", d.id);
+        let click = move |ev: leptos::ev::MouseEvent| {
+            ev.prevent_default();
             let (id, error) = (id.clone(), error.clone());
             leptos::task::spawn_local(async move {
                 match api::retry_notification(id).await {
@@ -71,7 +74,13 @@ fn Row(d: Delivery, reload: Callback<()>) -> impl IntoView {
                 }
             });
         };
-        view! { <button type="button" class="btn" data-retry=d.id.clone() on:click=click>"Retry"</button> }
+        // A plain form post before hydration or without JavaScript.
+        view! {
+            <form method="post" action=action class="retry-form">
+                <input type="hidden" name="form_token" value=token/>
+                <button type="submit" class="btn" data-retry=d.id.clone() on:click=click>"Retry"</button>
+            </form>
+        }
     });
     let when = match (&d.delivered_at, d.status.as_str()) {
         (Some(at), _) => format!("delivered {}", short_time(at)),

@@ -62,24 +62,24 @@ pub fn PipelinePage() -> impl IntoView {
                 conv.set(c);
                 match tree.await {
                     Ok(view) => match view.pipeline {
-                        Some(root) => view! {
+                        Some(root) => leptos::either::EitherOf3::A(view! {
                             <RunHeader conv=conv run=run/>
                             <PipelineTree root=root run=run/>
-                        }.into_any(),
-                        None => view! {
+                        }),
+                        None => leptos::either::EitherOf3::B(view! {
                             <p class="panel empty" id="no-pipeline">
                                 "This agent runs in simple mode: one model with its tools. Add an "
                                 <code>"agent:"</code>
                                 " tree (sequential, parallel, loop, llm and a2a nodes) to agent.yaml to run a pipeline."
                             </p>
-                        }.into_any(),
+                        }),
                     },
-                    Err(e) => view! {
+                    Err(e) => leptos::either::EitherOf3::C(view! {
                         <div class="alert alert-error" role="alert">
                             <p>"Could not load the pipeline: " {e.to_string()}</p>
                             <a href="/ui/pipeline" class="btn">"Retry"</a>
                         </div>
-                    }.into_any(),
+                    }),
                 }
             })})}
         </Transition>
@@ -95,7 +95,7 @@ fn RunHeader(
     view! {
         <div class="panel run-head" id="run-head">
             {move || match (conv.get(), run.get()) {
-                (Some(c), Some(r)) => view! {
+                (Some(c), Some(r)) => leptos::either::Either::Left(view! {
                     <p>
                         "Run of "
                         <a href=format!("/ui/conversations/{}", c.id) id="run-conversation">"conversation " <code>{c.id[..8.min(c.id.len())].to_string()}</code></a>
@@ -111,10 +111,10 @@ fn RunHeader(
                         </p>
                     })}
                     {r.error.clone().map(|e| view! { <p class="alert alert-error">{e}</p> })}
-                }.into_any(),
-                _ => view! {
+                }),
+                _ => leptos::either::Either::Right(view! {
                     <p class="muted" id="no-run">"No conversation has run the pipeline yet. " <a href="/">"Start one"</a></p>
-                }.into_any(),
+                }),
             }}
         </div>
     }

@@ -19,25 +19,25 @@ pub fn ToolsPage() -> impl IntoView {
         <Transition fallback=|| view! { <p class="muted">"Loading tools…"</p> }>
             {reloading(move || { let tools = tools.clone(); Suspend::new(async move {
                 match tools.await {
-                    Ok(list) if list.tools.is_empty() => view! {
+                    Ok(list) if list.tools.is_empty() => leptos::either::EitherOf3::A(view! {
                         <p class="panel empty" id="no-tools">"This agent has no tools. Add MCP servers under " <code>"mcp_servers"</code> " in agent.yaml."</p>
-                    }.into_any(),
+                    }),
                     Ok(list) => {
                         let n = list.tools.len();
                         let approve = list.tools.iter().filter(|t| always_asks(t)).count();
-                        view! {
+                        leptos::either::EitherOf3::B(view! {
                             <p class="muted">{format!("{n} tools; {approve} need approval before they run.")}</p>
                             <ul class="tools" id="tools">
                                 {list.tools.into_iter().map(|t| view! { <ToolRow t=t reload=reload/> }).collect_view()}
                             </ul>
-                        }.into_any()
+                        })
                     }
-                    Err(e) => view! {
+                    Err(e) => leptos::either::EitherOf3::C(view! {
                         <div class="alert alert-error" role="alert">
                             <p>"Could not load the tools: " {e.to_string()}</p>
                             <a href="/ui/tools" class="btn">"Retry"</a>
                         </div>
-                    }.into_any(),
+                    }),
                 }
             })})}
         </Transition>
@@ -100,7 +100,6 @@ fn ToolRow(t: ToolDescription, reload: Callback<()>) -> impl IntoView {
                 <p class="form-error" role="alert">{move || shown.get()}</p>
             </div>
         }
-        .into_any()
     });
     let schema = serde_json::to_string_pretty(&t.input_schema).unwrap_or_default();
     view! {
@@ -109,10 +108,10 @@ fn ToolRow(t: ToolDescription, reload: Callback<()>) -> impl IntoView {
                 <code class="tool-name">{t.name.clone()}</code>
                 <span class="muted">" on " <span class="tool-server">{t.server.clone()}</span></span>
                 {match effective(&t) {
-                    Effective::Approve => view! { <span class="pill pill-approve" data-needs-approval="true">"Needs approval"</span> }.into_any(),
-                    Effective::Allow => view! { <span class="pill pill-free" data-needs-approval="false">"Runs without approval"</span> }.into_any(),
-                    Effective::Deny => view! { <span class="pill pill-down" data-needs-approval="denied">"Denied by a rule"</span> }.into_any(),
-                    Effective::Depends => view! { <span class="pill pill-approve" data-needs-approval="depends">"Depends on the arguments (see rules)"</span> }.into_any(),
+                    Effective::Approve => leptos::either::EitherOf4::A(view! { <span class="pill pill-approve" data-needs-approval="true">"Needs approval"</span> }),
+                    Effective::Allow => leptos::either::EitherOf4::B(view! { <span class="pill pill-free" data-needs-approval="false">"Runs without approval"</span> }),
+                    Effective::Deny => leptos::either::EitherOf4::C(view! { <span class="pill pill-down" data-needs-approval="denied">"Denied by a rule"</span> }),
+                    Effective::Depends => leptos::either::EitherOf4::D(view! { <span class="pill pill-approve" data-needs-approval="depends">"Depends on the arguments (see rules)"</span> }),
                 }}
                 {(!t.available).then(|| view! { <span class="pill pill-down">"Server unavailable"</span> })}
             </div>

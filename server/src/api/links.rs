@@ -20,7 +20,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use serde_json::Value;
 
-fn claims(state: &AppState, token: &str) -> Result<Claims, ApiError> {
+pub fn claims(state: &AppState, token: &str) -> Result<Claims, ApiError> {
     state
         .notify
         .links()
@@ -93,7 +93,31 @@ pub async fn decide(
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => return Err(ApiError::BadRequest("\"reason\" must be a string".into())),
     };
-    let approve = match (c.action, m.get("approved")) {
+    if m.contains_key("arguments") {
+        return Err(ApiError::BadRequest(
+            "a link decides the arguments as they were asked: edit them on the approval card instead"
+                .into(),
+        ));
+    }
+    let reply = use_link(&state, &c, m.get("approved"), reason, ctx).await?;
+    Ok(Json(ConversationResponse {
+        conversation: reply.conversation,
+        result: Some(reply.result),
+    }))
+}
+
+/// Decides with the link `c`, as the caller: an approve or reject link
+/// says its own decision (`approved`, if sent, may only agree), an open
+/// link needs `approved` (a boolean). Shared by the JSON route and the
+/// page's form post.
+pub async fn use_link(
+    state: &AppState,
+    c: &Claims,
+    approved: Option<&Value>,
+    reason: Option<String>,
+    ctx: crate::tools::CallContext,
+) -> Result<crate::engine::Reply, ApiError> {
+    let approve = match (c.action, approved) {
         (Action::Approve, None | Some(Value::Bool(true))) => true,
         (Action::Reject, None | Some(Value::Bool(false))) => false,
         (Action::Open, Some(Value::Bool(b))) => *b,
@@ -110,19 +134,13 @@ pub async fn decide(
             )));
         }
     };
-    if m.contains_key("arguments") {
-        return Err(ApiError::BadRequest(
-            "a link decides the arguments as they were asked: edit them on the approval card instead"
-                .into(),
-        ));
-    }
     // Said first: a used link is "used", whatever became of its approval
     // (the decision's transaction records the use, so two racing posts
     // cannot both decide).
     if state.store.link_used(&c.link).await? {
         return Err(crate::engine::EngineError::LinkUsed.into());
     }
-    let reply = state
+    Ok(state
         .engine
         .decide_by_link(
             &c.approval,
@@ -132,11 +150,7 @@ pub async fn decide(
                 arguments: None,
             },
             ctx,
-            c.link,
+            c.link.clone(),
         )
-        .await?;
-    Ok(Json(ConversationResponse {
-        conversation: reply.conversation,
-        result: Some(reply.result),
-    }))
+        .await?)
 }

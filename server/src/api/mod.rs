@@ -5,6 +5,8 @@
 //! - `error`: [`ApiError`], the one error type at the edge.
 //! - `extract`: JSON and query extractors that reject in the API's format.
 //! - `session`: `X-Session-ID` and the per-request log span.
+//! - `forms`: the pages' form posts under `/ui/` (decisions without
+//!   JavaScript), each checked for this browser's form token.
 //!
 //! [`router`] assembles API and UI on one axum router; `main` and every test
 //! use it, so tests exercise exactly what users run.
@@ -16,6 +18,7 @@ pub mod docs;
 pub mod error;
 pub mod events;
 pub mod extract;
+pub mod forms;
 pub mod health;
 pub mod links;
 pub mod notifications;
@@ -91,14 +94,23 @@ pub fn router(state: AppState) -> Router {
         .route("/ui/auth/oidc", get(signin::oidc_start))
         .route("/ui/auth/callback", get(signin::oidc_callback))
         .route("/ui/audit", get(audit::page))
+        .route("/ui/approvals/{uuid}/decide", post(forms::decide))
+        .route("/ui/link/{token}", post(forms::link))
+        .route("/ui/notifications/{id}/retry", post(forms::retry))
+        .route("/ui/refused", get(forms::refused_page))
         .method_not_allowed_fallback(method_not_allowed);
     // Outermost first: session id and log span, cross-site refusal and
-    // security headers, then who is calling and whether they may.
+    // security headers, then who is calling and whether they may, then
+    // the browser's form cookie (which the pages' forms are bound to).
     let origins = state.auth.origins.clone();
     ui::routes(&state)
         .merge(api)
         .fallback(ui::fallback)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(axum::middleware::from_fn_with_state(
+            state.auth.secure_cookies,
+            crate::auth::forms::layer,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::auth::guard::layer,

@@ -38,6 +38,11 @@ const TABLE: &[(&str, &str, Need)] = &[
     ("GET", "/", Page(Viewer)),
     ("GET", "/ui/audit", Page(Admin)),
     ("GET", "/ui/*", Page(Viewer)),
+    // The pages' forms (REACH.md §1). Deciding is checked where it is
+    // made (roles, separation of duties, approvers), as for REST.
+    ("POST", "/ui/approvals/{uuid}/decide", Page(Viewer)),
+    ("POST", "/ui/link/{token}", Page(Viewer)),
+    ("POST", "/ui/notifications/{id}/retry", Page(Admin)),
     ("GET", "/docs", Page(Viewer)),
     ("GET", "/openapi.json", Api(Viewer)),
     ("GET", "/agent", Api(Viewer)),

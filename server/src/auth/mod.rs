@@ -18,6 +18,7 @@
 //! UI and A2A decisions are authorized by the same function.
 
 pub mod access;
+pub mod forms;
 pub mod guard;
 pub mod oidc;
 pub mod origin;

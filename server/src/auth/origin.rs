@@ -4,7 +4,9 @@
 //! the agent at all) whatever page sends the request, so a state-changing
 //! request is refused when it could have come from another site:
 //! - a body that is not JSON (`415`): `text/plain`, forms and bodies with
-//!   no type are what a foreign page can send without a CORS preflight;
+//!   no type are what a foreign page can send without a CORS preflight
+//!   (the pages' own forms under `/ui/` are the exception: each carries a
+//!   token bound to the browser, checked by its handler, see `forms`);
 //! - an `Origin` that is not the agent's own nor in `auth.allowed_origins`,
 //!   or, with no `Origin`, `Sec-Fetch-Site: cross-site` (`403`).
 //!
@@ -112,6 +114,17 @@ pub fn is_json(h: &HeaderMap) -> bool {
             .is_some_and(|(_, sub)| sub.ends_with("+json"))
 }
 
+/// `application/x-www-form-urlencoded`, what an HTML form posts.
+fn is_form(h: &HeaderMap) -> bool {
+    h.get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|ct| ct.split(';').next())
+        .is_some_and(|e| {
+            e.trim()
+                .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+        })
+}
+
 /// Why a request was refused as cross-site, if it was.
 pub fn check(origins: &Origins, method: &Method, path: &str, h: &HeaderMap) -> Option<ApiError> {
     if !changes_state(method) {
@@ -121,7 +134,10 @@ pub fn check(origins: &Origins, method: &Method, path: &str, h: &HeaderMap) -> O
     // (by [`is_json`]) with the A2A error the spec names (-32005,
     // ContentTypeNotSupported; 415 over HTTP+JSON), before anything runs.
     let a2a = path == "/a2a" || path.starts_with("/a2a/");
-    if has_body(h) && !is_json(h) && !a2a {
+    // The pages' own forms (REACH.md §1) post urlencoded to `/ui/...`;
+    // each of those handlers checks the form's token (`forms`) first.
+    let page_form = path.starts_with("/ui/") && is_form(h);
+    if has_body(h) && !is_json(h) && !a2a && !page_form {
         return Some(ApiError::UnsupportedMediaType(
             "a request that changes state must send its body as Content-Type: application/json"
                 .into(),

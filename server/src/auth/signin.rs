@@ -1,16 +1,19 @@
 //! Signing in and out in the browser (AUTH.md §3).
 //!
-//! - `GET /ui/sign-in`: the page. Mode `tokens`: paste a token (sent as
-//!   JSON by `/sign-in.js`: a form post would be refused as cross-site by
-//!   design). Mode `oidc`: "Sign in with <issuer>".
-//! - `POST /ui/sign-in` `{"token"}`: a token becomes a session cookie.
+//! - `GET /ui/sign-in`: the page. Mode `tokens`: paste a token, in a plain
+//!   form post carrying this browser's form token (`forms`), so signing in
+//!   needs no JavaScript. Mode `oidc`: "Sign in with <issuer>".
+//! - `POST /ui/sign-in`: a token becomes a session cookie: the page's form
+//!   (urlencoded, its form token checked; 303 to `next`, or back to the
+//!   page saying why) or `{"token", "next"?}` as JSON (`{"next"}`).
 //! - `GET /ui/auth/oidc`: to the provider with authorization code + PKCE
 //!   (S256) + state + nonce; the three are kept in a short-lived HttpOnly
 //!   cookie, so any replica can finish the sign-in.
 //! - `GET /ui/auth/callback`: the code is exchanged, the ID token checked
 //!   (signature, issuer, audience = client id, expiry, nonce), and a
 //!   session row created.
-//! - `POST /ui/sign-out`: the row is deleted, the cookie cleared.
+//! - `POST /ui/sign-out` with the form token (the header's form, or
+//!   `{"form_token"}`): the row is deleted, the cookie cleared.
 //! - `GET /auth/me`: who the caller is, for the UI.
 
 use super::guard::{Identity, encode, local_target, peer};
@@ -23,7 +26,7 @@ use crate::state::AppState;
 use crate::store::sessions::Session;
 use app::models::Viewer;
 use axum::Json;
-use axum::extract::{Query, Request, State};
+use axum::extract::{FromRequest, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use base64::Engine;
@@ -35,22 +38,43 @@ const OIDC_COOKIE: &str = "stopgo_oidc";
 #[derive(Deserialize)]
 pub struct NextQuery {
     next: Option<String>,
+    /// Set when a posted sign-in failed: `token` (not one of ours) or
+    /// `wait` (too many failures from this address).
+    failed: Option<String>,
 }
 
 /// `GET /ui/sign-in`.
-pub async fn page(State(state): State<AppState>, Query(q): Query<NextQuery>) -> Response {
+pub async fn page(
+    State(state): State<AppState>,
+    Query(q): Query<NextQuery>,
+    req: Request,
+) -> Response {
     let next = local_target(q.next.as_deref());
     let body = match state.auth.mode {
-        AuthMode::Tokens => format!(
-            r#"<form id="sign-in" data-next="{next}">
+        AuthMode::Tokens => {
+            let token = super::forms::token(req.headers(), req.extensions()).unwrap_or_default();
+            let error = match q.failed.as_deref() {
+                Some("wait") => {
+                    Some("Too many failed sign-ins from this address: wait a minute and try again.")
+                }
+                Some(_) => Some("That token is not one of this agent's operator tokens."),
+                None => None,
+            };
+            format!(
+                r#"<form id="sign-in" method="post" action="/ui/sign-in">
+<input type="hidden" name="next" value="{next}">
+<input type="hidden" name="form_token" value="{token}">
 <label for="token">Operator token</label>
 <input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
 <button type="submit" class="primary">Sign in</button>
-<p id="sign-in-error" class="error" role="alert" hidden></p>
-</form>
-<script src="/sign-in.js" defer></script>"#,
-            next = escape(&next)
-        ),
+<p id="sign-in-error" class="error" role="alert"{hidden}>{error}</p>
+</form>"#,
+                next = escape(&next),
+                token = escape(&token),
+                hidden = if error.is_some() { "" } else { " hidden" },
+                error = error.unwrap_or(""),
+            )
+        }
         AuthMode::Oidc => {
             let issuer = state
                 .auth
@@ -104,12 +128,63 @@ pub struct TokenSignIn {
     next: Option<String>,
 }
 
-/// `POST /ui/sign-in` `{"token", "next"?}` → `{"next"}` and the cookie.
+/// `POST /ui/sign-in`: the page's form (urlencoded: 303 to `next`, or
+/// back to the page saying why), or `{"token", "next"?}` → `{"next"}`;
+/// either way the session cookie.
 pub async fn with_token(State(state): State<AppState>, req: Request) -> Result<Response, ApiError> {
     let ip = peer(&req);
+    if !crate::auth::origin::is_json(req.headers()) {
+        let crate::api::forms::UiForm(f) =
+            crate::api::forms::UiForm::from_request(req, &state).await?;
+        let next = local_target(f.get("next"));
+        let body = TokenSignIn {
+            token: f.get("token").unwrap_or_default().to_string(),
+            next: Some(next.clone()),
+        };
+        return Ok(match sign_in_with(&state, ip, body).await {
+            Ok((cookie, _)) => {
+                let mut r = see_other(&next);
+                r.headers_mut().append(header::SET_COOKIE, cookie);
+                r
+            }
+            Err(e) => {
+                let why = if matches!(e, ApiError::TooManyRequests { .. }) {
+                    "wait"
+                } else if matches!(e, ApiError::Unauthorized(_)) {
+                    "token"
+                } else {
+                    return Err(e);
+                };
+                see_other(&format!("/ui/sign-in?next={}&failed={why}", encode(&next)))
+            }
+        });
+    }
     let ApiJson(body) =
         <ApiJson<TokenSignIn> as axum::extract::FromRequest<AppState>>::from_request(req, &state)
             .await?;
+    let next = local_target(body.next.as_deref());
+    let (cookie, name) = sign_in_with(&state, ip, body).await?;
+    let mut r = Json(serde_json::json!({"next": next, "name": name})).into_response();
+    r.headers_mut().append(header::SET_COOKIE, cookie);
+    Ok(r)
+}
+
+/// `303 See Other` to `to` (a path of this site).
+fn see_other(to: &str) -> Response {
+    let mut r = StatusCode::SEE_OTHER.into_response();
+    if let Ok(v) = HeaderValue::from_str(to) {
+        r.headers_mut().insert(header::LOCATION, v);
+    }
+    r
+}
+
+/// Checks a token sign-in: the session's `Set-Cookie` and the principal's
+/// name, or why not (failures count against the address).
+async fn sign_in_with(
+    state: &AppState,
+    ip: std::net::IpAddr,
+    body: TokenSignIn,
+) -> Result<(HeaderValue, String), ApiError> {
     if state.auth.mode != AuthMode::Tokens {
         return Err(ApiError::BadRequest(format!(
             "signing in with a token needs auth mode `tokens` (this agent uses `{}`)",
@@ -133,12 +208,8 @@ pub async fn with_token(State(state): State<AppState>, req: Request) -> Result<R
             "that token is not one of this agent's operator tokens".into(),
         ));
     };
-    let cookie = start_session(&state, &p, "token").await?;
-    let mut r =
-        Json(serde_json::json!({"next": local_target(body.next.as_deref()), "name": p.name}))
-            .into_response();
-    r.headers_mut().append(header::SET_COOKIE, cookie);
-    Ok(r)
+    let cookie = start_session(state, &p, "token").await?;
+    Ok((cookie, p.name.clone()))
 }
 
 /// Stores a session for `p`; returns its `Set-Cookie`.
@@ -165,11 +236,27 @@ async fn start_session(
     ))
 }
 
-/// `POST /ui/sign-out`.
-pub async fn sign_out(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
+/// `POST /ui/sign-out`: the header's form (urlencoded) or
+/// `{"form_token"}`, with this browser's form token.
+pub async fn sign_out(State(state): State<AppState>, req: Request) -> Result<Response, ApiError> {
+    let headers = req.headers().clone();
+    if crate::auth::origin::is_json(&headers) {
+        let (parts, body) = req.into_parts();
+        let ApiJson(b) =
+            <ApiJson<serde_json::Value> as axum::extract::FromRequest<AppState>>::from_request(
+                Request::from_parts(parts.clone(), body),
+                &state,
+            )
+            .await?;
+        let sent = b.get(super::forms::FIELD).and_then(|v| v.as_str());
+        if !super::forms::check(&parts.headers, &parts.extensions, sent) {
+            return Err(ApiError::Forbidden(
+                "signing out needs this browser's form_token (from GET /auth/me)".into(),
+            ));
+        }
+    } else {
+        crate::api::forms::UiForm::from_request(req, &state).await?;
+    }
     if let Some(c) = session::read_cookie(&headers, COOKIE) {
         state.store.sign_out(session::digest(&c)).await?;
     }
@@ -193,8 +280,15 @@ pub async fn sign_out(
 }
 
 /// Who `identity` is, as the UI shows it (`GET /auth/me`, and the page
-/// renderer's context).
-pub fn me(state: &AppState, identity: Option<&Identity>) -> Viewer {
+/// renderer's context), with the token this request's forms carry.
+pub fn me(state: &AppState, headers: &HeaderMap, ext: &axum::http::Extensions) -> Viewer {
+    Viewer {
+        form_token: super::forms::token(headers, ext),
+        ..viewer(state, ext.get::<Identity>())
+    }
+}
+
+fn viewer(state: &AppState, identity: Option<&Identity>) -> Viewer {
     let p = identity.map(|i| i.0.clone());
     let known = identity.is_some_and(Identity::known);
     Viewer {
@@ -211,12 +305,13 @@ pub fn me(state: &AppState, identity: Option<&Identity>) -> Viewer {
             .auth
             .open_warning
             .then(|| super::NO_AUTH_BANNER.to_string()),
+        form_token: None,
     }
 }
 
 /// `GET /auth/me`.
 pub async fn whoami(State(state): State<AppState>, req: Request) -> Json<Viewer> {
-    Json(me(&state, req.extensions().get::<Identity>()))
+    Json(me(&state, req.headers(), req.extensions()))
 }
 
 /// The site's base URL for redirects back to us.
