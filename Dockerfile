@@ -25,7 +25,8 @@ RUN mkdir -p /tools && cd /tools && npm install --no-audit --no-fund binaryen@13
 ENV PATH=/tools/node_modules/.bin:$PATH
 WORKDIR /src
 COPY . .
-RUN cargo leptos build --release --precompress
+RUN cargo leptos build --release --precompress \
+ && cargo build --release -p mcp-filesystem -p mcp-resources
 
 # What both images share: no compilers, no package manager caches, a
 # non-root user, the data volume, the health check. config/agent.yaml and

@@ -32,6 +32,7 @@ run: build
 ## build: release binaries in target/release/ and the site in target/site/
 build: setup
 	cargo leptos build --release --precompress
+	cargo build --release -p mcp-filesystem -p mcp-resources
 
 ## build-once: a build right after `make build` finds nothing to compile
 build-once:
@@ -97,6 +98,7 @@ PG_SUITES = --test api_conversations --test live_api --test agent_flow --test a2
 unit:
 	PGDIR=$$(mktemp -d /tmp/stopgo-pg.XXXXXX); trap 'scripts/pg.sh stop "$$PGDIR"' EXIT; \
 	export STOPGO_TEST_DATABASE_URL=$$(scripts/pg.sh start "$$PGDIR"); \
+	cargo build -p mcp-filesystem -p mcp-resources && \
 	cargo test --workspace --exclude frontend && \
 	STOPGO_TEST_BACKEND=postgres cargo test --workspace --exclude frontend $(PG_SUITES)
 
@@ -112,7 +114,7 @@ bench: setup-test build
 
 ## fuzz: mcp-filesystem's resolver, tools and patch parser for FUZZ_SECONDS each (default 60)
 fuzz:
-	cargo test --release -p server --test fuzz_filesystem -- --ignored --nocapture --test-threads 1
+	cargo test --release -p mcp-filesystem --test fuzz_filesystem -- --ignored --nocapture --test-threads 1
 
 clean:
 	cargo clean

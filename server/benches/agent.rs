@@ -126,7 +126,7 @@ impl Agent {
         if with_tools {
             yaml.push_str(&format!(
                 "mcp_servers:\n  - name: resources\n    command: {}\n    args: [--db, {}]\n",
-                env!("CARGO_BIN_EXE_mcp-resources"),
+                test_support::process::workspace_bin("mcp-resources"),
                 dir.path().join("r.db").display()
             ));
         }
@@ -247,7 +247,8 @@ async fn mcp_round_trips() -> Vec<Duration> {
     use rmcp::ServiceExt;
     use rmcp::model::CallToolRequestParams;
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-resources"));
+    let mut cmd =
+        tokio::process::Command::new(test_support::process::workspace_bin("mcp-resources"));
     cmd.arg("--db")
         .arg(dir.path().join("r.db"))
         .stderr(Stdio::null());

@@ -171,7 +171,7 @@ impl Chain {
         chain.db = dir.path().join("resources.db");
         let c_yaml = format!(
             "name: agent-c\nprompt: You are agent C, the resource keeper.\nmcp_servers:\n  - name: resources\n    command: {}\n    args: [--db, {}]\n{c_extra}",
-            env!("CARGO_BIN_EXE_mcp-resources"),
+            test_support::process::workspace_bin("mcp-resources"),
             chain.db.display()
         );
         chain.add(dir, &c_yaml, None);
@@ -223,7 +223,7 @@ impl Chain {
     }
 
     fn resources(&self) -> usize {
-        server::resources::db::ResourceDb::open(&self.db)
+        mcp_resources::db::ResourceDb::open(&self.db)
             .unwrap()
             .list(None)
             .unwrap()
@@ -677,7 +677,7 @@ async fn an_edit_at_the_top_runs_below_with_the_edited_arguments() {
     assert_eq!(status, 200, "{body}");
     let response = body["result"]["response"].as_str().unwrap();
     assert!(response.contains("\"value\":9"), "{response}");
-    let kept = server::resources::db::ResourceDb::open(&chain.db)
+    let kept = mcp_resources::db::ResourceDb::open(&chain.db)
         .unwrap()
         .list(None)
         .unwrap();

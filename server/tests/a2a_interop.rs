@@ -30,7 +30,7 @@ fn resources_agent(dir: &std::path::Path) -> Agent {
     let yaml = format!(
         "name: interop-agent\nllm: {{model: \"scripted:{}\"}}\nmcp_servers:\n  - name: resources\n    command: {}\n    args: [--db, {}]\n",
         root().join("testdata/e2e-rules.yaml").display(),
-        env!("CARGO_BIN_EXE_mcp-resources"),
+        test_support::process::workspace_bin("mcp-resources"),
         dir.join("resources.db").display()
     );
     Agent::start(&write_config(dir, &dir.join("data"), &yaml))

@@ -39,7 +39,7 @@ struct HttpResources {
 
 impl HttpResources {
     fn start(db: &std::path::Path) -> HttpResources {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-resources"));
+        let mut cmd = Command::new(test_support::process::workspace_bin("mcp-resources"));
         cmd.args(["--http", "127.0.0.1:0", "--db"]).arg(db);
         let process = support::Process::server(cmd, "mcp-resources --http");
         HttpResources {
@@ -81,7 +81,7 @@ async fn setup(format: Format, http: bool) -> Setup {
         (
             format!(
                 "mcp_servers:\n  - name: resources\n    command: {}\n    args: [--db, {}]\n",
-                env!("CARGO_BIN_EXE_mcp-resources"),
+                test_support::process::workspace_bin("mcp-resources"),
                 db.display()
             ),
             None,

@@ -65,7 +65,7 @@ approvals:
 fn resources_server(dir: &std::path::Path) -> String {
     format!(
         "mcp_servers:\n  - name: resources\n    command: {}\n    args: [--db, {}]\n",
-        env!("CARGO_BIN_EXE_mcp-resources"),
+        test_support::process::workspace_bin("mcp-resources"),
         dir.join("resources.db").display()
     )
 }

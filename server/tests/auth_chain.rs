@@ -72,7 +72,7 @@ auth:
     - {{name: agent-b, token: "${{B_AT_C}}", roles: [requester, approver]}}
     - {{name: c-admin, token: "${{C_ADMIN}}", roles: [admin]}}
 "#,
-        mcp = env!("CARGO_BIN_EXE_mcp-resources"),
+        mcp = test_support::process::workspace_bin("mcp-resources"),
         db = db.display()
     );
     let c = start(dirs[0].path(), &c_yaml, &env);

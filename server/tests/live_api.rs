@@ -32,7 +32,7 @@ fn config() -> (tempfile::TempDir, std::path::PathBuf) {
     let yaml = format!(
         "llm: {{model: \"scripted:{}\"}}\nmcp_servers:\n  - name: resources\n    command: {}\n    args: [--db, {}]\n",
         rules.display(),
-        env!("CARGO_BIN_EXE_mcp-resources"),
+        test_support::process::workspace_bin("mcp-resources"),
         dir.path().join("resources.db").display()
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);

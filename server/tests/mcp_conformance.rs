@@ -122,7 +122,7 @@ fn mcp_filesystem_passes_the_protocol_scenarios() {
         ),
     )
     .unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-filesystem"));
+    let mut cmd = Command::new(test_support::process::workspace_bin("mcp-filesystem"));
     cmd.arg("--config")
         .arg(&config)
         .args(["--http", "127.0.0.1:0"]);
@@ -144,7 +144,7 @@ fn mcp_filesystem_passes_the_protocol_scenarios() {
 #[test]
 fn mcp_resources_passes_the_protocol_scenarios() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-resources"));
+    let mut cmd = Command::new(test_support::process::workspace_bin("mcp-resources"));
     cmd.arg("--db")
         .arg(tmp.path().join("resources.db"))
         .args(["--http", "127.0.0.1:0"]);

@@ -94,7 +94,7 @@ async fn the_counters_equal_what_happened() {
     let dir = tempfile::tempdir().unwrap();
     let yaml = format!(
         "llm: {{model: gemini-2.5-flash}}\nmcp_servers:\n  - name: resources\n    command: {}\n    args: [--db, {}]\n",
-        env!("CARGO_BIN_EXE_mcp-resources"),
+        test_support::process::workspace_bin("mcp-resources"),
         dir.path().join("resources.db").display()
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);

@@ -99,7 +99,7 @@ impl Setup {
 
     async fn resources(&self) -> Vec<Value> {
         let db = self.dir.path().join("resources.db");
-        let db = server::resources::db::ResourceDb::open(&db).unwrap();
+        let db = mcp_resources::db::ResourceDb::open(&db).unwrap();
         db.list(None)
             .unwrap()
             .into_iter()
@@ -124,7 +124,10 @@ fn adapt(yaml: &str, data: &Path, db: &Path) -> String {
         } else if t.starts_with("data_dir:") {
             format!("data_dir: {}", data.display())
         } else if t.starts_with("command: target/release/mcp-resources") {
-            format!("{indent}command: {}", env!("CARGO_BIN_EXE_mcp-resources"))
+            format!(
+                "{indent}command: {}",
+                test_support::process::workspace_bin("mcp-resources")
+            )
         } else if t.starts_with("args: [--db,") {
             format!("{indent}args: [--db, {}]", db.display())
         } else {

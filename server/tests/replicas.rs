@@ -42,7 +42,7 @@ impl Replicas {
         let llm = test_support::fake_llm::spawn(fake.clone()).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("resources.db");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-resources"));
+        let mut cmd = Command::new(test_support::process::workspace_bin("mcp-resources"));
         cmd.args(["--db", db.to_str().unwrap(), "--http", "127.0.0.1:0"])
             .env("RUST_LOG", "info");
         let resources = support::Process::server(cmd, "mcp-resources");
@@ -79,7 +79,7 @@ impl Replicas {
 
     /// How many resources the shared server holds (each add is one).
     fn resources(&self) -> usize {
-        server::resources::db::ResourceDb::open(&self.db)
+        mcp_resources::db::ResourceDb::open(&self.db)
             .unwrap()
             .list(None)
             .unwrap()

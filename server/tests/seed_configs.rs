@@ -53,7 +53,7 @@ fn localize(text: &str, data: &Path, b: Option<&str>) -> String {
         .replace("./data/", &format!("{}/", data.display()))
         .replace(
             "target/release/mcp-resources",
-            env!("CARGO_BIN_EXE_mcp-resources"),
+            &test_support::process::workspace_bin("mcp-resources"),
         );
     if let Some(b) = b {
         out = out
@@ -102,7 +102,7 @@ async fn start(orchestrator: &str, env: &[(&str, &str)]) -> Stack {
 const SID: &str = "seed-session-1";
 
 fn resources(db: &Path) -> Vec<String> {
-    server::resources::db::ResourceDb::open(db)
+    mcp_resources::db::ResourceDb::open(db)
         .unwrap()
         .list(None)
         .unwrap()

@@ -201,7 +201,10 @@ async fn the_configs_make_run_starts_listen_on_this_machine_only() {
         )
         .replace(
             "command: target/release/mcp-resources",
-            &format!("command: {}", env!("CARGO_BIN_EXE_mcp-resources")),
+            &format!(
+                "command: {}",
+                test_support::process::workspace_bin("mcp-resources")
+            ),
         )
         .replace(
             "./data/demo/resources.db",

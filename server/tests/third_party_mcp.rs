@@ -50,7 +50,7 @@ async fn server_everything_works_beside_mcp_resources_with_gemini() {
     let yaml = format!(
         "llm: {{model: gemini-2.5-flash}}\nmcp_servers:\n  - name: everything\n    command: {}\n  - name: resources\n    command: {}\n    args: [--db, {}]\n",
         everything().display(),
-        env!("CARGO_BIN_EXE_mcp-resources"),
+        test_support::process::workspace_bin("mcp-resources"),
         dir.path().join("r.db").display()
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);

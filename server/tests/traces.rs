@@ -43,7 +43,7 @@ async fn one_trace_crosses_three_agents_and_covers_the_approval() {
         &dirs[0],
         &format!(
             "name: agent-c\nprompt: You are agent C.\n{model}mcp_servers:\n  - name: resources\n    command: {}\n    args: [--db, {}]\n",
-            env!("CARGO_BIN_EXE_mcp-resources"),
+            test_support::process::workspace_bin("mcp-resources"),
             dirs[0].path().join("r.db").display()
         ),
         &otlp.base,

@@ -141,3 +141,25 @@ impl Drop for Process {
         let _ = self.child.wait();
     }
 }
+
+/// The path of the workspace binary `name` (`mcp-resources`,
+/// `mcp-filesystem`) built with the same profile as the running test or
+/// bench: `target/<profile>/<name>`, beside the `deps/` folder the test
+/// runs from. Cargo gives a test `CARGO_BIN_EXE_*` only for its own
+/// package's binaries; the built-in MCP servers are crates of their own,
+/// so `make unit` and `make build` build them first. Panics, saying how to
+/// build it, when it is missing.
+pub fn workspace_bin(name: &str) -> String {
+    let exe = std::env::current_exe().expect("the test's own path");
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("a test runs from target/<profile>/deps");
+    let path = profile_dir.join(name);
+    assert!(
+        path.is_file(),
+        "{} is missing: build it with `cargo build -p {name}` (add --release for benches); `make unit` and `make build` do",
+        path.display()
+    );
+    path.display().to_string()
+}

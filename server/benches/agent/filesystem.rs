@@ -137,7 +137,8 @@ fn secs(d: Duration) -> String {
 
 /// The release server over stdio, and its pid.
 async fn start(config: &Path) -> (Client, u32) {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-filesystem"));
+    let mut cmd =
+        tokio::process::Command::new(test_support::process::workspace_bin("mcp-filesystem"));
     cmd.arg("--config").arg(config).stderr(Stdio::null());
     let transport = rmcp::transport::TokioChildProcess::new(cmd).unwrap();
     let pid = transport.id().unwrap_or(0);

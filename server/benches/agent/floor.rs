@@ -26,7 +26,7 @@ impl StaticServer {
                 .build()
                 .expect("a runtime");
             rt.block_on(async move {
-                let listener = server::net::listen("127.0.0.1:0").await.expect("bind");
+                let listener = mcp_serve::listen("127.0.0.1:0").await.expect("bind");
                 let addr = listener.local_addr().expect("an address");
                 let _ = bound.send(format!("http://{addr}"));
                 let app = Router::new().fallback(get(move || {

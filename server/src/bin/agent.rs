@@ -135,7 +135,7 @@ async fn serve(args: Args, config: server::config::Config) -> anyhow::Result<()>
     .await
     .context("starting the agent")?;
     let db = state.store.describe();
-    let listener = server::net::listen(&addr).await.with_context(|| {
+    let listener = mcp_serve::listen(&addr).await.with_context(|| {
         format!(
             "cannot listen on {addr} (host and port in {})",
             args.config.display()

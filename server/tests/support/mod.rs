@@ -61,7 +61,7 @@ pub fn resources_yaml(name: &str, dir: &Path) -> String {
     format!(
         "name: {name}\nllm: {{model: \"scripted:{rules}\"}}\nmcp_servers:\n  - name: resources\n    command: {mcp}\n    args: [--db, {db}]\n",
         rules = root.join("testdata/e2e-rules.yaml").display(),
-        mcp = env!("CARGO_BIN_EXE_mcp-resources"),
+        mcp = test_support::process::workspace_bin("mcp-resources"),
         db = dir.join("resources.db").display()
     )
 }
@@ -131,7 +131,7 @@ impl Agent {
         })
         .await
         .unwrap();
-        let listener = server::net::listen("127.0.0.1:0").await.unwrap();
+        let listener = mcp_serve::listen("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(async move {

@@ -153,7 +153,7 @@ pub fn router(state: Arc<FakeState>) -> Router {
 
 /// Starts a fake on `127.0.0.1:0`; returns its base URL.
 pub async fn spawn(state: Arc<FakeState>) -> std::io::Result<String> {
-    let listener = server::net::listen("127.0.0.1:0").await?;
+    let listener = mcp_serve::listen("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     tokio::spawn(async move {
         use axum::serve::ListenerExt;

@@ -12,8 +12,8 @@
 
 use super::write::{MAX_DEPTH, atomic_write, create_folders, empty_folder, open_folder};
 use super::{Args, Fs, Outcome, ToolError, rel_path, sandbox_error};
-use crate::filesystem::path::RelPath;
-use crate::filesystem::sandbox::{Root, SandboxError, TargetType};
+use crate::path::RelPath;
+use crate::sandbox::{Root, SandboxError, TargetType};
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, MetadataExt, OpenOptions};
 use serde_json::json;

@@ -3,7 +3,7 @@
 //! root nothing is said but that it is `external`.
 
 use super::{Args, Fs, Outcome, ToolError, kind_of, lookup, rel_path, sandbox_error, time};
-use crate::filesystem::sandbox::TargetType;
+use crate::sandbox::TargetType;
 use cap_std::fs::MetadataExt;
 use serde_json::{Value, json};
 use sha2::Digest;

@@ -4,7 +4,7 @@
 //! so a huge file or a huge line costs no more memory than the cap.
 
 use super::{Args, Fs, Outcome, ToolError, rel_path, sandbox_error, text_value};
-use crate::filesystem::sandbox::SandboxError;
+use crate::sandbox::SandboxError;
 use base64::Engine;
 use serde_json::json;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
@@ -119,7 +119,7 @@ pub fn read_file(fs: &Fs, args: &Args<'_>) -> Outcome {
     Ok(out)
 }
 
-fn is_dir(root: &crate::filesystem::sandbox::Root, rel: &crate::filesystem::path::RelPath) -> bool {
+fn is_dir(root: &crate::sandbox::Root, rel: &crate::path::RelPath) -> bool {
     root.resolve(rel, true)
         .ok()
         .and_then(|r| root.lstat(&r.path).ok())

@@ -29,7 +29,7 @@ pub fn list_folder(fs: &Fs, args: &Args<'_>) -> Outcome {
         return Err(sandbox_error(
             &given,
             root,
-            crate::filesystem::sandbox::SandboxError::NotFound,
+            crate::sandbox::SandboxError::NotFound,
         ));
     }
     let dir = if r.path.is_root() {

@@ -10,8 +10,8 @@
 //! removing a link removes the link, never its target.
 
 use super::{Args, Fs, Outcome, ToolError, kind_of, rel_path, sandbox_error};
-use crate::filesystem::path::RelPath;
-use crate::filesystem::sandbox::{Root, SandboxError};
+use crate::path::RelPath;
+use crate::sandbox::{Root, SandboxError};
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, MetadataExt, OpenOptions, OpenOptionsExt, Permissions, PermissionsExt};
 use serde_json::json;
@@ -394,7 +394,7 @@ pub(super) fn rewrite(
 /// `patch_file`: a unified diff applied atomically (all hunks or none),
 /// or only checked with `dry_run`.
 pub fn patch_file(fs: &Fs, args: &Args<'_>) -> Outcome {
-    use crate::filesystem::patch;
+    use crate::patch;
     let root = fs.root("patch_file", args, "root")?;
     let (given, rel) = rel_path(root, args, "path", None)?;
     let text = args.req_str("patch")?;

@@ -10,8 +10,8 @@
 use super::extras::Excludes;
 use super::walk::{Entry, Step, walk};
 use super::{Args, Fs, Outcome, ToolError, kind_of, rel_path, sandbox_error, time};
-use crate::filesystem::path::RelPath;
-use crate::filesystem::sandbox::SandboxError;
+use crate::path::RelPath;
+use crate::sandbox::SandboxError;
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, OpenOptions};
 use serde_json::{Value, json};
@@ -482,7 +482,7 @@ mod tests {
             "roots:\n  - name: ws\n    path: '{}'\n    allowed_tools: [grep]\n",
             d.path().display()
         );
-        let fs = Fs::open(&crate::filesystem::config::parse(&cfg).unwrap()).unwrap();
+        let fs = Fs::open(&crate::config::parse(&cfg).unwrap()).unwrap();
         let map = json!({"root": "ws", "pattern": pattern, "context_lines": context, "max_results": 10000});
         let map = map.as_object().unwrap().clone();
         grep(&fs, &Args::new("grep", &map)).unwrap()

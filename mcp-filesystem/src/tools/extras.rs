@@ -8,8 +8,8 @@
 use super::walk::{Entry, walk};
 use super::write::{open_folder, read_text, rewrite};
 use super::{Args, Fs, Outcome, ToolError, kind_of, rel_path, sandbox_error};
-use crate::filesystem::path::RelPath;
-use crate::filesystem::sandbox::SandboxError;
+use crate::path::RelPath;
+use crate::sandbox::SandboxError;
 use serde_json::{Value, json};
 use std::io::Read;
 use std::time::{Duration, Instant};

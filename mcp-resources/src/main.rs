@@ -2,13 +2,13 @@
 //!
 //! stdio by default (stdout is the protocol channel, so logs go to stderr);
 //! with `--http`, Streamable HTTP at `/mcp` plus `/health`, with DNS-rebinding
-//! protection (`server::mcp_serve`).
+//! protection (`mcp_serve::http`).
 
 use anyhow::Context;
 use clap::Parser;
+use mcp_resources::db::ResourceDb;
+use mcp_resources::server::ResourcesServer;
 use rmcp::ServiceExt;
-use server::resources::db::ResourceDb;
-use server::resources::server::ResourcesServer;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -26,7 +26,7 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    server::logging::to_stderr();
+    mcp_serve::logging::to_stderr();
     let args = Args::parse();
     let db = Arc::new(
         ResourceDb::open(&args.db).with_context(|| format!("opening {}", args.db.display()))?,
@@ -39,7 +39,7 @@ async fn main() -> anyhow::Result<()> {
             service.waiting().await?;
         }
         Some(addr) => {
-            server::mcp_serve::http("mcp-resources", &addr, &[], move || {
+            mcp_serve::http::http("mcp-resources", &addr, &[], move || {
                 ResourcesServer::new(db.clone())
             })
             .await?;

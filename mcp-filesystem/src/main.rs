@@ -3,15 +3,15 @@
 //!
 //! stdio by default (stdout carries protocol messages only; logs go to
 //! stderr); `--http` serves Streamable HTTP at `/mcp` plus `/health`, with
-//! DNS-rebinding protection (`server::mcp_serve`). A bad config is one line
+//! DNS-rebinding protection (`mcp_serve::http`). A bad config is one line
 //! on stderr and exit code 2.
 
 use anyhow::Context;
 use clap::Parser;
+use mcp_filesystem::config;
+use mcp_filesystem::server::FilesystemServer;
+use mcp_filesystem::tools::Fs;
 use rmcp::ServiceExt;
-use server::filesystem::config;
-use server::filesystem::server::FilesystemServer;
-use server::filesystem::tools::Fs;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -32,7 +32,7 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    server::logging::to_stderr();
+    mcp_serve::logging::to_stderr();
     let args = Args::parse();
     let checked = match config::load(&args.config) {
         Ok(c) => c,
@@ -72,7 +72,7 @@ fn main() -> std::process::ExitCode {
         match addr {
             None => stdio(fs).await,
             Some(addr) => {
-                server::mcp_serve::http(
+                mcp_serve::http::http(
                     "mcp-filesystem",
                     &addr,
                     &checked.allowed_origins,
@@ -98,7 +98,7 @@ async fn stdio(fs: Arc<Fs>) -> anyhow::Result<()> {
         .context("starting the stdio session")?;
     tokio::select! {
         r = service.waiting() => { r?; }
-        _ = server::mcp_serve::stop_signal() => {}
+        _ = mcp_serve::http::stop_signal() => {}
     }
     Ok(())
 }

@@ -19,11 +19,11 @@
 //!   `similar`, the same shape as `diff -u`) turns the first into the
 //!   second exactly, CRLF and missing final newlines included.
 
+use mcp_filesystem::tools::{Fs, SPECS};
+use mcp_filesystem::{config, patch};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::{Map, Value, json};
-use server::filesystem::tools::{Fs, SPECS};
-use server::filesystem::{config, patch};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -279,8 +279,7 @@ fn tools_case((tree, calls): (Vec<Entry>, Vec<Call>)) -> Result<(), TestCaseErro
     for (tool, p1, p2, n) in &calls {
         let spec = &SPECS[tool % SPECS.len()];
         let args = arguments(p1, p2, *n);
-        let answer = match (spec.run)(&fs, &server::filesystem::tools::Args::new(spec.name, &args))
-        {
+        let answer = match (spec.run)(&fs, &mcp_filesystem::tools::Args::new(spec.name, &args)) {
             Ok(v) => v.to_string(),
             Err(e) => e.0,
         };
