@@ -45,7 +45,7 @@ for b in "${BINS[@]}"; do cp "target/release/$b" "$DIST/stopgo-$VERSION-linux-am
 cp -r target/site "$DIST/stopgo-$VERSION-site"
 
 say "linux/arm64 (cargo zigbuild, glibc 2.31)"
-cargo zigbuild --release -p server --bins --target aarch64-unknown-linux-gnu.2.31
+cargo zigbuild --release -p server -p mcp-resources -p mcp-filesystem --bins --target aarch64-unknown-linux-gnu.2.31
 mkdir -p "$DIST/stopgo-$VERSION-linux-arm64"
 for b in "${BINS[@]}"; do cp "target/aarch64-unknown-linux-gnu/release/$b" "$DIST/stopgo-$VERSION-linux-arm64/"; done
 
