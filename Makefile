@@ -85,7 +85,9 @@ compose-down:
 compose-test: image-prebuilt image-replicas
 	scripts/compose-test.sh
 
+## lint: formatting, the module graph (no import cycle in any crate, the agent's layers), clippy
 lint:
+	scripts/check-layers.py
 	cargo fmt --all --check
 	cargo clippy --workspace --exclude frontend --all-targets -- -D warnings
 	cargo clippy -p frontend -p app --target wasm32-unknown-unknown -- -D warnings

@@ -284,7 +284,7 @@ impl Events {
             approval: None,
             detail: None,
             node: None,
-            at: crate::store::now(),
+            at: crate::domain::ids::now(),
         };
         fill(&mut e);
         self.publish(e);

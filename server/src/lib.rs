@@ -1,299 +1,36 @@
-//! Stop & Go's agent server.
+//! Stop & Go's agent server, in layers, each importing only those below it
+//! (docs/architecture.md; `make lint` checks it):
 //!
-//! - [`config`]: agent.yaml, validated at startup.
-//! - [`store`]: conversations, messages and approvals in SQLite.
-//! - [`engine`]: turns, approvals, recovery after a restart.
-//! - [`policy`]: the approval rules of `approvals:`.
-//! - [`llm`]: the model providers behind one trait.
-//! - [`tools`]: the tool router the engine calls (MCP servers behind it).
-//! - [`api`]: the REST API and the router that also serves the web UI.
-//! - `ui`: the Leptos page routes and server-side page data.
-//! - [`state`]: the handles every request shares.
+//! - [`http`]: the one place that speaks HTTP: the routes (declared once),
+//!   REST, inbound A2A, the pages, sign-in; startup and serving.
+//! - [`engine`]: turns, the tool-call lifecycle, the orchestration tree,
+//!   the commands (send, decide, cancel).
+//! - the engine's collaborators, none of which imports it: [`llm`] (model
+//!   providers), [`mcp`] (the MCP client), [`a2a`] (wire types, client,
+//!   discovery), [`notify`], [`events`], [`policy`] (approval rules),
+//!   [`config`] (agent.yaml), [`telemetry`] (logs, traces, metrics);
+//! - [`store`]: durable state behind one set of intents, on SQLite or
+//!   PostgreSQL;
+//! - [`domain`]: what every layer shares (principals, the tool router,
+//!   ids, digests).
 //!
-//! [`run`] serves a router on a bound listener until `shutdown` resolves;
-//! the `agent` binary and the tests both call it, so tests bind
+//! [`run`] serves the router on a bound listener until `shutdown`
+//! resolves; the `agent` binary and the tests both call it, so tests bind
 //! `127.0.0.1:0` and exercise exactly what users run.
 
 pub mod a2a;
-pub mod api;
-pub mod assets;
-pub mod auth;
 pub mod config;
+pub mod domain;
 pub mod engine;
 pub mod events;
+pub mod http;
 pub mod llm;
 pub mod mcp;
-pub mod metrics;
-pub mod net;
 pub mod notify;
 pub mod policy;
-pub mod state;
 pub mod store;
 pub mod telemetry;
-pub mod tools;
-mod ui;
 
-use crate::config::Config;
-use crate::state::AppState;
-use crate::store::Store;
-use leptos::config::LeptosOptions;
-use std::future::Future;
-use std::sync::Arc;
-use tokio::net::TcpListener;
-
-/// The site's output name (`/pkg/stopgo.js`, `.wasm`, `.css`), as in Cargo.toml.
-pub const SITE_NAME: &str = "stopgo";
-
-/// Leptos options for serving the UI from `site_root`; with hashed asset
-/// names when the site was built with them ([`assets::hash_file`]).
-pub fn leptos_options(site_root: &str) -> LeptosOptions {
-    let hashes = assets::hash_file(site_root);
-    let options = LeptosOptions::builder()
-        .output_name(SITE_NAME)
-        .site_root(site_root)
-        .site_pkg_dir("pkg")
-        .hash_files(hashes.is_some());
-    match hashes {
-        Some(file) => options.hash_file(file.into()).build(),
-        None => options.build(),
-    }
-}
-
-/// Why the agent could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    #[error(transparent)]
-    Store(#[from] store::StoreError),
-    #[error(transparent)]
-    Tools(#[from] mcp::McpStartError),
-    #[error("{0}")]
-    Notifications(String),
-}
-
-/// Everything `build_state` needs from outside.
-pub struct Startup {
-    pub config: Config,
-    /// The config file's folder (relative `scripted:` paths).
-    pub config_dir: std::path::PathBuf,
-    pub site_root: String,
-    /// The tools; `None` builds them from the config's MCP servers.
-    pub tools: Option<Arc<dyn tools::ToolRouter>>,
-    /// Serve the A2A TCK's scripted behaviours instead of the agent
-    /// (`agent --a2a-conformance`).
-    pub a2a_conformance: bool,
-}
-
-/// Opens the store, settles work a crash left half-done, builds the model
-/// client and the engine. A model that cannot be used (missing key) is
-/// logged and reported by `/health`, not fatal: existing conversations and
-/// approvals stay usable.
-pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
-    let audit_key = s
-        .config
-        .audit
-        .key
-        .as_ref()
-        .map(|k| k.expose().as_bytes().to_vec());
-    let store = match (&s.config.store.backend, &s.config.store.url) {
-        (config::StoreBackend::Postgres, Some(url)) => {
-            let (url, max) = (url.expose().to_string(), s.config.store.max_connections);
-            let lease = s.config.store.lease_seconds.min(3600) as u32;
-            // Connecting may wait (30 s of retries): off the async workers.
-            tokio::task::spawn_blocking(move || {
-                Store::open_postgres(&url, max, lease, audit_key.as_deref())
-            })
-            .await
-            .map_err(|e| crate::store::StoreError::Worker(e.to_string()))??
-        }
-        _ => Store::open_keyed(&s.config.data_dir, audit_key.as_deref())?,
-    };
-    // Notification rows are written by the store's intents, in the
-    // transaction of the event they announce (POLICY.md §5).
-    let mut store = store;
-    store.set_routes(notify::routes(&s.config));
-    store.warm_pool();
-    let notify = Arc::new(
-        notify::link_key(&s.config, store.shared())
-            .and_then(|key| notify::Notifier::new(&s.config, store.clone(), key))
-            .map_err(StartError::Notifications)?,
-    );
-    let auth = Arc::new(auth::Auth::new(&s.config));
-    if s.config.auth.mode == config::AuthMode::None && !net::is_loopback_host(&s.config.host) {
-        tracing::warn!(host = %s.config.host, "{}", auth::NO_AUTH_BANNER);
-    }
-    store
-        .audit(
-            "agent".into(),
-            "config.loaded",
-            serde_json::json!({"config_digest": s.config.source_digest, "auth_mode": s.config.auth.mode.as_str(), "name": s.config.name}),
-        )
-        .await?;
-    let (rows, head) = store.audit_head().await?;
-    tracing::info!(rows, head = %head, "audit chain head");
-    let config = Arc::new(s.config);
-    let load = |model: &str| {
-        config::parse_model(model)
-            .map_err(llm::LlmError::Config)
-            .and_then(|m| {
-                let env = |k: &str| std::env::var(k).ok();
-                let http = llm::http::HttpClient::with_timeout(std::time::Duration::from_secs(
-                    config.llm.timeout_seconds,
-                ));
-                llm::client_for(&m, &s.config_dir, http, &env)
-            })
-    };
-    let llm = load(&config.llm.model);
-    // Models that `llm` nodes name for themselves, loaded once each.
-    let mut models = engine::NodeModels::new();
-    let mut pending: Vec<&config::NodeConfig> = config.agent.iter().collect();
-    while let Some(n) = pending.pop() {
-        pending.extend(n.agents.iter());
-        if let Some(m) = &n.model
-            && *m != config.llm.model
-            && !models.contains_key(m)
-        {
-            let c = load(m);
-            if let Err(e) = &c {
-                tracing::error!(node = %n.name, "the model `{m}` cannot be used: {e}");
-            }
-            models.insert(m.clone(), c);
-        }
-    }
-    match &llm {
-        Ok(c) => tracing::info!(model = %c.describe(), "model ready"),
-        Err(e) => tracing::error!(
-            "the model cannot be used: {e}; new messages will fail until this is fixed"
-        ),
-    }
-    let tools: Arc<dyn tools::ToolRouter> = match s.tools {
-        Some(t) => t,
-        None => {
-            let servers = config.effective_mcp_servers();
-            if servers.is_empty() {
-                Arc::new(tools::NoTools)
-            } else {
-                mcp::CompositeClient::start(servers, config.unannotated_tools).await?
-            }
-        }
-    };
-    // Several replicas share PostgreSQL: events go through its rows, and
-    // half-done work is settled by the sweeper once its owner's lease
-    // expires (another replica may be running it right now).
-    let events = if store.shared() {
-        events::Events::shared(store.clone()).await?
-    } else {
-        events::Events::new()
-    };
-    let engine = engine::Engine::with_parts(
-        store.clone(),
-        config.clone(),
-        llm,
-        tools,
-        models,
-        Arc::new(a2a::A2aClient::default()),
-        events,
-    );
-    if store.shared() {
-        engine.start_replica_tasks(config.store.lease_seconds);
-    } else {
-        let resume = engine.recover().await?;
-        if !resume.is_empty() {
-            tracing::info!(
-                count = resume.len(),
-                "resuming approved actions found after a restart"
-            );
-            engine.resume_in_background(resume);
-        }
-    }
-    // Before requests are served: what expired while the agent was down
-    // is expired, never decided late.
-    engine.start_expiry().await;
-    // Every MCP tool compared with its pin before requests are served.
-    engine.start_pins().await;
-    let a2a: Arc<dyn a2a::executor::Executor> = if s.a2a_conformance {
-        tracing::warn!(
-            "A2A conformance mode: /a2a serves the TCK's scripted behaviours, not the agent"
-        );
-        Arc::new(a2a::conformance::Conformance::default())
-    } else {
-        Arc::new(a2a::executor::EngineExecutor)
-    };
-    Ok(AppState {
-        store,
-        notify,
-        engine,
-        a2a,
-        auth,
-        config,
-        leptos: leptos_options(&s.site_root),
-    })
-}
-
-/// Serves the app on `listener` until `shutdown` completes; in-flight
-/// requests finish first.
-pub async fn run(
-    listener: TcpListener,
-    state: AppState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    use axum::serve::ListenerExt;
-    let events = state.engine.events().clone();
-    let store = state.store.clone();
-    // Links in notifications point at `public_url`, else at this address.
-    let base = match &state.config.public_url {
-        Some(u) => u.clone(),
-        None => match listener.local_addr() {
-            Ok(a) if a.ip().is_unspecified() => format!("http://127.0.0.1:{}", a.port()),
-            Ok(a) => format!("http://{a}"),
-            Err(_) => String::new(),
-        },
-    };
-    if state.notify.is_on() && state.config.public_url.is_none() {
-        tracing::warn!(base = %base, "notifications are on but public_url is not set: their links point at {base}");
-    }
-    state.notify.start(base);
-    a2a::push::start(state.clone());
-    // The audit chain's head goes to the log every hour (and at startup
-    // and shutdown), so an external log holds anchors (AUTH.md §7).
-    let anchors = tokio::spawn({
-        let store = store.clone();
-        async move {
-            let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
-            every.tick().await;
-            loop {
-                every.tick().await;
-                log_audit_head(&store).await;
-            }
-        }
-    });
-    let app = api::router(state);
-    // Answers go out as soon as they are written: without TCP_NODELAY a
-    // response written in two parts waits for the client's delayed ACK.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!("could not set TCP_NODELAY: {e}");
-        }
-    });
-    // The peer address is what failed sign-ins are counted by, and what
-    // mode `proxy` checks against `trusted_proxies`.
-    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            // Open SSE streams never finish by themselves; end them so the
-            // graceful shutdown does not wait for browsers to go away.
-            events.close();
-        })
-        .await;
-    anchors.abort();
-    log_audit_head(&store).await;
-    served
-}
-
-/// Logs the audit chain's row count and head hash.
-async fn log_audit_head(store: &Store) {
-    match store.audit_head().await {
-        Ok((rows, head)) => tracing::info!(rows, head = %head, "audit chain head"),
-        Err(e) => tracing::error!(error = %e, "cannot read the audit chain's head"),
-    }
-}
+pub use http::serve::run;
+pub use http::startup::{SITE_NAME, StartError, Startup, build_state, leptos_options};
+pub use http::state::AppState;

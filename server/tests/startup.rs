@@ -181,7 +181,7 @@ async fn the_configs_make_run_starts_listen_on_this_machine_only() {
     for name in ["demo.yaml", "agent.yaml"] {
         let c = server::config::load(&root.join("config").join(name)).unwrap();
         assert!(
-            server::net::is_loopback_host(&c.host),
+            server::domain::net::is_loopback_host(&c.host),
             "config/{name} listens on {}",
             c.host
         );

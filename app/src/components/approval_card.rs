@@ -6,9 +6,9 @@
 //! duties) sees why instead of the buttons.
 
 use crate::components::args_view::ArgsView;
+use crate::components::time::short_time;
 use crate::models::PendingApproval;
 use crate::reloading::reloading;
-use crate::routes::home::short_time;
 use leptos::prelude::*;
 
 /// A pending approval. `on_decide(approved, reason)` is called on a click;

@@ -8,4 +8,5 @@ pub mod edit_form;
 pub mod inbox_badge;
 pub mod pipeline_tree;
 pub mod status_badge;
+pub mod time;
 pub mod viewer;

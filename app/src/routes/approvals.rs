@@ -6,10 +6,10 @@
 
 use crate::api::{self, ApiError};
 use crate::components::args_view::ArgsView;
+use crate::components::time::short_time;
 use crate::live::use_live;
 use crate::models::{ApprovalQuery, PendingApproval};
 use crate::reloading::reloading;
-use crate::routes::home::short_time;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 

@@ -6,13 +6,13 @@ use crate::components::approval_card::ApprovalCard;
 use crate::components::args_view::ArgsView;
 use crate::components::pipeline_tree::PipelineTree;
 use crate::components::status_badge::StatusBadge;
+use crate::components::time::short_time;
 use crate::models::{
     ApprovalOutcome, ApprovalStatus, Conversation, ConversationStatus, Event, EventKind, Message,
     Role,
 };
 use crate::pipeline::PipelineState;
 use crate::reloading::reloading;
-use crate::routes::home::short_time;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 

@@ -3,6 +3,7 @@
 
 use crate::api;
 use crate::components::status_badge::StatusBadge;
+use crate::components::time::short_time;
 use crate::models::{ConversationItem, ConversationList, ConversationStatus, ListQuery, Summary};
 use crate::reloading::reloading;
 use leptos::prelude::*;
@@ -252,15 +253,6 @@ pub fn preview(s: &str, max: usize) -> String {
     }
 }
 
-/// `2026-11-22T03:10:05.123Z` → `2026-11-22 03:10 UTC`. Pure string work, so
-/// the server and the browser render the same text (no hydration mismatch).
-pub fn short_time(rfc3339: &str) -> String {
-    match (rfc3339.get(0..10), rfc3339.get(11..16)) {
-        (Some(d), Some(t)) => format!("{d} {t} UTC"),
-        _ => rfc3339.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,14 +262,5 @@ mod tests {
         assert_eq!(preview("a\n  b", 10), "a b");
         assert_eq!(preview("abcdef", 3), "abc…");
         assert_eq!(preview("ééé", 3), "ééé");
-    }
-
-    #[test]
-    fn short_time_is_deterministic() {
-        assert_eq!(
-            short_time("2026-11-22T03:10:05.123Z"),
-            "2026-11-22 03:10 UTC"
-        );
-        assert_eq!(short_time("bad"), "bad");
     }
 }

@@ -4,9 +4,9 @@
 //! (admins; the server checks).
 
 use crate::api;
+use crate::components::time::short_time;
 use crate::models::Delivery;
 use crate::reloading::reloading;
-use crate::routes::home::short_time;
 use leptos::prelude::*;
 
 #[component]

@@ -15,8 +15,8 @@
 
 use super::discovery::{CARD_TIMEOUT, Dialect, Discovery};
 use super::{Outgoing, RemoteAgents, RemoteAsk, RemoteReply};
-use crate::llm::BoxFuture;
-use crate::tools::CallContext;
+use crate::domain::BoxFuture;
+use crate::domain::tools::CallContext;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -273,7 +273,7 @@ fn rest_answer(
         .flatten()
         .find_map(|d| d.get("reason").and_then(Value::as_str));
     let code = reason
-        .and_then(super::rpc::code_of)
+        .and_then(super::wire::code_of)
         .or_else(|| match status.as_u16() {
             404 => Some(-32001),
             409 => Some(-32002),

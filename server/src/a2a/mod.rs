@@ -1,10 +1,10 @@
-//! A2A: the agent-to-agent protocol (see `../shared/A2A.md`).
+//! A2A: the agent-to-agent protocol (see `../shared/A2A.md`), the half the
+//! engine uses: the protocol's types and a client. (The server half, which
+//! answers other agents, is `http::a2a`.)
 //!
-//! Server: [`card`] (the agent card), [`rpc`] (JSON-RPC framing, dialect
-//! choice, errors), [`wire`] (objects in 1.0 / 0.3 / legacy form), [`tasks`]
-//! (tasks over conversations), [`stream`] (SSE), [`server`] (the handler),
-//! [`executor`] (what runs a message: the engine, or [`conformance`]).
-//!
+//! - [`wire`]: objects in 1.0 / 0.3 / legacy form and the error codes,
+//!   shared by the server half and the client;
+//! - [`discovery`]: which binding and version a remote agent speaks;
 //! - [`client`]: sends a message to a remote agent and reads its answer
 //!   (or what the remote's waiting task asks for); used by `a2a` nodes and
 //!   `a2a_<name>` tools, through the engine's delegation (`engine/delegate.rs`).
@@ -13,24 +13,14 @@
 //! tests can stand in for the network and the full client (proxy approvals,
 //! streaming) can replace this one without touching the engine.
 
-pub mod authorize;
-pub mod card;
 pub mod client;
-pub mod conformance;
 pub mod discovery;
-pub mod executor;
-pub mod push;
-pub mod rest;
-pub mod rpc;
-pub mod server;
-pub mod stream;
-pub mod tasks;
 pub mod wire;
 
 pub use client::{A2aClient, A2aError};
 
-use crate::llm::BoxFuture;
-use crate::tools::CallContext;
+use crate::domain::BoxFuture;
+use crate::domain::tools::CallContext;
 use serde_json::Value;
 
 /// A message to a remote agent: a new task, or the continuation of one

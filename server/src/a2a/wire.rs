@@ -466,6 +466,29 @@ pub fn decision_in_full(m: &Incoming) -> Option<ContinuationDecision> {
     }
 }
 
+/// The `google.rpc.ErrorInfo` reason of each A2A / JSON-RPC error code:
+/// what the HTTP+JSON binding carries instead of the code (read back by our
+/// client with [`code_of`]; the server half writes it).
+pub const REASONS: [(i64, &str); 12] = [
+    (-32001, "TASK_NOT_FOUND"),
+    (-32002, "TASK_NOT_CANCELABLE"),
+    (-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
+    (-32004, "UNSUPPORTED_OPERATION"),
+    (-32005, "CONTENT_TYPE_NOT_SUPPORTED"),
+    (-32007, "EXTENDED_AGENT_CARD_NOT_CONFIGURED"),
+    (-32009, "VERSION_NOT_SUPPORTED"),
+    (-32700, "PARSE_ERROR"),
+    (-32600, "INVALID_REQUEST"),
+    (-32601, "METHOD_NOT_FOUND"),
+    (-32602, "INVALID_PARAMS"),
+    (-32603, "INTERNAL_ERROR"),
+];
+
+/// The A2A error code of an ErrorInfo `reason`, if it is one of the spec's.
+pub fn code_of(reason: &str) -> Option<i64> {
+    REASONS.iter().find(|(_, r)| *r == reason).map(|(c, _)| *c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

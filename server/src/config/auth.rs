@@ -224,7 +224,7 @@ pub fn validate(auth: &AuthConfig, audit: &AuditConfig, p: &mut Vec<Problem>) {
         ));
     }
     for (i, o) in auth.allowed_origins.iter().enumerate() {
-        if crate::auth::origin::parse_origin(o).is_none() {
+        if crate::domain::net::parse_origin(o).is_none() {
             p.push(Problem::new(
                 format!("auth.allowed_origins[{i}]"),
                 format!("`{o}` is not an origin: write scheme://host[:port], e.g. https://ops.example.com"),
@@ -338,7 +338,7 @@ pub fn validate(auth: &AuthConfig, audit: &AuditConfig, p: &mut Vec<Problem>) {
             ));
         }
         for (i, c) in x.trusted_proxies.iter().enumerate() {
-            if crate::auth::proxy::parse_cidr(c).is_none() {
+            if crate::domain::net::parse_cidr(c).is_none() {
                 p.push(Problem::new(
                     format!("auth.proxy.trusted_proxies[{i}]"),
                     format!("`{c}` is not an address or CIDR range: write e.g. 127.0.0.1/32 or \"::1/128\""),

@@ -2,36 +2,8 @@
 //! YAML, e.g. `agent.agents[1].type`) and what is expected, because the person
 //! reading it is editing that file at that key.
 
-use std::fmt;
+pub use crate::domain::problem::Problem;
 use std::path::PathBuf;
-
-/// One thing wrong at one place in agent.yaml.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    /// The key path, e.g. `mcp_servers[0].url`; empty for the document root.
-    pub path: String,
-    /// What is wrong and how to fix it.
-    pub message: String,
-}
-
-impl Problem {
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Problem {
-            path: path.into(),
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            write!(f, "(top level): {}", self.message)
-        } else {
-            write!(f, "{}: {}", self.path, self.message)
-        }
-    }
-}
 
 /// Why agent.yaml could not be loaded.
 #[derive(Debug, thiserror::Error)]

@@ -6,7 +6,6 @@
 //! rules of [`validate`]. A config that loads is one the agent can run; the
 //! server never discovers a config mistake in the middle of a conversation.
 
-mod approvals;
 mod auth;
 mod error;
 mod expand;
@@ -17,8 +16,9 @@ mod store;
 mod suggest;
 mod validate;
 
-pub use approvals::{
+pub use crate::policy::config::{
     ApprovalsConfig, OnExpiry, OnToolChange, PredicateConfig, RuleAction, RuleConfig,
+    UnannotatedTools,
 };
 pub use auth::{
     AuditConfig, AuthConfig, AuthMode, MIN_TOKEN_LEN, OidcConfig, ProxyConfig, ROLE_NAMES, Secret,
@@ -32,7 +32,6 @@ pub use notifications::{
 pub use schema::{
     A2aAgentConfig, A2aCardMode, ApprovalsMode, Config, DEFAULT_MAX_ITERATIONS, LegacyMcp,
     LlmConfig, MAX_ITERATIONS_CAP, McpServerConfig, NodeConfig, NodeKind, OnReject,
-    UnannotatedTools,
 };
 pub use store::{StoreBackend, StoreConfig};
 pub use validate::{USER_MESSAGE_KEY, placeholders};
@@ -102,7 +101,7 @@ pub fn parse(
     let problems = validate::validate(&config, &base_dir);
     if problems.is_empty() {
         let mut config = config;
-        config.source_digest = crate::store::audit::hex(&sha2::Digest::finalize(
+        config.source_digest = crate::domain::digest::hex(&sha2::Digest::finalize(
             <sha2::Sha256 as sha2::Digest>::new_with_prefix(text.as_bytes()),
         ));
         Ok(config)

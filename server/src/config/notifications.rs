@@ -102,12 +102,12 @@ fn default_smtp_port() -> u16 {
 /// The problems of `notifications:`, each with its key path.
 pub fn validate(n: &NotificationsConfig, p: &mut Vec<Problem>) {
     for (i, r) in n.reminders.iter().enumerate() {
-        if let Err(e) = crate::policy::parse_duration(r) {
+        if let Err(e) = crate::domain::duration::parse(r) {
             p.push(Problem::new(format!("notifications.reminders[{i}]"), e));
         }
     }
     if let Some(r) = &n.retry_for
-        && let Err(e) = crate::policy::parse_duration(r)
+        && let Err(e) = crate::domain::duration::parse(r)
     {
         p.push(Problem::new("notifications.retry_for", e));
     }

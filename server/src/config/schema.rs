@@ -5,6 +5,7 @@
 //! file is a working config. Secrets have no field here at all; they come from
 //! the environment (see `expand`).
 
+use crate::policy::config::UnannotatedTools;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -68,7 +69,7 @@ pub struct Config {
     pub store: super::store::StoreConfig,
     /// Approval rules (POLICY.md §1).
     #[serde(default)]
-    pub approvals: super::approvals::ApprovalsConfig,
+    pub approvals: crate::policy::config::ApprovalsConfig,
     /// Who is told that an approval waits (POLICY.md §5).
     #[serde(default)]
     pub notifications: super::notifications::NotificationsConfig,
@@ -115,17 +116,6 @@ pub enum A2aCardMode {
     Dual,
     /// Pure 1.0 card.
     V1,
-}
-
-/// What to do with an MCP tool that carries no annotations.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum UnannotatedTools {
-    /// Treat as destructive (the MCP spec's default for `destructiveHint`).
-    #[default]
-    Approve,
-    /// Run without approval.
-    Allow,
 }
 
 /// One MCP server: either `url` (Streamable HTTP) or `command` (stdio).

@@ -64,7 +64,7 @@ pub(crate) async fn run(run: &Run, node: &Node, key: &str) -> Result<NodeEnd, En
                     ..Default::default()
                 }),
                 call_id: Some(key.to_string()),
-                step: Some(crate::store::new_id()),
+                step: Some(crate::domain::ids::new_id()),
                 ..NewMessage::text(Role::Tool, "")
             }
             .in_node(Some(&tag));

@@ -156,7 +156,7 @@ impl Engine {
             });
         }
         let auth = &self.inner.config.auth;
-        let overrides = crate::auth::may_decide(
+        let overrides = crate::domain::principal::may_decide(
             auth.mode != crate::config::AuthMode::None,
             auth.separation_of_duties(),
             &ctx.principal,
@@ -242,13 +242,13 @@ impl Engine {
             }
         }
         tracing::info!(approval = %uuid, conversation = %conversation_id, approved = decision.approve, "approval decided");
-        let waited = crate::metrics::since(&found.approval.created_at);
+        let waited = crate::telemetry::metrics::since(&found.approval.created_at);
         let outcome = if decision.approve {
             "approved"
         } else {
             "rejected"
         };
-        crate::metrics::get().approval(outcome, waited);
+        crate::telemetry::metrics::get().approval(outcome, waited);
         crate::telemetry::approval_wait(
             &ctx.session_id,
             found.traceparent.as_deref(),
@@ -320,7 +320,7 @@ impl Engine {
             .cancel_conversation(conversation_id, decider(&ctx), note)
             .await?;
         tracing::info!(conversation = %conversation_id, cancelled_actions = cancelled, "conversation cancelled");
-        crate::metrics::get().approvals_ended("cancelled", cancelled as u64);
+        crate::telemetry::metrics::get().approvals_ended("cancelled", cancelled as u64);
         // The remote tasks that waited with us are cancelled too (down the
         // chain), best effort: a remote that cannot be reached is logged.
         for (agent, task) in remote {
@@ -372,7 +372,7 @@ impl Engine {
 /// deciding needs the approver role (AUTH.md) *and* one of these.
 fn may_decide_by_rule(
     a: &app::models::PendingApproval,
-    p: &crate::auth::Principal,
+    p: &crate::domain::principal::Principal,
 ) -> Result<(), EngineError> {
     if a.approvers.is_empty() {
         return Ok(());

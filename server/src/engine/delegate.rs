@@ -260,7 +260,7 @@ impl Engine {
             },
         );
         if !matches!(sent, Ok(RemoteReply::NeedsApproval(_))) {
-            crate::metrics::get().tool_call(&tc.name, target.agent, sent.is_ok());
+            crate::telemetry::metrics::get().tool_call(&tc.name, target.agent, sent.is_ok());
         }
         match sent {
             Ok(RemoteReply::Done(text)) => {

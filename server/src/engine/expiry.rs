@@ -89,7 +89,7 @@ impl Engine {
                 );
             }
             Ok(ExpiryOutcome::Expired { why }) => {
-                crate::metrics::get().approvals_ended("expired", 1);
+                crate::telemetry::metrics::get().approvals_ended("expired", 1);
                 let Some(conversation) = self.conversation_of(uuid).await else {
                     guard.release().await;
                     return;
@@ -183,7 +183,7 @@ impl Engine {
                 .await
             {
                 Ok(ExpiryOutcome::Expired { .. }) => {
-                    crate::metrics::get().approvals_ended("expired", 1);
+                    crate::telemetry::metrics::get().approvals_ended("expired", 1);
                     tracing::info!(approval = %a.approval.uuid, agent = %agent, "proxy approval ended: the remote task went on");
                     self.inner
                         .events

@@ -7,9 +7,9 @@
 
 use super::scope::Scope;
 use super::{Engine, EngineError};
+use crate::domain::tools::ToolInfo;
 use crate::policy::Action;
 use crate::store::DeniedCall;
-use crate::tools::ToolInfo;
 use app::models::{EventKind, ToolCall};
 
 /// The gate of one call.

@@ -58,10 +58,10 @@ pub use turn::{TurnOutcome, declined_text, describe_call};
 
 use crate::a2a::RemoteAgents;
 use crate::config::{Config, NodeConfig, NodeKind};
+use crate::domain::tools::{CallContext, ToolRouter};
 use crate::events::Events;
 use crate::llm::{LlmClient, LlmError};
 use crate::store::{Store, StoreError};
-use crate::tools::{CallContext, ToolRouter};
 use app::models::{
     ApprovalStatus, Conversation, ConversationStatus, EventKind, PendingApproval, ProcessResult,
 };
@@ -320,7 +320,7 @@ impl Engine {
 
     /// Every tool a simple-mode turn can call: the router's and the
     /// sub-agents' (what `GET /tools` lists).
-    pub fn all_tools(&self) -> Vec<crate::tools::ToolInfo> {
+    pub fn all_tools(&self) -> Vec<crate::domain::tools::ToolInfo> {
         let mut tools = self.inner.tools.tools();
         if self.inner.pipeline.is_none() {
             tools.extend(self.sub_agent_tools().into_iter().map(|t| t.info));

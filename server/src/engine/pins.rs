@@ -12,7 +12,7 @@
 
 use super::Engine;
 use crate::config::OnToolChange;
-use crate::tools::ToolInfo;
+use crate::domain::tools::ToolInfo;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::RwLock;

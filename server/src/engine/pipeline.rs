@@ -21,7 +21,7 @@
 
 use super::{Ctx, Engine, EngineError, TurnOutcome};
 use crate::config::{ApprovalsMode, NodeConfig, NodeKind, OnReject};
-use crate::llm::BoxFuture;
+use crate::domain::BoxFuture;
 use crate::store::{NewMessage, NodeTag};
 use app::models::{ConversationStatus, EventKind, PendingApproval, Role};
 use app::pipeline::{
@@ -177,7 +177,7 @@ impl Run {
     ) -> Result<T, EngineError> {
         let mut state = self.state.lock().await;
         let out = f(&mut state);
-        state.updated_at = crate::store::now();
+        state.updated_at = crate::domain::ids::now();
         self.engine
             .inner
             .store
@@ -237,7 +237,7 @@ impl Run {
             status: RunStatus::Running,
             output: None,
             exit_loop: false,
-            started_at: crate::store::now(),
+            started_at: crate::domain::ids::now(),
             finished_at: None,
         };
         let key = key.to_string();
@@ -289,7 +289,7 @@ impl Run {
                     r.output = out.clone();
                     r.exit_loop = exit_loop;
                     if status != RunStatus::Paused {
-                        r.finished_at = Some(crate::store::now());
+                        r.finished_at = Some(crate::domain::ids::now());
                     }
                 }
                 if status == RunStatus::Completed
@@ -317,7 +317,7 @@ impl Run {
                 move |s| {
                     if let Some(r) = s.nodes.iter_mut().find(|n| n.run == key_s) {
                         r.status = RunStatus::Failed;
-                        r.finished_at = Some(crate::store::now());
+                        r.finished_at = Some(crate::domain::ids::now());
                     }
                 },
                 None,
@@ -551,7 +551,7 @@ impl Engine {
                     pending: Vec::new(),
                     output: None,
                     error: None,
-                    updated_at: crate::store::now(),
+                    updated_at: crate::domain::ids::now(),
                 }
             }
         };

@@ -11,7 +11,7 @@ impl Engine {
     /// Settles half-done work; returns the conversations to resume.
     pub async fn recover(&self) -> Result<Vec<String>, crate::store::StoreError> {
         let done = self.inner.store.recover().await?;
-        crate::metrics::get().approvals_ended("in_doubt", done.in_doubt);
+        crate::telemetry::metrics::get().approvals_ended("in_doubt", done.in_doubt);
         Ok(done.resume)
     }
 
@@ -51,9 +51,9 @@ impl Engine {
         let ctx = super::Ctx {
             bearer: None,
             session_id,
-            principal: crate::auth::Principal {
+            principal: crate::domain::principal::Principal {
                 name: "agent".into(),
-                ..crate::auth::Principal::anonymous()
+                ..crate::domain::principal::Principal::anonymous()
             },
             ..Default::default()
         };

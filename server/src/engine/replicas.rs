@@ -92,7 +92,7 @@ impl Engine {
             };
             let id = swept.lease.conversation_id().to_string();
             tracing::warn!(conversation = %id, resume = swept.resume, in_doubt = swept.in_doubt, "took over a turn whose replica stopped");
-            crate::metrics::get().approvals_ended("in_doubt", swept.in_doubt);
+            crate::telemetry::metrics::get().approvals_ended("in_doubt", swept.in_doubt);
             if !swept.resume {
                 swept.lease.release().await;
                 self.emit_status(&id, None, false);

@@ -8,9 +8,9 @@
 //! (`exit_loop`, sub-agents of an `a2a` node or a node's own `a2a` list),
 //! and the approval rules of the node's place in the tree.
 
+use crate::domain::tools::ToolInfo;
 use crate::llm::LlmClient;
 use crate::store::{NodeTag, StoredMessage};
-use crate::tools::ToolInfo;
 use serde_json::json;
 use std::sync::Arc;
 

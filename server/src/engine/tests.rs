@@ -3,9 +3,9 @@
 
 use super::*;
 use crate::config::Config;
+use crate::domain::tools::{ToolError, ToolInfo, ToolOutput};
 use crate::llm::scripted::{Rules, Scripted};
 use crate::llm::{BoxFuture, ChatRequest, ChatResponse, LlmClient, LlmError};
-use crate::tools::{ToolError, ToolInfo, ToolOutput};
 use app::models::{ApprovalStatus, ConversationStatus, Role};
 use serde_json::{Value, json};
 use std::sync::Mutex;

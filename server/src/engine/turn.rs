@@ -4,10 +4,10 @@ use super::gate::Gate;
 use super::history::{condensed, transcript};
 use super::scope::{LocalAction, Scope};
 use super::{Ctx, Engine, EngineError, Reply};
+use crate::domain::tools::{ToolError, ToolInfo, ToolOutput};
 use crate::llm::{ChatMessage, ChatRequest, ChatResponse, ToolSpec};
 use crate::store::approvals::NewApproval;
 use crate::store::{NewMessage, Settle, StepMessage, StoreError, StoredMessage};
-use crate::tools::{ToolError, ToolInfo, ToolOutput};
 use app::models::{
     ApprovalStatus, ConversationStatus, EventKind, PendingApproval, ProcessResult, Role, ToolCall,
 };
@@ -152,7 +152,7 @@ impl Engine {
                     Err(EngineError::Cancelled(_)) => "cancelled",
                     Err(_) => "failed",
                 };
-                crate::metrics::get().turn(how, started.elapsed());
+                crate::telemetry::metrics::get().turn(how, started.elapsed());
                 // Every way out of `drive` that succeeds clears the running
                 // flag in its last write; an error may not have.
                 match &outcome {
@@ -424,11 +424,11 @@ impl Engine {
                 ] {
                     model_span.record(field, n);
                 }
-                crate::metrics::get().llm_tokens(provider, usage);
+                crate::telemetry::metrics::get().llm_tokens(provider, usage.input, usage.output);
             }
             match answer {
                 Ok(resp) => {
-                    let step = crate::store::new_id();
+                    let step = crate::domain::ids::new_id();
                     // A final answer ends the scope without another read.
                     match self
                         .record_step(conversation_id, resp, &tools, scope, &step)
@@ -867,7 +867,7 @@ impl Engine {
         };
         tool_span.record("outcome", if is_error { "error" } else { "ok" });
         tracing::info!(tool = %tc.name, is_error, ms = started.elapsed().as_millis() as u64, "tool call finished");
-        crate::metrics::get().tool_call(
+        crate::telemetry::metrics::get().tool_call(
             &tc.name,
             tc.server.as_deref().unwrap_or("local"),
             !is_error,

@@ -113,7 +113,7 @@ impl HttpClient {
             }
         }
         .await;
-        crate::metrics::get().llm(
+        crate::telemetry::metrics::get().llm(
             provider,
             started.elapsed(),
             out.as_ref().err().map(LlmError::kind),

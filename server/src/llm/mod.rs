@@ -28,13 +28,10 @@ mod types;
 pub use types::*;
 
 use crate::config::{ModelRef, Provider};
-use std::future::Future;
 use std::path::Path;
-use std::pin::Pin;
 use std::sync::Arc;
 
-/// A boxed, sendable future borrowing from `'a`.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::domain::BoxFuture;
 
 /// One chat-completion call to a model.
 pub trait LlmClient: Send + Sync {

@@ -9,8 +9,10 @@
 
 use super::server::McpServer;
 use crate::config::{McpServerConfig, UnannotatedTools};
-use crate::llm::BoxFuture;
-use crate::tools::{CallContext, ServerStatus, ToolError, ToolInfo, ToolOutput, ToolRouter};
+use crate::domain::BoxFuture;
+use crate::domain::tools::{
+    CallContext, ServerStatus, ToolError, ToolInfo, ToolOutput, ToolRouter,
+};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -12,7 +12,7 @@
 //! it may have taken effect.
 
 use crate::config::{McpServerConfig, UnannotatedTools};
-use crate::tools::{CallContext, ToolError, ToolInfo, ToolOutput};
+use crate::domain::tools::{CallContext, ToolError, ToolInfo, ToolOutput};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ContentBlock, Implementation,
     RequestParamsMeta, Tool,

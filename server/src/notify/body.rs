@@ -228,7 +228,7 @@ pub fn email(n: &Notification, links: &LinkSet) -> (String, String, String) {
         "\nEach link works once; opening one shows the approval and decides nothing by itself.\n({} {})\n",
         n.delivery.event, n.delivery.id
     ));
-    let e = crate::auth::signin::escape;
+    let e = crate::domain::text::escape;
     let mut html = format!(
         "<!doctype html><html><body style=\"font-family:sans-serif\"><h2>{}</h2><table>",
         e(&subject)

@@ -124,7 +124,7 @@ pub fn link_key(config: &Config, shared: bool) -> Result<Vec<u8>, String> {
         }
     }
     let key: [u8; 32] = rand::random();
-    let hex = crate::store::audit::hex(&key);
+    let hex = crate::domain::digest::hex(&key);
     std::fs::create_dir_all(&config.data_dir)
         .map_err(|e| format!("cannot create {}: {e}", config.data_dir.display()))?;
     write_private(&path, &hex).map_err(|e| format!("cannot write {}: {e}", path.display()))?;

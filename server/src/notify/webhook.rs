@@ -28,7 +28,7 @@ pub fn signature(secret: &[u8], t: i64, body: &[u8]) -> String {
     mac.update(body);
     format!(
         "t={t},v1={}",
-        crate::store::audit::hex(&mac.finalize().into_bytes())
+        crate::domain::digest::hex(&mac.finalize().into_bytes())
     )
 }
 

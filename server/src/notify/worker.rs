@@ -150,7 +150,7 @@ impl Notifier {
             Attempt::Dead { .. } => "dead",
             Attempt::Skipped { .. } => "skipped",
         };
-        crate::metrics::get().notification(outcome);
+        crate::telemetry::metrics::get().notification(outcome);
         let n = d.attempts + 1;
         match &attempt {
             Attempt::Dead { error } => {

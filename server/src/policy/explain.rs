@@ -1,8 +1,8 @@
 //! `agent policy explain`: which rule decides a call, and why each rule
 //! before it did not, in words an operator can check against agent.yaml.
 
+use super::config::UnannotatedTools;
 use super::{Action, Policy, Rule};
-use crate::config::UnannotatedTools;
 use serde_json::Value;
 
 /// The explanation of a call to `tool` (on `server`, when given) with

@@ -13,18 +13,20 @@
 //! never hold, a server that does not exist, a rule shadowed by an earlier
 //! one (it could never be reached), options of another action.
 
-mod duration;
 mod explain;
 mod predicate;
 #[cfg(test)]
 mod tests;
 
-pub use duration::{parse as parse_duration, show as show_duration};
+pub use crate::domain::duration::{parse as parse_duration, show as show_duration};
 pub use explain::explain;
 pub use predicate::Predicate;
 
-use crate::auth::{Principal, Role};
-use crate::config::{ApprovalsConfig, PredicateConfig, Problem, RuleAction, RuleConfig};
+use crate::domain::principal::{Principal, Role};
+pub mod config;
+
+use crate::domain::problem::Problem;
+use config::{ApprovalsConfig, PredicateConfig, RuleAction, RuleConfig};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -38,7 +40,7 @@ pub struct Policy {
     /// What an expiry does (POLICY.md §2).
     pub on_expiry: Expiry,
     /// What a call to a changed tool does (POLICY.md §4).
-    pub on_tool_change: crate::config::OnToolChange,
+    pub on_tool_change: config::OnToolChange,
 }
 
 /// `on_expiry`, compiled.
@@ -172,7 +174,7 @@ impl Policy {
             }
         }
         let on_expiry = match config.on_expiry {
-            crate::config::OnExpiry::Reject => {
+            config::OnExpiry::Reject => {
                 if !config.escalate_to.is_empty() {
                     problems.push(Problem::new(
                         "approvals.escalate_to",
@@ -181,7 +183,7 @@ impl Policy {
                 }
                 Expiry::Reject
             }
-            crate::config::OnExpiry::Escalate => {
+            config::OnExpiry::Escalate => {
                 if config.escalate_to.is_empty() {
                     problems.push(Problem::new(
                         "approvals.escalate_to",

@@ -7,7 +7,7 @@
 //! sidestepped by a quoted amount); a string that is not a number fails
 //! `min`/`max`.
 
-use crate::config::PredicateConfig;
+use super::config::PredicateConfig;
 use regex::Regex;
 use serde_json::Value;
 use std::fmt;

@@ -4,8 +4,9 @@
 //! pause it for an operator (a new approval, and the conversation waits).
 
 use super::approvals::{Approval, NewApproval};
-use super::audit::{Event, digest};
+use super::audit::Event;
 use super::{Store, StoreError};
+use crate::domain::digest::digest;
 use app::models::{ApprovalStatus, ConversationStatus, PendingApproval};
 
 /// A finished call, as recorded with its result.
@@ -186,7 +187,7 @@ impl Store {
                     .approval
                     .requested_by
                     .as_deref()
-                    .unwrap_or(crate::auth::ANONYMOUS),
+                    .unwrap_or(crate::domain::principal::ANONYMOUS),
                 event: "approval.requested",
                 conversation_id: Some(&a.approval.conversation_id),
                 approval_uuid: Some(&a.approval.uuid),

@@ -4,8 +4,9 @@
 //! paused run abandoned because the config changed under it.
 
 use super::approvals::Decider;
-use super::audit::{Event, digest};
+use super::audit::Event;
 use super::{NewMessage, Store, StoreError, Tx};
+use crate::domain::digest::digest;
 use app::models::{ApprovalStatus, ConversationStatus, Role};
 use app::pipeline::{PipelineState, RunStatus};
 

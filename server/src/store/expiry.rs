@@ -107,7 +107,7 @@ impl Store {
             let rounds = if a.approval.escalated { 2 } else { 1 };
             let why = format!(
                 "the approval expired after {}",
-                crate::policy::show_duration(lifetime * rounds)
+                crate::domain::duration::show(lifetime * rounds)
             );
             // A local call hears it now; a proxy approval's remote task is
             // told by the turn (a rejection saying it expired).

@@ -74,22 +74,9 @@ pub use postgres::EventRow;
 pub use recovery::Recovered;
 pub use turns::{Recorded, Requester, StepMessage};
 pub use tx::Tx;
-
-/// The current time as stored: RFC 3339, UTC, milliseconds.
-pub fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-/// A fresh id: a UUID v7 (a millisecond timestamp, then random bits).
-///
-/// Time-ordered ids keep SQLite's `UNIQUE(id)` indexes append-only: new
-/// rows land on the same rightmost index page, so a group commit of many
-/// new conversations writes that page once instead of one random page per
-/// row, and the hot pages stay cached. Seventy-odd random bits per id keep
-/// them unguessable; the time they reveal is already in `created_at`.
-pub fn new_id() -> String {
-    uuid::Uuid::now_v7().to_string()
-}
+// Ids and timestamps are the domain's; the store's files name them as
+// `super::{new_id, now}`.
+pub(crate) use crate::domain::ids::{new_id, now};
 
 use app::models::{Conversation, ConversationStatus, Message, Summary};
 use rusqlite::Connection;

@@ -395,7 +395,7 @@ pub(in crate::store) fn announce(
     if event == "approval.requested" {
         for d in &routes.reminders {
             let mut p = payload.clone();
-            p["reminder"] = crate::policy::show_duration(*d).into();
+            p["reminder"] = crate::domain::duration::show(*d).into();
             for t in routes.wanting("approval.reminder") {
                 tx.insert_notification(&row_for(
                     routes,

@@ -39,7 +39,7 @@ pub fn default_for(config: &tokio_postgres::Config) -> (u32, &'static str) {
 fn on_this_host(config: &tokio_postgres::Config) -> bool {
     let hosts = config.get_hosts().iter().all(|h| match h {
         Host::Unix(_) => true,
-        Host::Tcp(name) => crate::net::is_loopback_host(name),
+        Host::Tcp(name) => crate::domain::net::is_loopback_host(name),
     });
     let addrs = config.get_hostaddrs().iter().all(|ip| ip.is_loopback());
     hosts && addrs

@@ -335,7 +335,7 @@ impl<'a> PgTx<'a> {
                     .map(literal)
                     .transpose()?
                     .unwrap_or("NULL".into()),
-                literal(&audit::canonical(&e.details))?,
+                literal(&crate::domain::digest::canonical(&e.details))?,
                 literal(&prev)?,
                 literal(&hash)?,
             ));
@@ -370,7 +370,7 @@ impl<'a> PgTx<'a> {
                 literal(&e.event)?,
                 optional(e.conversation_id.as_deref())?,
                 optional(e.approval_uuid.as_deref())?,
-                literal(&audit::canonical(&e.details))?,
+                literal(&crate::domain::digest::canonical(&e.details))?,
                 literal(prefix)?,
             ]) {
                 col.push(v);

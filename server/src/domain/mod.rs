@@ -1,0 +1,29 @@
+//! The bottom layer: what every other layer shares, importing none of them.
+//!
+//! - [`principal`]: who is calling ([`principal::Principal`], roles) and who
+//!   may decide an approval ([`principal::may_decide`]);
+//! - [`tools`]: the tool router the engine calls and the MCP client and
+//!   sub-agents implement, with the call's context;
+//! - [`ids`]: ids and timestamps; [`duration`]: `90s`, `15m`, `24h`;
+//! - [`digest`]: hex, canonical JSON and its SHA-256;
+//! - [`net`]: loopback hosts, browser origins, CIDR blocks;
+//! - [`text`]: HTML escaping; [`problem`]: a config problem at a key path.
+//!
+//! Key decision: these are facts and rules with no I/O, so the store, the
+//! collaborators, the engine and the HTTP layer can all use them without
+//! depending on each other.
+
+pub mod digest;
+pub mod duration;
+pub mod ids;
+pub mod net;
+pub mod principal;
+pub mod problem;
+pub mod text;
+pub mod tools;
+
+use std::future::Future;
+use std::pin::Pin;
+
+/// A boxed, sendable future borrowing from `'a`.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

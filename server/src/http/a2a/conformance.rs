@@ -1,0 +1,365 @@
+//! The conformance executor (`agent --a2a-conformance`): the scripted
+//! behaviours the official A2A TCK drives by `messageId` prefix, on the
+//! same task store (conversations) and the same protocol and streaming
+//! code as the real agent. Never for production: it answers without a
+//! model.
+//!
+//! | prefix | behaviour |
+//! | --- | --- |
+//! | `tck-message-response` | a direct message, no task |
+//! | `tck-complete-task` | completed, status message "Hello from TCK" |
+//! | `tck-artifact-text` / `-file` / `-file-url` / `-data` | completed with that artifact |
+//! | `tck-input-required` | input-required |
+//! | `tck-reject-task` | failed ("rejected") |
+//! | `tck-stream-*` | completed with the scenario's text artifact |
+//! | `test-resubscribe-message-id` | working for 4 s, then completed |
+//! | anything else | 1.0: completed ("Unhandled messageId prefix: …"); 0.3: a plain task left `working`, which the 0.3 TCK follows up and cancels |
+//!
+//! A follow-up message on a waiting task settles its request and is
+//! handled by its own prefix. File and data artifacts live in memory
+//! (`artifacts`), text ones are the conversation's answer.
+
+use super::executor::{Executor, Ran};
+use super::rpc::RpcError;
+use super::tasks::{self, Plan};
+use crate::a2a::wire::{ArtifactView, Dialect, Incoming, MessageView, Part, Sender};
+use crate::domain::BoxFuture;
+use crate::engine::Ctx;
+use crate::http::state::AppState;
+use crate::store::NewMessage;
+use crate::store::approvals::NewApproval;
+use app::models::{ApprovalStatus, ConversationStatus, EventKind, Role, ToolCall};
+use serde_json::json;
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// How long `test-resubscribe-message-id` stays working.
+const RESUBSCRIBE_WORK: Duration = Duration::from_secs(4);
+
+/// What a message asks for.
+#[derive(Clone, Debug, PartialEq)]
+enum Behaviour {
+    Message(String),
+    Complete(String),
+    Artifact(Part),
+    InputRequired,
+    Fail(String),
+    SlowComplete,
+    /// A plain task that stays `working` (the 0.3 TCK's quality tests
+    /// follow it up and cancel it).
+    Open,
+}
+
+fn behaviour(m: &Incoming) -> Behaviour {
+    let id = m.message_id.clone().unwrap_or_default();
+    let p = |prefix: &str| id.starts_with(prefix);
+    let text = |t: &str| Behaviour::Artifact(Part::Text(t.into()));
+    if p("tck-message-response") {
+        Behaviour::Message("Direct message response".into())
+    } else if p("tck-complete-task") {
+        Behaviour::Complete("Hello from TCK".into())
+    } else if p("tck-artifact-text") {
+        text("Generated text content")
+    } else if p("tck-artifact-file-url") {
+        Behaviour::Artifact(Part::File {
+            raw: None,
+            url: Some("https://example.com/output.txt".into()),
+            filename: "output.txt".into(),
+            media_type: "text/plain".into(),
+        })
+    } else if p("tck-artifact-file") || p("tck-stream-artifact-file") {
+        Behaviour::Artifact(Part::File {
+            raw: Some("dGNr".into()),
+            url: None,
+            filename: "output.txt".into(),
+            media_type: "text/plain".into(),
+        })
+    } else if p("tck-artifact-data") {
+        Behaviour::Artifact(Part::Data(json!({"key": "value", "count": 42})))
+    } else if p("tck-input-required") {
+        Behaviour::InputRequired
+    } else if p("tck-reject-task") {
+        Behaviour::Fail("rejected".into())
+    } else if p("tck-stream-001") {
+        text("Stream hello from TCK")
+    } else if p("tck-stream-003") {
+        text("Stream task lifecycle")
+    } else if p("tck-stream-ordering-001") {
+        text("Ordered output")
+    } else if p("tck-stream-artifact-text") || p("tck-stream-artifact-chunked") {
+        text("Streamed text content")
+    } else if p("tck-stream-002") {
+        Behaviour::Complete("Stream completed".into())
+    } else if p("test-resubscribe-message-id") {
+        Behaviour::SlowComplete
+    } else if m.dialect == Some(Dialect::V1) {
+        Behaviour::Complete(format!("Unhandled messageId prefix: {id}"))
+    } else {
+        Behaviour::Open
+    }
+}
+
+/// The TCK's scripted behaviours.
+#[derive(Default)]
+pub struct Conformance {
+    /// Non-text artifacts by task.
+    artifacts: Mutex<HashMap<String, Vec<ArtifactView>>>,
+    /// Tasks left `working` ([`Behaviour::Open`]).
+    open: Mutex<HashSet<String>>,
+}
+
+impl Conformance {
+    async fn act(&self, state: &AppState, id: &str, m: &Incoming) -> Result<Ran, RpcError> {
+        let b = behaviour(m);
+        if let Behaviour::Message(text) = &b {
+            return Ok(Ran::Message(MessageView {
+                id: crate::domain::ids::new_id(),
+                role: Sender::Agent,
+                parts: vec![Part::Text(text.clone())],
+                task_id: None,
+                context_id: m.context_id.clone(),
+            }));
+        }
+        let user = m.text.clone();
+        let client_id = m.message_id.clone();
+        let cid = id.to_string();
+        // Record the user's message; a waiting request is settled by it.
+        write(state, move |tx| {
+            for a in tx.approvals_of(&cid, ApprovalStatus::Pending)? {
+                tx.transition(
+                    &a.approval.uuid,
+                    &[ApprovalStatus::Pending],
+                    ApprovalStatus::Executed,
+                    None,
+                    None,
+                )?;
+                tx.set_result(&a.message_id, "answered", false)?;
+            }
+            tx.append(
+                &cid,
+                NewMessage::user(if user.is_empty() { "(no text)" } else { &user }, client_id),
+            )?;
+            tx.set_status(&cid, ConversationStatus::Active)
+        })
+        .await?;
+        match b {
+            // Answered above, without a task.
+            Behaviour::Message(_) => {}
+            Behaviour::Complete(text) => self.complete(state, id, &text).await?,
+            Behaviour::Artifact(part) => {
+                let answer = match &part {
+                    Part::Text(t) => t.clone(),
+                    _ => "Artifact attached".to_string(),
+                };
+                if !matches!(part, Part::Text(_)) {
+                    self.artifacts
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(
+                            id.to_string(),
+                            vec![ArtifactView {
+                                id: format!("artifact-{id}"),
+                                name: "artifact".into(),
+                                parts: vec![part],
+                            }],
+                        );
+                }
+                self.complete(state, id, &answer).await?;
+            }
+            Behaviour::InputRequired => {
+                let cid = id.to_string();
+                write(state, move |tx| {
+                    let call = tx
+                        .append(
+                            &cid,
+                            NewMessage {
+                                tool_call: Some(ToolCall {
+                                    name: "tck_input".into(),
+                                    arguments: json!({}),
+                                    ..Default::default()
+                                }),
+                                ..NewMessage::text(Role::Tool, "")
+                            },
+                        )?
+                        .ok_or_else(|| crate::store::StoreError::Corrupt("task vanished".into()))?;
+                    tx.insert_approval(NewApproval {
+                        conversation_id: cid.clone(),
+                        message_id: call.id,
+                        tool_name: "tck_input".into(),
+                        server: None,
+                        tool_args: json!({}),
+                        description: "The TCK asks for more input".into(),
+                        remote: None,
+                        traceparent: None,
+                        rule: None,
+                        approvers: Vec::new(),
+                        quorum: 1,
+                        expires_in: None,
+                    })?;
+                    tx.set_status(&cid, ConversationStatus::WaitingApproval)
+                })
+                .await?;
+                emit(state, id);
+            }
+            Behaviour::Fail(text) => {
+                let (cid, note) = (id.to_string(), text);
+                write(state, move |tx| {
+                    tx.append(&cid, NewMessage::text(Role::System, note))?;
+                    tx.set_status(&cid, ConversationStatus::Failed)
+                })
+                .await?;
+                emit(state, id);
+            }
+            Behaviour::Open => {
+                self.open
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(id.to_string());
+                emit(state, id);
+            }
+            Behaviour::SlowComplete => {
+                // Working while the conversation is held, then done.
+                let guard = state.engine.hold(id);
+                emit(state, id);
+                tokio::time::sleep(RESUBSCRIBE_WORK).await;
+                drop(guard);
+                self.complete(state, id, "Resubscribe scenario done")
+                    .await?;
+            }
+        }
+        Ok(Ran::Task(Box::new(tasks::load(state, id).await?)))
+    }
+
+    async fn complete(&self, state: &AppState, id: &str, text: &str) -> Result<(), RpcError> {
+        let (cid, answer) = (id.to_string(), text.to_string());
+        write(state, move |tx| {
+            tx.append(&cid, NewMessage::text(Role::Assistant, answer))
+                .map(|_| ())
+        })
+        .await?;
+        emit(state, id);
+        Ok(())
+    }
+}
+
+async fn write<T: Send + 'static>(
+    state: &AppState,
+    f: impl FnOnce(&dyn crate::store::Tx) -> Result<T, crate::store::StoreError> + Send + 'static,
+) -> Result<T, RpcError> {
+    state
+        .store
+        .write(f)
+        .await
+        .map_err(|e| RpcError::internal(e.to_string()))
+}
+
+fn emit(state: &AppState, id: &str) {
+    state
+        .engine
+        .events()
+        .emit(EventKind::StatusChanged, id, |e| e.running = Some(false));
+}
+
+impl Executor for Conformance {
+    fn plan<'a>(
+        &'a self,
+        state: &'a AppState,
+        m: &'a Incoming,
+        _d: Dialect,
+    ) -> BoxFuture<'a, Result<Plan, RpcError>> {
+        Box::pin(async move {
+            match &m.task_id {
+                Some(t) => {
+                    let c = tasks::load(state, t).await?;
+                    let st = tasks::view_of(state, &c, Some(0)).state;
+                    if st.is_terminal() {
+                        return Err(RpcError::unsupported(format!(
+                            "task {t:?} is {} and takes no more messages",
+                            st.wire(Dialect::V03)
+                        )));
+                    }
+                    Ok(Plan::Turn {
+                        id: t.clone(),
+                        m: m.clone(),
+                    })
+                }
+                None => Ok(Plan::New(m.clone())),
+            }
+        })
+    }
+
+    fn run<'a>(
+        &'a self,
+        state: &'a AppState,
+        plan: Plan,
+        ctx: Ctx,
+    ) -> BoxFuture<'a, Result<Ran, RpcError>> {
+        Box::pin(async move {
+            match plan {
+                Plan::New(m) => {
+                    if let Behaviour::Message(_) = behaviour(&m) {
+                        return self.act(state, "", &m).await;
+                    }
+                    let id = tasks::create(state, &m, &ctx).await?;
+                    self.act(state, &id, &m).await
+                }
+                Plan::Turn { id, m } => self.act(state, &id, &m).await,
+                Plan::Decide { id, .. } => {
+                    let m = Incoming::default();
+                    self.act(state, &id, &m).await
+                }
+            }
+        })
+    }
+
+    fn open(&self, task_id: &str) -> bool {
+        self.open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(task_id)
+    }
+
+    fn artifacts(&self, task_id: &str) -> Option<Vec<ArtifactView>> {
+        self.artifacts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(task_id)
+            .cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(id: &str, d: Dialect) -> Incoming {
+        Incoming {
+            dialect: Some(d),
+            message_id: Some(id.into()),
+            text: "hi".into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn prefixes_pick_behaviours_longest_first() {
+        assert_eq!(
+            behaviour(&msg("tck-complete-task-ab12-jsonrpc", Dialect::V1)),
+            Behaviour::Complete("Hello from TCK".into())
+        );
+        assert!(matches!(
+            behaviour(&msg("tck-artifact-file-url-1", Dialect::V1)),
+            Behaviour::Artifact(Part::File { url: Some(_), .. })
+        ));
+        assert!(matches!(
+            behaviour(&msg("tck-artifact-file-1", Dialect::V1)),
+            Behaviour::Artifact(Part::File { raw: Some(_), .. })
+        ));
+        assert_eq!(behaviour(&msg("other", Dialect::V03)), Behaviour::Open);
+        assert!(matches!(
+            behaviour(&msg("other", Dialect::V1)),
+            Behaviour::Complete(_)
+        ));
+    }
+}

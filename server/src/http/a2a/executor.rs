@@ -1,0 +1,84 @@
+//! What runs behind the A2A protocol layer.
+//!
+//! The protocol code (`tasks`, `stream`) parses, answers and streams; an
+//! [`Executor`] decides what a message means for its task (`plan`) and
+//! carries it out (`run`). The agent engine is the normal executor; the
+//! conformance executor (`agent --a2a-conformance`, `conformance.rs`)
+//! serves the A2A TCK's scripted behaviours on the same task store and the
+//! same streaming code.
+
+use super::rpc::RpcError;
+use super::tasks::Plan;
+use crate::a2a::wire::{ArtifactView, Dialect, Incoming, MessageView};
+use crate::domain::BoxFuture;
+use crate::engine::Ctx;
+use crate::http::state::AppState;
+use app::models::Conversation;
+
+/// What a run produced.
+#[derive(Debug)]
+pub enum Ran {
+    /// The task, as its conversation stands now.
+    Task(Box<Conversation>),
+    /// A direct answer without a task.
+    Message(MessageView),
+}
+
+/// Plans and runs A2A messages.
+pub trait Executor: Send + Sync {
+    /// What `m` means for the task it names (or a new one); may refuse it.
+    fn plan<'a>(
+        &'a self,
+        state: &'a AppState,
+        m: &'a Incoming,
+        d: Dialect,
+    ) -> BoxFuture<'a, Result<Plan, RpcError>>;
+
+    /// Carries out a plan until the task completes or needs input.
+    fn run<'a>(
+        &'a self,
+        state: &'a AppState,
+        plan: Plan,
+        ctx: Ctx,
+    ) -> BoxFuture<'a, Result<Ran, RpcError>>;
+
+    /// Artifacts beyond the conversation's answer (the TCK's file and data
+    /// artifacts); `None` uses the answer.
+    fn artifacts(&self, _task_id: &str) -> Option<Vec<ArtifactView>> {
+        None
+    }
+
+    /// Whether a task whose turn ended without an answer is still open
+    /// (`working`) rather than failed: the conformance executor's plain
+    /// tasks are.
+    fn open(&self, _task_id: &str) -> bool {
+        false
+    }
+}
+
+/// The agent engine as the executor.
+pub struct EngineExecutor;
+
+impl Executor for EngineExecutor {
+    fn plan<'a>(
+        &'a self,
+        state: &'a AppState,
+        m: &'a Incoming,
+        d: Dialect,
+    ) -> BoxFuture<'a, Result<Plan, RpcError>> {
+        Box::pin(super::tasks::plan(state, m, d))
+    }
+
+    fn run<'a>(
+        &'a self,
+        state: &'a AppState,
+        plan: Plan,
+        ctx: Ctx,
+    ) -> BoxFuture<'a, Result<Ran, RpcError>> {
+        Box::pin(async move {
+            super::tasks::run(state, plan, ctx)
+                .await
+                .map(|c| Ran::Task(Box::new(c)))
+        })
+    }
+}

@@ -1,0 +1,97 @@
+//! Who may do what (AUTH.md): operators, approvers, and their credentials.
+//!
+//! - [`tokens`], [`oidc`], [`proxy`]: the three ways of proving who one is;
+//!   [`session`]: the browser's sign-in cookie, backed by a store row.
+//! - [`access`]: the route table: what each route needs. One table, so the
+//!   answer to "who may call this?" is in one place, not in handlers.
+//! - [`guard`]: the middleware that identifies the caller, checks the table
+//!   and answers 401 / 403 / 303 / 429.
+//! - [`origin`]: cross-site protection and security headers (every mode).
+//! - [`ratelimit`]: failed sign-ins per address.
+//! - [`signin`]: the sign-in, callback and sign-out routes.
+//!
+//! Key decision: in mode `none` nothing is enforced and every caller is
+//! `anonymous` with every role (the seed's behaviour), but the same code
+//! paths run, so "who decided" is recorded in every mode. Who a caller is
+//! (`Principal`, `Roles`) and the decision rule (`may_decide`) are in
+//! `domain::principal`, called by the engine, so REST, UI and A2A
+//! decisions are authorized by the same function.
+
+pub mod access;
+pub mod form_token;
+pub mod guard;
+pub mod oidc;
+pub mod origin;
+pub mod proxy;
+pub mod ratelimit;
+pub mod session;
+pub mod signin;
+pub mod tokens;
+
+use crate::config::{AuthConfig, AuthMode, Config};
+use std::sync::Arc;
+
+/// What mode `none` on a non-loopback host says, in the log and on every page.
+pub const NO_AUTH_BANNER: &str =
+    "No operator authentication: anyone who can reach this address can approve actions";
+
+/// The auth state every request shares.
+pub struct Auth {
+    pub mode: AuthMode,
+    pub separation_of_duties: bool,
+    pub session_hours: u32,
+    pub tokens: tokens::Tokens,
+    pub oidc: Option<oidc::Oidc>,
+    pub proxy: Option<proxy::Proxy>,
+    pub failures: ratelimit::FailureLimiter,
+    pub origins: Arc<origin::Origins>,
+    /// `Secure` on cookies: `public_url` is https.
+    pub secure_cookies: bool,
+    /// `public_url`, for redirect URIs.
+    pub public_url: Option<String>,
+    /// Limits `auth.denied` audit rows (a flood of refused requests must
+    /// not flood the trail).
+    pub denied_rows: ratelimit::FailureLimiter,
+    /// Mode `none` on a non-loopback host: pages show [`NO_AUTH_BANNER`].
+    pub open_warning: bool,
+}
+
+impl Auth {
+    pub fn new(config: &Config) -> Auth {
+        let a: &AuthConfig = &config.auth;
+        Auth {
+            mode: a.mode,
+            separation_of_duties: a.separation_of_duties(),
+            session_hours: a.session_hours,
+            tokens: tokens::Tokens::new(&a.tokens),
+            oidc: a
+                .oidc
+                .as_ref()
+                .filter(|_| a.mode == AuthMode::Oidc)
+                .map(oidc::Oidc::new),
+            proxy: a
+                .proxy
+                .as_ref()
+                .filter(|_| a.mode == AuthMode::Proxy)
+                .map(proxy::Proxy::new),
+            failures: ratelimit::FailureLimiter::default(),
+            origins: Arc::new(origin::Origins::new(
+                config.public_url.as_deref(),
+                &a.allowed_origins,
+            )),
+            secure_cookies: config
+                .public_url
+                .as_deref()
+                .is_some_and(|u| u.starts_with("https://")),
+            public_url: config.public_url.clone(),
+            denied_rows: ratelimit::FailureLimiter::default(),
+            open_warning: a.mode == AuthMode::None
+                && !crate::domain::net::is_loopback_host(&config.host),
+        }
+    }
+
+    /// Whether anything is enforced.
+    pub fn enforced(&self) -> bool {
+        self.mode != AuthMode::None
+    }
+}

@@ -1,0 +1,331 @@
+//! Cross-site protection and security headers, in every mode (AUTH.md §4).
+//!
+//! A browser attaches the operator's cookies (and, in mode `none`, reaches
+//! the agent at all) whatever page sends the request, so a state-changing
+//! request is refused when it could have come from another site:
+//! - a body that is not JSON (`415`): `text/plain`, forms and bodies with
+//!   no type are what a foreign page can send without a CORS preflight
+//!   (the pages' own forms under `/ui/` are the exception: each carries a
+//!   token bound to the browser, checked by its handler, see `forms`);
+//! - an `Origin` that is not the agent's own nor in `auth.allowed_origins`,
+//!   or, with no `Origin`, `Sec-Fetch-Site: cross-site` (`403`).
+//!
+//! Requests with neither header (curl, SDKs, other agents) pass: they come
+//! from no browser. Every response gets `X-Content-Type-Options: nosniff`;
+//! HTML also a CSP with `frame-ancestors 'none'` and `X-Frame-Options: DENY`
+//! so the Approve button cannot be framed and clickjacked. Pages rendered
+//! by Leptos carry their own CSP with the per-response script nonce
+//! ([`page_csp`]); other HTML gets [`STATIC_CSP`].
+
+pub use crate::domain::net::parse_origin;
+use crate::http::ApiError;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+
+/// The origins a browser may send state-changing requests from.
+#[derive(Clone, Debug, Default)]
+pub struct Origins {
+    /// From `public_url`, when set (else the request's `Host` is used).
+    public: Option<String>,
+    /// `auth.allowed_origins`.
+    allowed: Vec<String>,
+}
+
+impl Origins {
+    pub fn new(public_url: Option<&str>, allowed: &[String]) -> Origins {
+        Origins {
+            public: public_url.and_then(parse_origin),
+            allowed: allowed.iter().filter_map(|o| parse_origin(o)).collect(),
+        }
+    }
+
+    /// Whether `origin` (an `Origin` header) is ours or allowed; `host` is
+    /// the request's `Host`.
+    fn accepts(&self, origin: &str, host: Option<&str>) -> bool {
+        let Some(o) = parse_origin(origin) else {
+            return false; // "null" (sandboxed frames, file: pages) and junk
+        };
+        if self.allowed.contains(&o) {
+            return true;
+        }
+        match (&self.public, host) {
+            (Some(p), _) => *p == o,
+            (None, Some(h)) => ["http", "https"]
+                .iter()
+                .any(|s| parse_origin(&format!("{s}://{h}")).as_deref() == Some(o.as_str())),
+            (None, None) => false,
+        }
+    }
+}
+
+fn changes_state(m: &Method) -> bool {
+    matches!(
+        *m,
+        Method::POST | Method::PUT | Method::PATCH | Method::DELETE
+    )
+}
+
+fn has_body(h: &HeaderMap) -> bool {
+    let len = h
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    match len {
+        Some(n) => n > 0,
+        None => h.contains_key(header::TRANSFER_ENCODING),
+    }
+}
+
+/// `application/json`, or any `…/…+json`, with or without parameters.
+pub fn is_json(h: &HeaderMap) -> bool {
+    let Some(ct) = h.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let essence = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || essence
+            .split_once('/')
+            .is_some_and(|(_, sub)| sub.ends_with("+json"))
+}
+
+/// `application/x-www-form-urlencoded`, what an HTML form posts.
+fn is_form(h: &HeaderMap) -> bool {
+    h.get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|ct| ct.split(';').next())
+        .is_some_and(|e| {
+            e.trim()
+                .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+        })
+}
+
+/// Why a request was refused as cross-site, if it was.
+pub fn check(origins: &Origins, method: &Method, path: &str, h: &HeaderMap) -> Option<ApiError> {
+    if !changes_state(method) {
+        return None;
+    }
+    // `/a2a` and its HTTP+JSON binding refuse non-JSON bodies themselves
+    // (by [`is_json`]) with the A2A error the spec names (-32005,
+    // ContentTypeNotSupported; 415 over HTTP+JSON), before anything runs.
+    let a2a = path == "/a2a" || path.starts_with("/a2a/");
+    // The pages' own forms (REACH.md §1) post urlencoded to `/ui/...`;
+    // each of those handlers checks the form's token (`forms`) first.
+    let page_form = path.starts_with("/ui/") && is_form(h);
+    if has_body(h) && !is_json(h) && !a2a && !page_form {
+        return Some(ApiError::UnsupportedMediaType(
+            "a request that changes state must send its body as Content-Type: application/json"
+                .into(),
+        ));
+    }
+    let host = h.get(header::HOST).and_then(|v| v.to_str().ok());
+    match h.get(header::ORIGIN).map(|v| v.to_str().unwrap_or("")) {
+        Some(o) if !origins.accepts(o, host) => Some(ApiError::Forbidden(format!(
+            "cross-site request refused: the Origin {o:?} is not this agent's origin nor listed in auth.allowed_origins"
+        ))),
+        Some(_) => None,
+        None => {
+            let site = h.get("sec-fetch-site").and_then(|v| v.to_str().ok());
+            (site == Some("cross-site")).then(|| {
+                ApiError::Forbidden(
+                    "cross-site request refused (Sec-Fetch-Site: cross-site)".into(),
+                )
+            })
+        }
+    }
+}
+
+/// The CSP of HTML that is not a Leptos page (no inline scripts).
+pub const STATIC_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+     img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; \
+     form-action 'self'; frame-ancestors 'none'";
+
+/// The CSP of a Leptos page: scripts from our origin, and inline scripts
+/// only with this render's `nonce`, which leptos_axum puts on every
+/// script it writes (the hydration bootstrap and each streamed chunk).
+/// `'wasm-unsafe-eval'` lets the browser compile the app's WebAssembly.
+/// An injected `<script>` has no nonce, so it does not run.
+pub fn page_csp(nonce: &str) -> String {
+    format!(
+        "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; \
+         style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; \
+         object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+    )
+}
+
+/// Middleware: refuses cross-site state changes; adds the security headers.
+pub async fn layer(State(origins): State<Arc<Origins>>, req: Request, next: Next) -> Response {
+    if let Some(e) = check(&origins, req.method(), req.uri().path(), req.headers()) {
+        tracing::info!(method = %req.method(), path = %req.uri().path(), status = e.status().as_u16(), "refused a cross-site request");
+        let mut resp = e.into_response();
+        secure(resp.headers_mut());
+        return resp;
+    }
+    let mut resp = next.run(req).await;
+    secure(resp.headers_mut());
+    resp
+}
+
+/// Adds the security headers a response needs.
+fn secure(h: &mut HeaderMap) {
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    let html = h
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/html"));
+    if html {
+        if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
+            h.insert(
+                header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static(STATIC_CSP),
+            );
+        }
+        h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+        h.insert(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("same-origin"),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(
+                axum::http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                HeaderValue::from_str(v).unwrap(),
+            );
+        }
+        h
+    }
+
+    #[test]
+    fn origins_are_normalised() {
+        assert_eq!(
+            parse_origin("HTTP://Example.com:80").as_deref(),
+            Some("http://example.com")
+        );
+        assert_eq!(
+            parse_origin("https://a.b:8443/x").as_deref(),
+            Some("https://a.b:8443")
+        );
+        assert_eq!(parse_origin("null"), None);
+        assert_eq!(parse_origin("ftp://x"), None);
+        assert_eq!(
+            parse_origin("http://[::1]:8080").as_deref(),
+            Some("http://[::1]:8080")
+        );
+    }
+
+    #[test]
+    fn state_changes_need_json_and_a_friendly_origin() {
+        let o = Origins::new(None, &["https://ops.example.com".into()]);
+        let post = Method::POST;
+        let json = [
+            ("host", "127.0.0.1:8080"),
+            ("content-type", "application/json"),
+            ("content-length", "2"),
+        ];
+        assert!(
+            check(&o, &post, "/x", &headers(&json)).is_none(),
+            "curl-like JSON passes"
+        );
+        let plain = [
+            ("host", "a:1"),
+            ("content-type", "text/plain"),
+            ("content-length", "2"),
+        ];
+        assert_eq!(
+            check(&o, &post, "/x", &headers(&plain)).unwrap().status(),
+            415
+        );
+        let none = [("host", "a:1"), ("content-length", "2")];
+        assert_eq!(
+            check(&o, &post, "/x", &headers(&none)).unwrap().status(),
+            415
+        );
+        let empty = [("host", "a:1"), ("content-length", "0")];
+        assert!(
+            check(&o, &post, "/x", &headers(&empty)).is_none(),
+            "no body, no type needed"
+        );
+        let vnd = [
+            ("host", "a:1"),
+            ("content-type", "application/vnd.x+json; charset=utf-8"),
+            ("content-length", "2"),
+        ];
+        assert!(check(&o, &post, "/x", &headers(&vnd)).is_none());
+        let evil = [
+            ("host", "127.0.0.1:8080"),
+            ("origin", "http://evil.example"),
+            ("content-type", "application/json"),
+            ("content-length", "2"),
+        ];
+        assert_eq!(
+            check(&o, &post, "/x", &headers(&evil)).unwrap().status(),
+            403
+        );
+        let own = [
+            ("host", "127.0.0.1:8080"),
+            ("origin", "http://127.0.0.1:8080"),
+            ("content-type", "application/json"),
+            ("content-length", "2"),
+        ];
+        assert!(check(&o, &post, "/x", &headers(&own)).is_none());
+        let allowed = [
+            ("host", "127.0.0.1:8080"),
+            ("origin", "https://ops.example.com"),
+            ("content-type", "application/json"),
+            ("content-length", "2"),
+        ];
+        assert!(check(&o, &post, "/x", &headers(&allowed)).is_none());
+        let null = [
+            ("host", "127.0.0.1:8080"),
+            ("origin", "null"),
+            ("content-type", "application/json"),
+            ("content-length", "2"),
+        ];
+        assert_eq!(
+            check(&o, &post, "/x", &headers(&null)).unwrap().status(),
+            403
+        );
+        let fetch_site = [
+            ("host", "a:1"),
+            ("sec-fetch-site", "cross-site"),
+            ("content-type", "application/json"),
+            ("content-length", "2"),
+        ];
+        assert_eq!(
+            check(&o, &post, "/x", &headers(&fetch_site))
+                .unwrap()
+                .status(),
+            403
+        );
+        assert!(
+            check(&o, &Method::GET, "/x", &headers(&evil)).is_none(),
+            "reads are not state changes"
+        );
+        let pinned = Origins::new(Some("https://agent.example.com/base"), &[]);
+        let behind = [
+            ("host", "10.0.0.5:8080"),
+            ("origin", "https://agent.example.com"),
+            ("content-type", "application/json"),
+            ("content-length", "2"),
+        ];
+        assert!(check(&pinned, &post, "/x", &headers(&behind)).is_none());
+    }
+}

@@ -1,0 +1,32 @@
+//! The one place that speaks HTTP: everything a request meets before the
+//! engine, and everything it leaves on the way out.
+//!
+//! - [`router`]: the one router, from the route list (method, path, role,
+//!   doc) that also makes the authorization table and `/openapi.json`;
+//!   [`state`]: the handles every request shares.
+//! - [`rest`]: the REST handlers; [`a2a`]: inbound A2A (JSON-RPC and
+//!   HTTP+JSON), the card, pushes; [`ui`]: the pages (server rendering,
+//!   their form posts) and [`assets`].
+//! - [`auth`]: who is calling (tokens, OpenID, proxy, the sign-in session),
+//!   the guard, cross-site protection, the sign-in pages.
+//! - [`caller`]: the caller and the request log span; [`error`]: the one
+//!   `ApiError`, which keeps internal text out of answers (REST and
+//!   JSON-RPC alike); [`extract`]: bodies and queries read in the API's
+//!   error format; [`metrics`]: `/metrics` and the request counters.
+//! - [`startup`] and [`serve`]: from a config to a served router.
+
+pub mod a2a;
+pub mod assets;
+pub mod auth;
+pub mod caller;
+pub mod error;
+pub mod extract;
+pub mod metrics;
+pub mod rest;
+pub mod router;
+pub mod serve;
+pub mod startup;
+pub mod state;
+pub mod ui;
+
+pub use error::ApiError;

@@ -1,0 +1,202 @@
+//! Startup: from a loaded config to the state every request shares. The
+//! store is opened (and what a crash left half-done settled), the model
+//! clients, the MCP servers, the engine and its background tasks started,
+//! before a request is served.
+
+use super::state::AppState;
+use super::{a2a, assets, auth};
+use crate::config::{self, Config};
+use crate::store::Store;
+use crate::{domain, engine, events, llm, mcp, notify};
+use leptos::config::LeptosOptions;
+use std::sync::Arc;
+
+/// The site's output name (`/pkg/stopgo.js`, `.wasm`, `.css`), as in Cargo.toml.
+pub const SITE_NAME: &str = "stopgo";
+
+/// Leptos options for serving the UI from `site_root`; with hashed asset
+/// names when the site was built with them ([`assets::hash_file`]).
+pub fn leptos_options(site_root: &str) -> LeptosOptions {
+    let hashes = assets::hash_file(site_root);
+    let options = LeptosOptions::builder()
+        .output_name(SITE_NAME)
+        .site_root(site_root)
+        .site_pkg_dir("pkg")
+        .hash_files(hashes.is_some());
+    match hashes {
+        Some(file) => options.hash_file(file.into()).build(),
+        None => options.build(),
+    }
+}
+
+/// Why the agent could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error(transparent)]
+    Tools(#[from] mcp::McpStartError),
+    #[error("{0}")]
+    Notifications(String),
+}
+
+/// Everything `build_state` needs from outside.
+pub struct Startup {
+    pub config: Config,
+    /// The config file's folder (relative `scripted:` paths).
+    pub config_dir: std::path::PathBuf,
+    pub site_root: String,
+    /// The tools; `None` builds them from the config's MCP servers.
+    pub tools: Option<Arc<dyn domain::tools::ToolRouter>>,
+    /// Serve the A2A TCK's scripted behaviours instead of the agent
+    /// (`agent --a2a-conformance`).
+    pub a2a_conformance: bool,
+}
+
+/// Opens the store, settles work a crash left half-done, builds the model
+/// client and the engine. A model that cannot be used (missing key) is
+/// logged and reported by `/health`, not fatal: existing conversations and
+/// approvals stay usable.
+pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
+    let audit_key = s
+        .config
+        .audit
+        .key
+        .as_ref()
+        .map(|k| k.expose().as_bytes().to_vec());
+    let store = match (&s.config.store.backend, &s.config.store.url) {
+        (config::StoreBackend::Postgres, Some(url)) => {
+            let (url, max) = (url.expose().to_string(), s.config.store.max_connections);
+            let lease = s.config.store.lease_seconds.min(3600) as u32;
+            // Connecting may wait (30 s of retries): off the async workers.
+            tokio::task::spawn_blocking(move || {
+                Store::open_postgres(&url, max, lease, audit_key.as_deref())
+            })
+            .await
+            .map_err(|e| crate::store::StoreError::Worker(e.to_string()))??
+        }
+        _ => Store::open_keyed(&s.config.data_dir, audit_key.as_deref())?,
+    };
+    // Notification rows are written by the store's intents, in the
+    // transaction of the event they announce (POLICY.md §5).
+    let mut store = store;
+    store.set_routes(notify::routes(&s.config));
+    store.warm_pool();
+    let notify = Arc::new(
+        notify::link_key(&s.config, store.shared())
+            .and_then(|key| notify::Notifier::new(&s.config, store.clone(), key))
+            .map_err(StartError::Notifications)?,
+    );
+    let auth = Arc::new(auth::Auth::new(&s.config));
+    if s.config.auth.mode == config::AuthMode::None
+        && !domain::net::is_loopback_host(&s.config.host)
+    {
+        tracing::warn!(host = %s.config.host, "{}", auth::NO_AUTH_BANNER);
+    }
+    store
+        .audit(
+            "agent".into(),
+            "config.loaded",
+            serde_json::json!({"config_digest": s.config.source_digest, "auth_mode": s.config.auth.mode.as_str(), "name": s.config.name}),
+        )
+        .await?;
+    let (rows, head) = store.audit_head().await?;
+    tracing::info!(rows, head = %head, "audit chain head");
+    let config = Arc::new(s.config);
+    let load = |model: &str| {
+        config::parse_model(model)
+            .map_err(llm::LlmError::Config)
+            .and_then(|m| {
+                let env = |k: &str| std::env::var(k).ok();
+                let http = llm::http::HttpClient::with_timeout(std::time::Duration::from_secs(
+                    config.llm.timeout_seconds,
+                ));
+                llm::client_for(&m, &s.config_dir, http, &env)
+            })
+    };
+    let llm = load(&config.llm.model);
+    // Models that `llm` nodes name for themselves, loaded once each.
+    let mut models = engine::NodeModels::new();
+    let mut pending: Vec<&config::NodeConfig> = config.agent.iter().collect();
+    while let Some(n) = pending.pop() {
+        pending.extend(n.agents.iter());
+        if let Some(m) = &n.model
+            && *m != config.llm.model
+            && !models.contains_key(m)
+        {
+            let c = load(m);
+            if let Err(e) = &c {
+                tracing::error!(node = %n.name, "the model `{m}` cannot be used: {e}");
+            }
+            models.insert(m.clone(), c);
+        }
+    }
+    match &llm {
+        Ok(c) => tracing::info!(model = %c.describe(), "model ready"),
+        Err(e) => tracing::error!(
+            "the model cannot be used: {e}; new messages will fail until this is fixed"
+        ),
+    }
+    let tools: Arc<dyn domain::tools::ToolRouter> = match s.tools {
+        Some(t) => t,
+        None => {
+            let servers = config.effective_mcp_servers();
+            if servers.is_empty() {
+                Arc::new(domain::tools::NoTools)
+            } else {
+                mcp::CompositeClient::start(servers, config.unannotated_tools).await?
+            }
+        }
+    };
+    // Several replicas share PostgreSQL: events go through its rows, and
+    // half-done work is settled by the sweeper once its owner's lease
+    // expires (another replica may be running it right now).
+    let events = if store.shared() {
+        events::Events::shared(store.clone()).await?
+    } else {
+        events::Events::new()
+    };
+    let engine = engine::Engine::with_parts(
+        store.clone(),
+        config.clone(),
+        llm,
+        tools,
+        models,
+        Arc::new(crate::a2a::A2aClient::default()),
+        events,
+    );
+    if store.shared() {
+        engine.start_replica_tasks(config.store.lease_seconds);
+    } else {
+        let resume = engine.recover().await?;
+        if !resume.is_empty() {
+            tracing::info!(
+                count = resume.len(),
+                "resuming approved actions found after a restart"
+            );
+            engine.resume_in_background(resume);
+        }
+    }
+    // Before requests are served: what expired while the agent was down
+    // is expired, never decided late.
+    engine.start_expiry().await;
+    // Every MCP tool compared with its pin before requests are served.
+    engine.start_pins().await;
+    let a2a: Arc<dyn a2a::executor::Executor> = if s.a2a_conformance {
+        tracing::warn!(
+            "A2A conformance mode: /a2a serves the TCK's scripted behaviours, not the agent"
+        );
+        Arc::new(a2a::conformance::Conformance::default())
+    } else {
+        Arc::new(a2a::executor::EngineExecutor)
+    };
+    Ok(AppState {
+        store,
+        notify,
+        engine,
+        a2a,
+        auth,
+        config,
+        leptos: leptos_options(&s.site_root),
+    })
+}

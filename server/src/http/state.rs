@@ -1,0 +1,38 @@
+//! The shared state every handler gets.
+
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::store::Store;
+use axum::extract::FromRef;
+use leptos::config::LeptosOptions;
+use std::sync::Arc;
+
+/// Cheap to clone: every field is a handle.
+#[derive(Clone)]
+pub struct AppState {
+    /// Durable state. Shared because every request reads or writes it; the
+    /// store serialises its own writes.
+    pub store: Store,
+    /// Turns, approvals and tools. Shared because every request that changes
+    /// a conversation goes through it (it owns the per-conversation locks).
+    pub engine: Engine,
+    /// Notification delivery and the key of their signed links.
+    pub notify: Arc<crate::notify::Notifier>,
+    /// What runs A2A messages: the engine, or the TCK's conformance
+    /// executor (`agent --a2a-conformance`).
+    pub a2a: Arc<dyn crate::http::a2a::executor::Executor>,
+    /// Who may do what: credentials, sessions' settings, failure limits.
+    /// Shared because every request is checked against it.
+    pub auth: Arc<crate::http::auth::Auth>,
+    /// The validated config, read-only after startup.
+    pub config: Arc<Config>,
+    /// Where the UI's assets are and what they are called; Leptos reads it
+    /// from the state when it renders a page or serves a file.
+    pub leptos: LeptosOptions,
+}
+
+impl FromRef<AppState> for LeptosOptions {
+    fn from_ref(state: &AppState) -> Self {
+        state.leptos.clone()
+    }
+}
