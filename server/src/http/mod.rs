@@ -1,9 +1,9 @@
 //! The one place that speaks HTTP: everything a request meets before the
 //! engine, and everything it leaves on the way out.
 //!
-//! - [`router`]: the one router, from the route list (method, path, role,
-//!   doc) that also makes the authorization table and `/openapi.json`;
-//!   [`state`]: the handles every request shares.
+//! - [`routes`]: every route declared once (method, path, role, doc);
+//!   [`router`] is made from it, as are the authorization table and
+//!   `/openapi.json`; [`state`]: the handles every request shares.
 //! - [`rest`]: the REST handlers; [`a2a`]: inbound A2A (JSON-RPC and
 //!   HTTP+JSON), the card, pushes; [`ui`]: the pages (server rendering,
 //!   their form posts) and [`assets`].
@@ -24,9 +24,13 @@ pub mod extract;
 pub mod metrics;
 pub mod rest;
 pub mod router;
+pub mod routes;
 pub mod serve;
 pub mod startup;
 pub mod state;
 pub mod ui;
 
 pub use error::ApiError;
+
+#[cfg(test)]
+mod tests;

@@ -1,12 +1,14 @@
-//! The route table: what each route needs (AUTH.md §2–§3).
+//! The authorization table: what each route needs (AUTH.md §2–§3).
 //!
-//! One table for every REST route, UI page and the A2A endpoint, read by
-//! the `guard` middleware. A2A methods need different roles on one path,
+//! Read from the one route list (`http::routes`), where each route is
+//! declared with the role it needs, plus a few rules for what no route
+//! serves; the `guard` middleware asks it. A2A methods need different roles on one path,
 //! so `/a2a` asks only for a known caller here and [`a2a_method`] says the
 //! rest; deciding an approval (REST, UI or A2A) is checked by
 //! `auth::may_decide` where the decision is made.
 
 use crate::domain::principal::Role;
+use crate::http::routes::ROUTES;
 use axum::http::Method;
 
 /// What a route needs.
@@ -21,59 +23,20 @@ pub enum Need {
 }
 
 use Need::{Api, Open, Page};
-use Role::{Admin, Approver, Requester, Viewer};
+use Role::{Requester, Viewer};
 
-/// `(method, path pattern, need)`: `*` as the method matches any method;
-/// `{x}` matches one segment; a trailing `/*` matches any rest.
-const TABLE: &[(&str, &str, Need)] = &[
-    ("GET", "/health", Open),
-    ("GET", "/.well-known/agent-card.json", Open),
-    ("GET", "/.well-known/agent.json", Open),
-    ("*", "/pkg/*", Open),
-    ("GET", "/ui/sign-in", Open),
-    ("POST", "/ui/sign-in", Open),
-    ("POST", "/ui/sign-out", Open),
-    ("GET", "/ui/auth/*", Open),
-    ("GET", "/auth/me", Open),
-    ("GET", "/", Page(Viewer)),
-    ("GET", "/ui/audit", Page(Admin)),
-    ("GET", "/ui/*", Page(Viewer)),
-    // The pages' forms (REACH.md §1). Deciding is checked where it is
-    // made (roles, separation of duties, approvers), as for REST.
-    ("POST", "/ui/approvals/{uuid}/decide", Page(Viewer)),
-    ("POST", "/ui/link/{token}", Page(Viewer)),
-    ("POST", "/ui/notifications/{id}/retry", Page(Admin)),
-    ("GET", "/docs", Page(Viewer)),
-    ("GET", "/openapi.json", Api(Viewer)),
-    ("GET", "/agent", Api(Viewer)),
-    ("GET", "/conversations", Api(Viewer)),
-    ("POST", "/conversations", Api(Requester)),
-    ("GET", "/conversations/{id}", Api(Viewer)),
-    ("POST", "/conversations/{id}/messages", Api(Requester)),
-    ("GET", "/conversations/{id}/events", Api(Viewer)),
-    ("GET", "/events", Api(Viewer)),
-    ("GET", "/approvals", Api(Viewer)),
-    ("POST", "/approvals/{uuid}", Api(Approver)),
-    ("GET", "/tools", Api(Viewer)),
-    ("POST", "/tools/{name}/accept", Api(Admin)),
-    ("GET", "/pipeline", Api(Viewer)),
-    ("GET", "/notifications", Api(Viewer)),
-    ("POST", "/notifications/{id}/retry", Api(Admin)),
-    ("GET", "/links/{token}", Api(Viewer)),
-    ("POST", "/links/{token}", Api(Approver)),
-    ("GET", "/audit", Api(Admin)),
-    ("GET", "/metrics", Api(Viewer)),
-    ("POST", "/a2a", Api(Viewer)),
-    ("POST", "/a2a/", Api(Viewer)),
-    // The HTTP+JSON binding: each operation's role is checked like
-    // JSON-RPC's, by [`a2a_method`].
-    ("*", "/a2a/*", Api(Viewer)),
+/// What no declared route serves, tried in order after the routes:
+/// `(method, path prefix, need)`, `*` matching any method. Assets are
+/// open; other `/ui/` pages (the 404 page) need a viewer's session; the
+/// rest of the A2A binding and unknown API paths need a known caller.
+const FALLBACK: &[(&str, &str, Need)] = &[
+    ("*", "/pkg/", Open),
+    ("GET", "/ui/auth/", Open),
+    ("GET", "/ui/", Page(Viewer)),
+    ("*", "/a2a/", Api(Viewer)),
 ];
 
 fn matches(pattern: &str, path: &str) -> bool {
-    if let Some(prefix) = pattern.strip_suffix("/*") {
-        return path.starts_with(prefix) && path[prefix.len()..].starts_with('/');
-    }
     let (mut p, mut q) = (pattern.split('/'), path.split('/'));
     loop {
         match (p.next(), q.next()) {
@@ -85,17 +48,25 @@ fn matches(pattern: &str, path: &str) -> bool {
     }
 }
 
-/// What `method path` needs. `static_file` says whether the path is a file
-/// of the site's assets (open, like `/pkg/`). Unknown routes need a viewer,
-/// so the API's shape is not probed anonymously.
+/// What `method path` needs: the declared route's need
+/// (`super::super::routes`), else the [`FALLBACK`] rules. `static_file`
+/// says whether the path is a file of the site's assets (open, like
+/// `/pkg/`). Unknown routes need a viewer, so the API's shape is not
+/// probed anonymously.
 pub fn need(method: &Method, path: &str, static_file: impl Fn(&str) -> bool) -> Need {
     let m = if *method == Method::HEAD {
         "GET"
     } else {
         method.as_str()
     };
-    for (tm, tp, n) in TABLE {
-        if (*tm == "*" || *tm == m) && matches(tp, path) {
+    if let Some(r) = ROUTES
+        .iter()
+        .find(|r| r.method == m && matches(r.path, path))
+    {
+        return r.need;
+    }
+    for (fm, prefix, n) in FALLBACK {
+        if (*fm == "*" || *fm == m) && path.starts_with(prefix) {
             return *n;
         }
     }
@@ -123,14 +94,16 @@ pub fn a2a_method(method: &str) -> Role {
     }
 }
 
-/// Every route in the table, for tests and docs.
+/// Every declared route's `(method, path, need)`: the authorization
+/// table, for tests and docs.
 pub fn table() -> impl Iterator<Item = (&'static str, &'static str, Need)> {
-    TABLE.iter().copied()
+    ROUTES.iter().map(|r| (r.method, r.path, r.need))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use Role::{Admin, Approver};
 
     #[test]
     fn the_table_answers_each_route() {

@@ -2,11 +2,13 @@
 //!
 //! The request and response schemas are generated (schemars) from the very
 //! structs in `app::models` that the handlers serialise, so the document
-//! cannot drift from the wire. The route table below adds what types cannot
-//! say: method, path, summary, statuses and a runnable example. `/docs`
+//! cannot drift from the wire. The one route list (`http::routes`) adds
+//! what types cannot say: method, path, summary, statuses and a runnable
+//! example; the router is made from the same list. `/docs`
 //! renders the same table as HTML (readable without JavaScript) with a
 //! small "Try it" form per route that sends the example to this server.
 
+use crate::http::routes::ROUTES;
 use crate::http::state::AppState;
 use app::models::{
     AgentInfo, ApprovalDecision, ApprovalList, ConversationList, ConversationResponse,
@@ -19,297 +21,6 @@ use axum::extract::State;
 use axum::response::Html;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
-
-/// One documented route.
-struct Route {
-    method: &'static str,
-    path: &'static str,
-    summary: &'static str,
-    /// Component name of the request body, if any.
-    request: Option<&'static str>,
-    /// Component name of the 2xx response (None: not JSON).
-    response: Option<&'static str>,
-    status: u16,
-    /// Error statuses it can answer.
-    errors: &'static [u16],
-    /// An example request body.
-    example: Option<&'static str>,
-}
-
-const ROUTES: &[Route] = &[
-    Route {
-        method: "GET",
-        path: "/health",
-        summary: "Liveness; `llm` says why the model cannot be used, if it cannot.",
-        request: None,
-        response: Some("Health"),
-        status: 200,
-        errors: &[],
-        example: None,
-    },
-    Route {
-        method: "GET",
-        path: "/agent",
-        summary: "The agent's name, description and model (for the UI).",
-        request: None,
-        response: Some("AgentInfo"),
-        status: 200,
-        errors: &[],
-        example: None,
-    },
-    Route {
-        method: "GET",
-        path: "/tools",
-        summary: "Every tool (MCP and A2A) with `destructiveHint`, its effective rule list (the `approvals:` rules that can decide its calls, in order, then `annotation` or `unannotated`) and its server's health.",
-        request: None,
-        response: Some("ToolList"),
-        status: 200,
-        errors: &[],
-        example: None,
-    },
-    Route {
-        method: "GET",
-        path: "/notifications",
-        summary: "The notification outbox (POLICY.md §5): the newest deliveries (?status=pending|delivered|dead|skipped, ?limit=1..500, default 100) with target, event, attempts, next attempt and last error, and the count per status.",
-        request: None,
-        response: Some("DeliveryList"),
-        status: 200,
-        errors: &[400],
-        example: None,
-    },
-    Route {
-        method: "POST",
-        path: "/notifications/{id}/retry",
-        summary: "Admins: sends a dead letter again with a fresh retry window (audited as notification.retried). 409 when the row is not a dead letter.",
-        request: None,
-        response: None,
-        status: 200,
-        errors: &[403, 409],
-        example: Some("{}"),
-    },
-    Route {
-        method: "GET",
-        path: "/links/{token}",
-        summary: "What a notification's signed link opens: the approval, the link's action (approve, reject, open) and its state (valid, used, expired, decided). Changes nothing. 400 when the link was changed or is not one.",
-        request: None,
-        response: Some("LinkView"),
-        status: 200,
-        errors: &[400, 404],
-        example: None,
-    },
-    Route {
-        method: "POST",
-        path: "/links/{token}",
-        summary: "Decides through a signed link, as the caller (checked like POST /approvals/{uuid}: role, separation of duties, approvers, quorum, expiry); decided_via is link and the link is used up in the same transaction. Body {} for an approve or reject link, {\"approved\": bool} for an open link; optional \"reason\". 409 when used, decided or expired; 400 when changed.",
-        request: None,
-        response: Some("ConversationResponse"),
-        status: 200,
-        errors: &[400, 403, 409],
-        example: Some("{}"),
-    },
-    Route {
-        method: "POST",
-        path: "/tools/{name}/accept",
-        summary: "Admins: accepts the changed definition of a held tool (POLICY.md §4: its description, input schema or annotations differ from the pinned ones); audited as tool.accepted. Answers {\"tool\": …} as GET /tools lists it. 409 when nothing changed.",
-        request: None,
-        response: None,
-        status: 200,
-        errors: &[403, 404, 409],
-        example: Some("{}"),
-    },
-    Route {
-        method: "GET",
-        path: "/pipeline",
-        summary: "The orchestration tree from the config's `agent:` key (absent in simple mode); a conversation's run of it is its `pipeline_state`.",
-        request: None,
-        response: Some("PipelineView"),
-        status: 200,
-        errors: &[],
-        example: None,
-    },
-    Route {
-        method: "POST",
-        path: "/conversations",
-        summary: "Creates a conversation; with `message`, runs its first turn and returns the result.",
-        request: Some("CreateConversation"),
-        response: Some("ConversationResponse"),
-        status: 201,
-        errors: &[400, 413, 502, 503, 504],
-        example: Some(r#"{"message": "list all resources"}"#),
-    },
-    Route {
-        method: "GET",
-        path: "/conversations",
-        summary: "Conversations, newest first, with counts. Each is a list item (id, session_id, status, created_at, updated_at, message_count, last_message with its role and first 200 characters, title, pending_approval), never its history, so a page costs the same however long its conversations are. Query: `limit` (1–200), `cursor` (the previous page's `next_cursor`), `status` (active, waiting_approval, completed, failed, cancelled, all), `q` (text in a message), `view` (`summary`, the default, or `full` for whole conversations as a FullConversationList, same paging).",
-        request: None,
-        response: Some("ConversationList"),
-        status: 200,
-        errors: &[400],
-        example: None,
-    },
-    Route {
-        method: "GET",
-        path: "/conversations/{id}",
-        summary: "One conversation with its whole timeline and pending approval.",
-        request: None,
-        response: Some("ConversationResponse"),
-        status: 200,
-        errors: &[404],
-        example: None,
-    },
-    Route {
-        method: "POST",
-        path: "/conversations/{id}/messages",
-        summary: "Sends a message and runs the turn. 409 while an approval is pending (the body names it) or another request runs.",
-        request: Some("SendMessage"),
-        response: Some("ConversationResponse"),
-        status: 200,
-        errors: &[400, 404, 409, 413, 502, 503, 504],
-        example: Some(r#"{"message": "add a resource named apples with value 3"}"#),
-    },
-    Route {
-        method: "POST",
-        path: "/approvals/{uuid}",
-        summary: "Approves or rejects. Also accepted: {\"action\":\"approve\"|\"reject\"}, {\"answer\":\"yes\"|\"no\"}; optional \"reason\". 409 if already decided; 403 when the approval's rule names other approvers.",
-        request: Some("ApprovalDecision"),
-        response: Some("ConversationResponse"),
-        status: 200,
-        errors: &[400, 403, 404, 409],
-        example: Some(r#"{"approved": true}"#),
-    },
-    Route {
-        method: "GET",
-        path: "/approvals",
-        summary: "The approvals waiting for a decision, oldest first, a page at a time: `?limit=` (default 100, at most 500; 0 for the total alone) and `?cursor=` (the `next_cursor` of the page before); `total` counts every one waiting.",
-        request: None,
-        response: Some("ApprovalList"),
-        status: 200,
-        errors: &[400],
-        example: None,
-    },
-    Route {
-        method: "GET",
-        path: "/.well-known/agent-card.json",
-        summary: "The A2A agent card (also at `/.well-known/agent.json`): 1.0 `supportedInterfaces` plus the 0.3 top-level fields unless `a2a_card: v1`. See README, \"A2A\".",
-        request: None,
-        response: None,
-        status: 200,
-        errors: &[],
-        example: None,
-    },
-    Route {
-        method: "POST",
-        path: "/a2a",
-        summary: "A2A JSON-RPC 2.0 (1.0 `SendMessage`, `SendStreamingMessage`, `GetTask`, `ListTasks`, `CancelTask`, `SubscribeToTask`; 0.3 `message/send`, `message/stream`, `tasks/get`, `tasks/cancel`, `tasks/resubscribe`). Errors are JSON-RPC errors with HTTP 200.",
-        request: None,
-        response: None,
-        status: 200,
-        errors: &[],
-        example: Some(
-            r#"{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "list all resources"}]}}}"#,
-        ),
-    },
-    Route {
-        method: "GET",
-        path: "/events",
-        summary: "Server-sent events for every conversation (`text/event-stream`; the data is an `Event`). Send `Last-Event-ID` to catch up after a drop; `resync` means reload.",
-        request: None,
-        response: None,
-        status: 200,
-        errors: &[],
-        example: None,
-    },
-    Route {
-        method: "GET",
-        path: "/conversations/{id}/events",
-        summary: "Server-sent events of one conversation.",
-        request: None,
-        response: None,
-        status: 200,
-        errors: &[404],
-        example: None,
-    },
-    Route {
-        method: "GET",
-        path: "/auth/me",
-        summary: "Who the caller is: auth mode, name, roles, whether they may decide approvals (open: it answers `signed_in: false` for nobody).",
-        request: None,
-        response: Some("Viewer"),
-        status: 200,
-        errors: &[401],
-        example: None,
-    },
-    Route {
-        method: "GET",
-        path: "/audit",
-        summary: "The hash-chained audit trail (admin; open in auth mode none), oldest first, streamed: `?after=SEQ&limit=N&format=jsonl|csv`. Rows: seq, at, actor, event, conversation_id, approval_uuid, details, prev_hash, hash. Check it with `agent audit verify`.",
-        request: None,
-        response: None,
-        status: 200,
-        errors: &[400, 401, 403],
-        example: None,
-    },
-    Route {
-        method: "POST",
-        path: "/ui/sign-in",
-        summary: "Auth mode tokens: `{\"token\", \"next\"?}` becomes the `stopgo_session` cookie (HttpOnly, SameSite=Lax); answers `{\"next\"}`. 401 for a wrong token, 429 after ten failures a minute from one address. The sign-in page posts the same as a form (urlencoded `token`, `next`, `form_token`): 303 to `next`, or back to the page saying why.",
-        request: None,
-        response: None,
-        status: 200,
-        errors: &[400, 401, 403, 429],
-        example: None,
-    },
-    Route {
-        method: "POST",
-        path: "/ui/sign-out",
-        summary: "Ends the browser session at once (the server-side row is deleted) and clears the cookie. Needs this browser's `form_token` (from `GET /auth/me`), as a form field or `{\"form_token\"}`: 403 without it.",
-        request: None,
-        response: None,
-        status: 200,
-        errors: &[403],
-        example: None,
-    },
-    Route {
-        method: "POST",
-        path: "/ui/approvals/{uuid}/decide",
-        summary: "The approval card's form (urlencoded, for pages without JavaScript): `decision` approve|reject, `reason`, `back`, `form_token`, and with `edit=1` the edited arguments as `arg.<name>`. Decides like `POST /approvals/{uuid}` (`decided_via: ui`), then 303 to `back`, or to `/ui/refused` saying why it was refused. 403 without this browser's form token or from a foreign Origin.",
-        request: None,
-        response: None,
-        status: 303,
-        errors: &[403, 415],
-        example: None,
-    },
-    Route {
-        method: "POST",
-        path: "/ui/link/{token}",
-        summary: "A notification link page's form (urlencoded): `decision` approve|reject (an Open link), `reason`, `form_token`. Decides like `POST /links/{token}`, then 303 to the link page with `?done=`, or to `/ui/refused`.",
-        request: None,
-        response: None,
-        status: 303,
-        errors: &[403, 415],
-        example: None,
-    },
-    Route {
-        method: "POST",
-        path: "/ui/notifications/{id}/retry",
-        summary: "The outbox page's Retry form (admin; urlencoded `form_token`): like `POST /notifications/{id}/retry`, then 303 back to `/ui/notifications`.",
-        request: None,
-        response: None,
-        status: 303,
-        errors: &[403, 415],
-        example: None,
-    },
-    Route {
-        method: "GET",
-        path: "/openapi.json",
-        summary: "This document.",
-        request: None,
-        response: None,
-        status: 200,
-        errors: &[],
-        example: None,
-    },
-];
 
 /// The component schemas, generated from the shared models.
 fn components() -> Map<String, Value> {
@@ -360,11 +71,11 @@ fn components() -> Map<String, Value> {
 /// The OpenAPI 3.1 document of the REST API.
 pub fn openapi(state: &AppState) -> Value {
     let mut paths = Map::new();
-    for r in ROUTES {
+    for route in ROUTES {
+        let (r, method, path) = (&route.doc, route.method, route.path);
         let mut op = Map::new();
         op.insert("summary".into(), json!(r.summary));
-        let params: Vec<Value> = r
-            .path
+        let params: Vec<Value> = path
             .split('/')
             .filter_map(|seg| seg.strip_prefix('{')?.strip_suffix('}'))
             .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
@@ -386,14 +97,15 @@ pub fn openapi(state: &AppState) -> Value {
             );
         }
         let mut responses = Map::new();
-        let ok = match r.response {
-            Some(name) => {
+        let ok = match (r.response, r.media) {
+            (Some(name), _) => {
                 json!({"description": "OK", "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{name}")}}}})
             }
-            None if r.path.ends_with("events") => {
+            (None, Some(media)) => json!({"description": "OK", "content": {media: {}}}),
+            (None, None) if path.ends_with("events") => {
                 json!({"description": "An SSE stream of `Event`s", "content": {"text/event-stream": {"schema": {"$ref": "#/components/schemas/Event"}}}})
             }
-            None => json!({"description": "OK"}),
+            (None, None) => json!({"description": "OK"}),
         };
         responses.insert(r.status.to_string(), ok);
         for e in r.errors {
@@ -403,8 +115,8 @@ pub fn openapi(state: &AppState) -> Value {
             );
         }
         op.insert("responses".into(), Value::Object(responses));
-        let entry = paths.entry(r.path.to_string()).or_insert_with(|| json!({}));
-        entry[r.method.to_ascii_lowercase()] = Value::Object(op);
+        let entry = paths.entry(path.to_string()).or_insert_with(|| json!({}));
+        entry[method.to_ascii_lowercase()] = Value::Object(op);
     }
     json!({
         "openapi": "3.1.0",
@@ -457,17 +169,18 @@ fn escape(s: &str) -> String {
 /// `GET /docs`: the route table as a page, with "Try it" forms.
 pub async fn page(State(state): State<AppState>) -> Html<String> {
     let mut rows = String::new();
-    for (i, r) in ROUTES.iter().enumerate() {
+    for (i, route) in ROUTES.iter().enumerate() {
+        let (r, method, path) = (&route.doc, route.method, route.path);
         let body = r.example.unwrap_or("");
         let curl = match r.example {
             Some(ex) => format!(
                 "curl -s -X {} http://HOST{} -H 'content-type: application/json' -d '{}'",
-                r.method, r.path, ex
+                method, path, ex
             ),
             None => format!(
                 "curl -s{} http://HOST{}",
-                if r.path.ends_with("events") { "N" } else { "" },
-                r.path
+                if path.ends_with("events") { "N" } else { "" },
+                path
             ),
         };
         let statuses = std::iter::once(r.status)
@@ -485,7 +198,7 @@ pub async fn page(State(state): State<AppState>) -> Html<String> {
         .flatten()
         .collect::<Vec<_>>()
         .join(" · ");
-        let try_it = if r.path.ends_with("events") {
+        let try_it = if path.ends_with("events") {
             String::new()
         } else {
             format!(
@@ -496,13 +209,13 @@ pub async fn page(State(state): State<AppState>) -> Html<String> {
 <button type="submit">Send</button>
 <pre class="out" aria-live="polite"></pre>
 </form></details>"#,
-                m = r.method,
-                p = escape(r.path),
-                bodyfield = if r.method == "POST" {
+                m = method,
+                p = escape(path),
+                bodyfield = if method == "POST" {
                     format!(
                         r#"<label>Body <textarea name="body" rows="3" aria-label="Body for {} {}">{}</textarea></label>"#,
-                        r.method,
-                        escape(r.path),
+                        method,
+                        escape(path),
                         escape(body)
                     )
                 } else {
@@ -518,9 +231,9 @@ pub async fn page(State(state): State<AppState>) -> Html<String> {
 <pre><code>{curl}</code></pre>
 {try_it}
 </section>"#,
-            ml = r.method.to_ascii_lowercase(),
-            m = r.method,
-            p = escape(r.path),
+            ml = method.to_ascii_lowercase(),
+            m = method,
+            p = escape(path),
             summary = escape(r.summary),
             sep = if types.is_empty() { "" } else { " · " },
             curl = escape(&curl),
