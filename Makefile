@@ -89,7 +89,7 @@ compose-test: image-prebuilt image-replicas
 lint:
 	scripts/check-layers.py
 	cargo fmt --all --check
-	cargo clippy --workspace --exclude frontend --all-targets -- -D warnings
+	cargo clippy --workspace --exclude frontend --all-targets --features server/a2a-tck -- -D warnings
 	cargo clippy -p frontend -p app --target wasm32-unknown-unknown -- -D warnings
 
 ## unit: every Rust test on a throwaway PostgreSQL cluster (scripts/pg.sh) for the store suite and the
@@ -101,8 +101,8 @@ unit:
 	PGDIR=$$(mktemp -d /tmp/stopgo-pg.XXXXXX); trap 'scripts/pg.sh stop "$$PGDIR"' EXIT; \
 	export STOPGO_TEST_DATABASE_URL=$$(scripts/pg.sh start "$$PGDIR"); \
 	cargo build -p mcp-filesystem -p mcp-resources && \
-	cargo test --workspace --exclude frontend && \
-	STOPGO_TEST_BACKEND=postgres cargo test --workspace --exclude frontend $(PG_SUITES)
+	cargo test --workspace --exclude frontend --features server/a2a-tck && \
+	STOPGO_TEST_BACKEND=postgres cargo test --workspace --exclude frontend --features server/a2a-tck $(PG_SUITES)
 
 e2e:
 	cd end2end && npx playwright test

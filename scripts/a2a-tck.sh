@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the official A2A TCK (a2aproject/a2a-tck, never vendored here)
-# against this agent in conformance mode (`agent --a2a-conformance`).
+# against this agent in conformance mode (`agent --a2a-conformance`, in a
+# build with the cargo feature a2a-tck; the script builds it).
 #
 #   scripts/a2a-tck.sh 1.0 /path/to/a2a-tck-1.0-dev    # jsonrpc, --level must
 #   TCK_TRANSPORT=http_json TCK_LEVEL=should scripts/a2a-tck.sh 1.0 /path/to/a2a-tck-1.0-dev
@@ -18,7 +19,12 @@ set -euo pipefail
 VERSION="${1:?usage: scripts/a2a-tck.sh 1.0|0.3 TCK_CHECKOUT}"
 TCK="$(cd "${2:?usage: scripts/a2a-tck.sh 1.0|0.3 TCK_CHECKOUT}" && pwd)"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-AGENT="${AGENT_BIN:-$ROOT/target/release/agent}"
+# Conformance mode is compiled only with the cargo feature a2a-tck, into a
+# target directory of its own so the shipped release build stays as it is.
+if [ -z "${AGENT_BIN:-}" ]; then
+  (cd "$ROOT" && cargo build --release -p server --bin agent --features a2a-tck --target-dir target/tck)
+fi
+AGENT="${AGENT_BIN:-$ROOT/target/tck/release/agent}"
 PORT="${TCK_PORT:-9999}"
 WORK="$(mktemp -d)"
 trap 'kill "$PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT

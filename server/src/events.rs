@@ -34,27 +34,27 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast;
 
 /// Events kept for catching up.
-pub const RING: usize = 4096;
+pub(crate) const RING: usize = 4096;
 /// Live channel capacity per subscriber before it is told to resync.
 const CHANNEL: usize = 1024;
 
 /// One event with its sequence number.
 #[derive(Clone, Debug)]
-pub struct Published {
-    pub seq: u64,
-    pub event: Arc<Event>,
+pub(crate) struct Published {
+    pub(crate) seq: u64,
+    pub(crate) event: Arc<Event>,
 }
 
 /// What a subscriber receives: an event, or "reload, you missed some".
 #[derive(Clone, Debug)]
-pub enum Delivery {
+pub(crate) enum Delivery {
     Event(Published),
     Resync,
 }
 
 /// A cheap, cloneable handle to the bus.
 #[derive(Clone)]
-pub struct Events {
+pub(crate) struct Events {
     inner: Arc<Inner>,
 }
 
@@ -109,13 +109,13 @@ const LINGER: std::time::Duration = std::time::Duration::from_millis(3);
 
 impl Events {
     /// A bus for one process.
-    pub fn new() -> Events {
+    pub(crate) fn new() -> Events {
         Events::with_outbox(format!("{:x}", rand::random::<u32>()), None)
     }
 
     /// A bus shared by every replica through the store's event rows.
     /// Spawns its writer and its reader: call it inside the runtime.
-    pub async fn shared(store: Store) -> Result<Events, StoreError> {
+    pub(crate) async fn shared(store: Store) -> Result<Events, StoreError> {
         let (out, rx) = tokio::sync::mpsc::unbounded_channel();
         let bus = Events::with_outbox(SHARED_BOOT.into(), Some(out));
         for row in store.newest_events(RING as i64).await? {
@@ -164,18 +164,18 @@ impl Events {
     }
 
     /// Ends every subscription (at shutdown).
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.inner.closed.send_replace(true);
     }
 
     /// The SSE id of event `seq`.
-    pub fn id(&self, seq: u64) -> String {
+    pub(crate) fn id(&self, seq: u64) -> String {
         format!("{}-{seq}", self.inner.boot)
     }
 
     /// Publishes `event` to every subscriber (after its change committed);
     /// shared, to every replica's.
-    pub fn publish(&self, event: Event) {
+    pub(crate) fn publish(&self, event: Event) {
         if let Some(out) = &self.inner.outbox {
             if out.send(event).is_err() {
                 tracing::warn!("the event writer stopped; an event was not published");
@@ -230,7 +230,7 @@ impl Events {
     }
 
     /// Subscribes, replaying what came after `last_event_id` (if given).
-    pub fn subscribe(&self, last_event_id: Option<&str>) -> Subscription {
+    pub(crate) fn subscribe(&self, last_event_id: Option<&str>) -> Subscription {
         let ring = self.inner.ring.lock().unwrap_or_else(|p| p.into_inner());
         let rx = self.inner.tx.subscribe();
         let mut backlog = VecDeque::new();
@@ -274,7 +274,12 @@ impl Events {
     }
 
     /// Shorthand for building and publishing one event.
-    pub fn emit(&self, kind: EventKind, conversation_id: &str, fill: impl FnOnce(&mut Event)) {
+    pub(crate) fn emit(
+        &self,
+        kind: EventKind,
+        conversation_id: &str,
+        fill: impl FnOnce(&mut Event),
+    ) {
         let mut e = Event {
             kind,
             conversation_id: conversation_id.to_string(),
@@ -292,7 +297,7 @@ impl Events {
 }
 
 /// A live subscription: first the backlog, then the channel.
-pub struct Subscription {
+pub(crate) struct Subscription {
     backlog: VecDeque<Delivery>,
     /// Events up to this seq were seen elsewhere (shared mode).
     after: u64,
@@ -302,7 +307,7 @@ pub struct Subscription {
 
 impl Subscription {
     /// The next delivery; `None` when the bus is closed or gone.
-    pub async fn next(&mut self) -> Option<Delivery> {
+    pub(crate) async fn next(&mut self) -> Option<Delivery> {
         if *self.closed.borrow() {
             return None;
         }

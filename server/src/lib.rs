@@ -18,15 +18,15 @@
 //! resolves; the `agent` binary and the tests both call it, so tests bind
 //! `127.0.0.1:0` and exercise exactly what users run.
 
-pub mod a2a;
+pub(crate) mod a2a;
 pub mod config;
 pub mod domain;
-pub mod engine;
-pub mod events;
-pub mod http;
+pub(crate) mod engine;
+pub(crate) mod events;
+pub(crate) mod http;
 pub mod llm;
-pub mod mcp;
-pub mod notify;
+pub(crate) mod mcp;
+pub(crate) mod notify;
 pub mod policy;
 pub mod store;
 pub mod telemetry;

@@ -25,7 +25,7 @@ const SEND_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Why a remote agent gave no answer.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum A2aError {
+pub(crate) enum A2aError {
     #[error("cannot reach {url}: {reason}")]
     Unreachable { url: String, reason: String },
     #[error("{0}")]
@@ -44,7 +44,7 @@ pub enum A2aError {
 
 /// An A2A client over reqwest.
 #[derive(Default)]
-pub struct A2aClient {
+pub(crate) struct A2aClient {
     http: reqwest::Client,
     /// Where each configured sub-agent lives, from its card.
     discovery: Discovery,

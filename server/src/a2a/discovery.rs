@@ -27,14 +27,14 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// How long a card may take.
-pub const CARD_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const CARD_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long a card is trusted when its answer says nothing (seconds).
 const DEFAULT_CARD_TTL: u64 = 300;
 
 /// The protocol dialect a card offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dialect {
+pub(crate) enum Dialect {
     /// A2A 1.0 over JSON-RPC.
     V1,
     /// A2A 1.0 over HTTP+JSON (a card offering no JSON-RPC 1.0 interface).
@@ -45,18 +45,18 @@ pub enum Dialect {
 
 /// Where to POST and how to speak.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Target {
-    pub endpoint: String,
+pub(crate) struct Target {
+    pub(crate) endpoint: String,
     /// The configured endpoint when it differs from `endpoint`: tried when
     /// `endpoint` cannot be connected to (nothing was sent, so a retry
     /// cannot run anything twice).
-    pub fallback: Option<String>,
-    pub dialect: Dialect,
+    pub(crate) fallback: Option<String>,
+    pub(crate) dialect: Dialect,
 }
 
 /// Cards read, by configured URL, with the time until which they hold.
 #[derive(Default)]
-pub struct Discovery {
+pub(crate) struct Discovery {
     cards: Mutex<HashMap<String, (Target, Instant)>>,
 }
 
@@ -64,7 +64,7 @@ impl Discovery {
     /// The target of the agent configured at `url`, from the cache or its
     /// card (read with the caller's session id and trace context, so the
     /// reads show up with the action that caused them).
-    pub async fn target(
+    pub(crate) async fn target(
         &self,
         http: &reqwest::Client,
         url: &str,
@@ -90,7 +90,7 @@ impl Discovery {
     }
 
     /// Forgets a card (after a failure: the agent may have moved).
-    pub fn forget(&self, url: &str) {
+    pub(crate) fn forget(&self, url: &str) {
         self.cards
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -148,7 +148,7 @@ async fn read(
 }
 
 /// The card URLs to try for the agent configured at `url`, in order.
-pub fn locations(parsed: &Url, url: &str) -> Vec<String> {
+pub(crate) fn locations(parsed: &Url, url: &str) -> Vec<String> {
     const NAMES: [&str; 2] = ["/.well-known/agent-card.json", "/.well-known/agent.json"];
     let origin = parsed.origin().ascii_serialization();
     let at_origin = NAMES.iter().map(|n| format!("{origin}{n}"));
@@ -165,7 +165,7 @@ pub fn locations(parsed: &Url, url: &str) -> Vec<String> {
 
 /// Where to POST when no card names a URL: the configured URL when it has
 /// a path (the seed's endpoint form), else our default `/a2a` under it.
-pub fn endpoint_of(parsed: &Url, url: &str) -> String {
+pub(crate) fn endpoint_of(parsed: &Url, url: &str) -> String {
     if parsed.path().trim_end_matches('/').is_empty() {
         format!("{}/a2a", url.trim_end_matches('/'))
     } else {
@@ -181,7 +181,7 @@ fn is_card(v: &Value) -> bool {
 }
 
 /// The target a card offers; `configured` is the endpoint the config implies.
-pub fn pick(card: &Value, configured: &str) -> Target {
+pub(crate) fn pick(card: &Value, configured: &str) -> Target {
     let same = |u: &str| u.trim_end_matches('/') == configured.trim_end_matches('/');
     let target = |endpoint: String, dialect| Target {
         fallback: (!same(&endpoint)).then(|| configured.to_string()),
@@ -233,7 +233,7 @@ fn offers_binding(interface: &Value, binding: &str, version: &str) -> bool {
 }
 
 /// `max-age=N` of a Cache-Control value (`no-store`/`no-cache` → 0).
-pub fn max_age(v: &str) -> Option<u64> {
+pub(crate) fn max_age(v: &str) -> Option<u64> {
     let v = v.to_ascii_lowercase();
     if v.contains("no-store") || v.contains("no-cache") {
         return Some(0);

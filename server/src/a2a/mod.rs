@@ -13,11 +13,11 @@
 //! tests can stand in for the network and the full client (proxy approvals,
 //! streaming) can replace this one without touching the engine.
 
-pub mod client;
-pub mod discovery;
-pub mod wire;
+pub(crate) mod client;
+pub(crate) mod discovery;
+pub(crate) mod wire;
 
-pub use client::{A2aClient, A2aError};
+pub(crate) use client::{A2aClient, A2aError};
 
 use crate::domain::BoxFuture;
 use crate::domain::tools::CallContext;
@@ -26,22 +26,22 @@ use serde_json::Value;
 /// A message to a remote agent: a new task, or the continuation of one
 /// that waits for a decision.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Outgoing {
-    pub text: String,
+pub(crate) struct Outgoing {
+    pub(crate) text: String,
     /// The remote task to continue.
-    pub task_id: Option<String>,
+    pub(crate) task_id: Option<String>,
     /// The operator's decision on the remote's request: (approved, reason).
-    pub decision: Option<(bool, Option<String>)>,
+    pub(crate) decision: Option<(bool, Option<String>)>,
     /// Arguments an approver here edited before approving (POLICY.md §3):
     /// the remote checks them against its own schema and rules.
-    pub arguments: Option<serde_json::Value>,
+    pub(crate) arguments: Option<serde_json::Value>,
     /// The remote approval this decision answers (see [`RemoteAsk`]).
-    pub approval_uuid: Option<String>,
+    pub(crate) approval_uuid: Option<String>,
 }
 
 impl Outgoing {
     /// A new task with `text`.
-    pub fn new(text: impl Into<String>) -> Outgoing {
+    pub(crate) fn new(text: impl Into<String>) -> Outgoing {
         Outgoing {
             text: text.into(),
             task_id: None,
@@ -52,7 +52,7 @@ impl Outgoing {
     }
 
     /// The answer to a remote task waiting for approval.
-    pub fn decision(task_id: &str, approved: bool, reason: Option<String>) -> Outgoing {
+    pub(crate) fn decision(task_id: &str, approved: bool, reason: Option<String>) -> Outgoing {
         Outgoing {
             text: if approved { "approve" } else { "reject" }.into(),
             task_id: Some(task_id.to_string()),
@@ -65,7 +65,7 @@ impl Outgoing {
 
 /// How a remote agent answered.
 #[derive(Clone, Debug, PartialEq)]
-pub enum RemoteReply {
+pub(crate) enum RemoteReply {
     /// The task completed (or the agent answered with a message).
     Done(String),
     /// The task waits for a decision (`input-required`).
@@ -76,21 +76,21 @@ pub enum RemoteReply {
 /// remote's `data` part (`{approval_uuid, tool, arguments, description,
 /// chain}`); an agent that sends only text gets its text as description.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RemoteAsk {
-    pub task_id: String,
-    pub tool: Option<String>,
-    pub arguments: Value,
-    pub description: String,
+pub(crate) struct RemoteAsk {
+    pub(crate) task_id: String,
+    pub(crate) tool: Option<String>,
+    pub(crate) arguments: Value,
+    pub(crate) description: String,
     /// The agents behind the remote that the request came through, nearest first.
-    pub chain: Vec<String>,
+    pub(crate) chain: Vec<String>,
     /// The remote's own approval (`approval_uuid` of its data part), sent
     /// back with the decision so a remote that has moved on to another
     /// approval refuses it instead of applying it there.
-    pub approval_uuid: Option<String>,
+    pub(crate) approval_uuid: Option<String>,
 }
 
 /// Sends messages to remote agents.
-pub trait RemoteAgents: Send + Sync {
+pub(crate) trait RemoteAgents: Send + Sync {
     fn send<'a>(
         &'a self,
         url: &'a str,

@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 /// Which protocol a request spoke; answers use the same.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dialect {
+pub(crate) enum Dialect {
     V1,
     V03,
     Legacy,
@@ -22,7 +22,7 @@ pub enum Dialect {
 
 impl Dialect {
     /// The dialect's name (a metrics label): `1.0`, `0.3` or `legacy`.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Dialect::V1 => "1.0",
             Dialect::V03 => "0.3",
@@ -33,7 +33,7 @@ impl Dialect {
 
 /// Task states (the subset we produce).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TaskState {
+pub(crate) enum TaskState {
     Submitted,
     Working,
     InputRequired,
@@ -43,7 +43,7 @@ pub enum TaskState {
 }
 
 impl TaskState {
-    pub fn wire(self, d: Dialect) -> &'static str {
+    pub(crate) fn wire(self, d: Dialect) -> &'static str {
         match (d, self) {
             (Dialect::V1, TaskState::Submitted) => "TASK_STATE_SUBMITTED",
             (Dialect::V1, TaskState::Working) => "TASK_STATE_WORKING",
@@ -61,7 +61,7 @@ impl TaskState {
     }
 
     /// Reads a state in any dialect (for `ListTasks` filters).
-    pub fn parse(s: &str) -> Option<TaskState> {
+    pub(crate) fn parse(s: &str) -> Option<TaskState> {
         let s = s
             .trim_start_matches("TASK_STATE_")
             .to_ascii_lowercase()
@@ -78,7 +78,7 @@ impl TaskState {
     }
 
     /// No further change: completed, failed or canceled.
-    pub fn is_terminal(self) -> bool {
+    pub(crate) fn is_terminal(self) -> bool {
         matches!(
             self,
             TaskState::Completed | TaskState::Failed | TaskState::Canceled
@@ -88,10 +88,12 @@ impl TaskState {
 
 /// A part of a message or artifact.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Part {
+pub(crate) enum Part {
     Text(String),
     Data(Value),
-    /// A file, inline (`raw`, base64) or by `url`.
+    /// A file, inline (`raw`, base64) or by `url`. Only the TCK's
+    /// scripted artifacts carry one today (the agent answers in text).
+    #[cfg_attr(not(feature = "a2a-tck"), allow(dead_code))]
     File {
         raw: Option<String>,
         url: Option<String>,
@@ -102,42 +104,42 @@ pub enum Part {
 
 /// Who wrote a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sender {
+pub(crate) enum Sender {
     User,
     Agent,
 }
 
 /// A message, dialect-neutral.
 #[derive(Clone, Debug, PartialEq)]
-pub struct MessageView {
-    pub id: String,
-    pub role: Sender,
-    pub parts: Vec<Part>,
-    pub task_id: Option<String>,
-    pub context_id: Option<String>,
+pub(crate) struct MessageView {
+    pub(crate) id: String,
+    pub(crate) role: Sender,
+    pub(crate) parts: Vec<Part>,
+    pub(crate) task_id: Option<String>,
+    pub(crate) context_id: Option<String>,
 }
 
 /// An artifact (the answer of a turn).
 #[derive(Clone, Debug, PartialEq)]
-pub struct ArtifactView {
-    pub id: String,
-    pub name: String,
-    pub parts: Vec<Part>,
+pub(crate) struct ArtifactView {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) parts: Vec<Part>,
 }
 
 /// A task, dialect-neutral.
 #[derive(Clone, Debug, PartialEq)]
-pub struct TaskView {
-    pub id: String,
-    pub context_id: String,
-    pub state: TaskState,
-    pub status_message: Option<MessageView>,
-    pub timestamp: String,
-    pub history: Vec<MessageView>,
-    pub artifacts: Vec<ArtifactView>,
+pub(crate) struct TaskView {
+    pub(crate) id: String,
+    pub(crate) context_id: String,
+    pub(crate) state: TaskState,
+    pub(crate) status_message: Option<MessageView>,
+    pub(crate) timestamp: String,
+    pub(crate) history: Vec<MessageView>,
+    pub(crate) artifacts: Vec<ArtifactView>,
 }
 
-pub fn part(p: &Part, d: Dialect) -> Value {
+pub(crate) fn part(p: &Part, d: Dialect) -> Value {
     match (d, p) {
         (Dialect::V1, Part::Text(t)) => json!({ "text": t }),
         (Dialect::V1, Part::Data(v)) => json!({ "data": v }),
@@ -182,7 +184,7 @@ pub fn part(p: &Part, d: Dialect) -> Value {
     }
 }
 
-pub fn message(m: &MessageView, d: Dialect) -> Value {
+pub(crate) fn message(m: &MessageView, d: Dialect) -> Value {
     let mut o = Map::new();
     if d != Dialect::V1 {
         o.insert("kind".into(), json!("message"));
@@ -208,7 +210,7 @@ pub fn message(m: &MessageView, d: Dialect) -> Value {
     Value::Object(o)
 }
 
-pub fn artifact(a: &ArtifactView, d: Dialect) -> Value {
+pub(crate) fn artifact(a: &ArtifactView, d: Dialect) -> Value {
     json!({
         "artifactId": a.id,
         "name": a.name,
@@ -216,7 +218,7 @@ pub fn artifact(a: &ArtifactView, d: Dialect) -> Value {
     })
 }
 
-pub fn status(t: &TaskView, d: Dialect) -> Value {
+pub(crate) fn status(t: &TaskView, d: Dialect) -> Value {
     let mut s = Map::new();
     s.insert("state".into(), json!(t.state.wire(d)));
     if let Some(m) = &t.status_message {
@@ -227,7 +229,7 @@ pub fn status(t: &TaskView, d: Dialect) -> Value {
 }
 
 /// A task; `history: None` omits it (historyLength 0).
-pub fn task(t: &TaskView, d: Dialect, with_artifacts: bool) -> Value {
+pub(crate) fn task(t: &TaskView, d: Dialect, with_artifacts: bool) -> Value {
     let mut o = Map::new();
     if d != Dialect::V1 {
         o.insert("kind".into(), json!("task"));
@@ -251,7 +253,7 @@ pub fn task(t: &TaskView, d: Dialect, with_artifacts: bool) -> Value {
 }
 
 /// A status update event (`final` only in 0.3 and legacy).
-pub fn status_update(t: &TaskView, d: Dialect, last: bool) -> Value {
+pub(crate) fn status_update(t: &TaskView, d: Dialect, last: bool) -> Value {
     match d {
         Dialect::V1 => {
             json!({"statusUpdate": {"taskId": t.id, "contextId": t.context_id, "status": status(t, d)}})
@@ -262,7 +264,7 @@ pub fn status_update(t: &TaskView, d: Dialect, last: bool) -> Value {
 }
 
 /// An artifact update event.
-pub fn artifact_update(t: &TaskView, a: &ArtifactView, d: Dialect) -> Value {
+pub(crate) fn artifact_update(t: &TaskView, a: &ArtifactView, d: Dialect) -> Value {
     match d {
         Dialect::V1 => json!({"artifactUpdate": {"taskId": t.id, "contextId": t.context_id,
                                                  "artifact": artifact(a, d), "lastChunk": true}}),
@@ -273,16 +275,16 @@ pub fn artifact_update(t: &TaskView, a: &ArtifactView, d: Dialect) -> Value {
 
 /// A message as read from a request.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Incoming {
+pub(crate) struct Incoming {
     /// The dialect it came in (set by the handler).
-    pub dialect: Option<Dialect>,
-    pub message_id: Option<String>,
+    pub(crate) dialect: Option<Dialect>,
+    pub(crate) message_id: Option<String>,
     /// The text parts, joined by newlines.
-    pub text: String,
+    pub(crate) text: String,
     /// The data parts.
-    pub data: Vec<Value>,
-    pub task_id: Option<String>,
-    pub context_id: Option<String>,
+    pub(crate) data: Vec<Value>,
+    pub(crate) task_id: Option<String>,
+    pub(crate) context_id: Option<String>,
 }
 
 /// Reads `params.message`, strictly where the spec is strict (a
@@ -301,7 +303,7 @@ fn holds_nul(v: &Value) -> bool {
     }
 }
 
-pub fn incoming(params: &Value, d: Dialect) -> Result<Incoming, String> {
+pub(crate) fn incoming(params: &Value, d: Dialect) -> Result<Incoming, String> {
     let m = params
         .get("message")
         .filter(|m| m.is_object())
@@ -415,25 +417,26 @@ fn read_part(p: &Value) -> Result<Option<PartIn>, String> {
 
 /// What a continuation of a waiting task decides: the words A2A.md lists,
 /// or a `{"approved": bool}` data part; `None` for anything else.
-pub fn decision(m: &Incoming) -> Option<(bool, Option<String>)> {
+#[cfg(test)]
+fn decision(m: &Incoming) -> Option<(bool, Option<String>)> {
     decision_in_full(m).map(|d| (d.approved, d.reason))
 }
 
 /// A decision as a continuation carries it.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ContinuationDecision {
-    pub approved: bool,
-    pub reason: Option<String>,
+pub(crate) struct ContinuationDecision {
+    pub(crate) approved: bool,
+    pub(crate) reason: Option<String>,
     /// Edited arguments (`{"approved": true, "arguments": {...}}`,
     /// POLICY.md §3).
-    pub arguments: Option<Value>,
+    pub(crate) arguments: Option<Value>,
     /// The approval the caller decided (`approval_uuid`): a task that now
     /// waits on another one refuses the decision.
-    pub approval_uuid: Option<String>,
+    pub(crate) approval_uuid: Option<String>,
 }
 
 /// [`decision`] with everything a data part may add.
-pub fn decision_in_full(m: &Incoming) -> Option<ContinuationDecision> {
+pub(crate) fn decision_in_full(m: &Incoming) -> Option<ContinuationDecision> {
     for d in &m.data {
         if let Some(a) = d.get("approved").and_then(Value::as_bool) {
             return Some(ContinuationDecision {
@@ -469,7 +472,7 @@ pub fn decision_in_full(m: &Incoming) -> Option<ContinuationDecision> {
 /// The `google.rpc.ErrorInfo` reason of each A2A / JSON-RPC error code:
 /// what the HTTP+JSON binding carries instead of the code (read back by our
 /// client with [`code_of`]; the server half writes it).
-pub const REASONS: [(i64, &str); 12] = [
+pub(crate) const REASONS: [(i64, &str); 12] = [
     (-32001, "TASK_NOT_FOUND"),
     (-32002, "TASK_NOT_CANCELABLE"),
     (-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
@@ -485,7 +488,7 @@ pub const REASONS: [(i64, &str); 12] = [
 ];
 
 /// The A2A error code of an ErrorInfo `reason`, if it is one of the spec's.
-pub fn code_of(reason: &str) -> Option<i64> {
+pub(crate) fn code_of(reason: &str) -> Option<i64> {
     REASONS.iter().find(|(_, r)| *r == reason).map(|(c, _)| *c)
 }
 

@@ -26,7 +26,9 @@ struct Args {
     command: Option<Command>,
     /// Serve the A2A TCK's scripted behaviours at /a2a (messageId
     /// prefixes such as tck-complete-task) instead of the agent: for
-    /// running the official conformance kit, never in production.
+    /// running the official conformance kit, never in production (only
+    /// in builds with the cargo feature a2a-tck).
+    #[cfg(feature = "a2a-tck")]
     #[arg(long)]
     a2a_conformance: bool,
 }
@@ -130,7 +132,10 @@ async fn serve(args: Args, config: server::config::Config) -> anyhow::Result<()>
         config_dir,
         site_root,
         tools: None,
+        #[cfg(feature = "a2a-tck")]
         a2a_conformance: args.a2a_conformance,
+        #[cfg(not(feature = "a2a-tck"))]
+        a2a_conformance: false,
     })
     .await
     .context("starting the agent")?;

@@ -8,12 +8,12 @@ use app::models::{ApprovalStatus, Conversation, ConversationStatus, EventKind};
 
 /// An operator's decision.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Decision {
-    pub approve: bool,
+pub(crate) struct Decision {
+    pub(crate) approve: bool,
     /// Why (for a rejection, told to the model).
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// Approve with these arguments instead of the model's (POLICY.md §3).
-    pub arguments: Option<serde_json::Value>,
+    pub(crate) arguments: Option<serde_json::Value>,
 }
 
 /// Reads a conversation or says it does not exist.
@@ -38,7 +38,7 @@ fn not_found(id: &str) -> EngineError {
 
 impl Engine {
     /// Creates a conversation; with a first message, runs its first turn.
-    pub async fn start_conversation(
+    pub(crate) async fn start_conversation(
         &self,
         message: Option<String>,
         ctx: Ctx,
@@ -69,7 +69,7 @@ impl Engine {
     }
 
     /// Adds a user message to a conversation and runs the turn.
-    pub async fn send_message(
+    pub(crate) async fn send_message(
         &self,
         conversation_id: &str,
         text: String,
@@ -114,7 +114,7 @@ impl Engine {
     }
 
     /// Approves or rejects a pending approval, then lets the turn go on.
-    pub async fn decide(
+    pub(crate) async fn decide(
         &self,
         uuid: &str,
         decision: Decision,
@@ -126,7 +126,7 @@ impl Engine {
     /// [`Engine::decide`] through the signed link `link` (POLICY.md §5):
     /// checked like any other decision, and the link is used up in the
     /// decision's transaction.
-    pub async fn decide_by_link(
+    pub(crate) async fn decide_by_link(
         &self,
         uuid: &str,
         decision: Decision,
@@ -281,7 +281,7 @@ impl Engine {
 
 impl Engine {
     /// True while a turn or a decision of the conversation runs.
-    pub fn is_busy(&self, conversation_id: &str) -> bool {
+    pub(crate) fn is_busy(&self, conversation_id: &str) -> bool {
         self.inner.locks.is_locked(conversation_id)
     }
 
@@ -290,7 +290,7 @@ impl Engine {
     /// turn ended: a snapshot with the user's message and a lock released
     /// since would otherwise look failed, which a push watcher took for
     /// the task's end on both backends).
-    pub fn runs(&self, c: &Conversation) -> bool {
+    pub(crate) fn runs(&self, c: &Conversation) -> bool {
         self.is_busy(&c.id) || c.running
     }
 
@@ -300,7 +300,7 @@ impl Engine {
     /// are cancelled too, a pipeline run stops, and the conversation is
     /// `cancelled` until a new message opens it again. Busy if the turn
     /// does not stop in time (a long tool call).
-    pub async fn cancel(
+    pub(crate) async fn cancel(
         &self,
         conversation_id: &str,
         ctx: Ctx,

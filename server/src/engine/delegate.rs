@@ -29,8 +29,8 @@ use serde_json::Value;
 /// The sub-agent a call goes to.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Target<'a> {
-    pub agent: &'a str,
-    pub url: &'a str,
+    pub(crate) agent: &'a str,
+    pub(crate) url: &'a str,
 }
 
 impl Engine {

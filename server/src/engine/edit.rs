@@ -110,7 +110,7 @@ impl Engine {
 }
 
 /// What an edit changed, one line per JSON pointer: `/value: 50 → 5`.
-pub fn diff(before: &Value, after: &Value) -> Vec<String> {
+pub(crate) fn diff(before: &Value, after: &Value) -> Vec<String> {
     let mut out = Vec::new();
     walk("", before, after, &mut out);
     out

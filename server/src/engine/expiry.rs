@@ -23,7 +23,7 @@ const PROXY_EVERY: u64 = 4;
 impl Engine {
     /// Settles every approval past its deadline now, then keeps doing so in
     /// the background.
-    pub async fn start_expiry(&self) {
+    pub(crate) async fn start_expiry(&self) {
         self.expire_due().await;
         let engine = self.clone();
         tokio::spawn(async move {
@@ -44,7 +44,7 @@ impl Engine {
     /// One look: the approvals due now. A conversation that is busy (a
     /// decision in progress, on this replica or another) is left for the
     /// next look.
-    pub async fn expire_due(&self) {
+    pub(crate) async fn expire_due(&self) {
         let due = match self.inner.store.due_approvals(BATCH).await {
             Ok(d) => d,
             Err(e) => {
@@ -124,7 +124,7 @@ impl Engine {
     /// what the remote task ended with (POLICY.md §2: an expiry down the
     /// chain ends the approvals above it). A sub-agent that cannot be
     /// reached is asked again on the next check.
-    pub async fn check_proxies(&self) {
+    pub(crate) async fn check_proxies(&self) {
         // Without sub-agents there is no proxy approval to check.
         if self.inner.config.sub_agents().is_empty() {
             return;

@@ -148,7 +148,7 @@ impl Engine {
 
 /// What the model is told about a call whose approval expired (`why`:
 /// the approval's recorded reason, "the approval expired after 2s").
-pub fn expired_text(why: Option<&str>) -> String {
+pub(crate) fn expired_text(why: Option<&str>) -> String {
     let why = why.unwrap_or("the approval expired");
     format!("Not run: {why}, and nobody decided in time.")
 }

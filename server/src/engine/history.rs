@@ -11,7 +11,7 @@ use crate::store::StoredMessage;
 use app::models::Role;
 
 /// Builds the transcript from the stored messages.
-pub fn transcript(messages: &[StoredMessage]) -> Vec<ChatMessage> {
+pub(crate) fn transcript(messages: &[StoredMessage]) -> Vec<ChatMessage> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < messages.len() {
@@ -84,7 +84,7 @@ pub fn transcript(messages: &[StoredMessage]) -> Vec<ChatMessage> {
 /// Earlier turns for a pipeline node: each user message and the last
 /// answer of its turn, without the tool steps (those belong to other
 /// nodes' runs and would only cost tokens).
-pub fn condensed(messages: &[StoredMessage]) -> Vec<ChatMessage> {
+pub(crate) fn condensed(messages: &[StoredMessage]) -> Vec<ChatMessage> {
     let mut out = Vec::new();
     let mut answer: Option<String> = None;
     for m in messages {

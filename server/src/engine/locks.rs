@@ -17,12 +17,12 @@ use std::sync::{Arc, Mutex};
 
 /// The set of conversations with a running writer.
 #[derive(Clone, Default)]
-pub struct ConversationLocks {
+pub(crate) struct ConversationLocks {
     busy: Arc<Mutex<HashSet<String>>>,
 }
 
 /// Held while a writer runs; releases the conversation on drop.
-pub struct LockGuard {
+pub(crate) struct LockGuard {
     busy: Arc<Mutex<HashSet<String>>>,
     id: String,
     /// The store's lease, once claimed.
@@ -38,7 +38,7 @@ impl LockGuard {
 
     /// Releases the lease (awaiting its write, so the next request on any
     /// replica can claim it), then the conversation here.
-    pub async fn release(mut self) {
+    pub(crate) async fn release(mut self) {
         if let Some(lease) = self.lease.take() {
             lease.release().await;
         }
@@ -47,7 +47,7 @@ impl LockGuard {
 
 impl ConversationLocks {
     /// Takes the conversation, or `None` if another writer has it.
-    pub fn try_lock(&self, id: &str) -> Option<LockGuard> {
+    pub(crate) fn try_lock(&self, id: &str) -> Option<LockGuard> {
         let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
         if busy.insert(id.to_string()) {
             Some(LockGuard {
@@ -61,7 +61,7 @@ impl ConversationLocks {
     }
 
     /// True if a writer holds the conversation.
-    pub fn is_locked(&self, id: &str) -> bool {
+    pub(crate) fn is_locked(&self, id: &str) -> bool {
         self.busy
             .lock()
             .unwrap_or_else(|p| p.into_inner())

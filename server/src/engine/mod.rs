@@ -50,11 +50,11 @@ mod scope;
 mod sequential;
 mod turn;
 
-pub use decide::Decision;
-pub use locks::{ConversationLocks, LockGuard};
-pub use recovery::{IN_DOUBT_TEXT, INTERRUPTED_TEXT, TURN_INTERRUPTED_NOTE};
-pub use scope::EXIT_LOOP;
-pub use turn::{TurnOutcome, declined_text, describe_call};
+pub(crate) use decide::Decision;
+pub(crate) use locks::{ConversationLocks, LockGuard};
+#[cfg(test)]
+use recovery::TURN_INTERRUPTED_NOTE;
+pub(crate) use turn::TurnOutcome;
 
 use crate::a2a::RemoteAgents;
 use crate::config::{Config, NodeConfig, NodeKind};
@@ -69,18 +69,18 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The models of `llm` nodes that name their own, by configured name.
-pub type NodeModels = HashMap<String, Result<Arc<dyn LlmClient>, LlmError>>;
+pub(crate) type NodeModels = HashMap<String, Result<Arc<dyn LlmClient>, LlmError>>;
 
 /// The outcome a caller gets: the conversation after the turn and what it produced.
 #[derive(Clone, Debug)]
-pub struct Reply {
-    pub conversation: Conversation,
-    pub result: ProcessResult,
+pub(crate) struct Reply {
+    pub(crate) conversation: Conversation,
+    pub(crate) result: ProcessResult,
 }
 
 /// Why a request to the engine failed.
 #[derive(Debug, thiserror::Error)]
-pub enum EngineError {
+pub(crate) enum EngineError {
     #[error("{0}")]
     NotFound(String),
     #[error("{0}")]
@@ -127,7 +127,7 @@ pub enum EngineError {
 
 /// A cheap, cloneable handle to the engine.
 #[derive(Clone)]
-pub struct Engine {
+pub(crate) struct Engine {
     inner: Arc<Inner>,
 }
 
@@ -162,7 +162,8 @@ struct Inner {
 }
 
 impl Engine {
-    pub fn new(
+    #[cfg(test)]
+    pub(crate) fn new(
         store: Store,
         config: Arc<Config>,
         llm: Result<Arc<dyn LlmClient>, LlmError>,
@@ -180,7 +181,7 @@ impl Engine {
     }
 
     /// An engine with node models, the A2A client and the event bus given.
-    pub fn with_parts(
+    pub(crate) fn with_parts(
         store: Store,
         config: Arc<Config>,
         llm: Result<Arc<dyn LlmClient>, LlmError>,
@@ -221,7 +222,7 @@ impl Engine {
     }
 
     /// The approval rules.
-    pub fn policy(&self) -> &crate::policy::Policy {
+    pub(crate) fn policy(&self) -> &crate::policy::Policy {
         &self.inner.policy
     }
 
@@ -254,12 +255,12 @@ impl Engine {
 
     /// Takes the conversation's writer lock (it then reads as busy); `None`
     /// if another writer has it. For the A2A conformance executor.
-    pub fn hold(&self, conversation_id: &str) -> Option<LockGuard> {
+    pub(crate) fn hold(&self, conversation_id: &str) -> Option<LockGuard> {
         self.inner.locks.try_lock(conversation_id)
     }
 
     /// The configured tree as the UI draws it; `None` in simple mode.
-    pub fn pipeline_view(&self) -> Option<app::pipeline::PipelineNode> {
+    pub(crate) fn pipeline_view(&self) -> Option<app::pipeline::PipelineNode> {
         self.inner
             .pipeline
             .as_ref()
@@ -320,7 +321,7 @@ impl Engine {
 
     /// Every tool a simple-mode turn can call: the router's and the
     /// sub-agents' (what `GET /tools` lists).
-    pub fn all_tools(&self) -> Vec<crate::domain::tools::ToolInfo> {
+    pub(crate) fn all_tools(&self) -> Vec<crate::domain::tools::ToolInfo> {
         let mut tools = self.inner.tools.tools();
         if self.inner.pipeline.is_none() {
             tools.extend(self.sub_agent_tools().into_iter().map(|t| t.info));
@@ -345,25 +346,26 @@ impl Engine {
     }
 
     /// Why the model cannot be used, if it cannot.
-    pub fn llm_problem(&self) -> Option<String> {
+    pub(crate) fn llm_problem(&self) -> Option<String> {
         self.inner.llm.as_ref().err().map(ToString::to_string)
     }
 
     /// The model's label (`openai:gpt-4o`), if usable.
-    pub fn llm_label(&self) -> Option<String> {
+    pub(crate) fn llm_label(&self) -> Option<String> {
         self.inner.llm.as_ref().ok().map(|l| l.describe())
     }
 
-    pub fn tools(&self) -> &Arc<dyn ToolRouter> {
+    pub(crate) fn tools(&self) -> &Arc<dyn ToolRouter> {
         &self.inner.tools
     }
 
-    pub fn store(&self) -> &Store {
+    #[cfg(test)]
+    pub(crate) fn store(&self) -> &Store {
         &self.inner.store
     }
 
     /// The event bus the engine publishes to.
-    pub fn events(&self) -> &Events {
+    pub(crate) fn events(&self) -> &Events {
         &self.inner.events
     }
 
@@ -384,7 +386,7 @@ impl Engine {
 }
 
 /// Who is acting, carried into the turn.
-pub type Ctx = CallContext;
+pub(crate) type Ctx = CallContext;
 
 #[cfg(test)]
 mod tests;

@@ -53,7 +53,7 @@ pub(crate) enum PinCheck {
 
 impl Engine {
     /// Loads the pins, compares the tool lists now, then every two seconds.
-    pub async fn start_pins(&self) {
+    pub(crate) async fn start_pins(&self) {
         self.reload_pins().await;
         self.check_tools().await;
         let engine = self.clone();
@@ -98,7 +98,7 @@ impl Engine {
     /// Compares every available MCP tool with its pin: pins what is new,
     /// records what changed (audited once), and with `on_tool_change:
     /// allow` accepts a change that is not a destructiveHint downgrade.
-    pub async fn check_tools(&self) {
+    pub(crate) async fn check_tools(&self) {
         let mut touched = false;
         for t in self.inner.tools.tools().into_iter().filter(|t| t.available) {
             let d = t.digest.clone();
@@ -169,7 +169,7 @@ impl Engine {
 
     /// `GET /tools`' view of a tool's pin: status, and for a changed
     /// definition what changed (one line per JSON pointer).
-    pub fn pin_view(&self, t: &ToolInfo) -> Option<app::models::ToolPin> {
+    pub(crate) fn pin_view(&self, t: &ToolInfo) -> Option<app::models::ToolPin> {
         let map = self
             .inner
             .pins
@@ -193,7 +193,11 @@ impl Engine {
 
     /// Accepts the changed definition of `tool` (an admin's decision).
     /// `Ok(false)`: nothing waited; `NotFound` for an unknown tool.
-    pub async fn accept_tool(&self, tool: &str, by: &str) -> Result<bool, super::EngineError> {
+    pub(crate) async fn accept_tool(
+        &self,
+        tool: &str,
+        by: &str,
+    ) -> Result<bool, super::EngineError> {
         let Some(t) = self
             .inner
             .tools

@@ -33,26 +33,26 @@ use std::sync::Arc;
 /// A node of the compiled tree.
 #[derive(Debug)]
 pub(crate) struct Node {
-    pub cfg: NodeConfig,
-    pub children: Vec<Arc<Node>>,
+    pub(crate) cfg: NodeConfig,
+    pub(crate) children: Vec<Arc<Node>>,
     /// Node names from the root.
-    pub path: Vec<String>,
+    pub(crate) path: Vec<String>,
     /// Destructive calls below this node ask for approval.
-    pub asks_approval: bool,
+    pub(crate) asks_approval: bool,
     /// A rejected call below this node ends the pipeline.
-    pub stop_on_reject: bool,
+    pub(crate) stop_on_reject: bool,
 }
 
 /// The configured tree.
 #[derive(Debug)]
 pub(crate) struct Pipeline {
-    pub root: Arc<Node>,
+    pub(crate) root: Arc<Node>,
     /// The structure a stored run must match to resume.
-    pub shape: String,
+    pub(crate) shape: String,
 }
 
 impl Pipeline {
-    pub fn compile(root: &NodeConfig) -> Pipeline {
+    pub(crate) fn compile(root: &NodeConfig) -> Pipeline {
         Pipeline {
             root: compile(root, Vec::new(), true, false),
             shape: shape(root),
@@ -60,12 +60,12 @@ impl Pipeline {
     }
 
     /// The tree as the UI draws it.
-    pub fn view(&self, default_model: &str) -> PipelineNode {
+    pub(crate) fn view(&self, default_model: &str) -> PipelineNode {
         view(&self.root, default_model)
     }
 
     /// Nodes that run destructive tools without asking (for a startup warning).
-    pub fn unguarded(&self) -> Vec<String> {
+    pub(crate) fn unguarded(&self) -> Vec<String> {
         fn walk(n: &Node, out: &mut Vec<String>) {
             if matches!(n.cfg.kind, NodeKind::Parallel | NodeKind::Loop)
                 && n.cfg.approvals != Some(ApprovalsMode::Enforce)
@@ -160,9 +160,9 @@ pub(crate) enum NodeEnd {
 
 /// One turn's run of the pipeline.
 pub(crate) struct Run {
-    pub engine: Engine,
-    pub conversation_id: String,
-    pub ctx: Ctx,
+    pub(crate) engine: Engine,
+    pub(crate) conversation_id: String,
+    pub(crate) ctx: Ctx,
     state: tokio::sync::Mutex<PipelineState>,
 }
 
@@ -170,7 +170,7 @@ impl Run {
     /// Applies `f` to the run's state and commits it (with `note`, a message
     /// to append in the same transaction). The lock is held across the
     /// commit so concurrent branches write their changes in order.
-    pub async fn update<T: Send + 'static>(
+    pub(crate) async fn update<T: Send + 'static>(
         &self,
         f: impl FnOnce(&mut PipelineState) -> T,
         note: Option<NewMessage>,
@@ -187,7 +187,7 @@ impl Run {
     }
 
     /// A copy of the current state.
-    pub async fn snapshot(&self) -> PipelineState {
+    pub(crate) async fn snapshot(&self) -> PipelineState {
         self.state.lock().await.clone()
     }
 

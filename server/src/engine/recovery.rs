@@ -5,18 +5,20 @@
 //! go on in the background.
 
 use super::Engine;
-pub use crate::store::recovery::{IN_DOUBT_TEXT, INTERRUPTED_TEXT, TURN_INTERRUPTED_NOTE};
+pub(crate) use crate::store::recovery::IN_DOUBT_TEXT;
+#[cfg(test)]
+pub(crate) use crate::store::recovery::TURN_INTERRUPTED_NOTE;
 
 impl Engine {
     /// Settles half-done work; returns the conversations to resume.
-    pub async fn recover(&self) -> Result<Vec<String>, crate::store::StoreError> {
+    pub(crate) async fn recover(&self) -> Result<Vec<String>, crate::store::StoreError> {
         let done = self.inner.store.recover().await?;
         crate::telemetry::metrics::get().approvals_ended("in_doubt", done.in_doubt);
         Ok(done.resume)
     }
 
     /// Resumes the given conversations in the background (after `recover`).
-    pub fn resume_in_background(&self, ids: Vec<String>) {
+    pub(crate) fn resume_in_background(&self, ids: Vec<String>) {
         for id in ids {
             let engine = self.clone();
             tokio::spawn(async move {

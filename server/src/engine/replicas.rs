@@ -28,7 +28,7 @@ const VACUUM_EVERY: Duration = Duration::from_secs(2);
 
 impl Engine {
     /// Starts the heartbeat and the sweeper (several replicas).
-    pub fn start_replica_tasks(&self, lease_seconds: u64) {
+    pub(crate) fn start_replica_tasks(&self, lease_seconds: u64) {
         let beat = Duration::from_millis(lease_seconds.max(3) * 1000 / 3);
         let store = self.inner.store.clone();
         tokio::spawn(async move {

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Default)]
-pub struct RunningTurns {
+pub(crate) struct RunningTurns {
     turns: Mutex<HashMap<String, CancellationToken>>,
 }
 
@@ -22,7 +22,7 @@ impl RunningTurns {
     }
 
     /// Registers a turn that starts; its switch.
-    pub fn start(&self, conversation_id: &str) -> CancellationToken {
+    pub(crate) fn start(&self, conversation_id: &str) -> CancellationToken {
         let token = CancellationToken::new();
         self.map()
             .insert(conversation_id.to_string(), token.clone());
@@ -31,19 +31,19 @@ impl RunningTurns {
 
     /// Unregisters a turn that ended (the conversation's lock, still
     /// held, means no other turn of it registered meanwhile).
-    pub fn end(&self, conversation_id: &str) {
+    pub(crate) fn end(&self, conversation_id: &str) {
         self.map().remove(conversation_id);
     }
 
     /// The switch of the turn running `conversation_id` here; a fresh one
     /// (never tripped) when none runs.
-    pub fn token(&self, conversation_id: &str) -> CancellationToken {
+    pub(crate) fn token(&self, conversation_id: &str) -> CancellationToken {
         self.map().get(conversation_id).cloned().unwrap_or_default()
     }
 
     /// Trips the switch of the turn running `conversation_id` here; false
     /// when none runs here.
-    pub fn cancel(&self, conversation_id: &str) -> bool {
+    pub(crate) fn cancel(&self, conversation_id: &str) -> bool {
         match self.map().get(conversation_id) {
             Some(t) => {
                 t.cancel();

@@ -15,13 +15,13 @@ use serde_json::json;
 use std::sync::Arc;
 
 /// The name of the tool that ends a loop.
-pub const EXIT_LOOP: &str = "exit_loop";
+pub(crate) const EXIT_LOOP: &str = "exit_loop";
 
 /// A tool that lives in the engine rather than behind the tool router.
 #[derive(Clone, Debug)]
 pub(crate) struct LocalTool {
-    pub info: ToolInfo,
-    pub action: LocalAction,
+    pub(crate) info: ToolInfo,
+    pub(crate) action: LocalAction,
 }
 
 /// What a local tool does.
@@ -35,7 +35,7 @@ pub(crate) enum LocalAction {
 
 impl LocalTool {
     /// `exit_loop`, offered to nodes with `can_exit_loop: true`.
-    pub fn exit_loop() -> LocalTool {
+    pub(crate) fn exit_loop() -> LocalTool {
         LocalTool {
             info: ToolInfo {
                 name: EXIT_LOOP.into(),
@@ -55,7 +55,7 @@ impl LocalTool {
     }
 
     /// A sub-agent as the tool `a2a_<name>` with a `message` argument.
-    pub fn a2a(name: &str, url: &str, description: &str, destructive: bool) -> LocalTool {
+    pub(crate) fn a2a(name: &str, url: &str, description: &str, destructive: bool) -> LocalTool {
         let description = if description.trim().is_empty() {
             format!("Delegate a task to the remote agent `{name}` and get its answer.")
         } else {
@@ -89,23 +89,23 @@ impl LocalTool {
 #[derive(Clone)]
 pub(crate) struct Scope {
     /// The node run; `None` in simple mode (the scope is the whole turn).
-    pub node: Option<NodeTag>,
+    pub(crate) node: Option<NodeTag>,
     /// The system prompt, placeholders already resolved.
-    pub system: String,
+    pub(crate) system: String,
     /// The model; `None` for scopes that never ask one (an `a2a` node).
-    pub llm: Option<Arc<dyn LlmClient>>,
+    pub(crate) llm: Option<Arc<dyn LlmClient>>,
     /// Tools beyond the router's.
-    pub local: Vec<LocalTool>,
+    pub(crate) local: Vec<LocalTool>,
     /// False where destructive tools run without asking (inside `parallel`
     /// and `loop` nodes without `approvals: enforce`).
-    pub asks_approval: bool,
+    pub(crate) asks_approval: bool,
     /// A rejected call ends the pipeline (`on_reject: stop`).
-    pub stop_on_reject: bool,
+    pub(crate) stop_on_reject: bool,
 }
 
 impl Scope {
     /// Simple mode: the whole turn, the configured prompt.
-    pub fn simple(system: String, llm: Arc<dyn LlmClient>) -> Scope {
+    pub(crate) fn simple(system: String, llm: Arc<dyn LlmClient>) -> Scope {
         Scope {
             node: None,
             system,
@@ -118,12 +118,12 @@ impl Scope {
 
     /// True in simple mode: the scope owns the conversation's status and
     /// running flag (a pipeline sets them once for all its nodes).
-    pub fn owns_status(&self) -> bool {
+    pub(crate) fn owns_status(&self) -> bool {
         self.node.is_none()
     }
 
     /// True if `m` belongs to this scope.
-    pub fn owns(&self, m: &StoredMessage) -> bool {
+    pub(crate) fn owns(&self, m: &StoredMessage) -> bool {
         match &self.node {
             None => true,
             Some(tag) => m.node_run.as_deref() == Some(tag.run.as_str()),
@@ -131,12 +131,12 @@ impl Scope {
     }
 
     /// The node's name, for events and logs.
-    pub fn node_name(&self) -> Option<String> {
+    pub(crate) fn node_name(&self) -> Option<String> {
         self.node.as_ref().map(|t| t.name.clone())
     }
 
     /// The local tool called `name`.
-    pub fn local_tool(&self, name: &str) -> Option<&LocalTool> {
+    pub(crate) fn local_tool(&self, name: &str) -> Option<&LocalTool> {
         self.local.iter().find(|t| t.info.name == name)
     }
 }

@@ -75,7 +75,7 @@ fn answered(
 
 /// How a turn ended.
 #[derive(Clone, Debug)]
-pub enum TurnOutcome {
+pub(crate) enum TurnOutcome {
     /// The model answered with text; the conversation as the turn's last
     /// write left it, when that write read it back.
     Done(String, Option<Box<app::models::Conversation>>),
@@ -84,7 +84,7 @@ pub enum TurnOutcome {
 }
 
 /// The result text of a call the operator rejected.
-pub fn declined_text(reason: Option<&str>) -> String {
+pub(crate) fn declined_text(reason: Option<&str>) -> String {
     match reason.map(str::trim).filter(|r| !r.is_empty()) {
         Some(r) => {
             format!("The operator rejected this action, so it was not run. Their reason: {r}")
@@ -94,7 +94,7 @@ pub fn declined_text(reason: Option<&str>) -> String {
 }
 
 /// A readable one-line description of a call, for the approval card.
-pub fn describe_call(tool: &str, server: Option<&str>, args: &Value) -> String {
+pub(crate) fn describe_call(tool: &str, server: Option<&str>, args: &Value) -> String {
     let args_text = match args {
         Value::Object(m) if !m.is_empty() => m
             .iter()

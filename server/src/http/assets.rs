@@ -25,7 +25,7 @@ use tower_http::compression::{CompressionLayer, CompressionLevel};
 
 /// The file in the site root that names the hashed assets (cargo-leptos
 /// `hash-file-name`, relative to the binary's folder: `../site/hash.txt`).
-pub const HASH_FILE: &str = "hash.txt";
+pub(crate) const HASH_FILE: &str = "hash.txt";
 
 /// For a hashed asset: kept a year, never revalidated.
 const IMMUTABLE: HeaderValue = HeaderValue::from_static("public, max-age=31536000, immutable");
@@ -33,7 +33,7 @@ const IMMUTABLE: HeaderValue = HeaderValue::from_static("public, max-age=3153600
 const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
 
 /// The hash file of `site_root`, when the site was built with hashed names.
-pub fn hash_file(site_root: &str) -> Option<String> {
+pub(crate) fn hash_file(site_root: &str) -> Option<String> {
     let path = Path::new(site_root).join(HASH_FILE);
     if !path.is_file() {
         return None;
@@ -46,7 +46,7 @@ pub fn hash_file(site_root: &str) -> Option<String> {
 /// The stylesheet's URL: `/pkg/stopgo.<hash>.css` when the site has
 /// hashed names, else `/pkg/stopgo.css` (for pages written by hand, like
 /// sign-in; Leptos pages name it themselves).
-pub fn css_href(site: &leptos::config::LeptosOptions) -> String {
+pub(crate) fn css_href(site: &leptos::config::LeptosOptions) -> String {
     let hash = site
         .hash_files
         .then(|| std::fs::read_to_string(&*site.hash_file).ok())
@@ -63,7 +63,7 @@ pub fn css_href(site: &leptos::config::LeptosOptions) -> String {
 }
 
 /// Sets `Cache-Control` on UI responses that have none.
-pub async fn cache_control(req: Request, next: Next) -> Response {
+pub(crate) async fn cache_control(req: Request, next: Next) -> Response {
     // Decided from the path before the request is handed on (no copy of it).
     let pkg = req.uri().path().starts_with("/pkg/");
     let hashed = pkg && is_hashed(req.uri().path());
@@ -105,7 +105,7 @@ fn is_page_or_file(res: &Response) -> bool {
 /// Whether the last segment of `path` carries a content hash as cargo-leptos
 /// writes it: `name.<hash>.ext` with a hash of at least 16 URL-safe base64
 /// characters (an MD5: 22).
-pub fn is_hashed(path: &str) -> bool {
+pub(crate) fn is_hashed(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or_default();
     let mut pieces = name.rsplit('.');
     let (Some(_ext), Some(hash), Some(stem)) = (pieces.next(), pieces.next(), pieces.next()) else {
@@ -123,7 +123,7 @@ pub fn is_hashed(path: &str) -> bool {
 /// flush each event), never something tiny.
 /// (tower-http's default predicate: not `text/event-stream`, not images,
 /// not under 32 bytes, not what already has a `Content-Encoding`).
-pub fn compression() -> CompressionLayer<DefaultPredicate> {
+pub(crate) fn compression() -> CompressionLayer<DefaultPredicate> {
     CompressionLayer::new().quality(CompressionLevel::Fastest)
 }
 

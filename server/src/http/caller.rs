@@ -17,21 +17,21 @@ use std::time::Instant;
 use tracing::Instrument;
 
 /// The header name.
-pub const HEADER: &str = "x-session-id";
+pub(crate) const HEADER: &str = "x-session-id";
 
 /// The request's session id, in request extensions.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SessionId(pub String);
+pub(crate) struct SessionId(pub String);
 
 /// A new random session id.
-pub fn generate() -> String {
+pub(crate) fn generate() -> String {
     format!("{:08x}", rand::rng().random::<u32>())
 }
 
 /// A client-sent id is accepted if it is 1–128 characters of
 /// `A-Z a-z 0-9 . _ : -` (UUIDs, ULIDs and our own ids all fit; nothing that
 /// could forge a log line does).
-pub fn is_valid(id: &str) -> bool {
+pub(crate) fn is_valid(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 128
         && id
@@ -40,7 +40,7 @@ pub fn is_valid(id: &str) -> bool {
 }
 
 /// Middleware: session id, request span, access log line, echoed header.
-pub async fn layer(mut req: Request, next: Next) -> Response {
+pub(crate) async fn layer(mut req: Request, next: Next) -> Response {
     let sent = req
         .headers()
         .get(HEADER)
@@ -107,10 +107,10 @@ pub async fn layer(mut req: Request, next: Next) -> Response {
 /// A bearer is forwarded only if it is the user's own (auth modes none,
 /// oidc and proxy): a static operator token (mode tokens) is this agent's
 /// credential and never leaves it (AUTH.md §6).
-pub struct Caller(pub crate::domain::tools::CallContext);
+pub(crate) struct Caller(pub crate::domain::tools::CallContext);
 
 /// The header the web UI sends, so decisions made there are recorded as `ui`.
-pub const UI_CLIENT_HEADER: &str = "x-stopgo-client";
+pub(crate) const UI_CLIENT_HEADER: &str = "x-stopgo-client";
 
 impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
     type Rejection = std::convert::Infallible;

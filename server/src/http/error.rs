@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 
 /// Why a request failed.
 #[derive(Debug, thiserror::Error)]
-pub enum ApiError {
+pub(crate) enum ApiError {
     #[error("{0}")]
     BadRequest(String),
     #[error("{0}")]
@@ -24,8 +24,6 @@ pub enum ApiError {
     Conflict(String),
     #[error("{0}")]
     PayloadTooLarge(String),
-    #[error("{0}")]
-    NotImplemented(String),
     /// 401: no or bad credentials.
     #[error("{0}")]
     Unauthorized(String),
@@ -105,14 +103,13 @@ impl From<EngineError> for ApiError {
 }
 
 impl ApiError {
-    pub fn status(&self) -> StatusCode {
+    pub(crate) fn status(&self) -> StatusCode {
         match self {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -127,12 +124,12 @@ impl ApiError {
     }
 
     /// Whether the detail must stay in the log (AUTH.md §8).
-    pub fn is_internal(&self) -> bool {
+    pub(crate) fn is_internal(&self) -> bool {
         matches!(self, ApiError::Internal(_) | ApiError::Store(_))
     }
 
     /// The text the client sees.
-    pub fn public_message(&self) -> String {
+    pub(crate) fn public_message(&self) -> String {
         match self {
             ApiError::Store(_) | ApiError::Internal(_) => internal_message(&new_error_id()),
             other => other.to_string(),
@@ -142,18 +139,18 @@ impl ApiError {
 
 /// A correlation id for an internal error: the client gets it, the log
 /// line with the detail carries it.
-pub fn new_error_id() -> String {
+pub(crate) fn new_error_id() -> String {
     crate::http::caller::generate()
 }
 
 /// What a client is told about an internal error.
-pub fn internal_message(id: &str) -> String {
+pub(crate) fn internal_message(id: &str) -> String {
     format!("internal error (id {id}); the details are in the agent's log under error_id={id}")
 }
 
 /// Logs an internal error's detail under a fresh correlation id and
 /// returns the id.
-pub fn log_internal(detail: &dyn std::fmt::Display) -> String {
+pub(crate) fn log_internal(detail: &dyn std::fmt::Display) -> String {
     let id = new_error_id();
     tracing::error!(error_id = %id, error = %detail, "request failed");
     id

@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 
 /// A JSON body. An empty body reads as `{}`, so optional-only bodies may be
 /// left out. The `Content-Type` is not enforced: old clients omit it.
-pub struct ApiJson<T>(pub T);
+pub(crate) struct ApiJson<T>(pub T);
 
 impl<S, T> FromRequest<S> for ApiJson<T>
 where
@@ -45,7 +45,7 @@ where
 }
 
 /// A query string decoded into `T`.
-pub struct ApiQuery<T>(pub T);
+pub(crate) struct ApiQuery<T>(pub T);
 
 impl<S, T> FromRequestParts<S> for ApiQuery<T>
 where

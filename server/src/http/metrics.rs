@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use std::time::Instant;
 
 /// Middleware: counts and times every request by its route template.
-pub async fn http(req: Request, next: Next) -> Response {
+pub(crate) async fn http(req: Request, next: Next) -> Response {
     let route = route(&req);
     let started = Instant::now();
     let res = next.run(req).await;
@@ -19,7 +19,7 @@ pub async fn http(req: Request, next: Next) -> Response {
 
 /// The bounded name of a request's route: its template, or a name for
 /// what no route matched (also the name of the request's trace span).
-pub fn route(req: &Request) -> RouteName {
+pub(crate) fn route(req: &Request) -> RouteName {
     match req.extensions().get::<MatchedPath>() {
         Some(p) => RouteName::Matched(p.clone()),
         None => RouteName::Other(unmatched_route(req.uri().path())),
@@ -27,13 +27,13 @@ pub fn route(req: &Request) -> RouteName {
 }
 
 /// A route template (shared, not copied) or a fixed name.
-pub enum RouteName {
+pub(crate) enum RouteName {
     Matched(MatchedPath),
     Other(&'static str),
 }
 
 impl RouteName {
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             RouteName::Matched(p) => p.as_str(),
             RouteName::Other(s) => s,
@@ -60,7 +60,7 @@ fn unmatched_route(path: &str) -> &'static str {
 }
 
 /// `GET /metrics`.
-pub async fn scrape(State(state): State<crate::http::state::AppState>) -> Response {
+pub(crate) async fn scrape(State(state): State<crate::http::state::AppState>) -> Response {
     let pending = match state.store.count_pending().await {
         Ok(n) => n,
         Err(e) => {

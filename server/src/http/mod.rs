@@ -15,22 +15,22 @@
 //!   error format; [`metrics`]: `/metrics` and the request counters.
 //! - [`startup`] and [`serve`]: from a config to a served router.
 
-pub mod a2a;
-pub mod assets;
-pub mod auth;
-pub mod caller;
-pub mod error;
-pub mod extract;
-pub mod metrics;
-pub mod rest;
-pub mod router;
-pub mod routes;
+pub(crate) mod a2a;
+pub(crate) mod assets;
+pub(crate) mod auth;
+pub(crate) mod caller;
+pub(crate) mod error;
+pub(crate) mod extract;
+pub(crate) mod metrics;
+pub(crate) mod rest;
+pub(crate) mod router;
+pub(crate) mod routes;
 pub mod serve;
 pub mod startup;
 pub mod state;
-pub mod ui;
+pub(crate) mod ui;
 
-pub use error::ApiError;
+pub(crate) use error::ApiError;
 
 #[cfg(test)]
 mod tests;

@@ -14,7 +14,7 @@ use axum::http::{Method, Uri};
 
 /// The whole application: every route of [`ROUTES`] (the pages through
 /// Leptos), the fallback for assets and unknown paths, and the middleware.
-pub fn router(state: AppState) -> Router {
+pub(crate) fn router(state: AppState) -> Router {
     let mut api = Router::new();
     for r in ROUTES {
         if let Serve::Handler(method_router) = r.serve {
@@ -22,8 +22,7 @@ pub fn router(state: AppState) -> Router {
             api = api.route(r.path, method_router());
         }
     }
-    let api = api
-        .method_not_allowed_fallback(method_not_allowed);
+    let api = api.method_not_allowed_fallback(method_not_allowed);
     // Outermost first: session id and log span, cross-site refusal and
     // security headers, then who is calling and whether they may, then
     // the browser's form cookie (which the pages' forms are bound to).

@@ -35,9 +35,18 @@ pub enum StartError {
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
     #[error(transparent)]
-    Tools(#[from] mcp::McpStartError),
+    Tools(Box<dyn std::error::Error + Send + Sync>),
     #[error("{0}")]
     Notifications(String),
+    /// `a2a_conformance` asked of a build without the `a2a-tck` feature.
+    #[error("this agent was built without A2A conformance mode (cargo feature a2a-tck)")]
+    NoConformance,
+}
+
+impl From<mcp::McpStartError> for StartError {
+    fn from(e: mcp::McpStartError) -> Self {
+        StartError::Tools(Box::new(e))
+    }
 }
 
 /// Everything `build_state` needs from outside.
@@ -49,7 +58,8 @@ pub struct Startup {
     /// The tools; `None` builds them from the config's MCP servers.
     pub tools: Option<Arc<dyn domain::tools::ToolRouter>>,
     /// Serve the A2A TCK's scripted behaviours instead of the agent
-    /// (`agent --a2a-conformance`).
+    /// (`agent --a2a-conformance`, only in builds with the `a2a-tck`
+    /// feature; `true` elsewhere is [`StartError::NoConformance`]).
     pub a2a_conformance: bool,
 }
 
@@ -58,6 +68,9 @@ pub struct Startup {
 /// logged and reported by `/health`, not fatal: existing conversations and
 /// approvals stay usable.
 pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
+    if s.a2a_conformance && !cfg!(feature = "a2a-tck") {
+        return Err(StartError::NoConformance);
+    }
     let audit_key = s
         .config
         .audit
@@ -182,14 +195,7 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
     engine.start_expiry().await;
     // Every MCP tool compared with its pin before requests are served.
     engine.start_pins().await;
-    let a2a: Arc<dyn a2a::executor::Executor> = if s.a2a_conformance {
-        tracing::warn!(
-            "A2A conformance mode: /a2a serves the TCK's scripted behaviours, not the agent"
-        );
-        Arc::new(a2a::conformance::Conformance::default())
-    } else {
-        Arc::new(a2a::executor::EngineExecutor)
-    };
+    let a2a: Arc<dyn a2a::executor::Executor> = executor(s.a2a_conformance);
     Ok(AppState {
         store,
         notify,
@@ -199,4 +205,18 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
         config,
         leptos: leptos_options(&s.site_root),
     })
+}
+
+/// What serves `/a2a`: the engine, or (only in `a2a-tck` builds, checked
+/// by `build_state`) the TCK's scripted behaviours.
+fn executor(conformance: bool) -> Arc<dyn a2a::executor::Executor> {
+    #[cfg(feature = "a2a-tck")]
+    if conformance {
+        tracing::warn!(
+            "A2A conformance mode: /a2a serves the TCK's scripted behaviours, not the agent"
+        );
+        return Arc::new(a2a::conformance::Conformance::default());
+    }
+    let _ = conformance;
+    Arc::new(a2a::executor::EngineExecutor)
 }

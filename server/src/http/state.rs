@@ -15,20 +15,20 @@ pub struct AppState {
     pub store: Store,
     /// Turns, approvals and tools. Shared because every request that changes
     /// a conversation goes through it (it owns the per-conversation locks).
-    pub engine: Engine,
+    pub(crate) engine: Engine,
     /// Notification delivery and the key of their signed links.
-    pub notify: Arc<crate::notify::Notifier>,
+    pub(crate) notify: Arc<crate::notify::Notifier>,
     /// What runs A2A messages: the engine, or the TCK's conformance
     /// executor (`agent --a2a-conformance`).
-    pub a2a: Arc<dyn crate::http::a2a::executor::Executor>,
+    pub(crate) a2a: Arc<dyn crate::http::a2a::executor::Executor>,
     /// Who may do what: credentials, sessions' settings, failure limits.
     /// Shared because every request is checked against it.
-    pub auth: Arc<crate::http::auth::Auth>,
+    pub(crate) auth: Arc<crate::http::auth::Auth>,
     /// The validated config, read-only after startup.
-    pub config: Arc<Config>,
+    pub(crate) config: Arc<Config>,
     /// Where the UI's assets are and what they are called; Leptos reads it
     /// from the state when it renders a page or serves a file.
-    pub leptos: LeptosOptions,
+    pub(crate) leptos: LeptosOptions,
 }
 
 impl FromRef<AppState> for LeptosOptions {

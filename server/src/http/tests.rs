@@ -33,7 +33,13 @@ async fn state(dir: &std::path::Path) -> super::state::AppState {
 fn concrete(method: &str, path: &str) -> String {
     let p: Vec<String> = path
         .split('/')
-        .map(|s| if s.starts_with('{') { "x".into() } else { s.to_string() })
+        .map(|s| {
+            if s.starts_with('{') {
+                "x".into()
+            } else {
+                s.to_string()
+            }
+        })
         .collect();
     let p = p.join("/");
     if method == "POST" && path == "/a2a/tasks/{id}" {
@@ -45,7 +51,10 @@ fn concrete(method: &str, path: &str) -> String {
 
 /// Which route template answered, as a response header (what axum matched).
 async fn tell_matched(req: Request, next: Next) -> Response {
-    let matched = req.extensions().get::<MatchedPath>().map(|m| m.as_str().to_string());
+    let matched = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|m| m.as_str().to_string());
     let mut res = next.run(req).await;
     if let Some(m) = matched.and_then(|m| m.parse().ok()) {
         res.headers_mut().insert("x-matched", m);
@@ -115,13 +124,20 @@ async fn the_route_list_the_router_the_table_and_openapi_agree() {
             res.status()
         );
     }
-    for (method, path) in [("GET", "/nothing"), ("GET", "/conversationz"), ("PUT", "/a2a/x")] {
+    for (method, path) in [
+        ("GET", "/nothing"),
+        ("GET", "/conversationz"),
+        ("PUT", "/a2a/x"),
+    ] {
         let req = Request::builder()
             .method(method)
             .uri(path)
             .body(Body::empty())
             .unwrap();
         let res = app.clone().oneshot(req).await.unwrap();
-        assert!(res.headers().get("x-matched").is_none(), "{method} {path} matched");
+        assert!(
+            res.headers().get("x-matched").is_none(),
+            "{method} {path} matched"
+        );
     }
 }

@@ -26,7 +26,7 @@ const RETRY_EVERY: Duration = Duration::from_secs(15);
 
 /// Why the MCP servers could not be started.
 #[derive(Debug, thiserror::Error)]
-pub enum McpStartError {
+pub(crate) enum McpStartError {
     #[error(
         "tool `{tool}` is offered by both MCP servers `{first}` and `{second}`: remove one, or rename the tool in one server"
     )]
@@ -38,13 +38,13 @@ pub enum McpStartError {
 }
 
 /// The MCP servers of an agent.
-pub struct CompositeClient {
+pub(crate) struct CompositeClient {
     servers: Vec<Arc<McpServer>>,
 }
 
 impl CompositeClient {
     /// Starts every server; see the module docs for failure handling.
-    pub async fn start(
+    pub(crate) async fn start(
         configs: Vec<McpServerConfig>,
         unannotated: UnannotatedTools,
     ) -> Result<Arc<Self>, McpStartError> {
@@ -133,13 +133,6 @@ impl CompositeClient {
         self.servers
             .iter()
             .find(|s| s.tools().iter().any(|t| t.name == tool))
-    }
-
-    /// Stops every server.
-    pub async fn shutdown(&self) {
-        for s in &self.servers {
-            s.shutdown().await;
-        }
     }
 }
 

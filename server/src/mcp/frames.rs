@@ -24,11 +24,11 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 /// The most a tool's result may hold: 8 MB (decimal), far more than a
 /// model's context takes.
-pub const MAX_RESULT_BYTES: usize = 8_000_000;
+pub(crate) const MAX_RESULT_BYTES: usize = 8_000_000;
 
 /// The largest single message read from a server (a stdio line, an HTTP
 /// body or SSE event).
-pub const MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
 
 /// `rmcp`'s own cap on a stdio line (its `DEFAULT_MAX_LINE_LENGTH`),
 /// less room for the line break.
@@ -40,9 +40,9 @@ const MARKER: &str = "stopgoResultTooLarge";
 
 /// A result over the limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TooLarge {
-    pub size: usize,
-    pub limit: usize,
+pub(crate) struct TooLarge {
+    pub(crate) size: usize,
+    pub(crate) limit: usize,
 }
 
 impl std::fmt::Display for TooLarge {
@@ -58,7 +58,7 @@ impl std::fmt::Display for TooLarge {
 
 /// The message for a result whose size is only known to exceed `read`
 /// bytes (the transport stopped reading there).
-pub fn more_than(read: usize) -> String {
+pub(crate) fn more_than(read: usize) -> String {
     format!(
         "the tool's result is more than {} MB, over the {} MB limit",
         megabytes(read),
@@ -78,7 +78,7 @@ fn megabytes(n: usize) -> String {
 
 /// The size of what the agent keeps of a result: its text blocks joined
 /// by line breaks, or its structured content when it has no content.
-pub fn kept_size(texts: &[&str], structured: Option<&Value>, blocks: usize) -> usize {
+pub(crate) fn kept_size(texts: &[&str], structured: Option<&Value>, blocks: usize) -> usize {
     if blocks == 0 {
         return structured.map_or(0, |s| s.to_string().len());
     }
@@ -86,7 +86,7 @@ pub fn kept_size(texts: &[&str], structured: Option<&Value>, blocks: usize) -> u
 }
 
 /// `Err` when a kept result of `size` bytes is over the limit.
-pub fn check(size: usize) -> Result<(), TooLarge> {
+pub(crate) fn check(size: usize) -> Result<(), TooLarge> {
     if size > MAX_RESULT_BYTES {
         Err(TooLarge {
             size,
@@ -98,7 +98,7 @@ pub fn check(size: usize) -> Result<(), TooLarge> {
 }
 
 /// The oversized result an error response from the pipe stands for.
-pub fn replaced(e: &ErrorData) -> Option<TooLarge> {
+pub(crate) fn replaced(e: &ErrorData) -> Option<TooLarge> {
     let m = e.data.as_ref()?.get(MARKER)?;
     Some(TooLarge {
         size: usize::try_from(m.get("size")?.as_u64()?).ok()?,
@@ -110,7 +110,7 @@ pub fn replaced(e: &ErrorData) -> Option<TooLarge> {
 /// when that is why a call failed (a JSON body over its fixed 16 MiB; an
 /// SSE event over [`MAX_FRAME_BYTES`]). The result is then larger than
 /// that, and its exact size is unknown.
-pub fn http_limit_hit(e: &rmcp::ServiceError) -> Option<usize> {
+pub(crate) fn http_limit_hit(e: &rmcp::ServiceError) -> Option<usize> {
     use rmcp::transport::streamable_http_client::StreamableHttpError;
     use rmcp::transport::worker::WorkerQuitReason;
     type HttpError = StreamableHttpError<reqwest::Error>;
@@ -144,7 +144,9 @@ pub fn http_limit_hit(e: &rmcp::ServiceError) -> Option<usize> {
 /// One line of a server's stdout, without its line break, read with at
 /// most [`MAX_FRAME_BYTES`] held. `Ok(None)` at the end of the stream;
 /// an error for a longer line (or a read failure): the pipe then closes.
-pub async fn read_line<R: AsyncBufRead + Unpin>(r: &mut R) -> std::io::Result<Option<Vec<u8>>> {
+pub(crate) async fn read_line<R: AsyncBufRead + Unpin>(
+    r: &mut R,
+) -> std::io::Result<Option<Vec<u8>>> {
     let mut line = Vec::new();
     loop {
         let buf = r.fill_buf().await?;
@@ -181,7 +183,7 @@ fn memchr(b: &[u8]) -> Option<usize> {
 /// it is small, else (a response) the result cut to what is kept, or an
 /// error response for the same id when that is over the limit. `None`:
 /// a message too large to pass on that is no response (it is dropped).
-pub fn fit(line: Vec<u8>) -> Option<Vec<u8>> {
+pub(crate) fn fit(line: Vec<u8>) -> Option<Vec<u8>> {
     if line.len() <= MAX_RESULT_BYTES {
         return Some(line);
     }

@@ -11,7 +11,7 @@
 use serde_json::Value;
 
 /// The hints we lift.
-pub const HINTS: [&str; 4] = [
+pub(crate) const HINTS: [&str; 4] = [
     "destructiveHint",
     "readOnlyHint",
     "idempotentHint",
@@ -19,7 +19,7 @@ pub const HINTS: [&str; 4] = [
 ];
 
 /// Returns the line with top-level hints moved into `annotations`.
-pub fn lift_top_level_hints(line: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn lift_top_level_hints(line: &str) -> std::borrow::Cow<'_, str> {
     if !line.contains("\"tools\"") || !HINTS.iter().any(|h| line.contains(h)) {
         return std::borrow::Cow::Borrowed(line);
     }

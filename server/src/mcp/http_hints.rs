@@ -21,11 +21,11 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_PAGES: usize = 100;
 
 /// Tool name → its top-level hints (`{"destructiveHint": true, …}`).
-pub type TopLevelHints = HashMap<String, Map<String, Value>>;
+pub(crate) type TopLevelHints = HashMap<String, Map<String, Value>>;
 
 /// Lists the tools of the server at `url` and returns the top-level hints
 /// of those that have any.
-pub async fn probe(
+pub(crate) async fn probe(
     url: &str,
     headers: &HashMap<HeaderName, HeaderValue>,
 ) -> Result<TopLevelHints, String> {
@@ -164,7 +164,7 @@ fn collect(result: &Value, into: &mut TopLevelHints) {
 
 /// Fills the hints `tool.annotations` does not state from `top`;
 /// `annotations` wins where both speak.
-pub fn apply(tool: &mut rmcp::model::Tool, top: Option<&Map<String, Value>>) {
+pub(crate) fn apply(tool: &mut rmcp::model::Tool, top: Option<&Map<String, Value>>) {
     let Some(top) = top else { return };
     let a = tool.annotations.get_or_insert_with(Default::default);
     let get = |k: &str| top.get(k).and_then(Value::as_bool);

@@ -13,10 +13,10 @@
 //! `rmcp` is the official SDK: it does the handshake, both transports,
 //! pagination and notifications, so this module only decides policy.
 
-pub mod composite;
-pub mod frames;
+pub(crate) mod composite;
+pub(crate) mod frames;
 mod hints;
 mod http_hints;
-pub mod server;
+pub(crate) mod server;
 
-pub use composite::{CompositeClient, McpStartError};
+pub(crate) use composite::{CompositeClient, McpStartError};

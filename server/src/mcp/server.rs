@@ -29,9 +29,9 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 /// Longest a tool call may take.
-pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest the handshake plus the first tool listing may take.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Our side of the protocol: identifies the agent and forwards
 /// `tools/list_changed` to the refresher.
@@ -59,8 +59,8 @@ type HttpHeaders =
     std::collections::HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>;
 
 /// A server's connection state and tools.
-pub struct McpServer {
-    pub name: String,
+pub(crate) struct McpServer {
+    pub(crate) name: String,
     config: McpServerConfig,
     unannotated: UnannotatedTools,
     changed: mpsc::UnboundedSender<String>,
@@ -81,7 +81,7 @@ pub struct McpServer {
 const TOKEN_SESSIONS: usize = 32;
 
 impl McpServer {
-    pub fn new(
+    pub(crate) fn new(
         config: McpServerConfig,
         unannotated: UnannotatedTools,
         changed: mpsc::UnboundedSender<String>,
@@ -98,12 +98,12 @@ impl McpServer {
         })
     }
 
-    pub fn is_http(&self) -> bool {
+    pub(crate) fn is_http(&self) -> bool {
         self.config.url.is_some()
     }
 
     /// Tools as the engine sees them.
-    pub fn tools(&self) -> Vec<ToolInfo> {
+    pub(crate) fn tools(&self) -> Vec<ToolInfo> {
         let available = self.problem().is_none() || !self.is_http();
         self.tools
             .read()
@@ -118,7 +118,7 @@ impl McpServer {
     }
 
     /// Why the server cannot be used now.
-    pub fn problem(&self) -> Option<String> {
+    pub(crate) fn problem(&self) -> Option<String> {
         self.problem
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -130,7 +130,7 @@ impl McpServer {
     }
 
     /// Connects (if not connected) and refreshes the tool list.
-    pub async fn connect(&self) -> Result<(), String> {
+    pub(crate) async fn connect(&self) -> Result<(), String> {
         let mut conn = self.conn.lock().await;
         if conn.as_ref().is_some_and(|s| !s.is_transport_closed()) {
             return Ok(());
@@ -162,7 +162,7 @@ impl McpServer {
     }
 
     /// Re-lists tools on the live connection (after `list_changed`).
-    pub async fn refresh(&self) -> Result<(), String> {
+    pub(crate) async fn refresh(&self) -> Result<(), String> {
         let peer = {
             let conn = self.conn.lock().await;
             conn.as_ref().map(|s| s.peer().clone())
@@ -394,7 +394,7 @@ impl McpServer {
 
     /// Calls a tool; connects (or restarts a stdio server) first if needed.
     /// Over HTTP the caller's bearer token goes along (see `forwarded_token`).
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         name: &str,
         args: Value,
@@ -521,22 +521,11 @@ impl McpServer {
             }),
         }
     }
-
-    /// Closes the connection: the server's stdin is closed, and a stdio
-    /// server still running when its output closes is killed.
-    pub async fn shutdown(&self) {
-        if let Some(s) = self.conn.lock().await.take() {
-            let _ = s.cancel().await;
-        }
-        for (_, s) in self.by_token.lock().await.drain(..) {
-            let _ = s.cancel().await;
-        }
-    }
 }
 
 /// `readOnlyHint: true` → not destructive; else `destructiveHint` if given;
 /// else the config's default for unannotated tools.
-pub fn is_destructive(t: &Tool, unannotated: UnannotatedTools) -> bool {
+pub(crate) fn is_destructive(t: &Tool, unannotated: UnannotatedTools) -> bool {
     let default = unannotated == UnannotatedTools::Approve;
     match &t.annotations {
         Some(a) if a.read_only_hint == Some(true) => false,

@@ -8,16 +8,16 @@ use serde_json::{Value, json};
 
 /// The links of one notification.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LinkSet {
-    pub open: String,
-    pub approve: Option<String>,
-    pub reject: Option<String>,
+pub(crate) struct LinkSet {
+    pub(crate) open: String,
+    pub(crate) approve: Option<String>,
+    pub(crate) reject: Option<String>,
 }
 
 /// POLICY.md §5's body: `{"id","event","at","agent","approval":{...},"links":{...}}`
 /// (`tool` instead of `approval` for `tool.changed`; the event's own facts,
 /// e.g. `decision`, beside them).
-pub fn json_body(n: &Notification, links: &LinkSet) -> Value {
+pub(crate) fn json_body(n: &Notification, links: &LinkSet) -> Value {
     let mut body = json!({
         "id": n.delivery.id,
         "event": n.delivery.event,
@@ -39,7 +39,7 @@ pub fn json_body(n: &Notification, links: &LinkSet) -> Value {
 }
 
 /// The one-line summary: what happened and to what.
-pub fn headline(n: &Notification) -> String {
+pub(crate) fn headline(n: &Notification) -> String {
     let p = &n.payload;
     let agent = p["agent"].as_str().unwrap_or("agent");
     let tool = p["approval"]["tool"].as_str().unwrap_or("");
@@ -153,7 +153,7 @@ fn clip(s: &str, max: usize) -> String {
 /// A Slack incoming-webhook message: `text` (the notification fallback)
 /// and Block Kit blocks: a header, the facts, the arguments as a code
 /// block, and Open / Approve / Reject link buttons.
-pub fn slack_body(n: &Notification, links: &LinkSet) -> Value {
+pub(crate) fn slack_body(n: &Notification, links: &LinkSet) -> Value {
     let headline = headline(n);
     let mut blocks = vec![json!({
         "type": "header",
@@ -206,7 +206,7 @@ pub fn slack_body(n: &Notification, links: &LinkSet) -> Value {
 }
 
 /// An email's subject, plain text and HTML, with the same content and links.
-pub fn email(n: &Notification, links: &LinkSet) -> (String, String, String) {
+pub(crate) fn email(n: &Notification, links: &LinkSet) -> (String, String, String) {
     let subject = headline(n);
     let facts = facts(n);
     let args = arguments(n);

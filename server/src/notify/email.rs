@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// One email target, ready to send.
 #[derive(Clone)]
-pub struct Mailer {
+pub(crate) struct Mailer {
     transport: AsyncSmtpTransport<Tokio1Executor>,
     from: Mailbox,
     to: Vec<Mailbox>,
@@ -20,7 +20,11 @@ pub struct Mailer {
 
 impl Mailer {
     /// Builds the transport (no connection is made until a send).
-    pub fn new(smtp: &SmtpConfig, to: &[String], timeout: Duration) -> Result<Mailer, String> {
+    pub(crate) fn new(
+        smtp: &SmtpConfig,
+        to: &[String],
+        timeout: Duration,
+    ) -> Result<Mailer, String> {
         let builder = if smtp.starttls {
             AsyncSmtpTransport::<Tokio1Executor>::starttls_relay(&smtp.host)
                 .map_err(|e| format!("smtp {}: {e}", smtp.host))?
@@ -51,7 +55,7 @@ impl Mailer {
     }
 
     /// Sends one message.
-    pub async fn send(
+    pub(crate) async fn send(
         &self,
         id: &str,
         subject: &str,

@@ -18,7 +18,7 @@ use sha2::Sha256;
 /// What a link does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Action {
+pub(crate) enum Action {
     /// Shows the approval with both buttons.
     Open,
     Approve,
@@ -26,7 +26,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Action::Open => "open",
             Action::Approve => "approve",
@@ -37,20 +37,20 @@ impl Action {
 
 /// A link's signed claims.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Claims {
+pub(crate) struct Claims {
     /// The notification it came in: the link's id.
     #[serde(rename = "n")]
-    pub link: String,
+    pub(crate) link: String,
     /// The approval's uuid.
     #[serde(rename = "a")]
-    pub approval: String,
+    pub(crate) approval: String,
     #[serde(rename = "x")]
-    pub action: Action,
+    pub(crate) action: Action,
 }
 
 /// Why a token is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum BadLink {
+pub(crate) enum BadLink {
     #[error("this link is not a Stop & Go approval link (it may have been cut or changed)")]
     Malformed,
     #[error("this link's signature does not match: it was changed, or signed by another agent")]
@@ -59,7 +59,7 @@ pub enum BadLink {
 
 /// The key that signs and checks links.
 #[derive(Clone)]
-pub struct Links {
+pub(crate) struct Links {
     key: Vec<u8>,
 }
 
@@ -70,7 +70,7 @@ impl std::fmt::Debug for Links {
 }
 
 impl Links {
-    pub fn new(key: Vec<u8>) -> Links {
+    pub(crate) fn new(key: Vec<u8>) -> Links {
         Links { key }
     }
 
@@ -81,7 +81,7 @@ impl Links {
     }
 
     /// The token for `claims`.
-    pub fn sign(&self, claims: &Claims) -> String {
+    pub(crate) fn sign(&self, claims: &Claims) -> String {
         let body = serde_json::to_vec(claims).unwrap_or_default();
         let mut mac = self.mac();
         mac.update(&body);
@@ -94,7 +94,7 @@ impl Links {
     }
 
     /// The claims of a token this key signed.
-    pub fn verify(&self, token: &str) -> Result<Claims, BadLink> {
+    pub(crate) fn verify(&self, token: &str) -> Result<Claims, BadLink> {
         let (body, tag) = token.split_once('.').ok_or(BadLink::Malformed)?;
         let body = URL_SAFE_NO_PAD
             .decode(body)

@@ -15,11 +15,11 @@
 //! - [`links`]: the signed single-use links in it.
 //! - [`webhook`], [`email`]: one attempt of each kind.
 
-pub mod body;
-pub mod email;
-pub mod links;
-pub mod push;
-pub mod webhook;
+pub(crate) mod body;
+pub(crate) mod email;
+pub(crate) mod links;
+pub(crate) mod push;
+pub(crate) mod webhook;
 mod worker;
 
 use crate::config::{Config, Format};
@@ -31,9 +31,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// Each attempt's limit (POLICY.md §5 / the issue: 10 s).
-pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a failing row is retried by default.
-pub const RETRY_FOR: Duration = Duration::from_secs(24 * 3600);
+pub(crate) const RETRY_FOR: Duration = Duration::from_secs(24 * 3600);
 
 /// How a target is reached.
 enum Kind {
@@ -46,7 +46,7 @@ enum Kind {
 }
 
 /// The delivery side of notifications: targets, the link key, the worker.
-pub struct Notifier {
+pub(crate) struct Notifier {
     store: Store,
     targets: BTreeMap<String, Kind>,
     links: Links,
@@ -70,7 +70,7 @@ impl std::fmt::Debug for Notifier {
 }
 
 /// The store's routes for `config` (which target wants which event).
-pub fn routes(config: &Config) -> Routes {
+pub(crate) fn routes(config: &Config) -> Routes {
     let n = &config.notifications;
     Routes {
         agent: config.name.clone(),
@@ -95,7 +95,7 @@ pub fn routes(config: &Config) -> Routes {
 /// from `audit.key`, else (one process on SQLite) a random key kept in
 /// `data_dir/link.key`. Replicas share no directory, so on PostgreSQL
 /// with notification targets one of the first two is required.
-pub fn link_key(config: &Config, shared: bool) -> Result<Vec<u8>, String> {
+pub(crate) fn link_key(config: &Config, shared: bool) -> Result<Vec<u8>, String> {
     if let Some(k) = &config.notifications.link_key {
         return Ok(k.expose().as_bytes().to_vec());
     }
@@ -146,7 +146,7 @@ fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
 
 impl Notifier {
     /// The targets of `config`, ready to send (nothing is contacted yet).
-    pub fn new(config: &Config, store: Store, key: Vec<u8>) -> Result<Notifier, String> {
+    pub(crate) fn new(config: &Config, store: Store, key: Vec<u8>) -> Result<Notifier, String> {
         let n = &config.notifications;
         let mut targets = BTreeMap::new();
         for t in &n.targets {
@@ -189,28 +189,28 @@ impl Notifier {
     }
 
     /// The link key.
-    pub fn links(&self) -> &Links {
+    pub(crate) fn links(&self) -> &Links {
         &self.links
     }
 
     /// Seals and opens A2A push secrets.
-    pub fn sealer(&self) -> &push::Sealer {
+    pub(crate) fn sealer(&self) -> &push::Sealer {
         &self.sealer
     }
 
     /// Whether A2A pushes may go to internal addresses.
-    pub fn allow_private(&self) -> bool {
+    pub(crate) fn allow_private(&self) -> bool {
         self.allow_private
     }
 
     /// Whether any target is configured.
-    pub fn is_on(&self) -> bool {
+    pub(crate) fn is_on(&self) -> bool {
         !self.targets.is_empty()
     }
 
     /// Starts the worker; links point at `base` (`public_url`, else the
     /// address the agent listens on).
-    pub fn start(self: &Arc<Self>, base: String) {
+    pub(crate) fn start(self: &Arc<Self>, base: String) {
         let _ = self.base.set(base.trim_end_matches('/').to_string());
         // Always: A2A push deliveries go through the outbox too.
         let me = self.clone();

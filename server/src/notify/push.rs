@@ -19,13 +19,13 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use std::net::{IpAddr, SocketAddr};
 
 /// Seals and opens the push secrets.
-pub struct Sealer {
+pub(crate) struct Sealer {
     key: LessSafeKey,
 }
 
 impl Sealer {
     /// A sealer keyed by HMAC-SHA-256(`link_key`, purpose).
-    pub fn new(link_key: &[u8]) -> Sealer {
+    pub(crate) fn new(link_key: &[u8]) -> Sealer {
         use hmac::Mac;
         let mut mac = <hmac::Hmac<sha2::Sha256> as Mac>::new_from_slice(link_key)
             .unwrap_or_else(|_| unreachable!("HMAC accepts any key length"));
@@ -39,7 +39,7 @@ impl Sealer {
     }
 
     /// `b64(nonce || ciphertext || tag)`.
-    pub fn seal(&self, plain: &str) -> Result<String, String> {
+    pub(crate) fn seal(&self, plain: &str) -> Result<String, String> {
         let nonce_bytes: [u8; NONCE_LEN] = rand::random();
         let mut buf = plain.as_bytes().to_vec();
         self.key
@@ -54,7 +54,7 @@ impl Sealer {
         Ok(B64.encode(out))
     }
 
-    pub fn open(&self, sealed: &str) -> Result<String, String> {
+    pub(crate) fn open(&self, sealed: &str) -> Result<String, String> {
         let bad = || {
             "a stored push secret cannot be opened with this agent's key (set the same notifications.link_key or audit.key on every replica)".to_string()
         };
@@ -76,7 +76,7 @@ impl Sealer {
 /// Whether `ip` is somewhere a push may not go by default: loopback,
 /// private (RFC 1918, unique local), link-local, unspecified, shared
 /// (CGNAT), documentation, benchmarking, multicast or broadcast.
-pub fn internal(ip: IpAddr) -> bool {
+pub(crate) fn internal(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
             let o = v4.octets();
@@ -110,7 +110,7 @@ pub fn internal(ip: IpAddr) -> bool {
 /// Checks a push URL: http or https, a host, and (unless `allow_private`)
 /// no literal internal address or `localhost` name. The error names what
 /// is wrong.
-pub fn check_url(raw: &str, allow_private: bool) -> Result<reqwest::Url, String> {
+pub(crate) fn check_url(raw: &str, allow_private: bool) -> Result<reqwest::Url, String> {
     let url = reqwest::Url::parse(raw).map_err(|e| format!("url {raw:?} is not a URL: {e}"))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(format!("url {raw:?}: use http or https"));
@@ -162,7 +162,7 @@ impl reqwest::dns::Resolve for Guarded {
 }
 
 /// The HTTP client pushes go out on.
-pub fn client(allow_private: bool) -> Result<reqwest::Client, String> {
+pub(crate) fn client(allow_private: bool) -> Result<reqwest::Client, String> {
     let mut b = reqwest::Client::builder()
         .timeout(super::ATTEMPT_TIMEOUT)
         .connect_timeout(super::ATTEMPT_TIMEOUT)
@@ -176,14 +176,14 @@ pub fn client(allow_private: bool) -> Result<reqwest::Client, String> {
 }
 
 /// What one push carries besides the body.
-pub struct Credentials {
+pub(crate) struct Credentials {
     /// `Authorization: <scheme> <credentials>`.
-    pub authorization: Option<String>,
-    pub token: Option<String>,
+    pub(crate) authorization: Option<String>,
+    pub(crate) token: Option<String>,
 }
 
 /// One attempt: POSTs the task update.
-pub async fn post(
+pub(crate) async fn post(
     http: &reqwest::Client,
     url: &str,
     allow_private: bool,

@@ -12,16 +12,16 @@ use std::time::Duration;
 
 /// Why an attempt failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// What the log and `/ui/notifications` show (never a secret, never
     /// the receiver's body).
-    pub error: String,
+    pub(crate) error: String,
     /// The receiver's `Retry-After`.
-    pub retry_after: Option<Duration>,
+    pub(crate) retry_after: Option<Duration>,
 }
 
 /// `t=<unix>,v1=<hex>` for `body` at `t`.
-pub fn signature(secret: &[u8], t: i64, body: &[u8]) -> String {
+pub(crate) fn signature(secret: &[u8], t: i64, body: &[u8]) -> String {
     let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret)
         .unwrap_or_else(|_| unreachable!("HMAC accepts any key length"));
     mac.update(format!("{t}.").as_bytes());
@@ -33,7 +33,7 @@ pub fn signature(secret: &[u8], t: i64, body: &[u8]) -> String {
 }
 
 /// One attempt: POSTs `body` to `url`.
-pub async fn post(
+pub(crate) async fn post(
     http: &reqwest::Client,
     url: &str,
     secret: Option<&str>,
@@ -55,7 +55,7 @@ pub async fn post(
 
 /// Sends a prepared request: 2xx is delivered, anything else a failure
 /// (with the receiver's `Retry-After`, if it gave one).
-pub async fn send(req: reqwest::RequestBuilder) -> Result<(), Failure> {
+pub(crate) async fn send(req: reqwest::RequestBuilder) -> Result<(), Failure> {
     let resp = req.send().await.map_err(|e| Failure {
         error: if e.is_timeout() {
             "timed out after 10 s".into()
@@ -82,7 +82,7 @@ pub async fn send(req: reqwest::RequestBuilder) -> Result<(), Failure> {
 }
 
 /// `Retry-After`: delay-seconds or an HTTP date.
-pub fn parse_retry_after(v: &str) -> Option<Duration> {
+pub(crate) fn parse_retry_after(v: &str) -> Option<Duration> {
     let v = v.trim();
     if let Ok(s) = v.parse::<u64>() {
         return Some(Duration::from_secs(s));

@@ -36,7 +36,7 @@ const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 /// The delay before retry `n` (0: the first retry): exponential with
 /// "equal jitter" (half fixed, half random), so receivers coming back up
 /// are not hit by every sender at once.
-pub fn backoff(n: u32) -> Duration {
+pub(crate) fn backoff(n: u32) -> Duration {
     let full = FIRST_DELAY
         .saturating_mul(1u32.checked_shl(n.min(20)).unwrap_or(u32::MAX))
         .min(MAX_DELAY);
@@ -231,7 +231,7 @@ impl Notifier {
     /// The links of a row: for an approval still to be decided, Open,
     /// Approve and Reject; for one that ended, Open; for a changed tool,
     /// the tools page.
-    pub fn links_for(&self, n: &Notification) -> LinkSet {
+    pub(crate) fn links_for(&self, n: &Notification) -> LinkSet {
         let base = self.base();
         let d = &n.delivery;
         let Some(uuid) = &d.approval_uuid else {

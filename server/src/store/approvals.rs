@@ -17,66 +17,66 @@ use std::collections::HashMap;
 
 /// An approval row.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Approval {
-    pub approval: PendingApproval,
-    pub message_id: String,
-    pub server: Option<String>,
-    pub status: ApprovalStatus,
-    pub reason: Option<String>,
-    pub decided_by: Option<String>,
-    pub decided_at: Option<String>,
+pub(crate) struct Approval {
+    pub(crate) approval: PendingApproval,
+    pub(crate) message_id: String,
+    pub(crate) server: Option<String>,
+    pub(crate) status: ApprovalStatus,
+    pub(crate) reason: Option<String>,
+    pub(crate) decided_by: Option<String>,
+    pub(crate) decided_at: Option<String>,
     /// The W3C `traceparent` of the turn that asked (when traces are on).
-    pub traceparent: Option<String>,
+    pub(crate) traceparent: Option<String>,
     /// Its lifetime in seconds, when it has one.
-    pub expires_in: Option<u64>,
+    pub(crate) expires_in: Option<u64>,
     /// A proxy approval: the remote's own approval it stands for.
-    pub remote_approval: Option<String>,
+    pub(crate) remote_approval: Option<String>,
 }
 
 /// Who decided, and how (AUTH.md §5).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Decider {
+pub(crate) struct Decider {
     /// The principal's name (`anonymous` in auth mode none).
-    pub name: String,
+    pub(crate) name: String,
     /// `rest`, `ui`, `a2a` or `link`.
-    pub via: String,
+    pub(crate) via: String,
     /// The deciding request's session id.
-    pub session: String,
+    pub(crate) session: String,
 }
 
 /// What a new approval is for.
 #[derive(Clone, Debug)]
-pub struct NewApproval {
-    pub conversation_id: String,
-    pub message_id: String,
-    pub tool_name: String,
-    pub server: Option<String>,
-    pub tool_args: Value,
-    pub description: String,
+pub(crate) struct NewApproval {
+    pub(crate) conversation_id: String,
+    pub(crate) message_id: String,
+    pub(crate) tool_name: String,
+    pub(crate) server: Option<String>,
+    pub(crate) tool_args: Value,
+    pub(crate) description: String,
     /// Set for a proxy approval: a remote agent's task waits on it.
-    pub remote: Option<RemoteRef>,
+    pub(crate) remote: Option<RemoteRef>,
     /// The asking turn's W3C `traceparent` (when traces are on).
-    pub traceparent: Option<String>,
+    pub(crate) traceparent: Option<String>,
     /// What asked for it (see [`PendingApproval::rule`]).
-    pub rule: Option<String>,
+    pub(crate) rule: Option<String>,
     /// Who may decide it; empty: any approver.
-    pub approvers: Vec<String>,
+    pub(crate) approvers: Vec<String>,
     /// How many distinct principals must approve (1: one decides).
-    pub quorum: u32,
+    pub(crate) quorum: u32,
     /// How long it may wait for a decision; `None`: until decided.
-    pub expires_in: Option<std::time::Duration>,
+    pub(crate) expires_in: Option<std::time::Duration>,
 }
 
 /// The remote task a proxy approval continues.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RemoteRef {
-    pub task_id: String,
+pub(crate) struct RemoteRef {
+    pub(crate) task_id: String,
     /// Our name for the sub-agent.
-    pub agent: String,
+    pub(crate) agent: String,
     /// The agents the request came through, nearest first (starting with `agent`).
-    pub chain: Vec<String>,
+    pub(crate) chain: Vec<String>,
     /// The remote's own approval uuid, when it said.
-    pub approval: Option<String>,
+    pub(crate) approval: Option<String>,
 }
 
 pub(in crate::store) const COLUMNS: &str = "uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, reason, \
@@ -87,7 +87,7 @@ pub(in crate::store) const COLUMNS: &str = "uuid, conversation_id, message_id, t
 pub(in crate::store) const NCOLS: usize = 28;
 
 /// Inserts a pending approval.
-pub fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError> {
+pub(crate) fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError> {
     let f = Insert::of(&a)?;
     // Raised by whoever sent the conversation's latest message.
     conn.prepare_cached("INSERT INTO approvals (uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, \
@@ -108,17 +108,17 @@ pub fn insert(conn: &Connection, a: NewApproval) -> Result<Approval, StoreError>
 /// The generated and encoded columns of a new approval, whichever backend
 /// inserts it.
 pub(in crate::store) struct Insert {
-    pub uuid: String,
-    pub created_at: String,
-    pub args: String,
-    pub task: Option<String>,
-    pub agent: Option<String>,
-    pub chain: Option<String>,
+    pub(crate) uuid: String,
+    pub(crate) created_at: String,
+    pub(crate) args: String,
+    pub(crate) task: Option<String>,
+    pub(crate) agent: Option<String>,
+    pub(crate) chain: Option<String>,
     /// `approvers` as JSON; `None` when any approver may decide.
-    pub approvers: Option<String>,
-    pub quorum: i32,
-    pub expires_in: Option<i64>,
-    pub expires_at: Option<String>,
+    pub(crate) approvers: Option<String>,
+    pub(crate) quorum: i32,
+    pub(crate) expires_in: Option<i64>,
+    pub(crate) expires_at: Option<String>,
 }
 
 impl Insert {
@@ -216,7 +216,7 @@ fn shifted(at: &str, d: std::time::Duration, sign: i32) -> String {
 }
 
 /// One approval by uuid.
-pub fn get(conn: &Connection, uuid: &str) -> Result<Option<Approval>, StoreError> {
+pub(crate) fn get(conn: &Connection, uuid: &str) -> Result<Option<Approval>, StoreError> {
     conn.prepare_cached(&format!("SELECT {COLUMNS} FROM approvals WHERE uuid = ?1"))?
         .query_row([uuid], raw)
         .optional()?
@@ -226,21 +226,26 @@ pub fn get(conn: &Connection, uuid: &str) -> Result<Option<Approval>, StoreError
 
 /// Records the votes of an approval with a quorum (its row is the lock:
 /// the caller read it in this write transaction).
-pub fn set_votes(conn: &Connection, uuid: &str, votes: &str) -> Result<(), StoreError> {
+pub(crate) fn set_votes(conn: &Connection, uuid: &str, votes: &str) -> Result<(), StoreError> {
     conn.prepare_cached("UPDATE approvals SET votes = ?2, updated_at = ?3 WHERE uuid = ?1")?
         .execute(params![uuid, votes, now()])?;
     Ok(())
 }
 
 /// Records the arguments an approver edited before approving.
-pub fn set_edited(conn: &Connection, uuid: &str, args: &str, by: &str) -> Result<(), StoreError> {
+pub(crate) fn set_edited(
+    conn: &Connection,
+    uuid: &str,
+    args: &str,
+    by: &str,
+) -> Result<(), StoreError> {
     conn.prepare_cached("UPDATE approvals SET edited_args = ?2, edited_by = ?3 WHERE uuid = ?1")?
         .execute(params![uuid, args, by])?;
     Ok(())
 }
 
 /// Pending approvals due at `now`, oldest deadline first.
-pub fn due(conn: &Connection, now: &str, limit: u32) -> Result<Vec<Approval>, StoreError> {
+pub(crate) fn due(conn: &Connection, now: &str, limit: u32) -> Result<Vec<Approval>, StoreError> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM approvals WHERE status = 'pending' AND expires_at IS NOT NULL \
          AND expires_at <= ?1 ORDER BY expires_at LIMIT ?2"
@@ -250,7 +255,7 @@ pub fn due(conn: &Connection, now: &str, limit: u32) -> Result<Vec<Approval>, St
 }
 
 /// The first expiry of an escalating approval (once).
-pub fn escalate(
+pub(crate) fn escalate(
     conn: &Connection,
     uuid: &str,
     approvers: &str,
@@ -266,7 +271,10 @@ pub fn escalate(
 }
 
 /// The latest approval of a tool-call message, if any.
-pub fn for_message(conn: &Connection, message_id: &str) -> Result<Option<Approval>, StoreError> {
+pub(crate) fn for_message(
+    conn: &Connection,
+    message_id: &str,
+) -> Result<Option<Approval>, StoreError> {
     conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM approvals WHERE message_id = ?1 ORDER BY rowid DESC LIMIT 1"
     ))?
@@ -277,7 +285,7 @@ pub fn for_message(conn: &Connection, message_id: &str) -> Result<Option<Approva
 }
 
 /// Moves `uuid` from one of `from` to `to`; false if it was in another state.
-pub fn transition(
+pub(crate) fn transition(
     conn: &Connection,
     uuid: &str,
     from: &[ApprovalStatus],
@@ -346,7 +354,7 @@ fn renumber(marks: &str, first: usize) -> String {
 
 /// The oldest pending approval of a conversation (a pipeline paused in
 /// several parallel branches has more than one).
-pub fn pending_for(
+pub(crate) fn pending_for(
     conn: &Connection,
     conversation_id: &str,
 ) -> Result<Option<PendingApproval>, StoreError> {
@@ -354,7 +362,7 @@ pub fn pending_for(
 }
 
 /// Pending approvals of several conversations, by conversation.
-pub fn pending_of(
+pub(crate) fn pending_of(
     conn: &Connection,
     ids: &[String],
 ) -> Result<HashMap<String, PendingApproval>, StoreError> {
@@ -376,7 +384,10 @@ pub fn pending_of(
 }
 
 /// Every approval in `status`, oldest first.
-pub fn with_status(conn: &Connection, status: ApprovalStatus) -> Result<Vec<Approval>, StoreError> {
+pub(crate) fn with_status(
+    conn: &Connection,
+    status: ApprovalStatus,
+) -> Result<Vec<Approval>, StoreError> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM approvals WHERE status = ?1 ORDER BY created_at"
     ))?;
@@ -385,7 +396,7 @@ pub fn with_status(conn: &Connection, status: ApprovalStatus) -> Result<Vec<Appr
 }
 
 /// The approvals of one conversation in `status`, oldest first.
-pub fn of_conversation(
+pub(crate) fn of_conversation(
     conn: &Connection,
     conversation_id: &str,
     status: ApprovalStatus,
@@ -398,7 +409,7 @@ pub fn of_conversation(
 }
 
 /// The pending approvals a sub-agent's task waits on, oldest first.
-pub fn pending_proxies(conn: &Connection) -> Result<Vec<Approval>, StoreError> {
+pub(crate) fn pending_proxies(conn: &Connection) -> Result<Vec<Approval>, StoreError> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM approvals WHERE status = ?1 AND remote_task_id IS NOT NULL \
          ORDER BY created_at"
@@ -409,7 +420,7 @@ pub fn pending_proxies(conn: &Connection) -> Result<Vec<Approval>, StoreError> {
 
 /// Up to `limit` pending approvals after the approval `after`, oldest
 /// first (by creation, then uuid); `None` when `after` names no approval.
-pub fn pending_after(
+pub(crate) fn pending_after(
     conn: &Connection,
     after: Option<&str>,
     limit: u32,
@@ -448,7 +459,10 @@ pub fn pending_after(
 }
 
 /// How many approvals are in `status`.
-pub fn count_with_status(conn: &Connection, status: ApprovalStatus) -> Result<usize, StoreError> {
+pub(crate) fn count_with_status(
+    conn: &Connection,
+    status: ApprovalStatus,
+) -> Result<usize, StoreError> {
     let mut stmt = conn.prepare_cached("SELECT COUNT(*) FROM approvals WHERE status = ?1")?;
     let n: i64 = stmt.query_row([status.as_str()], |r| r.get(0))?;
     Ok(usize::try_from(n).unwrap_or(0))

@@ -26,28 +26,28 @@ pub const GENESIS: &str = "00000000000000000000000000000000000000000000000000000
 
 /// One event to record.
 #[derive(Clone, Debug)]
-pub struct Event<'a> {
+pub(crate) struct Event<'a> {
     /// Who did it: a principal's name, or `agent` for the agent itself.
-    pub actor: &'a str,
+    pub(crate) actor: &'a str,
     /// e.g. `approval.decided`.
-    pub event: &'a str,
-    pub conversation_id: Option<&'a str>,
-    pub approval_uuid: Option<&'a str>,
-    pub details: Value,
+    pub(crate) event: &'a str,
+    pub(crate) conversation_id: Option<&'a str>,
+    pub(crate) approval_uuid: Option<&'a str>,
+    pub(crate) details: Value,
 }
 
 /// A stored row.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct Row {
-    pub seq: i64,
-    pub at: String,
-    pub actor: String,
-    pub event: String,
-    pub conversation_id: Option<String>,
-    pub approval_uuid: Option<String>,
-    pub details: Value,
-    pub prev_hash: String,
-    pub hash: String,
+pub(crate) struct Row {
+    pub(crate) seq: i64,
+    pub(crate) at: String,
+    pub(crate) actor: String,
+    pub(crate) event: String,
+    pub(crate) conversation_id: Option<String>,
+    pub(crate) approval_uuid: Option<String>,
+    pub(crate) details: Value,
+    pub(crate) prev_hash: String,
+    pub(crate) hash: String,
 }
 
 /// Hex SHA-256 (or HMAC-SHA-256 with `key`) of `prev_hash` then `canonical`.
@@ -95,7 +95,10 @@ pub fn canonical_row(
 }
 
 /// Registers `stopgo_audit_hash(prev_hash, canonical)` on `conn`.
-pub fn register(conn: &Connection, key: Option<std::sync::Arc<[u8]>>) -> rusqlite::Result<()> {
+pub(crate) fn register(
+    conn: &Connection,
+    key: Option<std::sync::Arc<[u8]>>,
+) -> rusqlite::Result<()> {
     use rusqlite::functions::FunctionFlags;
     conn.create_scalar_function(
         "stopgo_audit_hash",
@@ -110,7 +113,7 @@ pub fn register(conn: &Connection, key: Option<std::sync::Arc<[u8]>>) -> rusqlit
 }
 
 /// Appends `e` inside the caller's transaction.
-pub fn append(conn: &Connection, e: &Event<'_>) -> Result<(), StoreError> {
+pub(crate) fn append(conn: &Connection, e: &Event<'_>) -> Result<(), StoreError> {
     let head: Option<(i64, String)> = conn
         .prepare_cached("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1")?
         .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -146,7 +149,7 @@ pub fn append(conn: &Connection, e: &Event<'_>) -> Result<(), StoreError> {
 }
 
 /// Records `conversation.created`.
-pub fn conversation_created(
+pub(crate) fn conversation_created(
     tx: &dyn super::Tx,
     who: &str,
     id: &str,
@@ -163,7 +166,7 @@ pub fn conversation_created(
 
 /// Records `message.sent` (its id, not its text: the trail holds who did
 /// what, the conversation holds what was said).
-pub fn message_sent(
+pub(crate) fn message_sent(
     tx: &dyn super::Tx,
     who: &str,
     id: &str,
@@ -183,7 +186,7 @@ fn canonical_details(v: &Value) -> String {
 }
 
 /// Up to `limit` rows after `after`, oldest first.
-pub fn page(conn: &Connection, after: i64, limit: u32) -> Result<Vec<Row>, StoreError> {
+pub(crate) fn page(conn: &Connection, after: i64, limit: u32) -> Result<Vec<Row>, StoreError> {
     let mut stmt = conn.prepare_cached(
         "SELECT seq, at, actor, event, conversation_id, approval_uuid, details, prev_hash, hash \
          FROM audit WHERE seq > ?1 ORDER BY seq LIMIT ?2",
@@ -251,7 +254,7 @@ impl Row {
 }
 
 /// The newest row's `(seq, hash)`, or `(0, GENESIS)` for an empty trail.
-pub fn head(conn: &Connection) -> Result<(i64, String), StoreError> {
+pub(crate) fn head(conn: &Connection) -> Result<(i64, String), StoreError> {
     Ok(conn
         .prepare_cached("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1")?
         .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -267,7 +270,7 @@ pub enum Verdict {
 }
 
 /// Walks the whole chain from the first row.
-pub fn verify(tx: &dyn super::Tx, key: Option<&[u8]>) -> Result<Verdict, StoreError> {
+pub(crate) fn verify(tx: &dyn super::Tx, key: Option<&[u8]>) -> Result<Verdict, StoreError> {
     let mut expected_seq = 1;
     let mut prev = GENESIS.to_string();
     let mut after = 0;

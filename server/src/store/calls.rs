@@ -11,35 +11,35 @@ use app::models::{ApprovalStatus, ConversationStatus, PendingApproval};
 
 /// A finished call, as recorded with its result.
 #[derive(Clone, Debug)]
-pub struct FinishedCall {
-    pub conversation_id: String,
-    pub message_id: String,
+pub(crate) struct FinishedCall {
+    pub(crate) conversation_id: String,
+    pub(crate) message_id: String,
     /// The approval the call ran under (`executing`), if any.
-    pub gate: Option<String>,
-    pub tool: String,
-    pub server: Option<String>,
-    pub arguments: serde_json::Value,
-    pub text: String,
-    pub is_error: bool,
+    pub(crate) gate: Option<String>,
+    pub(crate) tool: String,
+    pub(crate) server: Option<String>,
+    pub(crate) arguments: serde_json::Value,
+    pub(crate) text: String,
+    pub(crate) is_error: bool,
 }
 
 /// A call a rule refused, as recorded with its result.
 #[derive(Clone, Debug)]
-pub struct DeniedCall {
-    pub conversation_id: String,
-    pub message_id: String,
-    pub rule: String,
-    pub tool: String,
-    pub server: Option<String>,
-    pub arguments: serde_json::Value,
-    pub reason: String,
+pub(crate) struct DeniedCall {
+    pub(crate) conversation_id: String,
+    pub(crate) message_id: String,
+    pub(crate) rule: String,
+    pub(crate) tool: String,
+    pub(crate) server: Option<String>,
+    pub(crate) arguments: serde_json::Value,
+    pub(crate) reason: String,
     /// What the model is told.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// A write that commits with a new approval.
 #[derive(Clone, Debug)]
-pub enum Settle {
+pub(crate) enum Settle {
     /// A delegation paused at the sub-agent: its own gate (if any) is done
     /// (`executing` → `executed`) and its call is no longer "started", so
     /// the proxy approval now owns the call.
@@ -53,7 +53,7 @@ impl Store {
     /// Claims a call before it runs: the approved `gate` moves to
     /// `executing` and the call is marked started, together. False when
     /// another writer moved the gate on (the call must not run).
-    pub async fn claim_call(
+    pub(crate) async fn claim_call(
         &self,
         conversation_id: &str,
         message_id: &str,
@@ -81,7 +81,7 @@ impl Store {
 
     /// Records a call's result; its gate becomes `executed` or `failed` and
     /// `tool.executed` is audited, in the same transaction.
-    pub async fn finish_call(&self, call: FinishedCall) -> Result<(), StoreError> {
+    pub(crate) async fn finish_call(&self, call: FinishedCall) -> Result<(), StoreError> {
         self.write(move |tx| {
             tx.fence(&call.conversation_id)?;
             let ms = tx.finish_result(&call.message_id, &call.text, call.is_error)?;
@@ -112,7 +112,7 @@ impl Store {
 
     /// Answers a call that will not run (declined, in doubt); false when it
     /// already had a result.
-    pub async fn answer_call(
+    pub(crate) async fn answer_call(
         &self,
         conversation_id: &str,
         message_id: &str,
@@ -130,7 +130,7 @@ impl Store {
     /// Answers a call a rule denies (POLICY.md §1): the model's result and
     /// `policy.denied` with the rule's name commit together; the tool never
     /// runs. False when the call already had a result.
-    pub async fn deny_call(&self, denied: DeniedCall) -> Result<bool, StoreError> {
+    pub(crate) async fn deny_call(&self, denied: DeniedCall) -> Result<bool, StoreError> {
         self.write(move |tx| {
             tx.fence(&denied.conversation_id)?;
             if !tx.set_result(&denied.message_id, &denied.text, true)? {
@@ -157,7 +157,7 @@ impl Store {
     /// Stores a pending approval (audited as `approval.requested`), with
     /// `settle` in the same transaction. With `pause`, the conversation
     /// waits for it and its turn stops there too.
-    pub async fn request_approval(
+    pub(crate) async fn request_approval(
         &self,
         new: NewApproval,
         pause: bool,
@@ -212,13 +212,13 @@ impl Store {
     }
 
     /// One approval by its uuid.
-    pub async fn approval(&self, uuid: &str) -> Result<Option<Approval>, StoreError> {
+    pub(crate) async fn approval(&self, uuid: &str) -> Result<Option<Approval>, StoreError> {
         let uuid = uuid.to_string();
         self.read_one(move |tx| tx.approval(&uuid)).await
     }
 
     /// The newest approval of a call.
-    pub async fn approval_for_message(
+    pub(crate) async fn approval_for_message(
         &self,
         message_id: &str,
     ) -> Result<Option<Approval>, StoreError> {
@@ -227,7 +227,7 @@ impl Store {
     }
 
     /// The first of these calls whose approval was rejected or cancelled.
-    pub async fn first_declined(
+    pub(crate) async fn first_declined(
         &self,
         message_ids: Vec<String>,
     ) -> Result<Option<Approval>, StoreError> {
@@ -248,7 +248,7 @@ impl Store {
     }
 
     /// The first of these approvals still pending.
-    pub async fn first_pending(
+    pub(crate) async fn first_pending(
         &self,
         uuids: Vec<String>,
     ) -> Result<Option<PendingApproval>, StoreError> {

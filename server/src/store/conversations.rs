@@ -14,29 +14,29 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 /// Which page of `list` to read.
 #[derive(Clone, Debug, Default)]
-pub struct PageRequest {
+pub(crate) struct PageRequest {
     /// At most this many (the caller validates the range).
-    pub limit: u32,
+    pub(crate) limit: u32,
     /// Only conversations older than this cursor (an opaque position).
-    pub before: Option<i64>,
-    pub status: Option<ConversationStatus>,
+    pub(crate) before: Option<i64>,
+    pub(crate) status: Option<ConversationStatus>,
     /// Only conversations with a message containing this text (any case).
-    pub text: Option<String>,
+    pub(crate) text: Option<String>,
 }
 
 /// One page, newest first: whole conversations or list items.
 #[derive(Clone, Debug)]
-pub struct Page<T = Conversation> {
-    pub conversations: Vec<T>,
+pub(crate) struct Page<T = Conversation> {
+    pub(crate) conversations: Vec<T>,
     /// The position to pass as `before` for the next page; `None` on the last page.
-    pub next: Option<i64>,
+    pub(crate) next: Option<i64>,
 }
 
 const COLUMNS: &str =
     "seq, id, session_id, status, pipeline_state, created_at, updated_at, context_id, turn_running";
 
 /// Inserts a new, empty, active conversation.
-pub fn insert(conn: &Connection, session_id: &str) -> Result<Conversation, StoreError> {
+pub(crate) fn insert(conn: &Connection, session_id: &str) -> Result<Conversation, StoreError> {
     let id = new_id();
     let ts = now();
     conn.prepare_cached("INSERT INTO conversations (id, session_id, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)")?
@@ -63,7 +63,7 @@ pub(in crate::store) fn fresh(id: String, session_id: &str, ts: String) -> Conve
 }
 
 /// Records the A2A context id a client chose for a conversation.
-pub fn set_context(conn: &Connection, id: &str, context_id: &str) -> Result<(), StoreError> {
+pub(crate) fn set_context(conn: &Connection, id: &str, context_id: &str) -> Result<(), StoreError> {
     conn.prepare_cached("UPDATE conversations SET context_id = ?2 WHERE id = ?1")?
         .execute(params![id, context_id])?;
     Ok(())
@@ -71,7 +71,10 @@ pub fn set_context(conn: &Connection, id: &str, context_id: &str) -> Result<(), 
 
 /// The newest conversation of an A2A context: one whose id or chosen
 /// context id is `context_id`.
-pub fn by_context(conn: &Connection, context_id: &str) -> Result<Option<String>, StoreError> {
+pub(crate) fn by_context(
+    conn: &Connection,
+    context_id: &str,
+) -> Result<Option<String>, StoreError> {
     Ok(conn
         .prepare_cached("SELECT id FROM conversations WHERE id = ?1 OR context_id = ?1 ORDER BY seq DESC LIMIT 1")?
         .query_row([context_id],
@@ -81,7 +84,7 @@ pub fn by_context(conn: &Connection, context_id: &str) -> Result<Option<String>,
 }
 
 /// Sets a conversation's status; false if it does not exist.
-pub fn set_status(
+pub(crate) fn set_status(
     conn: &Connection,
     id: &str,
     status: ConversationStatus,
@@ -94,14 +97,18 @@ pub fn set_status(
 
 /// Marks whether a turn is running (cleared when it ends or pauses); a
 /// conversation still marked at startup was interrupted by a crash.
-pub fn set_turn_running(conn: &Connection, id: &str, running: bool) -> Result<(), StoreError> {
+pub(crate) fn set_turn_running(
+    conn: &Connection,
+    id: &str,
+    running: bool,
+) -> Result<(), StoreError> {
     conn.prepare_cached("UPDATE conversations SET turn_running = ?2 WHERE id = ?1")?
         .execute(params![id, i64::from(running)])?;
     Ok(())
 }
 
 /// Stores the conversation's pipeline run (replacing the previous one).
-pub fn set_pipeline_state(
+pub(crate) fn set_pipeline_state(
     conn: &Connection,
     id: &str,
     state: &PipelineState,
@@ -116,7 +123,10 @@ pub fn set_pipeline_state(
 
 /// The conversation's pipeline run, if it has one. A stored run this build
 /// cannot read is an error naming the conversation, never a panic.
-pub fn pipeline_state(conn: &Connection, id: &str) -> Result<Option<PipelineState>, StoreError> {
+pub(crate) fn pipeline_state(
+    conn: &Connection,
+    id: &str,
+) -> Result<Option<PipelineState>, StoreError> {
     let raw: Option<String> = conn
         .prepare_cached("SELECT pipeline_state FROM conversations WHERE id = ?1")?
         .query_row([id], |r| r.get(0))
@@ -128,7 +138,7 @@ pub fn pipeline_state(conn: &Connection, id: &str) -> Result<Option<PipelineStat
 }
 
 /// Ids of conversations whose turn was running.
-pub fn running(conn: &Connection) -> Result<Vec<String>, StoreError> {
+pub(crate) fn running(conn: &Connection) -> Result<Vec<String>, StoreError> {
     let mut stmt =
         conn.prepare_cached("SELECT id FROM conversations WHERE turn_running = 1 ORDER BY seq")?;
     let ids = stmt.query_map([], |r| r.get::<_, String>(0))?;
@@ -136,7 +146,7 @@ pub fn running(conn: &Connection) -> Result<Vec<String>, StoreError> {
 }
 
 /// True if the conversation exists.
-pub fn exists(conn: &Connection, id: &str) -> Result<bool, StoreError> {
+pub(crate) fn exists(conn: &Connection, id: &str) -> Result<bool, StoreError> {
     Ok(conn
         .prepare_cached("SELECT 1 FROM conversations WHERE id = ?1")?
         .query_row([id], |_| Ok(()))
@@ -145,7 +155,7 @@ pub fn exists(conn: &Connection, id: &str) -> Result<bool, StoreError> {
 }
 
 /// One conversation with its messages.
-pub fn get(conn: &Connection, id: &str) -> Result<Option<Conversation>, StoreError> {
+pub(crate) fn get(conn: &Connection, id: &str) -> Result<Option<Conversation>, StoreError> {
     let row = conn
         .prepare_cached(&format!(
             "SELECT {COLUMNS} FROM conversations WHERE id = ?1"
@@ -164,7 +174,7 @@ pub fn get(conn: &Connection, id: &str) -> Result<Option<Conversation>, StoreErr
 }
 
 /// One page of conversations, newest first, each with its messages.
-pub fn list(conn: &Connection, req: &PageRequest) -> Result<Page, StoreError> {
+pub(crate) fn list(conn: &Connection, req: &PageRequest) -> Result<Page, StoreError> {
     let mut page = page_of(conn, req, COLUMNS, head)?;
     let ids: Vec<String> = page.conversations.iter().map(|c| c.id.clone()).collect();
     let mut by_conv = messages::of_conversations(conn, &ids)?;
@@ -179,7 +189,7 @@ pub fn list(conn: &Connection, req: &PageRequest) -> Result<Page, StoreError> {
 /// One page of list items, newest first: the row's own columns (counts and
 /// previews kept by [`messages::append`]) and pending approvals, so a page
 /// costs the same however long its conversations are.
-pub fn list_items(
+pub(crate) fn list_items(
     conn: &Connection,
     req: &PageRequest,
 ) -> Result<Page<ConversationItem>, StoreError> {
@@ -295,17 +305,17 @@ fn item(r: &Row<'_>) -> rusqlite::Result<(i64, Result<ConversationItem, StoreErr
 
 /// A list item's columns as stored, whichever backend read them.
 pub(in crate::store) struct ItemRow {
-    pub id: String,
-    pub session_id: String,
-    pub status: String,
-    pub created_at: String,
-    pub updated_at: String,
-    pub context_id: Option<String>,
-    pub message_count: i64,
-    pub title: Option<String>,
-    pub last_role: Option<String>,
-    pub last_content: Option<String>,
-    pub has_pipeline_run: bool,
+    pub(crate) id: String,
+    pub(crate) session_id: String,
+    pub(crate) status: String,
+    pub(crate) created_at: String,
+    pub(crate) updated_at: String,
+    pub(crate) context_id: Option<String>,
+    pub(crate) message_count: i64,
+    pub(crate) title: Option<String>,
+    pub(crate) last_role: Option<String>,
+    pub(crate) last_content: Option<String>,
+    pub(crate) has_pipeline_run: bool,
 }
 
 impl ItemRow {
@@ -345,7 +355,7 @@ fn status_of(id: &str, status: &str) -> Result<ConversationStatus, StoreError> {
 /// Counts by status over all conversations, kept by triggers in the
 /// transaction of every insert and status change (`status_counts`), so
 /// reading them costs the same with a thousand or a million conversations.
-pub fn summary(conn: &Connection) -> Result<Summary, StoreError> {
+pub(crate) fn summary(conn: &Connection) -> Result<Summary, StoreError> {
     let mut stmt = conn.prepare_cached("SELECT status, n FROM status_counts WHERE n != 0")?;
     let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
     summary_of(rows.collect::<Result<Vec<_>, _>>()?)
@@ -376,7 +386,7 @@ pub(in crate::store) fn summary_of(counts: Vec<(String, i64)>) -> Result<Summary
 /// One page of the conversations whose A2A task is in `state` (the
 /// generated `task_state` column), newest first from before `before`, and
 /// how many there are in all (kept by triggers).
-pub fn tasks_in_state(
+pub(crate) fn tasks_in_state(
     conn: &Connection,
     state: &str,
     before: i64,
@@ -405,9 +415,9 @@ pub fn tasks_in_state(
 /// A page of tasks in one state: `(seq, id)` newest first, and the count
 /// of all of them.
 #[derive(Clone, Debug, Default)]
-pub struct TasksInState {
-    pub page: Vec<(i64, String)>,
-    pub total: u64,
+pub(crate) struct TasksInState {
+    pub(crate) page: Vec<(i64, String)>,
+    pub(crate) total: u64,
 }
 
 /// Maps a conversation row (without messages). The inner result carries
@@ -428,14 +438,14 @@ fn head(r: &Row<'_>) -> rusqlite::Result<(i64, Result<Conversation, StoreError>)
 
 /// A conversation's own columns as stored, whichever backend read them.
 pub(in crate::store) struct HeadRow {
-    pub id: String,
-    pub session_id: String,
-    pub status: String,
-    pub pipeline_state: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
-    pub context_id: Option<String>,
-    pub running: bool,
+    pub(crate) id: String,
+    pub(crate) session_id: String,
+    pub(crate) status: String,
+    pub(crate) pipeline_state: Option<String>,
+    pub(crate) created_at: String,
+    pub(crate) updated_at: String,
+    pub(crate) context_id: Option<String>,
+    pub(crate) running: bool,
 }
 
 impl HeadRow {
@@ -466,7 +476,7 @@ impl HeadRow {
 /// Records who sent the conversation's latest message (the principal and
 /// the request's session id): approvals it raises are theirs. The first
 /// sender is also kept as its creator.
-pub fn set_requester(
+pub(crate) fn set_requester(
     conn: &Connection,
     id: &str,
     name: &str,
@@ -481,7 +491,7 @@ pub fn set_requester(
 }
 
 /// Who created a conversation, if recorded.
-pub fn created_by(conn: &Connection, id: &str) -> Result<Option<String>, StoreError> {
+pub(crate) fn created_by(conn: &Connection, id: &str) -> Result<Option<String>, StoreError> {
     use rusqlite::OptionalExtension;
     Ok(conn
         .prepare_cached("SELECT created_by FROM conversations WHERE id = ?1")?

@@ -12,39 +12,39 @@ use app::pipeline::{PipelineState, RunStatus};
 
 /// An operator's decision on one approval.
 #[derive(Clone, Debug)]
-pub struct DecisionRecord {
-    pub uuid: String,
-    pub conversation_id: String,
+pub(crate) struct DecisionRecord {
+    pub(crate) uuid: String,
+    pub(crate) conversation_id: String,
     /// The call the approval gates.
-    pub message_id: String,
-    pub approve: bool,
-    pub reason: Option<String>,
-    pub by: Decider,
+    pub(crate) message_id: String,
+    pub(crate) approve: bool,
+    pub(crate) reason: Option<String>,
+    pub(crate) by: Decider,
     /// The call's result when it is answered now (a rejected local call);
     /// `None` leaves it to the turn (an approval, or a rejected proxy
     /// approval, which the turn forwards to the remote task).
-    pub answer: Option<String>,
+    pub(crate) answer: Option<String>,
     /// The decider overrode separation of duties (admins only).
-    pub overrides: bool,
-    pub tool: String,
-    pub arguments: serde_json::Value,
+    pub(crate) overrides: bool,
+    pub(crate) tool: String,
+    pub(crate) arguments: serde_json::Value,
     /// Who votes, with a quorum above one: the principal's name, or
     /// `session:<id>` in auth mode `none`. `None`: one decision decides.
-    pub voter: Option<String>,
+    pub(crate) voter: Option<String>,
     /// The approval has a deadline: it is read again under its lock, and a
     /// decision after it is refused (the sweeper expires it).
-    pub expires: bool,
+    pub(crate) expires: bool,
     /// An approval with edited arguments (POLICY.md §3): the arguments and
     /// what changed, one line per pointer.
-    pub edited: Option<(serde_json::Value, Vec<String>)>,
+    pub(crate) edited: Option<(serde_json::Value, Vec<String>)>,
     /// Decided through a signed link (POLICY.md §5): its id, recorded as
     /// used in the decision's transaction (a link works once).
-    pub link: Option<String>,
+    pub(crate) link: Option<String>,
 }
 
 /// What a decision did.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Decided {
+pub(crate) enum Decided {
     /// The approval moved to approved or rejected.
     Done,
     /// A vote short of the quorum was recorded: `approvals` of `quorum`.
@@ -58,7 +58,7 @@ pub enum Decided {
 }
 
 /// A remote task a cancelled proxy approval waited on: `(agent, task id)`.
-pub type RemoteTask = (String, String);
+pub(crate) type RemoteTask = (String, String);
 
 impl Store {
     /// Records a decision: `pending` → `approved`/`rejected`, audited as
@@ -67,7 +67,7 @@ impl Store {
     /// the approval's row lock, and audited as `approval.voted`; the first
     /// rejection rejects, and the approval moves on only with the quorum's
     /// last approving vote.
-    pub async fn decide(&self, d: DecisionRecord) -> Result<Decided, StoreError> {
+    pub(crate) async fn decide(&self, d: DecisionRecord) -> Result<Decided, StoreError> {
         let routes = self.routes.clone();
         self.write(move |tx| {
             if let Some(link) = &d.link
@@ -216,7 +216,7 @@ impl Store {
     /// run stops, `note(n)` (n: actions cancelled) is appended and the
     /// conversation is `cancelled`. Returns n and the remote tasks that
     /// waited with those actions.
-    pub async fn cancel_conversation(
+    pub(crate) async fn cancel_conversation(
         &self,
         id: &str,
         by: Decider,
@@ -263,7 +263,7 @@ impl Store {
     /// A paused run that cannot resume under the current config: its
     /// waiting actions are cancelled and not run, the run (if given) is
     /// `failed` with `note`, and the conversation is open again.
-    pub async fn abandon_run(
+    pub(crate) async fn abandon_run(
         &self,
         id: &str,
         run: Option<PipelineState>,

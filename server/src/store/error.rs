@@ -1,4 +1,7 @@
-//! Storage errors.
+//! Storage errors. No driver type leaves `store/`: the SQLite and
+//! PostgreSQL errors become text here (logged by the caller, never shown to
+//! a client), and the few that mean something to a caller (NUL in a text,
+//! a lost lease) are variants of their own.
 
 /// Why a storage operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -9,12 +12,8 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot open the database {path}: {source}")]
-    Open {
-        path: String,
-        #[source]
-        source: rusqlite::Error,
-    },
+    #[error("cannot open the database {path}: {reason}")]
+    Open { path: String, reason: String },
     #[error(
         "the database {path} has schema version {found}, newer than this agent understands ({known}): \
          run the newer agent, or restore a backup"
@@ -24,10 +23,9 @@ pub enum StoreError {
         found: i64,
         known: i64,
     },
+    /// What the database driver said (SQLite or PostgreSQL).
     #[error("database error: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-    #[error("database error: {0}")]
-    Postgres(postgres::Error),
+    Database(String),
     /// A value the database cannot hold (PostgreSQL's text has no NUL):
     /// the client's input, answered with a 4xx that names it.
     #[error("{0}")]
@@ -55,7 +53,13 @@ impl From<postgres::Error> for StoreError {
             Some("22021" | "22P05") => {
                 StoreError::Unstorable("text cannot contain the NUL character (U+0000)".into())
             }
-            _ => StoreError::Postgres(e),
+            _ => StoreError::Database(e.to_string()),
         }
+    }
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::Database(e.to_string())
     }
 }

@@ -8,7 +8,7 @@ use super::{Backend, Store, StoreError};
 impl Store {
     /// Appends events (conversation, JSON) in order and wakes every
     /// replica's listener; the `seq` of the last one.
-    pub async fn append_events(
+    pub(crate) async fn append_events(
         &self,
         events: Vec<(Option<String>, String)>,
     ) -> Result<i64, StoreError> {
@@ -19,7 +19,11 @@ impl Store {
     }
 
     /// Up to `limit` events after `seq`, oldest first.
-    pub async fn events_after(&self, seq: i64, limit: i64) -> Result<Vec<EventRow>, StoreError> {
+    pub(crate) async fn events_after(
+        &self,
+        seq: i64,
+        limit: i64,
+    ) -> Result<Vec<EventRow>, StoreError> {
         match &self.backend {
             Backend::Sqlite(_) => Ok(Vec::new()),
             Backend::Postgres(pg) => pg.events_after(seq, limit).await,
@@ -27,7 +31,7 @@ impl Store {
     }
 
     /// The newest `n` events, oldest first.
-    pub async fn newest_events(&self, n: i64) -> Result<Vec<EventRow>, StoreError> {
+    pub(crate) async fn newest_events(&self, n: i64) -> Result<Vec<EventRow>, StoreError> {
         match &self.backend {
             Backend::Sqlite(_) => Ok(Vec::new()),
             Backend::Postgres(pg) => pg.newest_events(n).await,
@@ -35,7 +39,7 @@ impl Store {
     }
 
     /// Deletes all but the newest `keep` events.
-    pub async fn prune_events(&self, keep: i64) -> Result<u64, StoreError> {
+    pub(crate) async fn prune_events(&self, keep: i64) -> Result<u64, StoreError> {
         match &self.backend {
             Backend::Sqlite(_) => Ok(0),
             Backend::Postgres(pg) => pg.prune_events(keep).await,
@@ -45,7 +49,7 @@ impl Store {
     /// Calls `wake` whenever a replica may have appended events, with the
     /// newest `seq` announced (and with `None` at least once a second),
     /// until it returns false.
-    pub fn listen_events(
+    pub(crate) fn listen_events(
         &self,
         wake: impl Fn(Option<i64>) -> bool + Send + 'static,
     ) -> std::io::Result<()> {

@@ -15,7 +15,7 @@ use app::models::{ApprovalStatus, ConversationStatus};
 
 /// What an expiry did.
 #[derive(Clone, Debug, PartialEq)]
-pub enum ExpiryOutcome {
+pub(crate) enum ExpiryOutcome {
     /// Decided, escalated or given a later deadline meanwhile: nothing.
     NotDue,
     /// The first expiry of an escalating approval: new approvers and a new
@@ -30,7 +30,7 @@ impl Store {
     /// Pending approvals whose deadline has passed, oldest first. One
     /// statement (every replica polls it twice a second: on PostgreSQL no
     /// `BEGIN`/`COMMIT` around it).
-    pub async fn due_approvals(&self, limit: u32) -> Result<Vec<Approval>, StoreError> {
+    pub(crate) async fn due_approvals(&self, limit: u32) -> Result<Vec<Approval>, StoreError> {
         self.read_one(move |tx| tx.due_approvals(&now(), limit))
             .await
     }
@@ -38,7 +38,7 @@ impl Store {
     /// Expires `uuid` if it is still pending past its deadline. With
     /// `escalate_to` (approvers to add) and not escalated yet, escalates
     /// instead. `answer(why)` is the call's result when it expires.
-    pub async fn expire(
+    pub(crate) async fn expire(
         &self,
         uuid: &str,
         escalate_to: Option<Vec<String>>,
@@ -129,7 +129,7 @@ impl Store {
     /// sub-agent's own approval expired, or was decided there): `expired`
     /// with `why`, the call answered with what the remote task ended with,
     /// and the turn goes on. `NotDue` when it was decided here meanwhile.
-    pub async fn end_proxy(
+    pub(crate) async fn end_proxy(
         &self,
         uuid: &str,
         why: String,

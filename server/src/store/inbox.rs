@@ -14,19 +14,19 @@ use app::models::ApprovalStatus;
 
 /// One page of the inbox.
 #[derive(Clone, Debug)]
-pub struct PendingPage {
-    pub approvals: Vec<Approval>,
+pub(crate) struct PendingPage {
+    pub(crate) approvals: Vec<Approval>,
     /// Every approval waiting, on this page or not.
-    pub total: usize,
+    pub(crate) total: usize,
     /// Newer pending approvals follow this page.
-    pub more: bool,
+    pub(crate) more: bool,
 }
 
 impl Store {
     /// Up to `limit` pending approvals after the approval `after` (`None`:
     /// from the oldest), and the total, from one snapshot. `None` when
     /// `after` names no approval. With `limit` 0, the total alone.
-    pub async fn pending_page(
+    pub(crate) async fn pending_page(
         &self,
         after: Option<String>,
         limit: u32,
@@ -59,12 +59,12 @@ impl Store {
 
     /// The pending approvals a sub-agent's task waits on, oldest first
     /// (the expiry's check of proxy approvals: the local ones are not read).
-    pub async fn pending_proxies(&self) -> Result<Vec<Approval>, StoreError> {
+    pub(crate) async fn pending_proxies(&self) -> Result<Vec<Approval>, StoreError> {
         self.read_long(|tx| tx.pending_proxies()).await
     }
 
     /// How many approvals wait for a decision (one statement).
-    pub async fn count_pending(&self) -> Result<usize, StoreError> {
+    pub(crate) async fn count_pending(&self) -> Result<usize, StoreError> {
         self.read_one(|tx| tx.count_approvals(ApprovalStatus::Pending))
             .await
     }

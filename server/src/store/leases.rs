@@ -7,14 +7,14 @@
 //! in-process locks are enough: a lease there is a token that costs
 //! nothing.
 
-pub use super::postgres::Beat;
+pub(crate) use super::postgres::Beat;
 use super::recovery::recover_one;
 use super::{Backend, Store, StoreError};
 
 /// The right to write one conversation's turn. Dropped without
 /// [`Lease::release`] (an early error return), it is released in the
 /// background.
-pub struct Lease {
+pub(crate) struct Lease {
     store: Store,
     conversation_id: String,
     epoch: i64,
@@ -22,22 +22,22 @@ pub struct Lease {
 }
 
 /// A turn the sweeper took over from a replica that stopped.
-pub struct Swept {
-    pub lease: Lease,
+pub(crate) struct Swept {
+    pub(crate) lease: Lease,
     /// An approved call waits to run (or a rejection to be forwarded):
     /// the turn goes on under `lease`.
-    pub resume: bool,
+    pub(crate) resume: bool,
     /// Approvals that became `in_doubt`.
-    pub in_doubt: u64,
+    pub(crate) in_doubt: u64,
 }
 
 impl Lease {
-    pub fn conversation_id(&self) -> &str {
+    pub(crate) fn conversation_id(&self) -> &str {
         &self.conversation_id
     }
 
     /// Gives the lease back (the turn ended or paused).
-    pub async fn release(mut self) {
+    pub(crate) async fn release(mut self) {
         self.released = true;
         if let Backend::Postgres(pg) = &self.store.backend
             && let Err(e) = pg.release(&self.conversation_id, self.epoch).await
@@ -74,13 +74,16 @@ impl Drop for Lease {
 
 impl Store {
     /// True when other replicas may share the data (PostgreSQL).
-    pub fn shared(&self) -> bool {
+    pub(crate) fn shared(&self) -> bool {
         matches!(self.backend, Backend::Postgres(_))
     }
 
     /// Claims the turn of `conversation_id`: `None` while another replica
     /// runs it.
-    pub async fn claim_lease(&self, conversation_id: &str) -> Result<Option<Lease>, StoreError> {
+    pub(crate) async fn claim_lease(
+        &self,
+        conversation_id: &str,
+    ) -> Result<Option<Lease>, StoreError> {
         let epoch = match &self.backend {
             Backend::Sqlite(_) => Some(0),
             Backend::Postgres(pg) => pg.claim(conversation_id).await?,
@@ -108,7 +111,7 @@ impl Store {
 
     /// Renews this replica's leases; says which were lost and which were
     /// asked to cancel.
-    pub async fn heartbeat(&self) -> Result<Beat, StoreError> {
+    pub(crate) async fn heartbeat(&self) -> Result<Beat, StoreError> {
         match &self.backend {
             Backend::Sqlite(_) => Ok(Beat::default()),
             Backend::Postgres(pg) => pg.heartbeat().await,
@@ -117,7 +120,7 @@ impl Store {
 
     /// Asks the replica running `conversation_id`'s turn to cancel it:
     /// false when no replica runs it.
-    pub async fn request_cancel(&self, conversation_id: &str) -> Result<bool, StoreError> {
+    pub(crate) async fn request_cancel(&self, conversation_id: &str) -> Result<bool, StoreError> {
         match &self.backend {
             Backend::Sqlite(_) => Ok(false),
             Backend::Postgres(pg) => pg.request_cancel(conversation_id).await,
@@ -126,7 +129,7 @@ impl Store {
 
     /// Takes over one turn whose lease expired and applies the crash rules
     /// to it, in one transaction; `None` when there is none.
-    pub async fn sweep_one(&self) -> Result<Option<Swept>, StoreError> {
+    pub(crate) async fn sweep_one(&self) -> Result<Option<Swept>, StoreError> {
         let Backend::Postgres(pg) = &self.backend else {
             return Ok(None);
         };

@@ -9,33 +9,36 @@ use app::models::PendingApproval;
 impl Store {
     /// One statement, on an index: the cheap check before work on a
     /// conversation (no history read).
-    pub async fn conversation_exists(&self, id: &str) -> Result<bool, StoreError> {
+    pub(crate) async fn conversation_exists(&self, id: &str) -> Result<bool, StoreError> {
         let id = id.to_string();
         self.read_one(move |tx| tx.exists(&id)).await
     }
 
     /// The approval the conversation waits for, if any: the same read its
     /// transactions check, without the history.
-    pub async fn pending_approval(&self, id: &str) -> Result<Option<PendingApproval>, StoreError> {
+    pub(crate) async fn pending_approval(
+        &self,
+        id: &str,
+    ) -> Result<Option<PendingApproval>, StoreError> {
         let id = id.to_string();
         self.read_one(move |tx| tx.pending_for(&id)).await
     }
 
     /// The principal that created the conversation (`None` before
     /// requesters were recorded, or when it does not exist).
-    pub async fn created_by(&self, id: &str) -> Result<Option<String>, StoreError> {
+    pub(crate) async fn created_by(&self, id: &str) -> Result<Option<String>, StoreError> {
         let id = id.to_string();
         self.read(move |tx| tx.created_by(&id)).await
     }
 
     /// Records the A2A context a conversation belongs to.
-    pub async fn set_context(&self, id: &str, context_id: &str) -> Result<(), StoreError> {
+    pub(crate) async fn set_context(&self, id: &str, context_id: &str) -> Result<(), StoreError> {
         let (id, context) = (id.to_string(), context_id.to_string());
         self.write(move |tx| tx.set_context(&id, &context)).await
     }
 
     /// The newest conversation whose id or A2A context is `context_id`.
-    pub async fn by_context(&self, context_id: &str) -> Result<Option<String>, StoreError> {
+    pub(crate) async fn by_context(&self, context_id: &str) -> Result<Option<String>, StoreError> {
         let cid = context_id.to_string();
         self.read(move |tx| tx.by_context(&cid)).await
     }
@@ -43,7 +46,7 @@ impl Store {
     /// A page of the conversations whose A2A task is in `state`, newest
     /// first from before `before`, and the count of all of them (one
     /// snapshot; an index and a kept count, whatever is stored).
-    pub async fn tasks_in_state(
+    pub(crate) async fn tasks_in_state(
         &self,
         state: &str,
         before: i64,
@@ -56,7 +59,7 @@ impl Store {
 
     /// Folds the task-count deltas of several replicas into the kept
     /// counts (PostgreSQL; a no-op on SQLite, whose triggers keep them).
-    pub async fn fold_task_counts(&self) -> Result<u64, StoreError> {
+    pub(crate) async fn fold_task_counts(&self) -> Result<u64, StoreError> {
         match &self.backend {
             super::Backend::Sqlite(_) => Ok(0),
             super::Backend::Postgres(pg) => pg.fold_task_counts().await,
@@ -65,7 +68,7 @@ impl Store {
 
     /// Vacuums the small tables every turn updates, so reading them stays
     /// cheap under load (PostgreSQL; a no-op on SQLite).
-    pub async fn vacuum_hot_tables(&self) -> Result<(), StoreError> {
+    pub(crate) async fn vacuum_hot_tables(&self) -> Result<(), StoreError> {
         match &self.backend {
             super::Backend::Sqlite(_) => Ok(()),
             super::Backend::Postgres(pg) => pg.vacuum_hot_tables().await,

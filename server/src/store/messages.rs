@@ -11,33 +11,33 @@ use std::collections::HashMap;
 
 /// A message to append.
 #[derive(Clone, Debug)]
-pub struct NewMessage {
-    pub role: Role,
-    pub content: String,
-    pub tool_call: Option<ToolCall>,
+pub(crate) struct NewMessage {
+    pub(crate) role: Role,
+    pub(crate) content: String,
+    pub(crate) tool_call: Option<ToolCall>,
     /// The model's id for a tool call.
-    pub call_id: Option<String>,
+    pub(crate) call_id: Option<String>,
     /// The model step (one LLM answer) this message came from.
-    pub step: Option<String>,
+    pub(crate) step: Option<String>,
     /// Provider data to send back with a call (Gemini's thought signature).
-    pub signature: Option<String>,
+    pub(crate) signature: Option<String>,
     /// The pipeline node that wrote it, and which run of that node.
-    pub node: Option<NodeTag>,
+    pub(crate) node: Option<NodeTag>,
 }
 
 /// The pipeline node a message belongs to.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NodeTag {
+pub(crate) struct NodeTag {
     /// The node's name (shown in the UI).
-    pub name: String,
+    pub(crate) name: String,
     /// The run key (path plus loop iterations), which scopes the node's own
     /// steps within a turn.
-    pub run: String,
+    pub(crate) run: String,
 }
 
 impl NewMessage {
     /// A plain text message.
-    pub fn text(role: Role, content: impl Into<String>) -> Self {
+    pub(crate) fn text(role: Role, content: impl Into<String>) -> Self {
         NewMessage {
             role,
             content: content.into(),
@@ -52,7 +52,7 @@ impl NewMessage {
     /// A user's message; `client_id` is the id its client gave it (A2A
     /// `messageId`), kept in `call_id`, which a user's message has no
     /// other use for.
-    pub fn user(content: impl Into<String>, client_id: Option<String>) -> Self {
+    pub(crate) fn user(content: impl Into<String>, client_id: Option<String>) -> Self {
         NewMessage {
             call_id: client_id,
             ..NewMessage::text(Role::User, content)
@@ -60,7 +60,7 @@ impl NewMessage {
     }
 
     /// The same message, tagged with a pipeline node.
-    pub fn in_node(mut self, node: Option<&NodeTag>) -> Self {
+    pub(crate) fn in_node(mut self, node: Option<&NodeTag>) -> Self {
         self.node = node.cloned();
         self
     }
@@ -68,22 +68,22 @@ impl NewMessage {
 
 /// A message with the turn loop's hidden columns.
 #[derive(Clone, Debug, PartialEq)]
-pub struct StoredMessage {
-    pub message: Message,
-    pub call_id: Option<String>,
-    pub step: Option<String>,
-    pub signature: Option<String>,
-    pub started_at: Option<String>,
-    pub finished_at: Option<String>,
+pub(crate) struct StoredMessage {
+    pub(crate) message: Message,
+    pub(crate) call_id: Option<String>,
+    pub(crate) step: Option<String>,
+    pub(crate) signature: Option<String>,
+    pub(crate) started_at: Option<String>,
+    pub(crate) finished_at: Option<String>,
     /// The node run it belongs to (pipelines only).
-    pub node_run: Option<String>,
+    pub(crate) node_run: Option<String>,
 }
 
 impl StoredMessage {
     /// A user's message as [`Store::messages`](super::Store::messages)
     /// reads it back: its one hidden column is the id its client gave it
     /// (kept in `call_id`); it has no step, signature, node run or times.
-    pub fn of_user(message: Message) -> StoredMessage {
+    pub(crate) fn of_user(message: Message) -> StoredMessage {
         StoredMessage {
             call_id: message.client_id.clone(),
             message,
@@ -96,7 +96,7 @@ impl StoredMessage {
     }
 
     /// A tool call the turn has not answered yet.
-    pub fn is_unanswered_call(&self) -> bool {
+    pub(crate) fn is_unanswered_call(&self) -> bool {
         self.message
             .tool_call
             .as_ref()
@@ -105,7 +105,7 @@ impl StoredMessage {
 }
 
 /// Appends a message and touches the conversation; `None` if it does not exist.
-pub fn append(
+pub(crate) fn append(
     conn: &Connection,
     conversation_id: &str,
     m: NewMessage,
@@ -138,7 +138,7 @@ pub fn append(
 }
 
 /// Marks a tool call as started (written before the tool runs).
-pub fn mark_started(conn: &Connection, message_id: &str) -> Result<(), StoreError> {
+pub(crate) fn mark_started(conn: &Connection, message_id: &str) -> Result<(), StoreError> {
     conn.prepare_cached("UPDATE messages SET started_at = ?2 WHERE id = ?1")?
         .execute(params![message_id, now()])?;
     Ok(())
@@ -146,7 +146,7 @@ pub fn mark_started(conn: &Connection, message_id: &str) -> Result<(), StoreErro
 
 /// Clears a call's start: a call to a sub-agent that came back waiting for
 /// a proxy approval is not in flight any more.
-pub fn clear_started(conn: &Connection, message_id: &str) -> Result<(), StoreError> {
+pub(crate) fn clear_started(conn: &Connection, message_id: &str) -> Result<(), StoreError> {
     conn.prepare_cached("UPDATE messages SET started_at = NULL WHERE id = ?1")?
         .execute(params![message_id])?;
     Ok(())
@@ -154,7 +154,7 @@ pub fn clear_started(conn: &Connection, message_id: &str) -> Result<(), StoreErr
 
 /// Records a tool call's result; false if the message does not exist or
 /// already has a result (a result is written once).
-pub fn set_result(
+pub(crate) fn set_result(
     conn: &Connection,
     message_id: &str,
     result: &str,
@@ -180,11 +180,11 @@ pub fn set_result(
 /// writes it.
 pub(in crate::store) struct Encoded {
     /// The list item's preview (`None` for a message without text).
-    pub preview: Option<String>,
-    pub tool_call: Option<String>,
-    pub server: Option<String>,
-    pub node: Option<String>,
-    pub node_run: Option<String>,
+    pub(crate) preview: Option<String>,
+    pub(crate) tool_call: Option<String>,
+    pub(crate) server: Option<String>,
+    pub(crate) node: Option<String>,
+    pub(crate) node_run: Option<String>,
 }
 
 impl NewMessage {
@@ -263,7 +263,10 @@ pub(in crate::store) fn with_result(
 }
 
 /// Every message of a conversation with its hidden columns, oldest first.
-pub fn stored(conn: &Connection, conversation_id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+pub(crate) fn stored(
+    conn: &Connection,
+    conversation_id: &str,
+) -> Result<Vec<StoredMessage>, StoreError> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, role, content, tool_call, created_at, call_id, step, signature, started_at, finished_at, node, node_run \
          FROM messages WHERE conversation_id = ?1 ORDER BY seq",
@@ -308,7 +311,7 @@ pub fn stored(conn: &Connection, conversation_id: &str) -> Result<Vec<StoredMess
 }
 
 /// Messages of the given conversations, oldest first, grouped by conversation.
-pub fn of_conversations(
+pub(crate) fn of_conversations(
     conn: &Connection,
     ids: &[String],
 ) -> Result<HashMap<String, Vec<Message>>, StoreError> {
@@ -365,30 +368,30 @@ pub fn of_conversations(
 
 /// A message's columns as stored, whichever backend read them.
 pub(in crate::store) struct RawMessage {
-    pub id: String,
-    pub role: String,
-    pub content: String,
-    pub tool_call: Option<String>,
-    pub created_at: String,
-    pub started_at: Option<String>,
-    pub finished_at: Option<String>,
-    pub approval: Option<RawOutcome>,
-    pub node: Option<String>,
+    pub(crate) id: String,
+    pub(crate) role: String,
+    pub(crate) content: String,
+    pub(crate) tool_call: Option<String>,
+    pub(crate) created_at: String,
+    pub(crate) started_at: Option<String>,
+    pub(crate) finished_at: Option<String>,
+    pub(crate) approval: Option<RawOutcome>,
+    pub(crate) node: Option<String>,
     /// `call_id`: on a user's message, the id its client gave it.
-    pub client_id: Option<String>,
+    pub(crate) client_id: Option<String>,
 }
 
 /// The columns of the approval a call ran under.
 pub(in crate::store) struct RawOutcome {
-    pub uuid: String,
-    pub status: String,
-    pub reason: Option<String>,
-    pub decided_by: Option<String>,
-    pub decided_at: Option<String>,
-    pub requested_by: Option<String>,
-    pub decided_via: Option<String>,
+    pub(crate) uuid: String,
+    pub(crate) status: String,
+    pub(crate) reason: Option<String>,
+    pub(crate) decided_by: Option<String>,
+    pub(crate) decided_at: Option<String>,
+    pub(crate) requested_by: Option<String>,
+    pub(crate) decided_via: Option<String>,
     /// JSON, when an approver edited the arguments.
-    pub edited_args: Option<String>,
+    pub(crate) edited_args: Option<String>,
 }
 
 /// Milliseconds between two stored timestamps.
@@ -438,7 +441,7 @@ impl RawMessage {
 }
 
 /// How long a tool call has run, from its `started_at` to now.
-pub fn running_ms(conn: &Connection, id: &str) -> Result<Option<u64>, StoreError> {
+pub(crate) fn running_ms(conn: &Connection, id: &str) -> Result<Option<u64>, StoreError> {
     use rusqlite::OptionalExtension;
     let started: Option<String> = conn
         .prepare_cached("SELECT started_at FROM messages WHERE id = ?1")?

@@ -292,10 +292,10 @@ const MIGRATIONS: &[&str] = &[
 ];
 
 /// The schema version this binary writes.
-pub const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
+pub(crate) const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Brings `conn` up to [`CURRENT_VERSION`].
-pub fn migrate(conn: &mut Connection, path: &str) -> Result<(), StoreError> {
+pub(crate) fn migrate(conn: &mut Connection, path: &str) -> Result<(), StoreError> {
     let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if found > CURRENT_VERSION {
         return Err(StoreError::TooNew {

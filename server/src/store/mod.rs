@@ -1,4 +1,4 @@
-//! Durable state in SQLite (`data_dir/agent.db`).
+//! Durable state: SQLite (`data_dir/agent.db`) or PostgreSQL.
 //!
 //! - `migrations`: versioned schema upgrades.
 //! - [`conversations`], [`messages`], [`approvals`]: the SQL, as plain
@@ -35,50 +35,52 @@
 //!   semaphore to the pool's size; no `std::sync::Mutex` is ever held
 //!   across an `.await`.
 //!
-//! Only SQLite is implemented. The public surface is kept to plain async
-//! methods over the shared models so that a PostgreSQL backend (several
-//! replicas sharing one state) can later sit behind the same methods.
+//! PostgreSQL (`postgres/`, several replicas sharing one state,
+//! REPLICAS.md) sits behind the same intents: every intent is written once
+//! over [`Tx`], which both backends implement, and only the facade knows
+//! which backend it runs on. No driver type leaves `store/` ([`StoreError`]
+//! carries text).
 
-pub mod approvals;
+pub(crate) mod approvals;
 pub mod audit;
 mod calls;
-pub mod conversations;
+pub(crate) mod conversations;
 mod decisions;
 mod error;
 mod event_rows;
 mod expiry;
 mod inbox;
-pub mod leases;
+pub(crate) mod leases;
 mod lookups;
-pub mod messages;
+pub(crate) mod messages;
 mod migrations;
-pub mod outbox;
-pub mod pins;
+pub(crate) mod outbox;
+pub(crate) mod pins;
 mod postgres;
-pub mod push;
-pub mod recovery;
-pub mod sessions;
+pub(crate) mod push;
+pub(crate) mod recovery;
+pub(crate) mod sessions;
 mod sqlite;
 mod turns;
 mod tx;
 
-pub use calls::{DeniedCall, FinishedCall, Settle};
-pub use conversations::{Page, PageRequest};
-pub use decisions::{Decided, DecisionRecord, RemoteTask};
+pub(crate) use calls::{DeniedCall, FinishedCall, Settle};
+pub(crate) use conversations::{Page, PageRequest};
+pub(crate) use decisions::{Decided, DecisionRecord};
 pub use error::StoreError;
-pub use expiry::ExpiryOutcome;
-pub use inbox::PendingPage;
-pub use leases::{Beat, Lease, Swept};
-pub use messages::{NewMessage, NodeTag, StoredMessage};
-pub use postgres::EventRow;
-pub use recovery::Recovered;
-pub use turns::{Recorded, Requester, StepMessage};
-pub use tx::Tx;
+pub(crate) use expiry::ExpiryOutcome;
+#[cfg(test)]
+pub(crate) use leases::Beat;
+pub(crate) use leases::Lease;
+pub(crate) use messages::{NewMessage, NodeTag, StoredMessage};
+pub(crate) use postgres::EventRow;
+pub(crate) use turns::{Requester, StepMessage};
+pub(crate) use tx::Tx;
 // Ids and timestamps are the domain's; the store's files name them as
 // `super::{new_id, now}`.
 pub(crate) use crate::domain::ids::{new_id, now};
 
-use app::models::{Conversation, ConversationStatus, Message, Summary};
+use app::models::{Conversation, Message, Summary};
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -277,12 +279,16 @@ fn writer_loop(
 
 impl Store {
     /// Opens (creating if needed) `data_dir/agent.db` and migrates it.
-    pub fn open(data_dir: &Path) -> Result<Store, StoreError> {
+    #[cfg(test)]
+    pub(crate) fn open(data_dir: &Path) -> Result<Store, StoreError> {
         Self::open_keyed(data_dir, None)
     }
 
     /// Like [`Store::open`], hashing the audit chain with `audit_key`.
-    pub fn open_keyed(data_dir: &Path, audit_key: Option<&[u8]>) -> Result<Store, StoreError> {
+    pub(crate) fn open_keyed(
+        data_dir: &Path,
+        audit_key: Option<&[u8]>,
+    ) -> Result<Store, StoreError> {
         std::fs::create_dir_all(data_dir).map_err(|source| StoreError::CreateDir {
             path: data_dir.display().to_string(),
             source,
@@ -291,16 +297,12 @@ impl Store {
     }
 
     /// Opens the database file at `path`, migrates it and starts the writer.
-    pub fn open_file(path: &Path) -> Result<Store, StoreError> {
-        Self::open_file_keyed(path, None)
-    }
-
     fn open_file_keyed(path: &Path, audit_key: Option<&[u8]>) -> Result<Store, StoreError> {
         let audit_key: Option<Arc<[u8]>> = audit_key.map(Arc::from);
         let shown = path.display().to_string();
-        let mut writer = connect(path, &audit_key).map_err(|source| StoreError::Open {
+        let mut writer = connect(path, &audit_key).map_err(|e| StoreError::Open {
             path: shown.clone(),
-            source,
+            reason: e.to_string(),
         })?;
         migrations::migrate(&mut writer, &shown)?;
         // Checkpoints are the writer thread's job (see `CHECKPOINT_EVERY`).
@@ -335,7 +337,7 @@ impl Store {
     /// Opens the PostgreSQL database at `url` (retrying for 30 s) and
     /// migrates it, with a pool of `max_connections` (unset: sized to where
     /// the database is). Blocking: call it before the server starts.
-    pub fn open_postgres(
+    pub(crate) fn open_postgres(
         url: &str,
         max_connections: Option<u32>,
         lease_seconds: u32,
@@ -354,7 +356,7 @@ impl Store {
 
     /// Opens the rest of PostgreSQL's pool in the background (see
     /// [`postgres::Pg::warm`]); nothing to do on SQLite.
-    pub fn warm_pool(&self) {
+    pub(crate) fn warm_pool(&self) {
         if let Backend::Postgres(pg) = &self.backend {
             let pg = pg.clone();
             tokio::spawn(async move { pg.warm().await });
@@ -380,7 +382,8 @@ impl Store {
     }
 
     /// The database file (SQLite only).
-    pub fn path(&self) -> Option<&Path> {
+    #[cfg(test)]
+    pub(crate) fn path(&self) -> Option<&Path> {
         match &self.backend {
             Backend::Sqlite(s) => Some(&s.inner.path),
             Backend::Postgres(_) => None,
@@ -582,7 +585,8 @@ impl Sqlite {
 
 impl Store {
     /// Creates an empty, active conversation for `session_id`.
-    pub async fn create_conversation(
+    #[cfg(test)]
+    pub(crate) async fn create_conversation(
         &self,
         session_id: String,
     ) -> Result<Conversation, StoreError> {
@@ -591,7 +595,8 @@ impl Store {
     }
 
     /// Creates a conversation and its first message in one transaction.
-    pub async fn create_conversation_with(
+    #[cfg(test)]
+    pub(crate) async fn create_conversation_with(
         &self,
         session_id: String,
         first: NewMessage,
@@ -607,7 +612,7 @@ impl Store {
     }
 
     /// Appends a message; `None` if the conversation does not exist.
-    pub async fn append_message(
+    pub(crate) async fn append_message(
         &self,
         conversation_id: String,
         m: NewMessage,
@@ -616,21 +621,25 @@ impl Store {
     }
 
     /// Sets a conversation's status; false if it does not exist.
-    pub async fn set_status(
+    #[cfg(test)]
+    pub(crate) async fn set_status(
         &self,
         id: String,
-        status: ConversationStatus,
+        status: app::models::ConversationStatus,
     ) -> Result<bool, StoreError> {
         self.write(move |tx| tx.set_status(&id, status)).await
     }
 
     /// One conversation with its messages.
-    pub async fn get_conversation(&self, id: String) -> Result<Option<Conversation>, StoreError> {
+    pub(crate) async fn get_conversation(
+        &self,
+        id: String,
+    ) -> Result<Option<Conversation>, StoreError> {
         self.read(move |tx| tx.conversation(&id)).await
     }
 
     /// One page of conversations and the summary, from one snapshot.
-    pub async fn list_conversations(
+    pub(crate) async fn list_conversations(
         &self,
         req: PageRequest,
     ) -> Result<(Page, Summary), StoreError> {
@@ -641,7 +650,7 @@ impl Store {
     /// One page of list items and the summary, from one snapshot: one
     /// statement on PostgreSQL (see [`Tx::list_items_counted`]). A short
     /// read unless it searches message text (a scan).
-    pub async fn list_items(
+    pub(crate) async fn list_items(
         &self,
         req: PageRequest,
     ) -> Result<(Page<app::models::ConversationItem>, Summary), StoreError> {
@@ -703,9 +712,9 @@ pub fn audit_verify(path: &Path, key: Option<&[u8]>) -> Result<audit::Verdict, S
         path,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .map_err(|source| StoreError::Open {
+    .map_err(|e| StoreError::Open {
         path: path.display().to_string(),
-        source,
+        reason: e.to_string(),
     })?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     read_on(&conn, |tx| audit::verify(tx, key))

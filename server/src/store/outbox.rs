@@ -21,31 +21,31 @@ use std::time::Duration;
 /// How long a delivered or skipped row is kept (`/ui/notifications` shows
 /// recent deliveries; older ones are pruned so the outbox, and its counts,
 /// do not grow with history).
-pub const KEEP_FINISHED: Duration = Duration::from_secs(7 * 24 * 3600);
+pub(crate) const KEEP_FINISHED: Duration = Duration::from_secs(7 * 24 * 3600);
 /// How long a dead letter is kept for an operator to retry.
-pub const KEEP_DEAD: Duration = Duration::from_secs(30 * 24 * 3600);
+pub(crate) const KEEP_DEAD: Duration = Duration::from_secs(30 * 24 * 3600);
 /// Rows deleted per transaction when pruning.
 const PRUNE_BATCH: u32 = 1000;
 
 /// Which targets want which events: set once at startup from
 /// `notifications:` (empty: nothing is written).
 #[derive(Debug, Default)]
-pub struct Routes {
+pub(crate) struct Routes {
     /// The agent's name, in every body.
-    pub agent: String,
-    pub targets: Vec<Route>,
+    pub(crate) agent: String,
+    pub(crate) targets: Vec<Route>,
     /// Delays after a request for `approval.reminder`.
-    pub reminders: Vec<Duration>,
+    pub(crate) reminders: Vec<Duration>,
     /// Woken when a row is written, so the worker looks at once.
-    pub wake: tokio::sync::Notify,
+    pub(crate) wake: tokio::sync::Notify,
 }
 
 /// One target's name and events.
 #[derive(Debug, Clone)]
-pub struct Route {
-    pub name: String,
+pub(crate) struct Route {
+    pub(crate) name: String,
     /// `None`: every event.
-    pub events: Option<Vec<String>>,
+    pub(crate) events: Option<Vec<String>>,
 }
 
 impl Route {
@@ -58,7 +58,7 @@ impl Route {
 
 impl Routes {
     /// Whether any target wants `event`.
-    pub fn wants(&self, event: &str) -> bool {
+    pub(crate) fn wants(&self, event: &str) -> bool {
         self.targets.iter().any(|t| t.wants(event))
     }
 
@@ -73,18 +73,18 @@ impl Routes {
 
 /// One stored row.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Notification {
-    pub delivery: Delivery,
+pub(crate) struct Notification {
+    pub(crate) delivery: Delivery,
     /// The event's facts (`at`, `agent`, `approval` or `tool`...), as JSON.
-    pub payload: Value,
+    pub(crate) payload: Value,
     /// When the current retry window began (the row's creation, or a
     /// manual retry of a dead letter).
-    pub since: String,
+    pub(crate) since: String,
 }
 
 /// How one attempt ended.
 #[derive(Clone, Debug)]
-pub enum Attempt {
+pub(crate) enum Attempt {
     Delivered,
     /// Try again at `next_at` (the error says why this one failed).
     Retry {
@@ -158,13 +158,13 @@ fn row(r: &Row<'_>) -> rusqlite::Result<Notification> {
 }
 
 /// `now` plus `d`, as stored.
-pub fn later(d: Duration) -> String {
+pub(crate) fn later(d: Duration) -> String {
     super::approvals::later(&now(), d)
 }
 
 // SQLite statements (the PostgreSQL ones are in `postgres/tx.rs`).
 
-pub fn insert(conn: &Connection, n: &Notification) -> Result<(), StoreError> {
+pub(crate) fn insert(conn: &Connection, n: &Notification) -> Result<(), StoreError> {
     let d = &n.delivery;
     conn.prepare_cached(&format!(
         "INSERT INTO notifications ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
@@ -187,7 +187,7 @@ pub fn insert(conn: &Connection, n: &Notification) -> Result<(), StoreError> {
     Ok(())
 }
 
-pub fn claim(
+pub(crate) fn claim(
     conn: &Connection,
     now: &str,
     until: &str,
@@ -204,7 +204,7 @@ pub fn claim(
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-pub fn finish(conn: &Connection, id: &str, a: &Attempt, at: &str) -> Result<(), StoreError> {
+pub(crate) fn finish(conn: &Connection, id: &str, a: &Attempt, at: &str) -> Result<(), StoreError> {
     let (status, next_at, error, delivered) = outcome_columns(a, at);
     conn.prepare_cached(
         "UPDATE notifications SET status = ?2, attempts = attempts + ?3, next_at = COALESCE(?4, next_at), \
@@ -241,7 +241,7 @@ pub(in crate::store) fn outcome_columns<'a>(
     }
 }
 
-pub fn recent(
+pub(crate) fn recent(
     conn: &Connection,
     status: Option<&str>,
     limit: u32,
@@ -253,7 +253,7 @@ pub fn recent(
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-pub fn counts(conn: &Connection) -> Result<Vec<(String, u64)>, StoreError> {
+pub(crate) fn counts(conn: &Connection) -> Result<Vec<(String, u64)>, StoreError> {
     let mut stmt =
         conn.prepare_cached("SELECT status, COUNT(*) FROM notifications GROUP BY status")?;
     let rows = stmt.query_map([], |r| {
@@ -262,7 +262,7 @@ pub fn counts(conn: &Connection) -> Result<Vec<(String, u64)>, StoreError> {
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-pub fn retry(conn: &Connection, id: &str, at: &str) -> Result<bool, StoreError> {
+pub(crate) fn retry(conn: &Connection, id: &str, at: &str) -> Result<bool, StoreError> {
     Ok(conn
         .prepare_cached(
             "UPDATE notifications SET status = 'pending', next_at = ?2, since = ?2, updated_at = ?2 \
@@ -274,7 +274,12 @@ pub fn retry(conn: &Connection, id: &str, at: &str) -> Result<bool, StoreError> 
 
 /// The oldest rows past their keeping time (see [`Tx::prune_notifications`]):
 /// `finished` is the later cut-off, so the `created_at` index bounds the scan.
-pub fn prune(conn: &Connection, finished: &str, dead: &str, limit: u32) -> Result<u64, StoreError> {
+pub(crate) fn prune(
+    conn: &Connection,
+    finished: &str,
+    dead: &str,
+    limit: u32,
+) -> Result<u64, StoreError> {
     let n = conn
         .prepare_cached(
             "DELETE FROM notifications WHERE id IN (SELECT id FROM notifications \
@@ -285,7 +290,7 @@ pub fn prune(conn: &Connection, finished: &str, dead: &str, limit: u32) -> Resul
     Ok(n as u64)
 }
 
-pub fn use_link(
+pub(crate) fn use_link(
     conn: &Connection,
     link: &str,
     uuid: &str,
@@ -301,14 +306,14 @@ pub fn use_link(
         == 1)
 }
 
-pub fn link_used(conn: &Connection, link: &str) -> Result<bool, StoreError> {
+pub(crate) fn link_used(conn: &Connection, link: &str) -> Result<bool, StoreError> {
     Ok(conn
         .prepare_cached("SELECT 1 FROM link_uses WHERE link_id = ?1")?
         .exists(params![link])?)
 }
 
 /// The approval as a notification tells it (POLICY.md §5's `approval`).
-pub fn approval_facts(a: &Approval) -> Value {
+pub(crate) fn approval_facts(a: &Approval) -> Value {
     let p = &a.approval;
     json!({
         "uuid": p.uuid,
@@ -440,18 +445,18 @@ pub(in crate::store) fn announce_tool(
 
 impl Store {
     /// Sets which targets want which events (once, at startup).
-    pub fn set_routes(&mut self, routes: Routes) {
+    pub(crate) fn set_routes(&mut self, routes: Routes) {
         self.routes = std::sync::Arc::new(routes);
     }
 
     /// The routes, for the worker (its wake-up signal).
-    pub fn routes(&self) -> std::sync::Arc<Routes> {
+    pub(crate) fn routes(&self) -> std::sync::Arc<Routes> {
         self.routes.clone()
     }
 
     /// Claims up to `limit` due rows for `hold` (another worker, on this
     /// replica or another, skips them until then).
-    pub async fn claim_notifications(
+    pub(crate) async fn claim_notifications(
         &self,
         limit: u32,
         hold: Duration,
@@ -461,7 +466,7 @@ impl Store {
     }
 
     /// Records how attempts ended, in one transaction.
-    pub async fn finish_notifications(
+    pub(crate) async fn finish_notifications(
         &self,
         outcomes: Vec<(String, Attempt)>,
     ) -> Result<(), StoreError> {
@@ -476,7 +481,7 @@ impl Store {
     }
 
     /// The approval a reminder is about, if it is still pending.
-    pub async fn still_pending(&self, uuid: &str) -> Result<bool, StoreError> {
+    pub(crate) async fn still_pending(&self, uuid: &str) -> Result<bool, StoreError> {
         let uuid = uuid.to_string();
         self.read_one(move |tx| {
             Ok(tx
@@ -487,7 +492,7 @@ impl Store {
     }
 
     /// The newest `limit` rows (of one status) and the count per status.
-    pub async fn notifications(
+    pub(crate) async fn notifications(
         &self,
         status: Option<String>,
         limit: u32,
@@ -505,13 +510,13 @@ impl Store {
     }
 
     /// Counts per status (for `/metrics`).
-    pub async fn notification_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
+    pub(crate) async fn notification_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
         self.read_one(|tx| tx.notification_counts()).await
     }
 
     /// Deletes what is past its keeping time ([`KEEP_FINISHED`],
     /// [`KEEP_DEAD`]), a batch per transaction; how many rows went.
-    pub async fn prune_notifications(&self) -> Result<u64, StoreError> {
+    pub(crate) async fn prune_notifications(&self) -> Result<u64, StoreError> {
         let at = now();
         let finished = super::approvals::earlier(&at, KEEP_FINISHED);
         let dead = super::approvals::earlier(&at, KEEP_DEAD);
@@ -530,7 +535,7 @@ impl Store {
 
     /// Sends a dead letter again, with a fresh retry window (audited as
     /// `notification.retried`); false when it is not a dead letter.
-    pub async fn retry_notification(&self, id: &str, by: &str) -> Result<bool, StoreError> {
+    pub(crate) async fn retry_notification(&self, id: &str, by: &str) -> Result<bool, StoreError> {
         let (id, by) = (id.to_string(), by.to_string());
         let routes = self.routes.clone();
         let done = self
@@ -555,7 +560,7 @@ impl Store {
     }
 
     /// Whether the link `link` was used already.
-    pub async fn link_used(&self, link: &str) -> Result<bool, StoreError> {
+    pub(crate) async fn link_used(&self, link: &str) -> Result<bool, StoreError> {
         let link = link.to_string();
         self.read_one(move |tx| tx.link_used(&link)).await
     }

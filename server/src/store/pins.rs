@@ -12,20 +12,20 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 /// One pin.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PinRow {
-    pub server: String,
-    pub tool: String,
-    pub digest: String,
+pub(crate) struct PinRow {
+    pub(crate) server: String,
+    pub(crate) tool: String,
+    pub(crate) digest: String,
     /// The pinned definition, as JSON.
-    pub definition: String,
-    pub pinned_at: String,
+    pub(crate) definition: String,
+    pub(crate) pinned_at: String,
     /// A different definition the server presented: (digest, JSON, when).
-    pub changed: Option<(String, String, String)>,
+    pub(crate) changed: Option<(String, String, String)>,
 }
 
 /// What seeing a tool's current definition did.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Observed {
+pub(crate) enum Observed {
     /// First seen: pinned now.
     Pinned,
     /// The pinned definition.
@@ -55,7 +55,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<PinRow> {
 
 // SQLite statements (the PostgreSQL ones are in `postgres/tx.rs`).
 
-pub fn all(conn: &Connection) -> Result<Vec<PinRow>, StoreError> {
+pub(crate) fn all(conn: &Connection) -> Result<Vec<PinRow>, StoreError> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {PIN_COLUMNS} FROM tool_pins ORDER BY server, tool"
     ))?;
@@ -63,7 +63,11 @@ pub fn all(conn: &Connection) -> Result<Vec<PinRow>, StoreError> {
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-pub fn get(conn: &Connection, server: &str, tool: &str) -> Result<Option<PinRow>, StoreError> {
+pub(crate) fn get(
+    conn: &Connection,
+    server: &str,
+    tool: &str,
+) -> Result<Option<PinRow>, StoreError> {
     Ok(conn
         .prepare_cached(&format!(
             "SELECT {PIN_COLUMNS} FROM tool_pins WHERE server = ?1 AND tool = ?2"
@@ -72,7 +76,7 @@ pub fn get(conn: &Connection, server: &str, tool: &str) -> Result<Option<PinRow>
         .optional()?)
 }
 
-pub fn insert(conn: &Connection, p: &PinRow) -> Result<bool, StoreError> {
+pub(crate) fn insert(conn: &Connection, p: &PinRow) -> Result<bool, StoreError> {
     Ok(conn
         .prepare_cached(
             "INSERT INTO tool_pins (server, tool, digest, definition, pinned_at) VALUES (?1, ?2, ?3, ?4, ?5) \
@@ -82,7 +86,7 @@ pub fn insert(conn: &Connection, p: &PinRow) -> Result<bool, StoreError> {
         == 1)
 }
 
-pub fn set_change(
+pub(crate) fn set_change(
     conn: &Connection,
     server: &str,
     tool: &str,
@@ -100,7 +104,12 @@ pub fn set_change(
     Ok(())
 }
 
-pub fn accept(conn: &Connection, server: &str, tool: &str, at: &str) -> Result<bool, StoreError> {
+pub(crate) fn accept(
+    conn: &Connection,
+    server: &str,
+    tool: &str,
+    at: &str,
+) -> Result<bool, StoreError> {
     Ok(conn
         .prepare_cached(
             "UPDATE tool_pins SET digest = changed_digest, definition = changed_definition, pinned_at = ?3, \
@@ -113,7 +122,7 @@ pub fn accept(conn: &Connection, server: &str, tool: &str, at: &str) -> Result<b
 
 impl Store {
     /// Every pin.
-    pub async fn pins(&self) -> Result<Vec<PinRow>, StoreError> {
+    pub(crate) async fn pins(&self) -> Result<Vec<PinRow>, StoreError> {
         self.read(|tx| tx.pins()).await
     }
 
@@ -121,7 +130,7 @@ impl Store {
     /// `digest`: its hash): pinned the first time, a change when it
     /// differs from the pin (`tool.changed` audited once per new
     /// definition), cleared when it is the pin again.
-    pub async fn observe_tool(
+    pub(crate) async fn observe_tool(
         &self,
         server: &str,
         tool: &str,
@@ -189,7 +198,7 @@ impl Store {
 
     /// Accepts the changed definition of `tool` (`tool.accepted` by `by`);
     /// false when no change waits.
-    pub async fn accept_tool(
+    pub(crate) async fn accept_tool(
         &self,
         server: &str,
         tool: &str,

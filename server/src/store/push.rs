@@ -18,27 +18,27 @@ use serde_json::Value;
 
 /// One stored config.
 #[derive(Clone, Debug, PartialEq)]
-pub struct PushConfig {
+pub(crate) struct PushConfig {
     /// Ours, unique: the outbox row's target is `a2a-push:<uid>`.
-    pub uid: String,
-    pub task_id: String,
+    pub(crate) uid: String,
+    pub(crate) task_id: String,
     /// The client's id for it (unique per task).
-    pub config_id: String,
-    pub url: String,
+    pub(crate) config_id: String,
+    pub(crate) url: String,
     /// Sealed.
-    pub token: Option<String>,
-    pub auth_scheme: Option<String>,
+    pub(crate) token: Option<String>,
+    pub(crate) auth_scheme: Option<String>,
     /// Sealed.
-    pub credentials: Option<String>,
+    pub(crate) credentials: Option<String>,
     /// `1.0` or `0.3`: the payload's shape.
-    pub dialect: String,
-    pub created_by: String,
-    pub created_at: String,
-    pub last_state: Option<String>,
+    pub(crate) dialect: String,
+    pub(crate) created_by: String,
+    pub(crate) created_at: String,
+    pub(crate) last_state: Option<String>,
 }
 
 /// The outbox target prefix of push deliveries.
-pub const TARGET: &str = "a2a-push:";
+pub(crate) const TARGET: &str = "a2a-push:";
 
 pub(in crate::store) const COLUMNS: &str = "uid, task_id, config_id, url, token, auth_scheme, credentials, dialect, created_by, created_at, last_state";
 
@@ -81,7 +81,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<PushConfig> {
 
 // SQLite statements (the PostgreSQL ones are in `postgres/tx.rs`).
 
-pub fn put(conn: &Connection, p: &PushConfig) -> Result<(), StoreError> {
+pub(crate) fn put(conn: &Connection, p: &PushConfig) -> Result<(), StoreError> {
     conn.prepare_cached(&format!(
         "INSERT INTO push_configs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
          ON CONFLICT (task_id, config_id) DO UPDATE SET url = excluded.url, token = excluded.token, \
@@ -104,7 +104,7 @@ pub fn put(conn: &Connection, p: &PushConfig) -> Result<(), StoreError> {
     Ok(())
 }
 
-pub fn of_task(conn: &Connection, task_id: &str) -> Result<Vec<PushConfig>, StoreError> {
+pub(crate) fn of_task(conn: &Connection, task_id: &str) -> Result<Vec<PushConfig>, StoreError> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM push_configs WHERE task_id = ?1 ORDER BY created_at, config_id"
     ))?;
@@ -112,7 +112,7 @@ pub fn of_task(conn: &Connection, task_id: &str) -> Result<Vec<PushConfig>, Stor
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-pub fn by_uid(conn: &Connection, uid: &str) -> Result<Option<PushConfig>, StoreError> {
+pub(crate) fn by_uid(conn: &Connection, uid: &str) -> Result<Option<PushConfig>, StoreError> {
     Ok(conn
         .prepare_cached(&format!(
             "SELECT {COLUMNS} FROM push_configs WHERE uid = ?1"
@@ -121,21 +121,25 @@ pub fn by_uid(conn: &Connection, uid: &str) -> Result<Option<PushConfig>, StoreE
         .optional()?)
 }
 
-pub fn delete(conn: &Connection, task_id: &str, config_id: &str) -> Result<bool, StoreError> {
+pub(crate) fn delete(
+    conn: &Connection,
+    task_id: &str,
+    config_id: &str,
+) -> Result<bool, StoreError> {
     Ok(conn
         .prepare_cached("DELETE FROM push_configs WHERE task_id = ?1 AND config_id = ?2")?
         .execute(params![task_id, config_id])?
         == 1)
 }
 
-pub fn advance(conn: &Connection, uid: &str, state: &str) -> Result<bool, StoreError> {
+pub(crate) fn advance(conn: &Connection, uid: &str, state: &str) -> Result<bool, StoreError> {
     Ok(conn
         .prepare_cached(&ADVANCE.replace('$', "?"))?
         .execute(params![uid, state])?
         == 1)
 }
 
-pub fn unsettled(conn: &Connection, limit: u32) -> Result<Vec<PushConfig>, StoreError> {
+pub(crate) fn unsettled(conn: &Connection, limit: u32) -> Result<Vec<PushConfig>, StoreError> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM push_configs WHERE {UNSETTLED} ORDER BY created_at LIMIT ?1"
     ))?;
@@ -168,35 +172,35 @@ fn delivery(uid: &str, state: &str, payload: Value) -> Notification {
 
 /// A task's state as each config shape tells it.
 #[derive(Clone, Debug)]
-pub struct Announcement {
-    pub task_id: String,
+pub(crate) struct Announcement {
+    pub(crate) task_id: String,
     /// The state, as stored in `last_state` (`input-required`...).
-    pub state: String,
+    pub(crate) state: String,
     /// The payload for 1.0 configs and for 0.3 ones.
-    pub v1: Value,
-    pub v03: Value,
+    pub(crate) v1: Value,
+    pub(crate) v03: Value,
 }
 
 impl Store {
     /// Stores (or replaces) a config.
-    pub async fn put_push_config(&self, p: PushConfig) -> Result<(), StoreError> {
+    pub(crate) async fn put_push_config(&self, p: PushConfig) -> Result<(), StoreError> {
         self.write(move |tx| tx.put_push_config(&p)).await
     }
 
     /// The configs of a task.
-    pub async fn push_configs(&self, task_id: &str) -> Result<Vec<PushConfig>, StoreError> {
+    pub(crate) async fn push_configs(&self, task_id: &str) -> Result<Vec<PushConfig>, StoreError> {
         let task_id = task_id.to_string();
         self.read_one(move |tx| tx.push_configs(&task_id)).await
     }
 
     /// A config by our id (the worker's lookup at send time).
-    pub async fn push_config(&self, uid: &str) -> Result<Option<PushConfig>, StoreError> {
+    pub(crate) async fn push_config(&self, uid: &str) -> Result<Option<PushConfig>, StoreError> {
         let uid = uid.to_string();
         self.read_one(move |tx| tx.push_config(&uid)).await
     }
 
     /// Deletes a config; false when there was none.
-    pub async fn delete_push_config(
+    pub(crate) async fn delete_push_config(
         &self,
         task_id: &str,
         config_id: &str,
@@ -206,14 +210,17 @@ impl Store {
     }
 
     /// Configs that have not yet been sent a terminal state.
-    pub async fn unsettled_push_configs(&self, limit: u32) -> Result<Vec<PushConfig>, StoreError> {
+    pub(crate) async fn unsettled_push_configs(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<PushConfig>, StoreError> {
         self.read_one(move |tx| tx.unsettled_push_configs(limit))
             .await
     }
 
     /// Queues `a` for every config of its task that was not sent this
     /// state yet (one transaction); returns how many rows were written.
-    pub async fn announce_push(&self, a: Announcement) -> Result<usize, StoreError> {
+    pub(crate) async fn announce_push(&self, a: Announcement) -> Result<usize, StoreError> {
         let routes = self.routes.clone();
         let n = self
             .write(move |tx| {

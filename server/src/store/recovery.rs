@@ -18,28 +18,28 @@ use app::pipeline::RunStatus;
 use std::collections::BTreeSet;
 
 /// The result of a call whose outcome is unknown.
-pub const IN_DOUBT_TEXT: &str = "Outcome unknown: the agent stopped while this action was running, so it may or may not \
+pub(crate) const IN_DOUBT_TEXT: &str = "Outcome unknown: the agent stopped while this action was running, so it may or may not \
      have taken effect. It was not run again; check before retrying.";
 /// The result of a call that had not started when the agent stopped.
-pub const INTERRUPTED_TEXT: &str = "Not run: the agent restarted before this call started.";
+pub(crate) const INTERRUPTED_TEXT: &str = "Not run: the agent restarted before this call started.";
 /// The note added to an interrupted turn.
-pub const TURN_INTERRUPTED_NOTE: &str =
+pub(crate) const TURN_INTERRUPTED_NOTE: &str =
     "This turn was interrupted by a restart of the agent. Send your message again to go on.";
 
 /// What recovery did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Recovered {
+pub(crate) struct Recovered {
     /// Conversations to resume (an approved call to run, a rejection to
     /// forward), oldest first.
-    pub resume: Vec<String>,
+    pub(crate) resume: Vec<String>,
     /// Approvals that became `in_doubt`.
-    pub in_doubt: u64,
+    pub(crate) in_doubt: u64,
 }
 
 impl Store {
     /// Applies the crash rules to everything in the store (one process:
     /// nothing else can be running).
-    pub async fn recover(&self) -> Result<Recovered, StoreError> {
+    pub(crate) async fn recover(&self) -> Result<Recovered, StoreError> {
         let routes = self.routes.clone();
         self.write(move |tx| {
             let in_doubt = settle_executing(

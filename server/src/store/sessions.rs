@@ -10,11 +10,11 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 /// A signed-in browser.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Session {
-    pub name: String,
+pub(crate) struct Session {
+    pub(crate) name: String,
     /// Role names.
-    pub roles: Vec<String>,
-    pub expires_at: String,
+    pub(crate) roles: Vec<String>,
+    pub(crate) expires_at: String,
 }
 
 impl Session {
@@ -33,7 +33,7 @@ impl Session {
 }
 
 /// Stores a session under `id_hash`.
-pub fn insert(conn: &Connection, id_hash: &str, s: &Session) -> Result<(), StoreError> {
+pub(crate) fn insert(conn: &Connection, id_hash: &str, s: &Session) -> Result<(), StoreError> {
     conn.prepare_cached(
         "INSERT INTO sessions (id_hash, name, roles, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
@@ -43,7 +43,11 @@ pub fn insert(conn: &Connection, id_hash: &str, s: &Session) -> Result<(), Store
 
 /// The live session under `id_hash`, if any (`now` is RFC 3339, like
 /// `expires_at`, so they compare as strings).
-pub fn get(conn: &Connection, id_hash: &str, now: &str) -> Result<Option<Session>, StoreError> {
+pub(crate) fn get(
+    conn: &Connection,
+    id_hash: &str,
+    now: &str,
+) -> Result<Option<Session>, StoreError> {
     Ok(conn
         .prepare_cached(
             "SELECT name, roles, expires_at FROM sessions WHERE id_hash = ?1 AND expires_at > ?2",
@@ -59,7 +63,7 @@ pub fn get(conn: &Connection, id_hash: &str, now: &str) -> Result<Option<Session
 }
 
 /// Deletes a session; returns it if it existed.
-pub fn delete(conn: &Connection, id_hash: &str) -> Result<Option<Session>, StoreError> {
+pub(crate) fn delete(conn: &Connection, id_hash: &str) -> Result<Option<Session>, StoreError> {
     let s = get(conn, id_hash, "")?;
     conn.prepare_cached("DELETE FROM sessions WHERE id_hash = ?1")?
         .execute([id_hash])?;
@@ -67,7 +71,7 @@ pub fn delete(conn: &Connection, id_hash: &str) -> Result<Option<Session>, Store
 }
 
 /// Deletes expired sessions.
-pub fn purge(conn: &Connection, now: &str) -> Result<usize, StoreError> {
+pub(crate) fn purge(conn: &Connection, now: &str) -> Result<usize, StoreError> {
     Ok(conn
         .prepare_cached("DELETE FROM sessions WHERE expires_at <= ?1")?
         .execute([now])?)
@@ -78,7 +82,7 @@ use super::audit::{self, Event};
 
 impl Store {
     /// Starts a session and records `auth.signed_in`, in one transaction.
-    pub async fn sign_in(
+    pub(crate) async fn sign_in(
         &self,
         id_hash: String,
         session: Session,
@@ -103,7 +107,7 @@ impl Store {
     }
 
     /// Ends a session and records `auth.signed_out`; false if there was none.
-    pub async fn sign_out(&self, id_hash: String) -> Result<bool, StoreError> {
+    pub(crate) async fn sign_out(&self, id_hash: String) -> Result<bool, StoreError> {
         self.write(move |tx| {
             let Some(s) = tx.delete_session(&id_hash)? else {
                 return Ok(false);
@@ -121,14 +125,14 @@ impl Store {
     }
 
     /// The live session under `id_hash`.
-    pub async fn session(&self, id_hash: String) -> Result<Option<Session>, StoreError> {
+    pub(crate) async fn session(&self, id_hash: String) -> Result<Option<Session>, StoreError> {
         self.read(move |tx| tx.session(&id_hash, &super::now()))
             .await
     }
 
     /// Records one audit event in its own transaction (events that change
     /// no other state: `auth.denied`, `config.loaded`).
-    pub async fn audit(
+    pub(crate) async fn audit(
         &self,
         actor: String,
         event: &'static str,
@@ -147,12 +151,16 @@ impl Store {
     }
 
     /// Up to `limit` audit rows after `after`.
-    pub async fn audit_page(&self, after: i64, limit: u32) -> Result<Vec<audit::Row>, StoreError> {
+    pub(crate) async fn audit_page(
+        &self,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<audit::Row>, StoreError> {
         self.read_long(move |tx| tx.audit_page(after, limit)).await
     }
 
     /// The audit chain's newest `(seq, hash)`.
-    pub async fn audit_head(&self) -> Result<(i64, String), StoreError> {
+    pub(crate) async fn audit_head(&self) -> Result<(i64, String), StoreError> {
         self.read(|tx| tx.audit_head()).await
     }
 }

@@ -9,38 +9,38 @@ use app::pipeline::PipelineState;
 
 /// Who asks: a principal's name and the session it acts in.
 #[derive(Clone, Debug)]
-pub struct Requester {
-    pub name: String,
-    pub session: String,
+pub(crate) struct Requester {
+    pub(crate) name: String,
+    pub(crate) session: String,
     /// The id the client gave the user's message (A2A `messageId`).
-    pub message_id: Option<String>,
+    pub(crate) message_id: Option<String>,
 }
 
 /// What [`Store::record_step`] wrote.
 #[derive(Clone, Debug)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     /// With `end_turn`: the conversation as the step left it.
-    pub conversation: Option<Conversation>,
+    pub(crate) conversation: Option<Conversation>,
     /// The step's messages as stored (ids, times, and the results of calls
     /// that could not run), in order: what a read of the conversation's
     /// messages would now end with, so the turn loop need not read them.
-    pub messages: Vec<StoredMessage>,
+    pub(crate) messages: Vec<StoredMessage>,
 }
 
 /// One message of a model step, with the result of a call that cannot run
 /// (bad arguments, unknown tool), written in the same transaction.
 #[derive(Clone, Debug)]
-pub struct StepMessage {
-    pub message: NewMessage,
+pub(crate) struct StepMessage {
+    pub(crate) message: NewMessage,
     /// `(text, is_error)`.
-    pub immediate: Option<(String, bool)>,
+    pub(crate) immediate: Option<(String, bool)>,
 }
 
 impl Store {
     /// Creates a conversation (audited as `conversation.created`); with a
     /// first message, adds it (`message.sent`) and marks the turn running.
     /// The conversation is returned as committed, its message included.
-    pub async fn open_conversation(
+    pub(crate) async fn open_conversation(
         &self,
         by: Requester,
         first: Option<String>,
@@ -52,7 +52,7 @@ impl Store {
     /// its turn taken in the same transaction (on PostgreSQL one round trip
     /// less than claiming it afterwards, and no moment where the turn runs
     /// without one).
-    pub async fn open_turn(
+    pub(crate) async fn open_turn(
         &self,
         by: Requester,
         first: String,
@@ -71,7 +71,7 @@ impl Store {
     /// Adds a user's message and marks the turn running, unless an
     /// approval waits: then nothing is written and it is returned (the
     /// pending approval is the authority, checked in the transaction).
-    pub async fn add_user_message(
+    pub(crate) async fn add_user_message(
         &self,
         id: &str,
         by: Requester,
@@ -97,7 +97,7 @@ impl Store {
     /// loop goes on from them without a read). With `end_turn`, the running
     /// flag is cleared in the same transaction and the conversation as it
     /// left it is returned too (the turn's reply needs no read of its own).
-    pub async fn record_step(
+    pub(crate) async fn record_step(
         &self,
         id: &str,
         step: Vec<StepMessage>,
@@ -164,7 +164,7 @@ impl Store {
     }
 
     /// Appends a note (a system message); with `end_turn`, the turn stops.
-    pub async fn add_note(
+    pub(crate) async fn add_note(
         &self,
         id: &str,
         note: NewMessage,
@@ -183,7 +183,7 @@ impl Store {
     }
 
     /// The turn is over (its reply is written).
-    pub async fn end_turn(&self, id: &str) -> Result<(), StoreError> {
+    pub(crate) async fn end_turn(&self, id: &str) -> Result<(), StoreError> {
         let id = id.to_string();
         self.write(move |tx| {
             tx.fence(&id)?;
@@ -193,7 +193,7 @@ impl Store {
     }
 
     /// The turn stops until an operator decides.
-    pub async fn pause_turn(&self, id: &str) -> Result<(), StoreError> {
+    pub(crate) async fn pause_turn(&self, id: &str) -> Result<(), StoreError> {
         let id = id.to_string();
         self.write(move |tx| {
             tx.fence(&id)?;
@@ -204,7 +204,7 @@ impl Store {
     }
 
     /// The turn failed: `note` says why and the conversation is `failed`.
-    pub async fn fail_turn(&self, id: &str, note: NewMessage) -> Result<(), StoreError> {
+    pub(crate) async fn fail_turn(&self, id: &str, note: NewMessage) -> Result<(), StoreError> {
         let id = id.to_string();
         self.write(move |tx| {
             tx.fence(&id)?;
@@ -217,7 +217,7 @@ impl Store {
 
     /// Stores a pipeline run's state, with `note` appended in the same
     /// transaction.
-    pub async fn save_pipeline(
+    pub(crate) async fn save_pipeline(
         &self,
         id: &str,
         state: PipelineState,
@@ -237,13 +237,13 @@ impl Store {
 
     /// Every message of a conversation with its hidden columns, oldest
     /// first.
-    pub async fn messages(&self, id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+    pub(crate) async fn messages(&self, id: &str) -> Result<Vec<StoredMessage>, StoreError> {
         let id = id.to_string();
         self.read_one(move |tx| tx.messages(&id)).await
     }
 
     /// The messages and the pipeline run state, from one snapshot.
-    pub async fn messages_and_run(
+    pub(crate) async fn messages_and_run(
         &self,
         id: &str,
     ) -> Result<(Vec<StoredMessage>, Option<PipelineState>), StoreError> {
@@ -255,7 +255,7 @@ impl Store {
     /// The pipeline run state and the id of the last user message (the
     /// current turn), from one snapshot; no message is read when the
     /// conversation never ran a pipeline.
-    pub async fn run_and_turn(
+    pub(crate) async fn run_and_turn(
         &self,
         id: &str,
     ) -> Result<(Option<PipelineState>, Option<String>), StoreError> {
@@ -280,7 +280,7 @@ impl Store {
     }
 
     /// The text of the last user message (empty when there is none).
-    pub async fn last_user_text(&self, id: &str) -> Result<String, StoreError> {
+    pub(crate) async fn last_user_text(&self, id: &str) -> Result<String, StoreError> {
         let id = id.to_string();
         self.read_one(move |tx| {
             Ok(last_user_message(tx, &id)?

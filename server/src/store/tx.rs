@@ -20,7 +20,7 @@ use app::models::{
 use app::pipeline::PipelineState;
 
 /// One open transaction (or read snapshot) of a backend.
-pub trait Tx {
+pub(crate) trait Tx {
     // Conversations.
     /// A new, empty, active conversation.
     fn insert_conversation(&self, session_id: &str) -> Result<Conversation, StoreError>;

@@ -14,7 +14,7 @@ use crate::engine::Ctx;
 use crate::http::state::AppState;
 
 /// Refuses `method` unless the caller has its role.
-pub fn method(state: &AppState, method: &str, ctx: &Ctx) -> Result<(), RpcError> {
+pub(crate) fn method(state: &AppState, method: &str, ctx: &Ctx) -> Result<(), RpcError> {
     let need = crate::http::auth::access::a2a_method(method);
     // Sending may turn out to be a decision, which needs approver instead
     // (checked once the message is read: [`plan`]).
@@ -28,7 +28,7 @@ pub fn method(state: &AppState, method: &str, ctx: &Ctx) -> Result<(), RpcError>
 }
 
 /// Refuses a planned message the caller may not send.
-pub async fn plan(state: &AppState, plan: &Plan, ctx: &Ctx) -> Result<(), RpcError> {
+pub(crate) async fn plan(state: &AppState, plan: &Plan, ctx: &Ctx) -> Result<(), RpcError> {
     if !state.auth.enforced() {
         return Ok(());
     }
@@ -59,7 +59,7 @@ pub async fn plan(state: &AppState, plan: &Plan, ctx: &Ctx) -> Result<(), RpcErr
 }
 
 /// Refuses cancelling a task the caller did not start (admins may).
-pub async fn cancel(state: &AppState, id: &str, ctx: &Ctx) -> Result<(), RpcError> {
+pub(crate) async fn cancel(state: &AppState, id: &str, ctx: &Ctx) -> Result<(), RpcError> {
     let p = &ctx.principal;
     if !state.auth.enforced() || p.allow(Role::Admin) {
         return Ok(());

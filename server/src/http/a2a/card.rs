@@ -21,7 +21,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 /// The card for a request with these headers.
-pub fn card(state: &AppState, headers: &HeaderMap) -> Value {
+pub(crate) fn card(state: &AppState, headers: &HeaderMap) -> Value {
     let base = base_url(state, headers);
     let endpoint = format!("{base}/a2a");
     let c = &state.config;
@@ -128,7 +128,7 @@ fn base_url(state: &AppState, headers: &HeaderMap) -> String {
 /// every skill and, per skill, whether it stops for approval and which
 /// rule decides (`-32007` without authentication: there is nothing more
 /// to show than the public card).
-pub fn extended(
+pub(crate) fn extended(
     state: &AppState,
     headers: &HeaderMap,
     d: crate::a2a::wire::Dialect,
@@ -209,7 +209,7 @@ fn first_served(etag: &str) -> String {
 }
 
 /// `GET /.well-known/agent-card.json` and `/.well-known/agent.json`.
-pub async fn get(State(state): State<AppState>, headers: HeaderMap) -> Response {
+pub(crate) async fn get(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let body = card(&state, &headers).to_string();
     let etag = format!("\"{:016x}\"", fnv(body.as_bytes()));
     let modified = first_served(&etag);

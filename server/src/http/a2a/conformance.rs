@@ -102,7 +102,7 @@ fn behaviour(m: &Incoming) -> Behaviour {
 
 /// The TCK's scripted behaviours.
 #[derive(Default)]
-pub struct Conformance {
+pub(crate) struct Conformance {
     /// Non-text artifacts by task.
     artifacts: Mutex<HashMap<String, Vec<ArtifactView>>>,
     /// Tasks left `working` ([`Behaviour::Open`]).

@@ -17,15 +17,17 @@ use app::models::Conversation;
 
 /// What a run produced.
 #[derive(Debug)]
-pub enum Ran {
+pub(crate) enum Ran {
     /// The task, as its conversation stands now.
     Task(Box<Conversation>),
-    /// A direct answer without a task.
+    /// A direct answer without a task (the engine always answers with a
+    /// task; the TCK's `tck-message-response` does not).
+    #[cfg_attr(not(feature = "a2a-tck"), allow(dead_code))]
     Message(MessageView),
 }
 
 /// Plans and runs A2A messages.
-pub trait Executor: Send + Sync {
+pub(crate) trait Executor: Send + Sync {
     /// What `m` means for the task it names (or a new one); may refuse it.
     fn plan<'a>(
         &'a self,
@@ -57,7 +59,7 @@ pub trait Executor: Send + Sync {
 }
 
 /// The agent engine as the executor.
-pub struct EngineExecutor;
+pub(crate) struct EngineExecutor;
 
 impl Executor for EngineExecutor {
     fn plan<'a>(

@@ -20,7 +20,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 /// The JSON-RPC handler.
-pub async fn handle(
+pub(crate) async fn handle(
     State(state): State<AppState>,
     Caller(mut ctx): Caller,
     headers: HeaderMap,
@@ -86,7 +86,11 @@ pub async fn handle(
 
 /// Reads `X-A2A-Hop-Count` into the caller context (and marks the call
 /// as A2A); beyond `a2a_max_hops` it is refused, so delegation cycles end.
-pub fn arrived(state: &AppState, headers: &HeaderMap, ctx: &mut Ctx) -> Result<u32, RpcError> {
+pub(crate) fn arrived(
+    state: &AppState,
+    headers: &HeaderMap,
+    ctx: &mut Ctx,
+) -> Result<u32, RpcError> {
     let hops = headers
         .get("x-a2a-hop-count")
         .and_then(|v| v.to_str().ok())
@@ -105,12 +109,12 @@ pub fn arrived(state: &AppState, headers: &HeaderMap, ctx: &mut Ctx) -> Result<u
 
 /// Whether the dialect sends errors of streaming methods inside the stream
 /// (0.3 clients read them there; 1.0 wants plain JSON).
-pub fn errors_in_stream(d: Dialect) -> bool {
+pub(crate) fn errors_in_stream(d: Dialect) -> bool {
     d != Dialect::V1
 }
 
 /// A JSON-RPC error response as plain JSON.
-pub fn plain_error(id: &Value, e: &RpcError, d: Dialect) -> Response {
+pub(crate) fn plain_error(id: &Value, e: &RpcError, d: Dialect) -> Response {
     let status =
         axum::http::StatusCode::from_u16(e.http_status).unwrap_or(axum::http::StatusCode::OK);
     (status, Json(rpc::error(id, e, d))).into_response()

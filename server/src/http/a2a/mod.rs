@@ -7,13 +7,14 @@
 //! (what runs a message: the engine, or the TCK's [`conformance`] script).
 //! The protocol's types are the collaborator `crate::a2a::wire`.
 
-pub mod authorize;
-pub mod card;
-pub mod conformance;
-pub mod executor;
-pub mod jsonrpc;
-pub mod push;
-pub mod rest;
-pub mod rpc;
-pub mod stream;
-pub mod tasks;
+pub(crate) mod authorize;
+pub(crate) mod card;
+#[cfg(feature = "a2a-tck")]
+pub(crate) mod conformance;
+pub(crate) mod executor;
+pub(crate) mod jsonrpc;
+pub(crate) mod push;
+pub(crate) mod rest;
+pub(crate) mod rpc;
+pub(crate) mod stream;
+pub(crate) mod tasks;

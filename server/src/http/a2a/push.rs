@@ -38,7 +38,7 @@ const SWEEP: Duration = Duration::from_secs(5);
 /// the state last queued from here: an event that leaves the state as it
 /// was (a tool started, the model asked) costs no store write.
 #[derive(Default)]
-pub struct Watched(Mutex<HashMap<String, Option<TaskState>>>);
+pub(crate) struct Watched(Mutex<HashMap<String, Option<TaskState>>>);
 
 impl Watched {
     fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Option<TaskState>>> {
@@ -164,7 +164,7 @@ async fn task_of(state: &AppState, params: &Value, d: Dialect) -> Result<String,
 
 /// The push config a send carries in its `configuration`, checked (so a
 /// bad one refuses the send before any task is made).
-pub fn on_send(state: &AppState, params: &Value) -> Result<Option<Value>, RpcError> {
+pub(crate) fn on_send(state: &AppState, params: &Value) -> Result<Option<Value>, RpcError> {
     let Some(c) = params.get("configuration").and_then(|c| {
         [
             "taskPushNotificationConfig",
@@ -192,7 +192,7 @@ pub fn on_send(state: &AppState, params: &Value) -> Result<Option<Value>, RpcErr
 /// Stores the config `params` describes for `task_id` (which exists) and
 /// queues the task's current state for it. Used by the create methods and
 /// by a send that carries a config.
-pub async fn register(
+pub(crate) async fn register(
     state: &AppState,
     task_id: &str,
     params: &Value,
@@ -252,7 +252,7 @@ fn show(p: &PushConfig, d: Dialect) -> Value {
 }
 
 /// Create (1.0) / set (0.3).
-pub async fn create(
+pub(crate) async fn create(
     state: &AppState,
     params: &Value,
     d: Dialect,
@@ -277,7 +277,7 @@ fn config_of(params: &Value, d: Dialect) -> Option<String> {
     .filter(|c| !c.is_empty())
 }
 
-pub async fn get(state: &AppState, params: &Value, d: Dialect) -> Result<Value, RpcError> {
+pub(crate) async fn get(state: &AppState, params: &Value, d: Dialect) -> Result<Value, RpcError> {
     let task_id = task_of(state, params, d).await?;
     let wanted = config_of(params, d);
     if d == Dialect::V1 && wanted.is_none() {
@@ -306,7 +306,7 @@ pub async fn get(state: &AppState, params: &Value, d: Dialect) -> Result<Value, 
     }
 }
 
-pub async fn list(state: &AppState, params: &Value, d: Dialect) -> Result<Value, RpcError> {
+pub(crate) async fn list(state: &AppState, params: &Value, d: Dialect) -> Result<Value, RpcError> {
     let task_id = task_of(state, params, d).await?;
     let all = state
         .store
@@ -340,7 +340,11 @@ pub async fn list(state: &AppState, params: &Value, d: Dialect) -> Result<Value,
 }
 
 /// Delete: idempotent (deleting a config that is gone succeeds).
-pub async fn delete(state: &AppState, params: &Value, d: Dialect) -> Result<Value, RpcError> {
+pub(crate) async fn delete(
+    state: &AppState,
+    params: &Value,
+    d: Dialect,
+) -> Result<Value, RpcError> {
     let task_id = task_of(state, params, d).await?;
     let Some(config) = config_of(params, d) else {
         return Err(RpcError::params(match d {
@@ -395,7 +399,7 @@ fn announcing(task_id: &str) -> &'static tokio::sync::Mutex<()> {
 
 /// Queues the task's current state for its configs (those that were not
 /// sent it yet). Failures are logged: the sweep tries again.
-pub async fn announce(state: &AppState, task_id: &str) {
+pub(crate) async fn announce(state: &AppState, task_id: &str) {
     let _one_at_a_time = announcing(task_id).lock().await;
     let c = match tasks::load(state, task_id).await {
         Ok(c) => c,
@@ -422,7 +426,7 @@ pub async fn announce(state: &AppState, task_id: &str) {
 }
 
 /// Starts the watcher (events of watched tasks) and the sweep.
-pub fn start(state: AppState) {
+pub(crate) fn start(state: AppState) {
     let events = state.clone();
     tokio::spawn(async move {
         let mut sub = events.engine.events().subscribe(None);

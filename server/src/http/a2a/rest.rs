@@ -39,7 +39,7 @@ use std::collections::HashMap;
 const D: Dialect = Dialect::V1;
 
 /// An error as this binding answers it.
-pub fn error(e: &RpcError) -> Response {
+pub(crate) fn error(e: &RpcError) -> Response {
     if e.code == -32603 {
         tracing::warn!(error = %e.message, "a2a request failed");
     }
@@ -115,7 +115,7 @@ fn query_of(
 }
 
 /// `POST /a2a/message:send`.
-pub async fn send(
+pub(crate) async fn send(
     State(state): State<AppState>,
     Caller(mut ctx): Caller,
     headers: HeaderMap,
@@ -131,7 +131,7 @@ pub async fn send(
 }
 
 /// `POST /a2a/message:stream`.
-pub async fn stream(
+pub(crate) async fn stream(
     State(state): State<AppState>,
     Caller(mut ctx): Caller,
     headers: HeaderMap,
@@ -147,7 +147,7 @@ pub async fn stream(
 }
 
 /// `GET /a2a/tasks/{id}` (and `{id}:subscribe`, which the proto maps to GET).
-pub async fn get_task(
+pub(crate) async fn get_task(
     State(state): State<AppState>,
     Caller(mut ctx): Caller,
     headers: HeaderMap,
@@ -167,7 +167,7 @@ pub async fn get_task(
 }
 
 /// `POST /a2a/tasks/{id}:cancel` and `POST /a2a/tasks/{id}:subscribe`.
-pub async fn task_action(
+pub(crate) async fn task_action(
     State(state): State<AppState>,
     Caller(mut ctx): Caller,
     headers: HeaderMap,
@@ -195,7 +195,7 @@ async fn subscribe(state: AppState, mut ctx: Ctx, headers: &HeaderMap, id: &str)
 }
 
 /// `GET /a2a/tasks`.
-pub async fn list_tasks(
+pub(crate) async fn list_tasks(
     State(state): State<AppState>,
     Caller(mut ctx): Caller,
     headers: HeaderMap,
@@ -208,7 +208,7 @@ pub async fn list_tasks(
 }
 
 /// `POST /a2a/tasks/{id}/pushNotificationConfigs`.
-pub async fn create_push(
+pub(crate) async fn create_push(
     State(state): State<AppState>,
     Caller(mut ctx): Caller,
     headers: HeaderMap,
@@ -231,7 +231,7 @@ pub async fn create_push(
 }
 
 /// `GET /a2a/tasks/{id}/pushNotificationConfigs`.
-pub async fn list_push(
+pub(crate) async fn list_push(
     State(state): State<AppState>,
     Caller(mut ctx): Caller,
     headers: HeaderMap,
@@ -254,7 +254,7 @@ pub async fn list_push(
 }
 
 /// `GET /a2a/tasks/{id}/pushNotificationConfigs/{configId}`.
-pub async fn get_push(
+pub(crate) async fn get_push(
     State(state): State<AppState>,
     Caller(mut ctx): Caller,
     headers: HeaderMap,
@@ -267,7 +267,7 @@ pub async fn get_push(
 }
 
 /// `DELETE /a2a/tasks/{id}/pushNotificationConfigs/{configId}`.
-pub async fn delete_push(
+pub(crate) async fn delete_push(
     State(state): State<AppState>,
     Caller(mut ctx): Caller,
     headers: HeaderMap,
@@ -285,7 +285,7 @@ pub async fn delete_push(
 }
 
 /// `GET /a2a/extendedAgentCard`.
-pub async fn extended_card(
+pub(crate) async fn extended_card(
     State(state): State<AppState>,
     Caller(mut ctx): Caller,
     headers: HeaderMap,

@@ -11,16 +11,16 @@ use serde_json::{Value, json};
 
 /// An A2A / JSON-RPC error.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RpcError {
-    pub code: i64,
-    pub message: String,
+pub(crate) struct RpcError {
+    pub(crate) code: i64,
+    pub(crate) message: String,
     /// The HTTP status of the answer: 200, except 403 for a caller who may
     /// not do this (AUTH.md §6).
-    pub http_status: u16,
+    pub(crate) http_status: u16,
 }
 
 impl RpcError {
-    pub fn new(code: i64, message: impl Into<String>) -> RpcError {
+    pub(crate) fn new(code: i64, message: impl Into<String>) -> RpcError {
         RpcError {
             code,
             message: message.into(),
@@ -28,51 +28,51 @@ impl RpcError {
         }
     }
     /// The caller may not: HTTP 403 with this JSON-RPC error.
-    pub fn forbidden(m: impl Into<String>) -> Self {
+    pub(crate) fn forbidden(m: impl Into<String>) -> Self {
         RpcError {
             http_status: 403,
             ..Self::new(-32600, format!("forbidden: {}", m.into()))
         }
     }
     /// No credentials, or ones that do not hold: HTTP 401.
-    pub fn unauthenticated(m: impl Into<String>) -> Self {
+    pub(crate) fn unauthenticated(m: impl Into<String>) -> Self {
         RpcError {
             http_status: 401,
             ..Self::new(-32600, m)
         }
     }
-    pub fn parse(m: impl Into<String>) -> Self {
+    pub(crate) fn parse(m: impl Into<String>) -> Self {
         Self::new(-32700, m)
     }
-    pub fn invalid_request(m: impl Into<String>) -> Self {
+    pub(crate) fn invalid_request(m: impl Into<String>) -> Self {
         Self::new(-32600, m)
     }
-    pub fn method(m: impl Into<String>) -> Self {
+    pub(crate) fn method(m: impl Into<String>) -> Self {
         Self::new(-32601, m)
     }
-    pub fn params(m: impl Into<String>) -> Self {
+    pub(crate) fn params(m: impl Into<String>) -> Self {
         Self::new(-32602, m)
     }
     /// An internal failure: the detail goes to the log under a correlation
     /// id, the client gets the id and a generic message (AUTH.md §8).
-    pub fn internal(m: impl Into<String>) -> Self {
+    pub(crate) fn internal(m: impl Into<String>) -> Self {
         let id = crate::http::error::log_internal(&m.into());
         Self::new(-32603, crate::http::error::internal_message(&id))
     }
-    pub fn task_not_found(id: &str) -> Self {
+    pub(crate) fn task_not_found(id: &str) -> Self {
         Self::new(-32001, format!("Task not found: {id:?}"))
     }
     /// The same error with another message.
-    pub fn with_message(self, m: impl Into<String>) -> Self {
+    pub(crate) fn with_message(self, m: impl Into<String>) -> Self {
         RpcError {
             message: m.into(),
             ..self
         }
     }
-    pub fn not_cancelable(m: impl Into<String>) -> Self {
+    pub(crate) fn not_cancelable(m: impl Into<String>) -> Self {
         Self::new(-32002, m)
     }
-    pub fn unsupported(m: impl Into<String>) -> Self {
+    pub(crate) fn unsupported(m: impl Into<String>) -> Self {
         Self::new(-32004, m)
     }
 
@@ -86,7 +86,7 @@ impl RpcError {
 
     /// The HTTP status of this error in the HTTP+JSON binding (the spec's
     /// §5.4 mapping); a refusal keeps its own (403).
-    pub fn rest_status(&self) -> u16 {
+    pub(crate) fn rest_status(&self) -> u16 {
         if self.http_status != 200 {
             return self.http_status;
         }
@@ -115,7 +115,7 @@ impl RpcError {
 
     /// The body of this error in the HTTP+JSON binding: AIP-193's
     /// `{"error": {code, status, message, details: [ErrorInfo]}}`.
-    pub fn rest_body(&self) -> Value {
+    pub(crate) fn rest_body(&self) -> Value {
         json!({"error": {
             "code": self.rest_status(),
             "status": self.grpc_status(),
@@ -126,7 +126,7 @@ impl RpcError {
     }
 
     /// The `error` object in `dialect`.
-    pub fn body(&self, d: Dialect) -> Value {
+    pub(crate) fn body(&self, d: Dialect) -> Value {
         match d {
             Dialect::V1 => json!({
                 "code": self.code,
@@ -140,29 +140,32 @@ impl RpcError {
 }
 
 /// A JSON-RPC response with `result`.
-pub fn result(id: &Value, result: Value) -> Value {
+pub(crate) fn result(id: &Value, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
 /// A JSON-RPC response with `error`.
-pub fn error(id: &Value, e: &RpcError, d: Dialect) -> Value {
+pub(crate) fn error(id: &Value, e: &RpcError, d: Dialect) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": e.body(d)})
 }
 
 /// A parsed request.
 #[derive(Clone, Debug)]
-pub struct Request {
-    pub id: Value,
-    pub method: String,
-    pub params: Value,
-    pub dialect: Dialect,
+pub(crate) struct Request {
+    pub(crate) id: Value,
+    pub(crate) method: String,
+    pub(crate) params: Value,
+    pub(crate) dialect: Dialect,
 }
 
 /// Reads the envelope and picks the dialect: PascalCase methods are 1.0,
 /// slash methods 0.3 (or the seed's legacy form when its parts carry
 /// `type` tags or `taskId` sits beside the message). An `A2A-Version` this
 /// server does not speak is -32009. On error, the id to answer with.
-pub fn read(headers: &HeaderMap, body: &[u8]) -> Result<Request, (Value, RpcError, Dialect)> {
+pub(crate) fn read(
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Request, (Value, RpcError, Dialect)> {
     let version = version(headers);
     let guess = if version.starts_with('1') {
         Dialect::V1
@@ -262,7 +265,7 @@ fn version(headers: &HeaderMap) -> &str {
 /// The parameters do not count (`text/plain;x=json` is not JSON): a
 /// browser may send `text/plain` across sites, and the cross-site check
 /// leaves `/a2a` to this.
-pub fn json_content(headers: &HeaderMap) -> bool {
+pub(crate) fn json_content(headers: &HeaderMap) -> bool {
     match headers.get(axum::http::header::CONTENT_TYPE) {
         None => true,
         Some(v) => v.to_str().is_ok_and(|ct| {
@@ -276,7 +279,7 @@ pub fn json_content(headers: &HeaderMap) -> bool {
 }
 
 /// The HTTP+JSON binding speaks 1.0 only: another `A2A-Version` is -32009.
-pub fn check_v1(headers: &HeaderMap) -> Result<(), RpcError> {
+pub(crate) fn check_v1(headers: &HeaderMap) -> Result<(), RpcError> {
     let v = version(headers);
     if v.is_empty() || major_minor(v) == Some((1, 0)) {
         Ok(())
@@ -317,7 +320,7 @@ fn is_legacy(params: &Value) -> bool {
 }
 
 /// A string or integer parameter under either spelling.
-pub fn param_str(params: &Value, camel: &str, snake: &str) -> Option<String> {
+pub(crate) fn param_str(params: &Value, camel: &str, snake: &str) -> Option<String> {
     params
         .get(camel)
         .or_else(|| params.get(snake))
@@ -329,7 +332,7 @@ pub fn param_str(params: &Value, camel: &str, snake: &str) -> Option<String> {
 }
 
 /// A non-negative integer parameter under either spelling.
-pub fn param_u64(params: &Value, camel: &str, snake: &str) -> Result<Option<u64>, RpcError> {
+pub(crate) fn param_u64(params: &Value, camel: &str, snake: &str) -> Result<Option<u64>, RpcError> {
     match params.get(camel).or_else(|| params.get(snake)) {
         None | Some(Value::Null) => Ok(None),
         Some(v) => v

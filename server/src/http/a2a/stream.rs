@@ -31,7 +31,7 @@ use tokio::sync::mpsc;
 /// How frames are framed: JSON-RPC responses carrying the request's id,
 /// or (HTTP+JSON) the bare `StreamResponse` objects.
 #[derive(Clone, Debug)]
-pub enum Framing {
+pub(crate) enum Framing {
     Rpc(Value),
     Rest,
 }
@@ -43,7 +43,7 @@ enum Frame {
 }
 
 /// `SendStreamingMessage` / `message/stream`.
-pub async fn send(
+pub(crate) async fn send(
     state: AppState,
     id: Framing,
     params: Value,
@@ -137,7 +137,7 @@ pub async fn send(
 
 /// `SubscribeToTask` / `tasks/resubscribe`: the current snapshot, then live
 /// updates until the task is terminal (1.0) or also interrupted (0.3).
-pub async fn subscribe(state: AppState, id: Framing, params: Value, d: Dialect) -> Response {
+pub(crate) async fn subscribe(state: AppState, id: Framing, params: Value, d: Dialect) -> Response {
     let Some(tid) = rpc::param_str(&params, "id", "id") else {
         return early_error(id, RpcError::params("`id` is required"), d);
     };

@@ -30,7 +30,11 @@ use serde_json::{Value, json};
 /// A task's state from its conversation's status, whether a turn is
 /// running, and whether its last user/assistant message is an answer
 /// (`None`: it has none).
-pub fn task_state(status: ConversationStatus, busy: bool, answered: Option<bool>) -> TaskState {
+pub(crate) fn task_state(
+    status: ConversationStatus,
+    busy: bool,
+    answered: Option<bool>,
+) -> TaskState {
     if busy {
         return TaskState::Working;
     }
@@ -58,7 +62,7 @@ fn stored_state(s: TaskState) -> &'static str {
 }
 
 /// The task view of a conversation. `history`: keep the last N messages.
-pub fn view(c: &Conversation, busy: bool, history: Option<usize>) -> TaskView {
+pub(crate) fn view(c: &Conversation, busy: bool, history: Option<usize>) -> TaskView {
     let talk: Vec<&app::models::Message> = c
         .messages
         .iter()
@@ -149,13 +153,13 @@ pub fn view(c: &Conversation, busy: bool, history: Option<usize>) -> TaskView {
 }
 
 /// The task's context id: the one its client chose, else the task id.
-pub fn context_of(c: &Conversation) -> String {
+pub(crate) fn context_of(c: &Conversation) -> String {
     c.context_id.clone().unwrap_or_else(|| c.id.clone())
 }
 
 /// The task a plan works on, made now (empty) when the plan starts one:
 /// for callers that must know it before the turn runs.
-pub async fn task_for(
+pub(crate) async fn task_for(
     state: &AppState,
     plan: &Plan,
     m: &Incoming,
@@ -169,7 +173,7 @@ pub async fn task_for(
 
 /// Creates an empty conversation for a new task (in the client's context,
 /// if it named one) and returns its id.
-pub async fn create(state: &AppState, m: &Incoming, ctx: &Ctx) -> Result<String, RpcError> {
+pub(crate) async fn create(state: &AppState, m: &Incoming, ctx: &Ctx) -> Result<String, RpcError> {
     let (c, _) = state
         .engine
         .start_conversation(None, ctx.clone())
@@ -191,7 +195,7 @@ async fn remember_context(state: &AppState, id: &str, context: &str) -> Result<(
 
 /// The task view of a conversation as the executor sees it (busy state,
 /// extra artifacts).
-pub fn view_of(state: &AppState, c: &Conversation, history: Option<usize>) -> TaskView {
+pub(crate) fn view_of(state: &AppState, c: &Conversation, history: Option<usize>) -> TaskView {
     let mut v = view(c, state.engine.runs(c), history);
     if v.state == TaskState::Failed
         && c.status == ConversationStatus::Active
@@ -209,7 +213,7 @@ pub fn view_of(state: &AppState, c: &Conversation, history: Option<usize>) -> Ta
 
 /// What a `SendMessage` does.
 #[derive(Clone, Debug)]
-pub enum Plan {
+pub(crate) enum Plan {
     /// A new conversation with this first message.
     New(Incoming),
     /// The next turn of a conversation.
@@ -224,7 +228,7 @@ pub enum Plan {
 
 impl Plan {
     /// The same plan on conversation `id` (a new one becomes its first turn).
-    pub fn on(self, id: &str) -> Plan {
+    pub(crate) fn on(self, id: &str) -> Plan {
         match self {
             Plan::New(m) => Plan::Turn {
                 id: id.to_string(),
@@ -234,7 +238,7 @@ impl Plan {
         }
     }
 
-    pub fn conversation(&self) -> Option<&str> {
+    pub(crate) fn conversation(&self) -> Option<&str> {
         match self {
             Plan::New(_) => None,
             Plan::Turn { id, .. } | Plan::Decide { id, .. } => Some(id),
@@ -243,7 +247,7 @@ impl Plan {
 }
 
 /// Reads a conversation or says the task does not exist.
-pub async fn load(state: &AppState, id: &str) -> Result<Conversation, RpcError> {
+pub(crate) async fn load(state: &AppState, id: &str) -> Result<Conversation, RpcError> {
     state
         .store
         .get_conversation(id.to_string())
@@ -253,7 +257,7 @@ pub async fn load(state: &AppState, id: &str) -> Result<Conversation, RpcError> 
 }
 
 /// Decides what a message means for the task it names.
-pub async fn plan(state: &AppState, m: &Incoming, d: Dialect) -> Result<Plan, RpcError> {
+pub(crate) async fn plan(state: &AppState, m: &Incoming, d: Dialect) -> Result<Plan, RpcError> {
     let target = match (&m.task_id, &m.context_id) {
         (Some(t), ctx_id) => {
             let c = load(state, t).await?;
@@ -338,7 +342,7 @@ fn nonempty(m: &Incoming) -> Result<&str, RpcError> {
 
 /// Runs a plan to its end (the turn finished or paused) and returns the
 /// conversation. A failed model call is a failed task, not an RPC error.
-pub async fn run(state: &AppState, plan: Plan, ctx: Ctx) -> Result<Conversation, RpcError> {
+pub(crate) async fn run(state: &AppState, plan: Plan, ctx: Ctx) -> Result<Conversation, RpcError> {
     let e = &state.engine;
     let out = match plan {
         Plan::New(m) => {
@@ -373,7 +377,7 @@ pub async fn run(state: &AppState, plan: Plan, ctx: Ctx) -> Result<Conversation,
 }
 
 /// An engine error as an A2A error.
-pub fn engine_error(e: EngineError) -> RpcError {
+pub(crate) fn engine_error(e: EngineError) -> RpcError {
     match e {
         EngineError::NotFound(m) => RpcError::new(-32001, m),
         EngineError::Forbidden(m) => RpcError::forbidden(m),
@@ -390,7 +394,7 @@ pub fn engine_error(e: EngineError) -> RpcError {
 }
 
 /// `SendMessage` / `message/send`, blocking unless asked not to.
-pub async fn send(
+pub(crate) async fn send(
     state: &AppState,
     params: &Value,
     d: Dialect,
@@ -468,7 +472,7 @@ fn wrap(v: &TaskView, d: Dialect) -> Value {
 }
 
 /// `GetTask` / `tasks/get`.
-pub async fn get(state: &AppState, params: &Value, d: Dialect) -> Result<Value, RpcError> {
+pub(crate) async fn get(state: &AppState, params: &Value, d: Dialect) -> Result<Value, RpcError> {
     let id = param_str(params, "id", "id").ok_or_else(|| RpcError::params("`id` is required"))?;
     let history = param_u64(params, "historyLength", "history_length")?.map(|n| n as usize);
     let c = load(state, &id).await?;
@@ -480,7 +484,7 @@ pub async fn get(state: &AppState, params: &Value, d: Dialect) -> Result<Value, 
 }
 
 /// `CancelTask` / `tasks/cancel`: pending approvals are cancelled, never run.
-pub async fn cancel(
+pub(crate) async fn cancel(
     state: &AppState,
     params: &Value,
     d: Dialect,
@@ -506,7 +510,7 @@ pub async fn cancel(
 }
 
 /// `ListTasks` (1.0): newest first, cursor paging, optional filters.
-pub async fn list(state: &AppState, params: &Value, d: Dialect) -> Result<Value, RpcError> {
+pub(crate) async fn list(state: &AppState, params: &Value, d: Dialect) -> Result<Value, RpcError> {
     let page_size = param_u64(params, "pageSize", "page_size")?.unwrap_or(50);
     if !(1..=100).contains(&page_size) {
         return Err(RpcError::params(format!(
@@ -662,7 +666,7 @@ mod tests {
         assert!(bad.message.contains("pageToken \"x\""), "{}", bad.message);
         let sql = "database error: no such table: conversations (at /srv/data/agent.db)";
         let store = list_error(
-            ApiError::Store(StoreError::Sqlite(rusqlite::Error::InvalidQuery)),
+            ApiError::Store(StoreError::Database("Query is not read-only".into())),
             Some("5".into()),
         );
         assert_eq!(store.code, -32603);

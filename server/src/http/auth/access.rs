@@ -13,7 +13,7 @@ use axum::http::Method;
 
 /// What a route needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Need {
+pub(crate) enum Need {
     /// Anyone, signed in or not.
     Open,
     /// An API route: 401 without credentials, 403 without the role.
@@ -53,7 +53,7 @@ fn matches(pattern: &str, path: &str) -> bool {
 /// says whether the path is a file of the site's assets (open, like
 /// `/pkg/`). Unknown routes need a viewer, so the API's shape is not
 /// probed anonymously.
-pub fn need(method: &Method, path: &str, static_file: impl Fn(&str) -> bool) -> Need {
+pub(crate) fn need(method: &Method, path: &str, static_file: impl Fn(&str) -> bool) -> Need {
     let m = if *method == Method::HEAD {
         "GET"
     } else {
@@ -78,7 +78,7 @@ pub fn need(method: &Method, path: &str, static_file: impl Fn(&str) -> bool) -> 
 
 /// The role an A2A method needs. Sending a message that decides an
 /// approval needs `approver` instead (checked where it is decided).
-pub fn a2a_method(method: &str) -> Role {
+pub(crate) fn a2a_method(method: &str) -> Role {
     match method {
         "SendMessage"
         | "message/send"
@@ -96,7 +96,8 @@ pub fn a2a_method(method: &str) -> Role {
 
 /// Every declared route's `(method, path, need)`: the authorization
 /// table, for tests and docs.
-pub fn table() -> impl Iterator<Item = (&'static str, &'static str, Need)> {
+#[cfg(test)]
+pub(crate) fn table() -> impl Iterator<Item = (&'static str, &'static str, Need)> {
     ROUTES.iter().map(|r| (r.method, r.path, r.need))
 }
 

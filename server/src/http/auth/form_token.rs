@@ -31,15 +31,15 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 /// The cookie a form token is bound to when there is no session.
-pub const FORM_COOKIE: &str = "stopgo_form";
+pub(crate) const FORM_COOKIE: &str = "stopgo_form";
 /// The form field that carries the token.
-pub const FIELD: &str = "form_token";
+pub(crate) const FIELD: &str = "form_token";
 /// How long the form cookie lives: a page left open for a month still posts.
 const COOKIE_SECONDS: u64 = 30 * 24 * 3600;
 
 /// This request's form cookie, as the page layer saw or made it.
 #[derive(Clone, Debug)]
-pub struct FormCookie(pub String);
+pub(crate) struct FormCookie(pub String);
 
 /// The token of `binding`.
 fn token_of(binding: &str) -> String {
@@ -51,7 +51,7 @@ fn token_of(binding: &str) -> String {
 
 /// The token forms on this request's pages carry, if the browser has what
 /// one is bound to.
-pub fn token(headers: &HeaderMap, ext: &axum::http::Extensions) -> Option<String> {
+pub(crate) fn token(headers: &HeaderMap, ext: &axum::http::Extensions) -> Option<String> {
     let identity = ext.get::<Identity>();
     let signed_in = identity.is_some_and(|i| i.0.source == Source::Session);
     if signed_in && let Some(s) = session::read_cookie(headers, COOKIE) {
@@ -66,7 +66,7 @@ pub fn token(headers: &HeaderMap, ext: &axum::http::Extensions) -> Option<String
 }
 
 /// Whether `sent` is this request's form token (compared in constant time).
-pub fn check(headers: &HeaderMap, ext: &axum::http::Extensions, sent: Option<&str>) -> bool {
+pub(crate) fn check(headers: &HeaderMap, ext: &axum::http::Extensions, sent: Option<&str>) -> bool {
     match (token(headers, ext), sent) {
         (Some(want), Some(got)) => want.as_bytes().ct_eq(got.trim().as_bytes()).into(),
         _ => false,
@@ -81,7 +81,7 @@ fn is_page(path: &str) -> bool {
 /// Middleware: a page request from a browser without a form cookie gets
 /// one (in the response, and for the page being rendered now); every
 /// request carries the cookie it has as a [`FormCookie`] extension.
-pub async fn layer(State(secure): State<bool>, mut req: Request, next: Next) -> Response {
+pub(crate) async fn layer(State(secure): State<bool>, mut req: Request, next: Next) -> Response {
     let existing = session::read_cookie(req.headers(), FORM_COOKIE).filter(|v| {
         v.len() >= 32
             && v.bytes()

@@ -28,11 +28,11 @@ use std::sync::Arc;
 
 /// The caller, in request extensions.
 #[derive(Clone, Debug)]
-pub struct Identity(pub Arc<Principal>);
+pub(crate) struct Identity(pub Arc<Principal>);
 
 impl Identity {
     /// A caller who proved nothing (auth on, no credentials).
-    pub fn nobody() -> Identity {
+    pub(crate) fn nobody() -> Identity {
         Identity(Arc::new(Principal {
             name: crate::domain::principal::ANONYMOUS.into(),
             roles: Roles::NONE,
@@ -41,7 +41,7 @@ impl Identity {
     }
 
     /// Whether the caller proved who they are (or nothing is enforced).
-    pub fn known(&self) -> bool {
+    pub(crate) fn known(&self) -> bool {
         !self.0.roles.is_empty() || self.0.source != Source::Anonymous
     }
 }
@@ -57,7 +57,7 @@ enum Failure {
 }
 
 /// The bearer token of a request, if any.
-pub fn bearer(h: &HeaderMap) -> Option<&str> {
+pub(crate) fn bearer(h: &HeaderMap) -> Option<&str> {
     let v = h.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = v.split_once(' ')?;
     scheme
@@ -68,7 +68,7 @@ pub fn bearer(h: &HeaderMap) -> Option<&str> {
 
 /// The peer's address (absent when the router is called without a socket,
 /// as in in-process tests).
-pub fn peer(req: &Request) -> IpAddr {
+pub(crate) fn peer(req: &Request) -> IpAddr {
     req.extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0.ip())
@@ -133,7 +133,7 @@ async fn identify(
 }
 
 /// Middleware over every route.
-pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+pub(crate) async fn layer(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let auth: Arc<Auth> = state.auth.clone();
     if !auth.enforced() {
         req.extensions_mut()
@@ -263,7 +263,7 @@ fn too_many(wait: u64) -> Response {
 }
 
 /// HTTP 403 with a JSON-RPC error body (A2A clients read the body).
-pub fn a2a_forbidden(why: &str) -> Response {
+pub(crate) fn a2a_forbidden(why: &str) -> Response {
     (
         StatusCode::FORBIDDEN,
         Json(serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": format!("forbidden: {why}")}})),
@@ -283,7 +283,7 @@ fn to_sign_in(uri: &axum::http::Uri) -> Response {
 }
 
 /// Percent-encodes everything but unreserved characters and `/`.
-pub fn encode(s: &str) -> String {
+pub(crate) fn encode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
@@ -295,7 +295,7 @@ pub fn encode(s: &str) -> String {
 }
 
 /// A `next` target that stays on this site: a path, never `//host` or a URL.
-pub fn local_target(next: Option<&str>) -> String {
+pub(crate) fn local_target(next: Option<&str>) -> String {
     match next {
         Some(n)
             if n.starts_with('/')

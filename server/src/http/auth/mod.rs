@@ -17,47 +17,47 @@
 //! `domain::principal`, called by the engine, so REST, UI and A2A
 //! decisions are authorized by the same function.
 
-pub mod access;
-pub mod form_token;
-pub mod guard;
-pub mod oidc;
-pub mod origin;
-pub mod proxy;
-pub mod ratelimit;
-pub mod session;
-pub mod signin;
-pub mod tokens;
+pub(crate) mod access;
+pub(crate) mod form_token;
+pub(crate) mod guard;
+pub(crate) mod oidc;
+pub(crate) mod origin;
+pub(crate) mod proxy;
+pub(crate) mod ratelimit;
+pub(crate) mod session;
+pub(crate) mod signin;
+pub(crate) mod tokens;
 
 use crate::config::{AuthConfig, AuthMode, Config};
 use std::sync::Arc;
 
 /// What mode `none` on a non-loopback host says, in the log and on every page.
-pub const NO_AUTH_BANNER: &str =
+pub(crate) const NO_AUTH_BANNER: &str =
     "No operator authentication: anyone who can reach this address can approve actions";
 
 /// The auth state every request shares.
-pub struct Auth {
-    pub mode: AuthMode,
-    pub separation_of_duties: bool,
-    pub session_hours: u32,
-    pub tokens: tokens::Tokens,
-    pub oidc: Option<oidc::Oidc>,
-    pub proxy: Option<proxy::Proxy>,
-    pub failures: ratelimit::FailureLimiter,
-    pub origins: Arc<origin::Origins>,
+pub(crate) struct Auth {
+    pub(crate) mode: AuthMode,
+    pub(crate) separation_of_duties: bool,
+    pub(crate) session_hours: u32,
+    pub(crate) tokens: tokens::Tokens,
+    pub(crate) oidc: Option<oidc::Oidc>,
+    pub(crate) proxy: Option<proxy::Proxy>,
+    pub(crate) failures: ratelimit::FailureLimiter,
+    pub(crate) origins: Arc<origin::Origins>,
     /// `Secure` on cookies: `public_url` is https.
-    pub secure_cookies: bool,
+    pub(crate) secure_cookies: bool,
     /// `public_url`, for redirect URIs.
-    pub public_url: Option<String>,
+    pub(crate) public_url: Option<String>,
     /// Limits `auth.denied` audit rows (a flood of refused requests must
     /// not flood the trail).
-    pub denied_rows: ratelimit::FailureLimiter,
+    pub(crate) denied_rows: ratelimit::FailureLimiter,
     /// Mode `none` on a non-loopback host: pages show [`NO_AUTH_BANNER`].
-    pub open_warning: bool,
+    pub(crate) open_warning: bool,
 }
 
 impl Auth {
-    pub fn new(config: &Config) -> Auth {
+    pub(crate) fn new(config: &Config) -> Auth {
         let a: &AuthConfig = &config.auth;
         Auth {
             mode: a.mode,
@@ -91,7 +91,7 @@ impl Auth {
     }
 
     /// Whether anything is enforced.
-    pub fn enforced(&self) -> bool {
+    pub(crate) fn enforced(&self) -> bool {
         self.mode != AuthMode::None
     }
 }

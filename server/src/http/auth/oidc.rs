@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 
 /// At most [`REFRESH_BURST`] JWKS refreshes caused by unknown `kid`s in
 /// this window.
-pub const REFRESH_WINDOW: Duration = Duration::from_secs(30);
-pub const REFRESH_BURST: usize = 3;
+pub(crate) const REFRESH_WINDOW: Duration = Duration::from_secs(30);
+pub(crate) const REFRESH_BURST: usize = 3;
 /// Timeout of every call to the provider.
 const TIMEOUT: Duration = Duration::from_secs(10);
 /// Clock skew tolerated on `exp` and `nbf`.
@@ -31,18 +31,16 @@ const LEEWAY_SECS: u64 = 5;
 
 /// The provider's metadata (the parts we use).
 #[derive(Clone, Debug, Deserialize)]
-pub struct Discovery {
-    pub issuer: String,
-    pub authorization_endpoint: String,
-    pub token_endpoint: String,
-    pub jwks_uri: String,
-    #[serde(default)]
-    pub end_session_endpoint: Option<String>,
+pub(crate) struct Discovery {
+    pub(crate) issuer: String,
+    pub(crate) authorization_endpoint: String,
+    pub(crate) token_endpoint: String,
+    pub(crate) jwks_uri: String,
 }
 
 /// Why a token was not accepted.
 #[derive(Debug, thiserror::Error)]
-pub enum OidcError {
+pub(crate) enum OidcError {
     /// The token is not valid (the client's fault): 401.
     #[error("{0}")]
     Invalid(String),
@@ -62,7 +60,7 @@ struct Cache {
 }
 
 /// The provider, its metadata and keys.
-pub struct Oidc {
+pub(crate) struct Oidc {
     config: OidcConfig,
     http: reqwest::Client,
     /// Read on every request; written on a refresh. A std lock: nothing
@@ -73,7 +71,7 @@ pub struct Oidc {
 }
 
 impl Oidc {
-    pub fn new(config: &OidcConfig) -> Oidc {
+    pub(crate) fn new(config: &OidcConfig) -> Oidc {
         Oidc {
             config: config.clone(),
             http: reqwest::Client::builder()
@@ -93,16 +91,16 @@ impl Oidc {
         }
     }
 
-    pub fn config(&self) -> &OidcConfig {
+    pub(crate) fn config(&self) -> &OidcConfig {
         &self.config
     }
 
-    pub fn http(&self) -> &reqwest::Client {
+    pub(crate) fn http(&self) -> &reqwest::Client {
         &self.http
     }
 
     /// The provider's metadata, fetched if not cached yet.
-    pub async fn discovery(&self) -> Result<Discovery, OidcError> {
+    pub(crate) async fn discovery(&self) -> Result<Discovery, OidcError> {
         if let Some(d) = self.read().discovery.clone() {
             return Ok(d);
         }
@@ -119,7 +117,7 @@ impl Oidc {
 
     /// Fetches metadata and keys. Unless `force`, skips when
     /// [`REFRESH_BURST`] refreshes ran in the last [`REFRESH_WINDOW`].
-    pub async fn refresh(&self, force: bool) -> Result<(), OidcError> {
+    pub(crate) async fn refresh(&self, force: bool) -> Result<(), OidcError> {
         let _one = self.refreshing.lock().await;
         if !force {
             let mut c = self.cache.write().unwrap_or_else(|p| p.into_inner());
@@ -229,7 +227,7 @@ impl Oidc {
 
     /// Validates `token` for `audience` (the API's audience, or the client
     /// id for an ID token) and returns its claims.
-    pub async fn validate(&self, token: &str, audience: &str) -> Result<Value, OidcError> {
+    pub(crate) async fn validate(&self, token: &str, audience: &str) -> Result<Value, OidcError> {
         let header = jsonwebtoken::decode_header(token)
             .map_err(|e| OidcError::Invalid(format!("not a signed JWT: {e}")))?;
         if !matches!(header.alg, Algorithm::RS256 | Algorithm::ES256) {
@@ -265,13 +263,13 @@ impl Oidc {
     }
 
     /// Validates an API bearer token and maps its claims to a principal.
-    pub async fn authenticate(&self, token: &str) -> Result<Principal, OidcError> {
+    pub(crate) async fn authenticate(&self, token: &str) -> Result<Principal, OidcError> {
         let claims = self.validate(token, &self.config.audience).await?;
         self.principal(&claims, Source::Jwt)
     }
 
     /// The principal a token's claims describe.
-    pub fn principal(&self, claims: &Value, source: Source) -> Result<Principal, OidcError> {
+    pub(crate) fn principal(&self, claims: &Value, source: Source) -> Result<Principal, OidcError> {
         let name = claim(claims, &self.config.name_claim)
             .and_then(|v| v.as_str().map(str::to_string))
             .or_else(|| {

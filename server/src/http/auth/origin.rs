@@ -17,7 +17,7 @@
 //! by Leptos carry their own CSP with the per-response script nonce
 //! ([`page_csp`]); other HTML gets [`STATIC_CSP`].
 
-pub use crate::domain::net::parse_origin;
+pub(crate) use crate::domain::net::parse_origin;
 use crate::http::ApiError;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, header};
@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 /// The origins a browser may send state-changing requests from.
 #[derive(Clone, Debug, Default)]
-pub struct Origins {
+pub(crate) struct Origins {
     /// From `public_url`, when set (else the request's `Host` is used).
     public: Option<String>,
     /// `auth.allowed_origins`.
@@ -35,7 +35,7 @@ pub struct Origins {
 }
 
 impl Origins {
-    pub fn new(public_url: Option<&str>, allowed: &[String]) -> Origins {
+    pub(crate) fn new(public_url: Option<&str>, allowed: &[String]) -> Origins {
         Origins {
             public: public_url.and_then(parse_origin),
             allowed: allowed.iter().filter_map(|o| parse_origin(o)).collect(),
@@ -80,7 +80,7 @@ fn has_body(h: &HeaderMap) -> bool {
 }
 
 /// `application/json`, or any `…/…+json`, with or without parameters.
-pub fn is_json(h: &HeaderMap) -> bool {
+pub(crate) fn is_json(h: &HeaderMap) -> bool {
     let Some(ct) = h.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
         return false;
     };
@@ -108,7 +108,12 @@ fn is_form(h: &HeaderMap) -> bool {
 }
 
 /// Why a request was refused as cross-site, if it was.
-pub fn check(origins: &Origins, method: &Method, path: &str, h: &HeaderMap) -> Option<ApiError> {
+pub(crate) fn check(
+    origins: &Origins,
+    method: &Method,
+    path: &str,
+    h: &HeaderMap,
+) -> Option<ApiError> {
     if !changes_state(method) {
         return None;
     }
@@ -143,7 +148,7 @@ pub fn check(origins: &Origins, method: &Method, path: &str, h: &HeaderMap) -> O
 }
 
 /// The CSP of HTML that is not a Leptos page (no inline scripts).
-pub const STATIC_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+pub(crate) const STATIC_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
      img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; \
      form-action 'self'; frame-ancestors 'none'";
 
@@ -152,7 +157,7 @@ pub const STATIC_CSP: &str = "default-src 'self'; script-src 'self'; style-src '
 /// script it writes (the hydration bootstrap and each streamed chunk).
 /// `'wasm-unsafe-eval'` lets the browser compile the app's WebAssembly.
 /// An injected `<script>` has no nonce, so it does not run.
-pub fn page_csp(nonce: &str) -> String {
+pub(crate) fn page_csp(nonce: &str) -> String {
     format!(
         "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; \
          style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; \
@@ -161,7 +166,11 @@ pub fn page_csp(nonce: &str) -> String {
 }
 
 /// Middleware: refuses cross-site state changes; adds the security headers.
-pub async fn layer(State(origins): State<Arc<Origins>>, req: Request, next: Next) -> Response {
+pub(crate) async fn layer(
+    State(origins): State<Arc<Origins>>,
+    req: Request,
+    next: Next,
+) -> Response {
     if let Some(e) = check(&origins, req.method(), req.uri().path(), req.headers()) {
         tracing::info!(method = %req.method(), path = %req.uri().path(), status = e.status().as_u16(), "refused a cross-site request");
         let mut resp = e.into_response();

@@ -7,13 +7,13 @@
 
 use crate::config::ProxyConfig;
 use crate::domain::net::Cidr;
-pub use crate::domain::net::parse_cidr;
+pub(crate) use crate::domain::net::parse_cidr;
 use crate::domain::principal::{Principal, Roles, Source};
 use axum::http::HeaderMap;
 use std::net::IpAddr;
 
 /// The proxy settings, parsed.
-pub struct Proxy {
+pub(crate) struct Proxy {
     user_header: String,
     groups_header: Option<String>,
     role_map: Vec<(String, String)>,
@@ -21,7 +21,7 @@ pub struct Proxy {
 }
 
 /// What the headers say.
-pub enum ProxyIdentity {
+pub(crate) enum ProxyIdentity {
     /// No identity header: not authenticated.
     Absent,
     /// Identity headers from an untrusted peer.
@@ -30,7 +30,7 @@ pub enum ProxyIdentity {
 }
 
 impl Proxy {
-    pub fn new(c: &ProxyConfig) -> Proxy {
+    pub(crate) fn new(c: &ProxyConfig) -> Proxy {
         Proxy {
             user_header: c.user_header.to_ascii_lowercase(),
             groups_header: c.groups_header.as_ref().map(|g| g.to_ascii_lowercase()),
@@ -48,7 +48,7 @@ impl Proxy {
     }
 
     /// The principal the proxy vouches for.
-    pub fn identify(&self, headers: &HeaderMap, peer: Option<IpAddr>) -> ProxyIdentity {
+    pub(crate) fn identify(&self, headers: &HeaderMap, peer: Option<IpAddr>) -> ProxyIdentity {
         let user = headers
             .get(self.user_header.as_str())
             .and_then(|v| v.to_str().ok())

@@ -12,19 +12,19 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Failures allowed per address per window.
-pub const MAX_FAILURES: u32 = 10;
-pub const WINDOW: Duration = Duration::from_secs(60);
+pub(crate) const MAX_FAILURES: u32 = 10;
+pub(crate) const WINDOW: Duration = Duration::from_secs(60);
 /// Addresses tracked at once.
 const CAPACITY: usize = 100_000;
 
 #[derive(Default)]
-pub struct FailureLimiter {
+pub(crate) struct FailureLimiter {
     windows: Mutex<HashMap<IpAddr, (Instant, u32)>>,
 }
 
 impl FailureLimiter {
     /// `Some(seconds to wait)` if `ip` has used up its failures.
-    pub fn blocked(&self, ip: IpAddr) -> Option<u64> {
+    pub(crate) fn blocked(&self, ip: IpAddr) -> Option<u64> {
         let w = self.windows.lock().unwrap_or_else(|p| p.into_inner());
         let (start, n) = w.get(&ip)?;
         let left = WINDOW.checked_sub(start.elapsed())?;
@@ -32,7 +32,7 @@ impl FailureLimiter {
     }
 
     /// Counts a failure of `ip`.
-    pub fn fail(&self, ip: IpAddr) {
+    pub(crate) fn fail(&self, ip: IpAddr) {
         let mut w = self.windows.lock().unwrap_or_else(|p| p.into_inner());
         if w.len() >= CAPACITY {
             w.retain(|_, (start, _)| start.elapsed() < WINDOW);

@@ -10,10 +10,10 @@ use base64::Engine;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
-pub const COOKIE: &str = "stopgo_session";
+pub(crate) const COOKIE: &str = "stopgo_session";
 
 /// A fresh session: the cookie value and the digest to store.
-pub fn new_session() -> (String, String) {
+pub(crate) fn new_session() -> (String, String) {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
     let value = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
@@ -22,19 +22,19 @@ pub fn new_session() -> (String, String) {
 }
 
 /// What the store keeps of a cookie value.
-pub fn digest(value: &str) -> String {
+pub(crate) fn digest(value: &str) -> String {
     crate::domain::digest::hex(&Sha256::digest(value.as_bytes()))
 }
 
 /// A random URL-safe string of `n` bytes (state, nonce, PKCE verifier).
-pub fn random_token(n: usize) -> String {
+pub(crate) fn random_token(n: usize) -> String {
     let mut bytes = vec![0u8; n];
     rand::rng().fill_bytes(&mut bytes);
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
 /// A cookie's value from the request's `Cookie` headers.
-pub fn read_cookie(h: &HeaderMap, name: &str) -> Option<String> {
+pub(crate) fn read_cookie(h: &HeaderMap, name: &str) -> Option<String> {
     h.get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
@@ -46,7 +46,7 @@ pub fn read_cookie(h: &HeaderMap, name: &str) -> Option<String> {
 }
 
 /// `Set-Cookie` for `name=value`, living `max_age` seconds (0 deletes it).
-pub fn set_cookie(name: &str, value: &str, max_age: u64, secure: bool) -> HeaderValue {
+pub(crate) fn set_cookie(name: &str, value: &str, max_age: u64, secure: bool) -> HeaderValue {
     let secure = if secure { "; Secure" } else { "" };
     HeaderValue::from_str(&format!(
         "{name}={value}; HttpOnly; SameSite=Lax; Path=/; Max-Age={max_age}{secure}"

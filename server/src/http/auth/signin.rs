@@ -20,7 +20,7 @@ use super::guard::{Identity, encode, local_target, peer};
 use super::session::{self, COOKIE};
 use crate::config::AuthMode;
 use crate::domain::principal::{Principal, Role};
-pub use crate::domain::text::escape;
+pub(crate) use crate::domain::text::escape;
 use crate::http::ApiError;
 use crate::http::extract::ApiJson;
 use crate::http::state::AppState;
@@ -37,7 +37,7 @@ use sha2::{Digest, Sha256};
 const OIDC_COOKIE: &str = "stopgo_oidc";
 
 #[derive(Deserialize)]
-pub struct NextQuery {
+pub(crate) struct NextQuery {
     next: Option<String>,
     /// Set when a posted sign-in failed: `token` (not one of ours) or
     /// `wait` (too many failures from this address).
@@ -45,7 +45,7 @@ pub struct NextQuery {
 }
 
 /// `GET /ui/sign-in`.
-pub async fn page(
+pub(crate) async fn page(
     State(state): State<AppState>,
     Query(q): Query<NextQuery>,
     req: Request,
@@ -103,7 +103,7 @@ pub async fn page(
 
 /// A small HTML page in the site's style (its stylesheet by its hashed
 /// name when the site has them).
-pub fn html_page(site: &leptos::config::LeptosOptions, title: &str, body: &str) -> Response {
+pub(crate) fn html_page(site: &leptos::config::LeptosOptions, title: &str, body: &str) -> Response {
     Html(format!(
         r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,"><link rel="stylesheet" href="{css}"><title>{t} · Stop &amp; Go</title></head>
 <body><div class="app"><header class="topbar"><a href="/" class="brand"><span class="brand-mark" aria-hidden="true">■▶</span> Stop &amp; Go</a></header>
@@ -115,7 +115,7 @@ pub fn html_page(site: &leptos::config::LeptosOptions, title: &str, body: &str) 
 }
 
 #[derive(Deserialize)]
-pub struct TokenSignIn {
+pub(crate) struct TokenSignIn {
     token: String,
     #[serde(default)]
     next: Option<String>,
@@ -124,7 +124,10 @@ pub struct TokenSignIn {
 /// `POST /ui/sign-in`: the page's form (urlencoded: 303 to `next`, or
 /// back to the page saying why), or `{"token", "next"?}` → `{"next"}`;
 /// either way the session cookie.
-pub async fn with_token(State(state): State<AppState>, req: Request) -> Result<Response, ApiError> {
+pub(crate) async fn with_token(
+    State(state): State<AppState>,
+    req: Request,
+) -> Result<Response, ApiError> {
     let ip = peer(&req);
     if !crate::http::auth::origin::is_json(req.headers()) {
         let crate::http::ui::forms::UiForm(f) =
@@ -231,7 +234,10 @@ async fn start_session(
 
 /// `POST /ui/sign-out`: the header's form (urlencoded) or
 /// `{"form_token"}`, with this browser's form token.
-pub async fn sign_out(State(state): State<AppState>, req: Request) -> Result<Response, ApiError> {
+pub(crate) async fn sign_out(
+    State(state): State<AppState>,
+    req: Request,
+) -> Result<Response, ApiError> {
     let headers = req.headers().clone();
     if crate::http::auth::origin::is_json(&headers) {
         let (parts, body) = req.into_parts();
@@ -274,7 +280,7 @@ pub async fn sign_out(State(state): State<AppState>, req: Request) -> Result<Res
 
 /// Who `identity` is, as the UI shows it (`GET /auth/me`, and the page
 /// renderer's context), with the token this request's forms carry.
-pub fn me(state: &AppState, headers: &HeaderMap, ext: &axum::http::Extensions) -> Viewer {
+pub(crate) fn me(state: &AppState, headers: &HeaderMap, ext: &axum::http::Extensions) -> Viewer {
     Viewer {
         form_token: super::form_token::token(headers, ext),
         ..viewer(state, ext.get::<Identity>())
@@ -303,7 +309,7 @@ fn viewer(state: &AppState, identity: Option<&Identity>) -> Viewer {
 }
 
 /// `GET /auth/me`.
-pub async fn whoami(State(state): State<AppState>, req: Request) -> Json<Viewer> {
+pub(crate) async fn whoami(State(state): State<AppState>, req: Request) -> Json<Viewer> {
     Json(me(&state, req.headers(), req.extensions()))
 }
 
@@ -328,7 +334,7 @@ struct Pending {
 }
 
 /// `GET /ui/auth/oidc?next=`: off to the provider.
-pub async fn oidc_start(
+pub(crate) async fn oidc_start(
     State(state): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<NextQuery>,
@@ -400,14 +406,14 @@ fn form(s: &str) -> String {
 }
 
 #[derive(Deserialize)]
-pub struct Callback {
+pub(crate) struct Callback {
     code: Option<String>,
     state: Option<String>,
     error: Option<String>,
 }
 
 /// `GET /ui/auth/callback`: the provider sent the browser back.
-pub async fn oidc_callback(
+pub(crate) async fn oidc_callback(
     State(state): State<AppState>,
     Query(cb): Query<Callback>,
     req: Request,

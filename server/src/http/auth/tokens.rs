@@ -19,7 +19,7 @@ struct Entry {
 
 /// The configured tokens.
 #[derive(Default)]
-pub struct Tokens {
+pub(crate) struct Tokens {
     entries: Vec<Entry>,
 }
 
@@ -28,7 +28,7 @@ fn digest(token: &str) -> [u8; 32] {
 }
 
 impl Tokens {
-    pub fn new(config: &[TokenConfig]) -> Tokens {
+    pub(crate) fn new(config: &[TokenConfig]) -> Tokens {
         Tokens {
             entries: config
                 .iter()
@@ -42,7 +42,7 @@ impl Tokens {
     }
 
     /// The principal `token` belongs to, if any.
-    pub fn find(&self, token: &str) -> Option<Principal> {
+    pub(crate) fn find(&self, token: &str) -> Option<Principal> {
         let d = digest(token);
         let mut found = None;
         for e in &self.entries {

@@ -20,7 +20,7 @@ const SHAPES: &str = "send {\"approved\": true|false}, {\"action\": \"approve\"|
                       optionally with \"reason\" (and, approving, \"arguments\" to run the tool with)";
 
 /// Reads a decision from any accepted body shape.
-pub fn parse_decision(body: &Value) -> Result<Decision, String> {
+pub(crate) fn parse_decision(body: &Value) -> Result<Decision, String> {
     let Value::Object(m) = body else {
         return Err(format!("the body must be a JSON object: {SHAPES}"));
     };
@@ -72,7 +72,7 @@ pub fn parse_decision(body: &Value) -> Result<Decision, String> {
 }
 
 /// `POST /approvals/:uuid` → `{"conversation": C, "result": R}`.
-pub async fn decide(
+pub(crate) async fn decide(
     State(state): State<AppState>,
     Path(uuid): Path<String>,
     Caller(ctx): Caller,
@@ -95,7 +95,7 @@ const MAX_LIMIT: u32 = 500;
 /// does not silently return the first page.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct InboxParams {
+pub(crate) struct InboxParams {
     limit: Option<u32>,
     cursor: Option<String>,
 }
@@ -103,7 +103,7 @@ pub struct InboxParams {
 /// `GET /approvals?limit=&cursor=` → `{"approvals": [PendingApproval…],
 /// "total": N, "next_cursor"?}`: the approvals waiting for a decision,
 /// oldest first, a page at a time (the inbox).
-pub async fn list(
+pub(crate) async fn list(
     State(state): State<AppState>,
     ApiQuery(p): ApiQuery<InboxParams>,
 ) -> Result<Json<ApprovalList>, ApiError> {
@@ -115,7 +115,7 @@ pub async fn list(
 }
 
 /// A page of the pending approvals, oldest first, with their total.
-pub async fn pending(
+pub(crate) async fn pending(
     store: &crate::store::Store,
     q: ApprovalQuery,
 ) -> Result<ApprovalList, ApiError> {

@@ -20,7 +20,7 @@ use serde::Deserialize;
 const CHUNK: u32 = 500;
 
 #[derive(Deserialize, Default)]
-pub struct AuditQuery {
+pub(crate) struct AuditQuery {
     #[serde(default)]
     after: Option<i64>,
     #[serde(default)]
@@ -41,7 +41,7 @@ enum Format {
 }
 
 /// `GET /audit?after=SEQ&limit=N&format=jsonl|csv`.
-pub async fn export(
+pub(crate) async fn export(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<AuditQuery>,
 ) -> Result<Response, ApiError> {
@@ -162,7 +162,7 @@ fn csv_line(r: &Row) -> String {
 }
 
 /// `GET /ui/audit`: the newest rows, filterable, with download links.
-pub async fn page(
+pub(crate) async fn page(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<AuditQuery>,
 ) -> Result<Response, ApiError> {

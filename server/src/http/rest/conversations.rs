@@ -19,15 +19,15 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 
 /// Default page size of `GET /conversations`.
-pub const DEFAULT_LIMIT: u32 = 50;
+pub(crate) const DEFAULT_LIMIT: u32 = 50;
 /// Largest page size.
-pub const MAX_LIMIT: u32 = 200;
+pub(crate) const MAX_LIMIT: u32 = 200;
 
 /// The query string of `GET /conversations`; unknown parameters are refused
 /// so a typo does not silently return the unfiltered list.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ListParams {
+pub(crate) struct ListParams {
     limit: Option<u32>,
     cursor: Option<String>,
     status: Option<String>,
@@ -51,7 +51,7 @@ impl From<ListParams> for ListQuery {
 /// with `?view=full`.
 #[derive(serde::Serialize)]
 #[serde(untagged)]
-pub enum ListAnswer {
+pub(crate) enum ListAnswer {
     Items(ConversationList),
     Full(FullConversationList),
 }
@@ -59,13 +59,13 @@ pub enum ListAnswer {
 /// The body of `POST /conversations/:id/messages`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SendMessage {
-    pub message: String,
+pub(crate) struct SendMessage {
+    pub(crate) message: String,
 }
 
 /// `POST /conversations` → 201 `{"conversation": C}`, or with a message
 /// `{"conversation": C, "result": R}` after the first turn.
-pub async fn create(
+pub(crate) async fn create(
     State(state): State<AppState>,
     Caller(ctx): Caller,
     ApiJson(body): ApiJson<CreateConversation>,
@@ -82,7 +82,7 @@ pub async fn create(
 }
 
 /// `GET /conversations?limit=&cursor=&status=&q=&view=`.
-pub async fn list(
+pub(crate) async fn list(
     State(state): State<AppState>,
     ApiQuery(params): ApiQuery<ListParams>,
 ) -> Result<Json<ListAnswer>, ApiError> {
@@ -100,7 +100,7 @@ pub async fn list(
 }
 
 /// `GET /conversations/:id` → `{"conversation": C}`.
-pub async fn get(
+pub(crate) async fn get(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<ConversationResponse>, ApiError> {
@@ -113,7 +113,7 @@ pub async fn get(
 
 /// `POST /conversations/:id/messages` → `{"conversation": C, "result": R}`;
 /// 409 with the pending approval while one waits.
-pub async fn send_message(
+pub(crate) async fn send_message(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Caller(ctx): Caller,
@@ -127,7 +127,7 @@ pub async fn send_message(
 }
 
 /// Reads one conversation or says it does not exist.
-pub async fn load(store: &Store, id: String) -> Result<app::models::Conversation, ApiError> {
+pub(crate) async fn load(store: &Store, id: String) -> Result<app::models::Conversation, ApiError> {
     store
         .get_conversation(id.clone())
         .await?
@@ -137,7 +137,7 @@ pub async fn load(store: &Store, id: String) -> Result<app::models::Conversation
 /// Validates a list query and reads the page of list items; shared by the
 /// REST handler and server-side rendering, so both answer the same query
 /// the same way.
-pub async fn list_page(store: &Store, q: ListQuery) -> Result<ConversationList, ApiError> {
+pub(crate) async fn list_page(store: &Store, q: ListQuery) -> Result<ConversationList, ApiError> {
     let (page, summary) = store.list_items(page_request(q)?).await?;
     Ok(ConversationList {
         conversations: page.conversations,
@@ -147,7 +147,10 @@ pub async fn list_page(store: &Store, q: ListQuery) -> Result<ConversationList, 
 }
 
 /// The same page with whole conversations (`?view=full`, A2A `ListTasks`).
-pub async fn full_page(store: &Store, q: ListQuery) -> Result<FullConversationList, ApiError> {
+pub(crate) async fn full_page(
+    store: &Store,
+    q: ListQuery,
+) -> Result<FullConversationList, ApiError> {
     let (page, summary) = store.list_conversations(page_request(q)?).await?;
     Ok(FullConversationList {
         conversations: page.conversations,

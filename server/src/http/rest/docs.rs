@@ -69,7 +69,7 @@ fn components() -> Map<String, Value> {
 }
 
 /// The OpenAPI 3.1 document of the REST API.
-pub fn openapi(state: &AppState) -> Value {
+pub(crate) fn openapi(state: &AppState) -> Value {
     let mut paths = Map::new();
     for route in ROUTES {
         let (r, method, path) = (&route.doc, route.method, route.path);
@@ -155,7 +155,7 @@ fn error_meaning(status: u16) -> &'static str {
 }
 
 /// `GET /openapi.json`.
-pub async fn openapi_json(State(state): State<AppState>) -> Json<Value> {
+pub(crate) async fn openapi_json(State(state): State<AppState>) -> Json<Value> {
     Json(openapi(&state))
 }
 
@@ -167,7 +167,7 @@ fn escape(s: &str) -> String {
 }
 
 /// `GET /docs`: the route table as a page, with "Try it" forms.
-pub async fn page(State(state): State<AppState>) -> Html<String> {
+pub(crate) async fn page(State(state): State<AppState>) -> Html<String> {
     let mut rows = String::new();
     for (i, route) in ROUTES.iter().enumerate() {
         let (r, method, path) = (&route.doc, route.method, route.path);
@@ -273,7 +273,7 @@ label{{display:block;margin:.3rem 0}} button{{padding:.3rem .9rem}}
 
 /// `GET /docs.js`: the "Try it" forms of `/docs`. A file of its own, not an
 /// inline script, so the page works under the HTML CSP (`script-src 'self'`).
-pub async fn script() -> impl axum::response::IntoResponse {
+pub(crate) async fn script() -> impl axum::response::IntoResponse {
     (
         [(
             axum::http::header::CONTENT_TYPE,

@@ -26,7 +26,7 @@ fn last_event_id(headers: &HeaderMap) -> Option<String> {
 }
 
 /// `GET /events`: every conversation.
-pub async fn all(
+pub(crate) async fn all(
     State(state): State<AppState>,
     headers: HeaderMap,
 ) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
@@ -38,7 +38,7 @@ pub async fn all(
 }
 
 /// `GET /conversations/:id/events`: one conversation.
-pub async fn one(
+pub(crate) async fn one(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,

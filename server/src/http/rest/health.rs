@@ -11,7 +11,7 @@ use axum::extract::State;
 
 /// With auth on, a caller who proved nothing gets the status only
 /// (AUTH.md §3): the model's problem is for operators.
-pub async fn health(
+pub(crate) async fn health(
     State(state): State<AppState>,
     identity: Option<axum::Extension<crate::http::auth::guard::Identity>>,
 ) -> Json<Health> {
@@ -23,12 +23,12 @@ pub async fn health(
 }
 
 /// `GET /agent`: name, description and model, for the UI's header and banners.
-pub async fn agent(State(state): State<AppState>) -> Json<AgentInfo> {
+pub(crate) async fn agent(State(state): State<AppState>) -> Json<AgentInfo> {
     Json(agent_info(&state))
 }
 
 /// The agent's description, shared with server-side rendering.
-pub fn agent_info(state: &AppState) -> AgentInfo {
+pub(crate) fn agent_info(state: &AppState) -> AgentInfo {
     AgentInfo {
         name: state.config.name.clone(),
         description: state.config.description.clone(),

@@ -20,7 +20,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use serde_json::Value;
 
-pub fn claims(state: &AppState, token: &str) -> Result<Claims, ApiError> {
+pub(crate) fn claims(state: &AppState, token: &str) -> Result<Claims, ApiError> {
     state
         .notify
         .links()
@@ -29,7 +29,7 @@ pub fn claims(state: &AppState, token: &str) -> Result<Claims, ApiError> {
 }
 
 /// What the link opens, and whether it can still be used.
-pub async fn view(state: &AppState, token: &str) -> Result<LinkView, ApiError> {
+pub(crate) async fn view(state: &AppState, token: &str) -> Result<LinkView, ApiError> {
     let c = claims(state, token)?;
     let a = state.store.approval(&c.approval).await?.ok_or_else(|| {
         ApiError::NotFound("the approval this link was for no longer exists".into())
@@ -66,7 +66,7 @@ pub async fn view(state: &AppState, token: &str) -> Result<LinkView, ApiError> {
 }
 
 /// `GET /links/:token` → [`LinkView`]. Changes nothing.
-pub async fn get(
+pub(crate) async fn get(
     State(state): State<AppState>,
     Path(token): Path<String>,
 ) -> Result<Json<LinkView>, ApiError> {
@@ -76,7 +76,7 @@ pub async fn get(
 /// `POST /links/:token` with `{}` (an approve or reject link) or
 /// `{"approved": bool}` (an open link), optionally `"reason"` →
 /// `{"conversation": C, "result": R}` like `POST /approvals/:uuid`.
-pub async fn decide(
+pub(crate) async fn decide(
     State(state): State<AppState>,
     Path(token): Path<String>,
     Caller(ctx): Caller,
@@ -110,7 +110,7 @@ pub async fn decide(
 /// says its own decision (`approved`, if sent, may only agree), an open
 /// link needs `approved` (a boolean). Shared by the JSON route and the
 /// page's form post.
-pub async fn use_link(
+pub(crate) async fn use_link(
     state: &AppState,
     c: &Claims,
     approved: Option<&Value>,

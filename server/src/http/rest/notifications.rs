@@ -16,14 +16,14 @@ const MAX_LIMIT: u32 = 500;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct NotificationQuery {
+pub(crate) struct NotificationQuery {
     /// `pending`, `delivered`, `dead` or `skipped`.
-    pub status: Option<String>,
-    pub limit: Option<u32>,
+    pub(crate) status: Option<String>,
+    pub(crate) limit: Option<u32>,
 }
 
 /// The newest rows, checked query first.
-pub async fn page(state: &AppState, q: NotificationQuery) -> Result<DeliveryList, ApiError> {
+pub(crate) async fn page(state: &AppState, q: NotificationQuery) -> Result<DeliveryList, ApiError> {
     if let Some(s) = &q.status
         && !["pending", "delivered", "dead", "skipped"].contains(&s.as_str())
     {
@@ -41,7 +41,7 @@ pub async fn page(state: &AppState, q: NotificationQuery) -> Result<DeliveryList
 }
 
 /// `GET /notifications?status=&limit=` → `{"deliveries": [...], "counts": {...}}`.
-pub async fn list(
+pub(crate) async fn list(
     State(state): State<AppState>,
     q: Result<Query<NotificationQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<DeliveryList>, ApiError> {
@@ -51,7 +51,7 @@ pub async fn list(
 
 /// `POST /notifications/:id/retry` (admin): a dead letter is sent again
 /// with a fresh retry window. 409 when it is not a dead letter.
-pub async fn retry(
+pub(crate) async fn retry(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Caller(ctx): Caller,

@@ -8,12 +8,12 @@ use axum::Json;
 use axum::extract::State;
 
 /// `{"pipeline": PipelineNode}`, or `{}` in simple mode.
-pub async fn get(State(state): State<AppState>) -> Json<PipelineView> {
+pub(crate) async fn get(State(state): State<AppState>) -> Json<PipelineView> {
     Json(view(&state))
 }
 
 /// The view both the API and the UI serve.
-pub fn view(state: &AppState) -> PipelineView {
+pub(crate) fn view(state: &AppState) -> PipelineView {
     PipelineView {
         pipeline: state.engine.pipeline_view(),
     }

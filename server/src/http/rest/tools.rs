@@ -10,13 +10,13 @@ use serde_json::{Value, json};
 
 /// `{"tools": [{"name", "description", "inputSchema", "destructiveHint",
 /// "server", "available", "rules": [{"name", "action", "conditional"}]}], "servers": [{"name", "available", "problem"?, "tools"}]}`.
-pub async fn list(State(state): State<AppState>) -> Json<Value> {
+pub(crate) async fn list(State(state): State<AppState>) -> Json<Value> {
     Json(json!({"tools": tool_list(&state).tools, "servers": state.engine.tools().servers()}))
 }
 
 /// Every tool as the API describes it (also what the UI's tools page
 /// renders), each with its effective rule list.
-pub fn tool_list(state: &AppState) -> ToolList {
+pub(crate) fn tool_list(state: &AppState) -> ToolList {
     let policy = state.engine.policy();
     ToolList {
         tools: state
@@ -56,7 +56,7 @@ pub fn tool_list(state: &AppState) -> ToolList {
 /// `POST /tools/:name/accept` (admin): accepts the changed definition of a
 /// held tool (POLICY.md §4), audited as `tool.accepted`; answers the tool
 /// as `GET /tools` lists it. 404 unknown tool, 409 nothing to accept.
-pub async fn accept(
+pub(crate) async fn accept(
     State(state): State<AppState>,
     axum::extract::Path(name): axum::extract::Path<String>,
     crate::http::caller::Caller(ctx): crate::http::caller::Caller,

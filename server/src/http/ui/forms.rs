@@ -38,11 +38,11 @@ const NOTICE_COOKIE: &str = "stopgo_notice";
 const NOTICE_MAX: usize = 1000;
 
 /// A form's fields, in the order posted.
-pub struct Fields(Vec<(String, String)>);
+pub(crate) struct Fields(Vec<(String, String)>);
 
 impl Fields {
     /// The first value posted for `name`.
-    pub fn get(&self, name: &str) -> Option<&str> {
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
         self.0
             .iter()
             .find(|(k, _)| k == name)
@@ -61,7 +61,7 @@ impl Fields {
 /// An `application/x-www-form-urlencoded` body whose form token is this
 /// browser's (`auth::forms`): the only way a `/ui/` form handler reads its
 /// body, so no form endpoint can forget the check.
-pub struct UiForm(pub Fields);
+pub(crate) struct UiForm(pub Fields);
 
 impl<S: Send + Sync> FromRequest<S> for UiForm {
     type Rejection = ApiError;
@@ -187,7 +187,7 @@ fn back_of(f: &Fields, default: &str) -> String {
 
 /// `POST /ui/approvals/:uuid/decide`: `decision` (`approve` | `reject`),
 /// `reason`, `back`, and with `edit=1` the edited arguments.
-pub async fn decide(
+pub(crate) async fn decide(
     State(state): State<AppState>,
     Path(uuid): Path<String>,
     Caller(mut ctx): Caller,
@@ -261,7 +261,7 @@ async fn edited_arguments(
 /// `POST /ui/link/:token`: a notification link's button (`decision` says
 /// which for an Open link), with the optional `reason`; back to the link
 /// page with `?done=approved|rejected`.
-pub async fn link(
+pub(crate) async fn link(
     State(state): State<AppState>,
     Path(token): Path<String>,
     Caller(ctx): Caller,
@@ -295,7 +295,7 @@ pub async fn link(
 }
 
 /// `POST /ui/notifications/:id/retry` (admin): back to the outbox.
-pub async fn retry(
+pub(crate) async fn retry(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Caller(ctx): Caller,
@@ -319,13 +319,13 @@ pub async fn retry(
 }
 
 #[derive(Deserialize)]
-pub struct RefusedQuery {
+pub(crate) struct RefusedQuery {
     back: Option<String>,
 }
 
 /// `GET /ui/refused?back=`: why the last form post was refused (from its
 /// cookie, then forgotten), and the way back.
-pub async fn refused_page(
+pub(crate) async fn refused_page(
     State(state): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<RefusedQuery>,

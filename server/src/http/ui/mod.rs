@@ -8,7 +8,7 @@
 //! unknown path answers as the JSON API does, so an API client never gets an
 //! HTML page.
 
-pub mod forms;
+pub(crate) mod forms;
 
 use crate::http::ApiError;
 use crate::http::rest::conversations;
@@ -99,7 +99,7 @@ impl UiBackend for StoreBackend {
 }
 
 /// The page routes of the app, rendered by Leptos.
-pub fn routes(state: &AppState) -> Router<AppState> {
+pub(crate) fn routes(state: &AppState) -> Router<AppState> {
     let backend: SharedBackend = Arc::new(StoreBackend {
         state: state.clone(),
     });
@@ -151,7 +151,7 @@ fn page_csp() {
 
 /// Unknown paths: assets and UI paths go to Leptos (a file, or the 404
 /// page); everything else is an API 404 in JSON.
-pub async fn fallback(State(state): State<AppState>, req: Request) -> Response {
+pub(crate) async fn fallback(State(state): State<AppState>, req: Request) -> Response {
     let path = req.uri().path().to_string();
     if is_ui_path(&path, &state.leptos.site_root) {
         let backend: SharedBackend = Arc::new(StoreBackend {

@@ -27,14 +27,14 @@ const HOT_TABLES: &str = "status_counts, task_counts, task_deltas, leases, event
 impl Pg {
     /// Vacuums [`HOT_TABLES`]; a table another replica is vacuuming is
     /// skipped, not waited for.
-    pub async fn vacuum_hot_tables(&self) -> Result<(), StoreError> {
+    pub(crate) async fn vacuum_hot_tables(&self) -> Result<(), StoreError> {
         self.on_conn(|conn, _| conn.batch_execute(&format!("VACUUM (SKIP_LOCKED) {HOT_TABLES}")))
             .await
     }
 
     /// Folds the deltas into `task_counts` unless another replica is doing
     /// it; how many task states changed totals.
-    pub async fn fold_task_counts(&self) -> Result<u64, StoreError> {
+    pub(crate) async fn fold_task_counts(&self) -> Result<u64, StoreError> {
         self.on_conn(|conn, _| {
             conn.batch_execute("BEGIN")?;
             let out = (|| {

@@ -24,10 +24,10 @@ const CHANNEL: &str = "stopgo_events";
 
 /// One stored event: its `seq` and its JSON.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EventRow {
-    pub seq: i64,
-    pub conversation_id: Option<String>,
-    pub payload: String,
+pub(crate) struct EventRow {
+    pub(crate) seq: i64,
+    pub(crate) conversation_id: Option<String>,
+    pub(crate) payload: String,
 }
 
 /// One statement appends a whole batch and wakes the listeners: the head
@@ -60,7 +60,7 @@ impl Pg {
     /// Appends `events` (conversation, JSON) in order, in one statement
     /// (one round trip), and wakes every replica's listener. The `seq` of
     /// the last one (the batch's are the ones up to it; 0 when empty).
-    pub async fn append_events(
+    pub(crate) async fn append_events(
         &self,
         events: Vec<(Option<String>, String)>,
     ) -> Result<i64, StoreError> {
@@ -98,7 +98,11 @@ impl Pg {
     }
 
     /// Up to `limit` events after `seq`, oldest first.
-    pub async fn events_after(&self, seq: i64, limit: i64) -> Result<Vec<EventRow>, StoreError> {
+    pub(crate) async fn events_after(
+        &self,
+        seq: i64,
+        limit: i64,
+    ) -> Result<Vec<EventRow>, StoreError> {
         self.on_conn(move |client, _| {
             Ok(client
                 .query(AFTER, &[&seq, &limit])?
@@ -110,13 +114,13 @@ impl Pg {
     }
 
     /// The newest `n` events, oldest first (a replica's backlog at start).
-    pub async fn newest_events(&self, n: i64) -> Result<Vec<EventRow>, StoreError> {
+    pub(crate) async fn newest_events(&self, n: i64) -> Result<Vec<EventRow>, StoreError> {
         self.on_conn(move |client, _| Ok(client.query(NEWEST, &[&n])?.iter().map(row).collect()))
             .await
     }
 
     /// Deletes all but the newest `keep` events.
-    pub async fn prune_events(&self, keep: i64) -> Result<u64, StoreError> {
+    pub(crate) async fn prune_events(&self, keep: i64) -> Result<u64, StoreError> {
         self.on_conn(move |client, _| client.execute(PRUNE, &[&keep]))
             .await
     }
@@ -127,7 +131,7 @@ impl Pg {
     /// (re)connecting (the re-read that covers a lost notification);
     /// reconnects (with a log line) when the connection breaks; stops when
     /// `wake` returns false.
-    pub fn listen(
+    pub(crate) fn listen(
         &self,
         wake: impl Fn(Option<i64>) -> bool + Send + 'static,
     ) -> std::io::Result<()> {

@@ -33,11 +33,11 @@ pub(super) struct Leases {
 
 /// What a heartbeat found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Beat {
+pub(crate) struct Beat {
     /// Conversations whose lease another replica took over.
-    pub lost: Vec<String>,
+    pub(crate) lost: Vec<String>,
     /// Conversations another replica was asked to cancel.
-    pub cancel: Vec<String>,
+    pub(crate) cancel: Vec<String>,
 }
 
 impl Leases {
@@ -111,7 +111,7 @@ pub(super) const TAKE_OVER: &str = "UPDATE leases \
 impl Pg {
     /// Claims the turn of `conversation_id` for this replica: its epoch, or
     /// `None` while another replica (or another turn here) owns it.
-    pub async fn claim(&self, conversation_id: &str) -> Result<Option<i64>, StoreError> {
+    pub(crate) async fn claim(&self, conversation_id: &str) -> Result<Option<i64>, StoreError> {
         let id = conversation_id.to_string();
         let epoch = self
             .on_conn(move |conn, leases| {
@@ -129,7 +129,11 @@ impl Pg {
     /// Gives the lease back (its turn ended). Nothing to do when it is no
     /// longer held here: the turn's last write gave it back with its
     /// commit (`Tx::release_lease`), or another replica took it over.
-    pub async fn release(&self, conversation_id: &str, epoch: i64) -> Result<(), StoreError> {
+    pub(crate) async fn release(
+        &self,
+        conversation_id: &str,
+        epoch: i64,
+    ) -> Result<(), StoreError> {
         if self.inner.leases.epoch(conversation_id) != Some(epoch) {
             return Ok(());
         }
@@ -146,7 +150,7 @@ impl Pg {
 
     /// Stops renewing a lease without a round trip (a turn that ended
     /// abnormally): it expires and the sweeper settles the conversation.
-    pub fn forget(&self, conversation_id: &str, epoch: i64) {
+    pub(crate) fn forget(&self, conversation_id: &str, epoch: i64) {
         self.inner.leases.forget(conversation_id, epoch);
     }
 
@@ -157,7 +161,7 @@ impl Pg {
     }
 
     /// Renews every lease this replica holds, in one statement.
-    pub async fn heartbeat(&self) -> Result<Beat, StoreError> {
+    pub(crate) async fn heartbeat(&self) -> Result<Beat, StoreError> {
         let held: Vec<(String, i64)> = self
             .inner
             .leases
@@ -194,7 +198,7 @@ impl Pg {
 
     /// Asks the replica running `conversation_id` to cancel it; false when
     /// no replica runs it.
-    pub async fn request_cancel(&self, conversation_id: &str) -> Result<bool, StoreError> {
+    pub(crate) async fn request_cancel(&self, conversation_id: &str) -> Result<bool, StoreError> {
         let id = conversation_id.to_string();
         self.on_conn(move |conn, _| Ok(conn.execute(REQUEST_CANCEL, &[&id])? > 0))
             .await

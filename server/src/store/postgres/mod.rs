@@ -34,12 +34,12 @@ mod leases;
 mod pool_size;
 mod tx;
 
-pub use events::EventRow;
-pub use leases::Beat;
+pub(crate) use events::EventRow;
+pub(crate) use leases::Beat;
 
 /// How a closure's statements are grouped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// A read-write transaction (READ COMMITTED).
     Write,
     /// A read-only snapshot (REPEATABLE READ READ ONLY).
@@ -86,7 +86,7 @@ const CONNECT_FOR: Duration = Duration::from_secs(30);
 
 /// A pool of connections to one database.
 #[derive(Clone)]
-pub struct Pg {
+pub(crate) struct Pg {
     inner: Arc<PgInner>,
 }
 
@@ -107,7 +107,7 @@ impl Pg {
     /// Connects (retrying for 30 s), migrates under the migration lock, and
     /// keeps up to `max_connections` connections (unset: see `pool_size`).
     /// Blocking: call it before the server starts, off the async workers.
-    pub fn open(
+    pub(crate) fn open(
         url: &str,
         max_connections: Option<u32>,
         lease_seconds: u32,
@@ -164,7 +164,7 @@ impl Pg {
     /// against 1.56 s once their pools were open. Each connection waits for
     /// a permit like any job; the first failure ends the warming (work
     /// opens connections on demand anyway).
-    pub async fn warm(&self) {
+    pub(crate) async fn warm(&self) {
         while self.inner.opened.load(Ordering::Relaxed) < self.inner.max_connections {
             let Ok(_permit) = self.inner.permits.acquire().await else {
                 return;
@@ -188,7 +188,7 @@ impl Pg {
     }
 
     /// Where the database is (host, port, name; never a password).
-    pub fn shown(&self) -> &str {
+    pub(crate) fn shown(&self) -> &str {
         &self.inner.shown
     }
 
@@ -196,7 +196,7 @@ impl Pg {
     /// read in a consistent read-only snapshot (or a single statement, see
     /// [`Mode`]). Committed when it returns `Ok`; rolled back if `f` fails
     /// or panics.
-    pub async fn run<T, F>(&self, mode: Mode, f: F) -> Result<T, StoreError>
+    pub(crate) async fn run<T, F>(&self, mode: Mode, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
@@ -290,7 +290,7 @@ impl Drop for PgInner {
 /// Checks the audit chain of the database at `url` in one read-only
 /// snapshot (`agent audit verify`; a running replica may keep writing).
 /// Blocking, and not on an async worker.
-pub fn verify_audit(
+pub(crate) fn verify_audit(
     url: &str,
     key: Option<&[u8]>,
 ) -> Result<crate::store::audit::Verdict, StoreError> {

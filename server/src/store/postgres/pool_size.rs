@@ -18,10 +18,10 @@
 use tokio_postgres::config::Host;
 
 /// `store.max_connections`' default for a database on another host.
-pub const REMOTE: u32 = 16;
+pub(crate) const REMOTE: u32 = 16;
 
 /// The pool size for `config` when none is configured, and why.
-pub fn default_for(config: &tokio_postgres::Config) -> (u32, &'static str) {
+pub(crate) fn default_for(config: &tokio_postgres::Config) -> (u32, &'static str) {
     if on_this_host(config) {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let size = u32::try_from(2 * cores).unwrap_or(REMOTE).clamp(4, REMOTE);
