@@ -3,21 +3,23 @@
 //! Each row's `hash` is SHA-256 (HMAC-SHA-256 with `audit.key`) over the
 //! previous row's hash followed by the row's canonical JSON
 //! ([`canonical_row`]: keys sorted, no spaces). The first row's
-//! `prev_hash` is 64 zeros. Rows are appended by [`append`] inside the
+//! `prev_hash` is 64 zeros. Rows are appended ([`AuditTx::audit`]) inside the
 //! transaction of the state change they describe, so there is no decision
 //! without its row, and nothing in the application updates or deletes one.
 //!
-//! The hash is computed by an SQL function (`stopgo_audit_hash`) that each
-//! connection registers with the key when it is opened: the key lives in
-//! the store's connections only, and any write closure can append a row
-//! with nothing but the connection it already has. [`verify`] recomputes
-//! the chain in Rust with the same function and names the first bad row.
+//! On SQLite the hash is computed by an SQL function (`stopgo_audit_hash`,
+//! `sqlite/audit.rs`) that each connection registers with the key when it
+//! is opened: the key lives in the store's connections only, and any write
+//! closure can append a row with nothing but the connection it already
+//! has. PostgreSQL chains a transaction's rows at its commit
+//! (`postgres/audit.rs`). [`verify`] recomputes the chain in Rust with the
+//! same function and names the first bad row.
 
 use super::error::StoreError;
-use super::now;
+#[cfg(doc)]
+use super::tx::AuditTx;
 use crate::domain::digest::{canonical, hex};
 use hmac::{Hmac, Mac};
-use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -94,60 +96,6 @@ pub fn canonical_row(
     }))
 }
 
-/// Registers `stopgo_audit_hash(prev_hash, canonical)` on `conn`.
-pub(crate) fn register(
-    conn: &Connection,
-    key: Option<std::sync::Arc<[u8]>>,
-) -> rusqlite::Result<()> {
-    use rusqlite::functions::FunctionFlags;
-    conn.create_scalar_function(
-        "stopgo_audit_hash",
-        2,
-        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
-        move |ctx| {
-            let prev: String = ctx.get(0)?;
-            let canonical: String = ctx.get(1)?;
-            Ok(chain_hash(key.as_deref(), &prev, &canonical))
-        },
-    )
-}
-
-/// Appends `e` inside the caller's transaction.
-pub(crate) fn append(conn: &Connection, e: &Event<'_>) -> Result<(), StoreError> {
-    let head: Option<(i64, String)> = conn
-        .prepare_cached("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1")?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?;
-    let (prev_seq, prev_hash) = head.unwrap_or((0, GENESIS.to_string()));
-    let seq = prev_seq + 1;
-    let at = now();
-    let canonical = canonical_row(
-        seq,
-        &at,
-        e.actor,
-        e.event,
-        e.conversation_id,
-        e.approval_uuid,
-        &e.details,
-    );
-    conn.prepare_cached(
-        "INSERT INTO audit (seq, at, actor, event, conversation_id, approval_uuid, details, prev_hash, hash) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, stopgo_audit_hash(?8, ?9))",
-    )?
-    .execute(params![
-        seq,
-        at,
-        e.actor,
-        e.event,
-        e.conversation_id,
-        e.approval_uuid,
-        canonical_details(&e.details),
-        prev_hash,
-        canonical
-    ])?;
-    Ok(())
-}
-
 /// Records `conversation.created`.
 pub(crate) fn conversation_created(
     tx: &dyn super::Tx,
@@ -181,47 +129,6 @@ pub(crate) fn message_sent(
     })
 }
 
-fn canonical_details(v: &Value) -> String {
-    canonical(v)
-}
-
-/// Up to `limit` rows after `after`, oldest first.
-pub(crate) fn page(conn: &Connection, after: i64, limit: u32) -> Result<Vec<Row>, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT seq, at, actor, event, conversation_id, approval_uuid, details, prev_hash, hash \
-         FROM audit WHERE seq > ?1 ORDER BY seq LIMIT ?2",
-    )?;
-    let rows = stmt.query_map(params![after, limit], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, String>(3)?,
-            r.get::<_, Option<String>>(4)?,
-            r.get::<_, Option<String>>(5)?,
-            r.get::<_, String>(6)?,
-            r.get::<_, String>(7)?,
-            r.get::<_, String>(8)?,
-        ))
-    })?;
-    rows.map(|row| {
-        let (seq, at, actor, event, conversation_id, approval_uuid, details, prev_hash, hash) =
-            row?;
-        Ok(Row::decode(
-            seq,
-            at,
-            actor,
-            event,
-            conversation_id,
-            approval_uuid,
-            details,
-            prev_hash,
-            hash,
-        ))
-    })
-    .collect()
-}
-
 impl Row {
     /// From its columns. A row whose details are not JSON (edited by hand)
     /// still reads, as a string, so `verify` can name it instead of failing
@@ -251,15 +158,6 @@ impl Row {
             hash,
         }
     }
-}
-
-/// The newest row's `(seq, hash)`, or `(0, GENESIS)` for an empty trail.
-pub(crate) fn head(conn: &Connection) -> Result<(i64, String), StoreError> {
-    Ok(conn
-        .prepare_cached("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1")?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?
-        .unwrap_or((0, GENESIS.to_string())))
 }
 
 /// What [`verify`] found.

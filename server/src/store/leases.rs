@@ -96,7 +96,7 @@ impl Store {
         }))
     }
 
-    /// The lease a committed transaction took with [`super::Tx::lease_new`].
+    /// The lease a committed transaction took with [`super::tx::LeaseTx::lease_new`].
     pub(super) fn adopt_lease(&self, conversation_id: &str, epoch: i64) -> Lease {
         if let Backend::Postgres(pg) = &self.backend {
             pg.adopt(conversation_id, epoch);

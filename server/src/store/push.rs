@@ -13,7 +13,6 @@
 use super::{Store, StoreError, new_id, now};
 use crate::store::outbox::Notification;
 use app::models::Delivery;
-use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
 /// One stored config.
@@ -62,90 +61,6 @@ pub(in crate::store) const ADVANCE: &str = "UPDATE push_configs SET last_state =
 /// `completed`. Other targets' rows are independent of each other.
 pub(in crate::store) const IN_ORDER: &str = "(n.target NOT LIKE 'a2a-push:%' OR NOT EXISTS \
      (SELECT 1 FROM notifications o WHERE o.status = 'pending' AND o.target = n.target AND o.id < n.id))";
-
-fn row(r: &Row<'_>) -> rusqlite::Result<PushConfig> {
-    Ok(PushConfig {
-        uid: r.get(0)?,
-        task_id: r.get(1)?,
-        config_id: r.get(2)?,
-        url: r.get(3)?,
-        token: r.get(4)?,
-        auth_scheme: r.get(5)?,
-        credentials: r.get(6)?,
-        dialect: r.get(7)?,
-        created_by: r.get(8)?,
-        created_at: r.get(9)?,
-        last_state: r.get(10)?,
-    })
-}
-
-// SQLite statements (the PostgreSQL ones are in `postgres/tx.rs`).
-
-pub(crate) fn put(conn: &Connection, p: &PushConfig) -> Result<(), StoreError> {
-    conn.prepare_cached(&format!(
-        "INSERT INTO push_configs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
-         ON CONFLICT (task_id, config_id) DO UPDATE SET url = excluded.url, token = excluded.token, \
-         auth_scheme = excluded.auth_scheme, credentials = excluded.credentials, dialect = excluded.dialect, \
-         created_by = excluded.created_by, created_at = excluded.created_at, last_state = NULL"
-    ))?
-    .execute(params![
-        p.uid,
-        p.task_id,
-        p.config_id,
-        p.url,
-        p.token,
-        p.auth_scheme,
-        p.credentials,
-        p.dialect,
-        p.created_by,
-        p.created_at,
-        p.last_state
-    ])?;
-    Ok(())
-}
-
-pub(crate) fn of_task(conn: &Connection, task_id: &str) -> Result<Vec<PushConfig>, StoreError> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM push_configs WHERE task_id = ?1 ORDER BY created_at, config_id"
-    ))?;
-    let rows = stmt.query_map(params![task_id], row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
-
-pub(crate) fn by_uid(conn: &Connection, uid: &str) -> Result<Option<PushConfig>, StoreError> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM push_configs WHERE uid = ?1"
-        ))?
-        .query_row(params![uid], row)
-        .optional()?)
-}
-
-pub(crate) fn delete(
-    conn: &Connection,
-    task_id: &str,
-    config_id: &str,
-) -> Result<bool, StoreError> {
-    Ok(conn
-        .prepare_cached("DELETE FROM push_configs WHERE task_id = ?1 AND config_id = ?2")?
-        .execute(params![task_id, config_id])?
-        == 1)
-}
-
-pub(crate) fn advance(conn: &Connection, uid: &str, state: &str) -> Result<bool, StoreError> {
-    Ok(conn
-        .prepare_cached(&ADVANCE.replace('$', "?"))?
-        .execute(params![uid, state])?
-        == 1)
-}
-
-pub(crate) fn unsettled(conn: &Connection, limit: u32) -> Result<Vec<PushConfig>, StoreError> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM push_configs WHERE {UNSETTLED} ORDER BY created_at LIMIT ?1"
-    ))?;
-    let rows = stmt.query_map(params![limit], row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
 
 /// The outbox row delivering `payload` (a `StreamResponse`, or a 0.3
 /// task) to the config `uid`.

@@ -6,7 +6,6 @@
 //! lookup, so both take effect at once.
 
 use super::error::StoreError;
-use rusqlite::{Connection, OptionalExtension, params};
 
 /// A signed-in browser.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,51 +29,6 @@ impl Session {
             expires_at,
         }
     }
-}
-
-/// Stores a session under `id_hash`.
-pub(crate) fn insert(conn: &Connection, id_hash: &str, s: &Session) -> Result<(), StoreError> {
-    conn.prepare_cached(
-        "INSERT INTO sessions (id_hash, name, roles, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?
-    .execute(params![id_hash, s.name, s.roles.join(","), super::now(), s.expires_at])?;
-    Ok(())
-}
-
-/// The live session under `id_hash`, if any (`now` is RFC 3339, like
-/// `expires_at`, so they compare as strings).
-pub(crate) fn get(
-    conn: &Connection,
-    id_hash: &str,
-    now: &str,
-) -> Result<Option<Session>, StoreError> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT name, roles, expires_at FROM sessions WHERE id_hash = ?1 AND expires_at > ?2",
-        )?
-        .query_row(params![id_hash, now], |r| {
-            Ok(Session::decode(
-                r.get(0)?,
-                r.get::<_, String>(1)?,
-                r.get(2)?,
-            ))
-        })
-        .optional()?)
-}
-
-/// Deletes a session; returns it if it existed.
-pub(crate) fn delete(conn: &Connection, id_hash: &str) -> Result<Option<Session>, StoreError> {
-    let s = get(conn, id_hash, "")?;
-    conn.prepare_cached("DELETE FROM sessions WHERE id_hash = ?1")?
-        .execute([id_hash])?;
-    Ok(s)
-}
-
-/// Deletes expired sessions.
-pub(crate) fn purge(conn: &Connection, now: &str) -> Result<usize, StoreError> {
-    Ok(conn
-        .prepare_cached("DELETE FROM sessions WHERE expires_at <= ?1")?
-        .execute([now])?)
 }
 
 use super::Store;

@@ -1,4 +1,4 @@
-//! The statements a transaction is made of, as one backend-neutral trait.
+//! The statements a transaction is made of, as backend-neutral traits.
 //!
 //! The store's intent-level methods (open a conversation, record a step,
 //! claim a call, decide, recover...) are written once, against `&dyn Tx`,
@@ -6,6 +6,14 @@
 //! A backend implements these statements and nothing else: the rules (what
 //! a decision writes, which crash rule applies) live in the intents, so two
 //! backends cannot drift apart. No SQL or driver type appears here.
+//!
+//! [`Tx`] is the whole set: one sub-trait per entity ([`ConversationTx`],
+//! [`MessageTx`], [`ApprovalTx`], ...), which each backend implements in
+//! its file of that entity (`sqlite/<entity>.rs` beside
+//! `postgres/<entity>.rs`), and the statements that span entities, kept
+//! on [`Tx`] itself so that a backend can override their defaults with
+//! fewer statements. Callers hold a `&dyn Tx`, which reaches the methods
+//! of every sub-trait.
 
 use super::StoreError;
 use super::approvals::{Approval, Decider, NewApproval};
@@ -19,20 +27,19 @@ use app::models::{
 };
 use app::pipeline::PipelineState;
 
-/// One open transaction (or read snapshot) of a backend.
-pub(crate) trait Tx {
-    // Conversations.
-    /// A new, empty, active conversation.
-    fn insert_conversation(&self, session_id: &str) -> Result<Conversation, StoreError>;
-    /// Records who last asked something of the conversation (and who
-    /// created it, the first time).
-    fn set_requester(&self, id: &str, name: &str, session: &str) -> Result<(), StoreError>;
+/// One open transaction (or read snapshot) of a backend: the statements
+/// of every entity, and those that span entities (conversations and
+/// messages), whose defaults a backend may override with fewer statements.
+pub(crate) trait Tx:
+    ConversationTx + MessageTx + ApprovalTx + LeaseTx + PinTx + OutboxTx + PushTx + AuditTx + SessionTx
+{
     /// A new conversation in `session`, asked by `name`, with its first
-    /// message and its turn running: [`Tx::insert_conversation`],
-    /// [`Tx::set_requester`], [`Tx::append`] and [`Tx::set_turn_running`]
-    /// in one. A backend may write it as one statement (PostgreSQL: one
-    /// row inserted with its final columns, instead of inserted and then
-    /// updated three times).
+    /// message and its turn running:
+    /// [`ConversationTx::insert_conversation`],
+    /// [`ConversationTx::set_requester`], [`MessageTx::append`] and
+    /// [`ConversationTx::set_turn_running`] in one. A backend may write it
+    /// as one statement (PostgreSQL: one row inserted with its final
+    /// columns, instead of inserted and then updated three times).
     fn insert_with_message(
         &self,
         session: &str,
@@ -45,6 +52,24 @@ pub(crate) trait Tx {
         self.set_turn_running(&c.id, true)?;
         Ok((c, m))
     }
+    /// [`MessageTx::append`] of a turn's last message, and
+    /// [`ConversationTx::set_turn_running`] to false: the turn ends with it.
+    /// A backend may write both in one row update (PostgreSQL does, for a
+    /// conversation this transaction fenced). An error when the
+    /// conversation is gone.
+    fn append_ending(&self, conversation_id: &str, m: NewMessage) -> Result<Message, StoreError> {
+        append_then_end(self, conversation_id, m)
+    }
+}
+
+/// Conversations: a conversation's own row (status, requester, turn flag,
+/// pipeline run, A2A context), read whole or as pages.
+pub(crate) trait ConversationTx {
+    /// A new, empty, active conversation.
+    fn insert_conversation(&self, session_id: &str) -> Result<Conversation, StoreError>;
+    /// Records who last asked something of the conversation (and who
+    /// created it, the first time).
+    fn set_requester(&self, id: &str, name: &str, session: &str) -> Result<(), StoreError>;
     fn created_by(&self, id: &str) -> Result<Option<String>, StoreError>;
     fn set_context(&self, id: &str, context_id: &str) -> Result<(), StoreError>;
     /// The newest conversation whose id or A2A context is `context_id`.
@@ -81,18 +106,13 @@ pub(crate) trait Tx {
         before: i64,
         limit: u32,
     ) -> Result<TasksInState, StoreError>;
+}
 
-    // Messages.
+/// Messages: a conversation's timeline and a tool call's lifecycle
+/// (started, result).
+pub(crate) trait MessageTx {
     /// `None` when the conversation does not exist.
     fn append(&self, conversation_id: &str, m: NewMessage) -> Result<Option<Message>, StoreError>;
-    /// [`Tx::append`] of a turn's last message, and
-    /// [`Tx::set_turn_running`] to false: the turn ends with it. A backend
-    /// may write both in one row update (PostgreSQL does, for a
-    /// conversation this transaction fenced). An error when the
-    /// conversation is gone.
-    fn append_ending(&self, conversation_id: &str, m: NewMessage) -> Result<Message, StoreError> {
-        append_then_end(self, conversation_id, m)
-    }
     fn mark_started(&self, message_id: &str) -> Result<(), StoreError>;
     fn clear_started(&self, message_id: &str) -> Result<(), StoreError>;
     /// False when the call already has a result (a result is written once).
@@ -105,9 +125,9 @@ pub(crate) trait Tx {
     fn messages(&self, conversation_id: &str) -> Result<Vec<StoredMessage>, StoreError>;
     /// Milliseconds since the call started, if it did.
     fn running_ms(&self, message_id: &str) -> Result<Option<u64>, StoreError>;
-    /// A run call's result ([`Tx::set_result`]), and how long it ran
-    /// ([`Tx::running_ms`]), for `finish_call`. A backend may read both in
-    /// one statement.
+    /// A run call's result ([`MessageTx::set_result`]), and how long it
+    /// ran ([`MessageTx::running_ms`]), for `finish_call`. A backend may
+    /// read both in one statement.
     fn finish_result(
         &self,
         message_id: &str,
@@ -118,15 +138,18 @@ pub(crate) trait Tx {
         self.set_result(message_id, result, is_error)?;
         Ok(ms)
     }
+}
 
-    // Approvals.
+/// Approvals: the rows a tool call waits on, and their state machine.
+pub(crate) trait ApprovalTx {
     fn insert_approval(&self, a: NewApproval) -> Result<Approval, StoreError>;
     fn approval(&self, uuid: &str) -> Result<Option<Approval>, StoreError>;
     fn approval_for_message(&self, message_id: &str) -> Result<Option<Approval>, StoreError>;
     /// One approval, its row locked until the transaction ends (votes on
     /// one approval from several replicas are counted one after another).
     fn lock_approval(&self, uuid: &str) -> Result<Option<Approval>, StoreError>;
-    /// Records the votes (JSON) of an approval read with [`Tx::lock_approval`].
+    /// Records the votes (JSON) of an approval read with
+    /// [`ApprovalTx::lock_approval`].
     fn set_votes(&self, uuid: &str, votes: &str) -> Result<(), StoreError>;
     /// Records the arguments (JSON) an approver edited before approving.
     fn set_edited(&self, uuid: &str, args: &str, by: &str) -> Result<(), StoreError>;
@@ -167,9 +190,11 @@ pub(crate) trait Tx {
         after: Option<&str>,
         limit: u32,
     ) -> Result<Option<Vec<Approval>>, StoreError>;
+}
 
-    // Leases (several replicas share PostgreSQL; SQLite serves one process
-    // and has none).
+/// Leases (several replicas share PostgreSQL; SQLite serves one process
+/// and has none).
+pub(crate) trait LeaseTx {
     /// Fails with [`StoreError::LeaseLost`] when this replica runs the
     /// conversation's turn under a lease another replica has since taken
     /// over; every write of a turn starts with it.
@@ -184,8 +209,10 @@ pub(crate) trait Tx {
     /// Gives the turn's lease back with this transaction's commit: for the
     /// turn's last write, so the release needs no round trip of its own.
     fn release_lease(&self, conversation_id: &str) -> Result<(), StoreError>;
+}
 
-    // Tool pins (POLICY.md §4).
+/// Tool pins (POLICY.md §4).
+pub(crate) trait PinTx {
     fn pins(&self) -> Result<Vec<super::pins::PinRow>, StoreError>;
     fn pin(&self, server: &str, tool: &str) -> Result<Option<super::pins::PinRow>, StoreError>;
     /// False when the tool was pinned meanwhile.
@@ -199,8 +226,10 @@ pub(crate) trait Tx {
     ) -> Result<(), StoreError>;
     /// The changed definition becomes the pin; false when none waited.
     fn accept_pin(&self, server: &str, tool: &str) -> Result<bool, StoreError>;
+}
 
-    // The notification outbox (POLICY.md §5).
+/// The notification outbox (POLICY.md §5).
+pub(crate) trait OutboxTx {
     fn insert_notification(&self, n: &super::outbox::Notification) -> Result<(), StoreError>;
     /// Due rows (`pending`, `next_at` at or before `now`), oldest first,
     /// held until `until`; rows another transaction holds are skipped.
@@ -236,8 +265,10 @@ pub(crate) trait Tx {
     /// Records the use of a signed link; false when it was used already.
     fn use_link(&self, link: &str, uuid: &str, by: &str, at: &str) -> Result<bool, StoreError>;
     fn link_used(&self, link: &str) -> Result<bool, StoreError>;
+}
 
-    // A2A push notification configs.
+/// A2A push notification configs.
+pub(crate) trait PushTx {
     fn put_push_config(&self, p: &super::push::PushConfig) -> Result<(), StoreError>;
     fn push_configs(&self, task_id: &str) -> Result<Vec<super::push::PushConfig>, StoreError>;
     fn push_config(&self, uid: &str) -> Result<Option<super::push::PushConfig>, StoreError>;
@@ -248,21 +279,25 @@ pub(crate) trait Tx {
         &self,
         limit: u32,
     ) -> Result<Vec<super::push::PushConfig>, StoreError>;
+}
 
-    // The audit trail.
+/// The audit trail.
+pub(crate) trait AuditTx {
     fn audit(&self, e: &Event<'_>) -> Result<(), StoreError>;
     fn audit_page(&self, after: i64, limit: u32) -> Result<Vec<audit::Row>, StoreError>;
     fn audit_head(&self) -> Result<(i64, String), StoreError>;
+}
 
-    // Sign-in sessions (by the hash of their id).
+/// Sign-in sessions (by the hash of their id).
+pub(crate) trait SessionTx {
     fn insert_session(&self, id_hash: &str, s: &Session) -> Result<(), StoreError>;
     fn session(&self, id_hash: &str, now: &str) -> Result<Option<Session>, StoreError>;
     fn delete_session(&self, id_hash: &str) -> Result<Option<Session>, StoreError>;
     fn purge_sessions(&self, now: &str) -> Result<usize, StoreError>;
 }
 
-/// [`Tx::append`] to a conversation the transaction created or holds: its
-/// absence is corruption, not an answer.
+/// [`MessageTx::append`] to a conversation the transaction created or
+/// holds: its absence is corruption, not an answer.
 pub(in crate::store) fn append_existing<T: Tx + ?Sized>(
     tx: &T,
     conversation_id: &str,

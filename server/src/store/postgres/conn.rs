@@ -68,7 +68,7 @@ impl Conn {
             client,
             statements: HashMap::new(),
         };
-        // The audit rows are written as literals (`tx::literal`), which is
+        // The audit rows are written as literals (`audit::literal`), which is
         // safe only with standard strings; it is the default, made certain.
         conn.batch_execute("SET standard_conforming_strings = on")?;
         Ok(conn)

@@ -5,7 +5,7 @@
 //! - The times are the database's (`now()`), so replicas' clocks never
 //!   matter.
 //! - Every write of a turn checks, in its own transaction, that the lease
-//!   it was started under is still this replica's ([`Leases::fence`]); a
+//!   it was started under is still this replica's ([`LeaseTx::fence`]); a
 //!   replica that stalled past its lease finds the epoch moved on and stops
 //!   writing, while the replica that took over applies the crash rules.
 //! - One heartbeat statement renews every lease this replica holds and
@@ -13,11 +13,16 @@
 //! - Claims and releases are single statements outside an explicit
 //!   transaction: one round trip each. Two ride on a turn's own writes
 //!   instead: a new conversation commits with its lease (`LEASE_NEW`), and
-//!   a turn's last write gives it back (`Tx::release_lease`), which the
+//!   a turn's last write gives it back (`LeaseTx::release_lease`), which the
 //!   engine's later release then finds done.
+//!
+//! The transaction's side of a lease ([`LeaseTx`] on a [`PgTx`]: fence,
+//! take over, lease a new conversation, give back) is here too.
 
 use super::Pg;
+use super::tx::{Deferred, PgTx, own};
 use crate::store::StoreError;
+use crate::store::tx::LeaseTx;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -86,11 +91,11 @@ const CLAIM: &str = "INSERT INTO leases (conversation_id, owner, epoch, lease_un
      RETURNING epoch";
 /// The lease of a conversation its own transaction inserts: no other
 /// replica can hold it, so it is a plain insert at the first epoch.
-pub(super) const LEASE_NEW: &str = "INSERT INTO leases (conversation_id, owner, epoch, lease_until) \
+const LEASE_NEW: &str = "INSERT INTO leases (conversation_id, owner, epoch, lease_until) \
      VALUES ($1, $2, $3, now() + make_interval(secs => $4))";
 /// A lease's first epoch.
-pub(super) const NEW_EPOCH: i64 = 1;
-pub(super) const RELEASE: &str = "UPDATE leases SET owner = NULL, lease_until = NULL, cancel_requested = false \
+const NEW_EPOCH: i64 = 1;
+const RELEASE: &str = "UPDATE leases SET owner = NULL, lease_until = NULL, cancel_requested = false \
      WHERE conversation_id = $1 AND epoch = $2 AND owner = $3";
 const RENEW: &str = "UPDATE leases SET lease_until = now() + make_interval(secs => $2) \
      FROM unnest($3::text[], $4::bigint[]) AS h(id, epoch) \
@@ -98,12 +103,12 @@ const RENEW: &str = "UPDATE leases SET lease_until = now() + make_interval(secs 
      RETURNING leases.conversation_id, leases.cancel_requested";
 const REQUEST_CANCEL: &str = "UPDATE leases SET cancel_requested = true \
      WHERE conversation_id = $1 AND owner IS NOT NULL";
-pub(super) const FENCE: &str = "SELECT 1 FROM leases \
+const FENCE: &str = "SELECT 1 FROM leases \
      WHERE conversation_id = $1 AND epoch = $2 AND owner = $3 FOR SHARE";
-pub(super) const TAKE_EXPIRED: &str = "SELECT conversation_id FROM leases \
+const TAKE_EXPIRED: &str = "SELECT conversation_id FROM leases \
      WHERE owner IS NOT NULL AND lease_until < now() \
      ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED";
-pub(super) const TAKE_OVER: &str = "UPDATE leases \
+const TAKE_OVER: &str = "UPDATE leases \
      SET owner = $2, epoch = epoch + 1, lease_until = now() + make_interval(secs => $3), \
          cancel_requested = false \
      WHERE conversation_id = $1 RETURNING epoch";
@@ -128,7 +133,7 @@ impl Pg {
 
     /// Gives the lease back (its turn ended). Nothing to do when it is no
     /// longer held here: the turn's last write gave it back with its
-    /// commit (`Tx::release_lease`), or another replica took it over.
+    /// commit (`LeaseTx::release_lease`), or another replica took it over.
     pub(crate) async fn release(
         &self,
         conversation_id: &str,
@@ -202,5 +207,80 @@ impl Pg {
         let id = conversation_id.to_string();
         self.on_conn(move |conn, _| Ok(conn.execute(REQUEST_CANCEL, &[&id])? > 0))
             .await
+    }
+}
+
+impl LeaseTx for PgTx<'_> {
+    fn fence(&self, conversation_id: &str) -> Result<(), StoreError> {
+        let Some(epoch) = self.leases.epoch(conversation_id) else {
+            return Ok(());
+        };
+        if self.mode == super::Mode::Write {
+            // Held like a write: `stopgo_fence` raises when the lease moved
+            // on, which fails the transaction before anything after it
+            // (a pipelined `COMMIT` included) can take effect.
+            self.deferred.borrow_mut().push(Deferred {
+                sql: "SELECT stopgo_fence($1, $2, $3)",
+                params: vec![
+                    own(conversation_id.to_string()),
+                    own(epoch),
+                    own(self.leases.owner.clone()),
+                ],
+                fence: Some(conversation_id.to_string()),
+            });
+            self.known.borrow_mut().insert(conversation_id.to_string());
+            return Ok(());
+        }
+        // FOR SHARE: a replica taking the lease over waits for this
+        // transaction, so nothing it writes lands after the takeover.
+        match self
+            .first(FENCE, &[&conversation_id, &epoch, &self.leases.owner])?
+            .is_some()
+        {
+            true => Ok(()),
+            false => Err(StoreError::LeaseLost(conversation_id.to_string())),
+        }
+    }
+    fn lease_new(&self, conversation_id: &str) -> Result<i64, StoreError> {
+        // Held like a write: the conversation's insert goes first, in the
+        // same round trip, and a failure fails the transaction.
+        self.defer(
+            LEASE_NEW,
+            vec![
+                own(conversation_id.to_string()),
+                own(self.leases.owner.clone()),
+                own(NEW_EPOCH),
+                own(self.leases.seconds),
+            ],
+        )?;
+        Ok(NEW_EPOCH)
+    }
+    fn release_lease(&self, conversation_id: &str) -> Result<(), StoreError> {
+        let Some(epoch) = self.leases.epoch(conversation_id) else {
+            return Ok(());
+        };
+        self.defer(
+            RELEASE,
+            vec![
+                own(conversation_id.to_string()),
+                own(epoch),
+                own(self.leases.owner.clone()),
+            ],
+        )?;
+        self.released
+            .borrow_mut()
+            .push((conversation_id.to_string(), epoch));
+        Ok(())
+    }
+    fn take_expired_lease(&self) -> Result<Option<(String, i64)>, StoreError> {
+        let Some(row) = self.first(TAKE_EXPIRED, &[])? else {
+            return Ok(None);
+        };
+        let id: String = row.get(0);
+        let epoch: i64 = self
+            .first(TAKE_OVER, &[&id, &self.leases.owner, &self.leases.seconds])?
+            .map(|r| r.get(0))
+            .ok_or_else(|| StoreError::Corrupt(format!("the lease of {id} vanished")))?;
+        Ok(Some((id, epoch)))
     }
 }

@@ -18,6 +18,9 @@
 //! - **Writes run under READ COMMITTED** with conditional updates (the loser
 //!   of a race sees zero rows); reads run in a `REPEATABLE READ READ ONLY`
 //!   transaction, so a page and its counts come from one snapshot.
+//! - **One file per entity** (`conversations.rs`, `messages.rs`, ...,
+//!   mirroring `sqlite/`), each implementing its sub-trait of
+//!   [`Tx`](super::Tx) on [`PgTx`](tx::PgTx) in PostgreSQL's dialect.
 //! - **Round trips are what a turn costs** here, so statements are
 //!   pipelined (`tx.rs`): `BEGIN`, the fence and every write whose answer
 //!   nobody waits for go with the next statement that is waited for, or
@@ -27,11 +30,19 @@
 //! - **Migrations** take an advisory lock, so replicas starting together
 //!   migrate once. A database that cannot be reached is retried for 30 s.
 
+mod approvals;
+mod audit;
 mod conn;
+mod conversations;
 mod counts;
 mod events;
 mod leases;
+mod messages;
+mod outbox;
+mod pins;
 mod pool_size;
+mod push;
+mod sessions;
 mod tx;
 
 pub(crate) use events::EventRow;
