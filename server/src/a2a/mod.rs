@@ -7,7 +7,7 @@
 //! - [`discovery`]: which binding and version a remote agent speaks;
 //! - [`client`]: sends a message to a remote agent and reads its answer
 //!   (or what the remote's waiting task asks for); used by `a2a` nodes and
-//!   `a2a_<name>` tools, through the engine's delegation (`engine/delegate.rs`).
+//!   `a2a_<name>` tools, through the engine's delegation (`engine/calls/delegate.rs`).
 //!
 //! The engine reaches remote agents through the [`RemoteAgents`] trait, so
 //! tests can stand in for the network and the full client (proxy approvals,

@@ -70,7 +70,9 @@ impl Engine {
         let outcome = self
             .inner
             .store
-            .expire(uuid, escalate, |why| super::gate::expired_text(Some(why)))
+            .expire(uuid, escalate, |why| {
+                super::calls::gate::expired_text(Some(why))
+            })
             .await;
         match outcome {
             Ok(ExpiryOutcome::NotDue) => guard.release().await,

@@ -1,16 +1,25 @@
-//! The agent engine: turns, approvals and recovery.
+//! The agent engine: turns, the tool-call lifecycle, the orchestration
+//! tree, and the commands that start, decide and cancel them.
 //!
-//! - `turn`: the tool loop: model → tools → model … → answer, pausing at a
+//! - `turn/`: the tool loop: model → tools → model … → answer, pausing at a
 //!   destructive call; runs a whole turn (simple mode) or one pipeline node
-//!   (`scope`).
-//! - `pipeline`: the orchestration tree and its durable run; one file per
-//!   node kind (`llm_node`, `sequential`, `parallel`, `loop_node`,
-//!   `a2a_node`).
-//! - `decide`: an operator's approve/reject, and the turn going on.
+//!   (`scope`). `model` asks the model, `step` records its answer,
+//!   `history` turns the stored timeline into a transcript.
+//! - `calls/`: one call's lifecycle: claim → gate → approval → execute →
+//!   record (`handle_call`), with the gate (rules, annotations, pins), an
+//!   approver's edit, and delegation to sub-agents with proxied approvals.
+//! - `pipeline/`: the orchestration tree and its durable run (`run`),
+//!   whether a stored run can be resumed (`resume`), `{key}` placeholders
+//!   (`template`), and one file per node kind (`llm_node`, `sequential`,
+//!   `parallel`, `loop_node`, `a2a_node`).
+//! - `commands/`: the public commands: `send` (start a conversation, send a
+//!   message), `decide` (approve/reject, by API or link), `cancel`.
+//! - `expiry`: approvals that time out or escalate.
 //! - `recovery`: what a restart does with turns and approvals it finds
 //!   half-done.
-//! - `history`: the stored timeline as a model transcript.
-//! - `locks`: one writer per conversation.
+//! - `replicas`: each replica's background work (heartbeat, lease
+//!   takeover); `running`: the running turns' cancel switches; `locks`: one
+//!   writer per conversation.
 //!
 //! Key decisions:
 //! - **The database is the turn's state.** The loop re-reads the
@@ -30,31 +39,25 @@
 //!   conversation's lock; the HTTP request awaits it but cannot cancel it by
 //!   disconnecting.
 
-mod a2a_node;
-mod decide;
-mod delegate;
-mod edit;
+mod calls;
+mod commands;
 mod expiry;
-mod gate;
-mod history;
-mod llm_node;
 mod locks;
-mod loop_node;
-mod parallel;
-mod pins;
 mod pipeline;
 mod recovery;
 mod replicas;
 mod running;
-mod scope;
-mod sequential;
 mod turn;
 
-pub(crate) use decide::Decision;
+#[cfg(test)]
+use commands as decide;
+pub(crate) use commands::decide::Decision;
 pub(crate) use locks::{ConversationLocks, LockGuard};
 #[cfg(test)]
 use recovery::TURN_INTERRUPTED_NOTE;
 pub(crate) use turn::TurnOutcome;
+#[cfg(test)]
+use turn::history;
 
 use crate::a2a::RemoteAgents;
 use crate::config::{Config, NodeConfig, NodeKind};
@@ -158,7 +161,7 @@ struct Inner {
     /// The approval rules (`approvals:`), compiled.
     policy: crate::policy::Policy,
     /// The tool pins (POLICY.md §4).
-    pins: pins::PinBoard,
+    pins: calls::pins::PinBoard,
 }
 
 impl Engine {
@@ -205,7 +208,7 @@ impl Engine {
         Engine {
             inner: Arc::new(Inner {
                 policy,
-                pins: pins::PinBoard::default(),
+                pins: calls::pins::PinBoard::default(),
                 store,
                 config,
                 llm,
@@ -269,14 +272,16 @@ impl Engine {
 
     /// Simple mode's sub-agents as `a2a_<name>` tools: the top-level `a2a`
     /// list, plus a lone `llm` root node's own.
-    pub(crate) fn sub_agent_tools(&self) -> Vec<scope::LocalTool> {
+    pub(crate) fn sub_agent_tools(&self) -> Vec<turn::scope::LocalTool> {
         let root = self.inner.simple_root.iter().flat_map(|r| r.a2a.iter());
         self.inner
             .config
             .a2a
             .iter()
             .chain(root)
-            .map(|a| scope::LocalTool::a2a(&a.name, &a.url, &a.description, a.destructive_hint))
+            .map(|a| {
+                turn::scope::LocalTool::a2a(&a.name, &a.url, &a.description, a.destructive_hint)
+            })
             .collect()
     }
 

@@ -115,7 +115,7 @@ pub(in crate::store) struct Encoded {
 impl NewMessage {
     /// The message as both backends store it: a NUL (U+0000), which
     /// PostgreSQL's text cannot hold, becomes U+FFFD. A user's text with
-    /// one is refused before it gets here (`engine::decide`); a model's or
+    /// one is refused before it gets here (`engine::commands::decide`); a model's or
     /// a tool's is kept this way rather than failing the turn after the
     /// tool ran.
     pub(in crate::store) fn storable(mut self) -> Self {

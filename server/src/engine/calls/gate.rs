@@ -5,9 +5,9 @@
 //! destructive tools without asking; an `approve` rule asks there too (a
 //! rule is an explicit instruction, an annotation is only a hint).
 
-use super::scope::Scope;
-use super::{Engine, EngineError};
 use crate::domain::tools::ToolInfo;
+use crate::engine::turn::scope::Scope;
+use crate::engine::{Engine, EngineError};
 use crate::policy::Action;
 use crate::store::DeniedCall;
 use app::models::{EventKind, ToolCall};

@@ -1,7 +1,7 @@
 //! Where a tool loop runs: the whole turn (simple mode) or one run of one
 //! pipeline node.
 //!
-//! The turn loop (`turn.rs`) is the same in both cases; a [`Scope`] tells it
+//! The turn loop (`turn/mod.rs`) is the same in both cases; a [`Scope`] tells it
 //! which stored messages are its own (a node run's messages carry the run
 //! key, so parallel branches writing into one conversation never read each
 //! other's steps), what to send the model, which extra tools exist

@@ -10,11 +10,11 @@
 //! "sub-agent <name> unavailable: <reason>" as the output rather than a
 //! hang (every request is bounded).
 
-use super::EngineError;
 use super::llm_node::pending_call;
-use super::pipeline::{Node, NodeEnd, Run, resolve};
-use super::scope::{LocalTool, Scope};
-use super::turn::Handled;
+use super::{Node, NodeEnd, Run, resolve};
+use crate::engine::EngineError;
+use crate::engine::calls::Handled;
+use crate::engine::turn::scope::{LocalTool, Scope};
 use crate::store::{NewMessage, NodeTag, StoredMessage};
 use app::models::{EventKind, Role, ToolCall};
 use serde_json::json;

@@ -8,14 +8,18 @@
 //! it made, the edit and the result. A proxy approval's edit is checked by
 //! the sub-agent that owns the tool (its schema and its rules).
 
-use super::{Engine, EngineError};
+use crate::engine::{Engine, EngineError};
 use crate::policy::Action;
 use crate::store::approvals::Approval;
 use serde_json::Value;
 
 impl Engine {
     /// Checks `edited` as the arguments of the call `a` waits on.
-    pub(super) fn check_edit(&self, a: &Approval, edited: &Value) -> Result<(), EngineError> {
+    pub(in crate::engine) fn check_edit(
+        &self,
+        a: &Approval,
+        edited: &Value,
+    ) -> Result<(), EngineError> {
         if a.approval.needed() > 1 {
             return Err(EngineError::Invalid(format!(
                 "approval {} needs {} approvers, so its arguments cannot be edited (each vote would approve something else): reject it and ask for the change",
@@ -102,7 +106,7 @@ impl Engine {
         tool.strip_prefix("a2a_")
             .filter(|name| self.sub_agent_url(name).is_some())
             .map(|name| {
-                super::scope::LocalTool::a2a(name, "", "", false)
+                crate::engine::turn::scope::LocalTool::a2a(name, "", "", false)
                     .info
                     .input_schema
             })

@@ -8,8 +8,8 @@
 //! until it finishes or asks, and the pipeline pauses once with every
 //! pending approval listed.
 
-use super::EngineError;
-use super::pipeline::{Node, NodeEnd, Run, child_key, run_node};
+use super::{Node, NodeEnd, Run, child_key, run_node};
+use crate::engine::EngineError;
 use std::sync::Arc;
 
 pub(crate) async fn run(run: Arc<Run>, node: Arc<Node>, key: &str) -> Result<NodeEnd, EngineError> {

@@ -10,9 +10,9 @@
 //! clear result, `approve` asks, `allow` accepts the change at once,
 //! audited). A `destructiveHint` true → false change is always held.
 
-use super::Engine;
 use crate::config::OnToolChange;
 use crate::domain::tools::ToolInfo;
+use crate::engine::Engine;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::RwLock;
@@ -197,7 +197,7 @@ impl Engine {
         &self,
         tool: &str,
         by: &str,
-    ) -> Result<bool, super::EngineError> {
+    ) -> Result<bool, crate::engine::EngineError> {
         let Some(t) = self
             .inner
             .tools
@@ -205,7 +205,7 @@ impl Engine {
             .into_iter()
             .find(|t| t.name == tool)
         else {
-            return Err(super::EngineError::NotFound(format!(
+            return Err(crate::engine::EngineError::NotFound(format!(
                 "no tool named {tool:?}"
             )));
         };

@@ -7,10 +7,10 @@
 //! offered when the node may end its loop, and the node's `a2a` list
 //! becomes `a2a_<name>` tools.
 
-use super::EngineError;
-use super::pipeline::{Node, NodeEnd, Run, resolve};
-use super::scope::{LocalTool, Scope};
-use super::turn::ScopeEnd;
+use super::{Node, NodeEnd, Run, resolve};
+use crate::engine::EngineError;
+use crate::engine::turn::ScopeEnd;
+use crate::engine::turn::scope::{LocalTool, Scope};
 use crate::store::NodeTag;
 use app::pipeline::PendingCall;
 

@@ -6,9 +6,9 @@
 //! in. Without `approvals: enforce` destructive tools run unattended here
 //! (seed FR-024).
 
-use super::EngineError;
-use super::pipeline::{Node, NodeEnd, Run};
+use super::{Node, NodeEnd, Run};
 use crate::config::DEFAULT_MAX_ITERATIONS;
+use crate::engine::EngineError;
 use crate::store::{NewMessage, NodeTag};
 use app::models::Role;
 use std::sync::Arc;

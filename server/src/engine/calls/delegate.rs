@@ -18,10 +18,10 @@
 //! call's latest approval says what to do next.
 
 use super::gate::Gate;
-use super::scope::Scope;
-use super::turn::declined_text;
-use super::{Ctx, Engine, EngineError};
 use crate::a2a::{Outgoing, RemoteReply};
+use crate::engine::turn::declined_text;
+use crate::engine::turn::scope::Scope;
+use crate::engine::{Ctx, Engine, EngineError};
 use crate::store::approvals::{Approval, NewApproval, RemoteRef};
 use app::models::{ApprovalStatus, EventKind, PendingApproval, ToolCall};
 use serde_json::Value;
@@ -199,7 +199,7 @@ impl Engine {
                 _,
             ) => {
                 // Only reachable if a result write was lost; never send again.
-                let text = super::recovery::IN_DOUBT_TEXT;
+                let text = crate::engine::recovery::IN_DOUBT_TEXT;
                 self.finish_call(conversation_id, message_id, tc, text, true, None, scope)
                     .await?;
                 Ok(None)

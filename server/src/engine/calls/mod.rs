@@ -1,0 +1,205 @@
+//! The tool-call lifecycle: claim → gate → approval/question → execute →
+//! record. `handle_call` takes the first unanswered call of a scope and
+//! says whether the turn pauses or what the call's recorded result is.
+//!
+//! - `gate`: what happens to a call before it runs (rules, annotations, pins);
+//! - `approval`: storing a pending approval and pausing;
+//! - `execute`: running a call write-ahead and recording its result;
+//! - `edit`: an approver's edit of the arguments, checked like the model's;
+//! - `pins`: the tool pins and their drift checks;
+//! - `delegate`: calls to sub-agents, with proxied approvals.
+
+mod approval;
+pub(super) mod delegate;
+pub(super) mod edit;
+mod execute;
+pub(super) mod gate;
+pub(super) mod pins;
+
+use crate::engine::turn::scope::{LocalAction, Scope};
+use crate::engine::turn::{declined_text, describe_call};
+use crate::engine::{Ctx, Engine, EngineError};
+use crate::store::StoredMessage;
+use crate::store::approvals::NewApproval;
+use app::models::{ApprovalStatus, EventKind, PendingApproval};
+use gate::Gate;
+
+/// What handling one call did.
+pub(super) enum Handled {
+    /// The turn pauses: the call waits for this approval.
+    Paused(Box<PendingApproval>),
+    /// The call ran here and this result was recorded (with its note).
+    Ran(CallResult),
+    /// Anything else (answered otherwise, delegated, declined…).
+    Other,
+}
+
+/// A call's result as recorded.
+pub(super) struct CallResult {
+    pub(in crate::engine) text: String,
+    pub(in crate::engine) is_error: bool,
+}
+
+impl Engine {
+    /// Handles the first unanswered call of the turn: says whether the turn
+    /// must pause, or the result it recorded when the call ran. `fresh`: the call was recorded by this turn's own step,
+    /// under its lease, so no approval can exist for it yet (one round trip
+    /// less per call on PostgreSQL).
+    pub(super) async fn handle_call(
+        &self,
+        conversation_id: &str,
+        call: &StoredMessage,
+        scope: &Scope,
+        ctx: &Ctx,
+        fresh: bool,
+    ) -> Result<Handled, EngineError> {
+        let store = &self.inner.store;
+        let Some(tc) = call.message.tool_call.clone() else {
+            return Ok(Handled::Other);
+        };
+        let message_id = call.message.id.clone();
+        let info = self
+            .scope_tools(scope)
+            .into_iter()
+            .find(|t| t.name == tc.name);
+        let approval = if fresh {
+            None
+        } else {
+            store.approval_for_message(&message_id).await?
+        };
+        // Only a call nobody has ruled on yet meets the gate.
+        let gate = match approval {
+            None => self.gate(&tc, info.as_ref(), scope),
+            Some(_) => Gate::Run,
+        };
+        if let Some(LocalAction::A2a { agent, url }) =
+            scope.local_tool(&tc.name).map(|t| t.action.clone())
+        {
+            let target = self::delegate::Target {
+                agent: &agent,
+                url: &url,
+            };
+            let paused = self
+                .handle_delegation(
+                    conversation_id,
+                    &message_id,
+                    &tc,
+                    approval,
+                    gate,
+                    target,
+                    scope,
+                    ctx,
+                )
+                .await?;
+            return Ok(paused.map_or(Handled::Other, |a| Handled::Paused(Box::new(a))));
+        }
+        match approval {
+            None if matches!(gate, Gate::Deny { .. }) => {
+                if let Gate::Deny { rule, reason } = gate {
+                    self.deny(conversation_id, &message_id, &tc, (rule, reason), scope)
+                        .await?;
+                }
+                Ok(Handled::Other)
+            }
+            None if matches!(gate, Gate::Ask { .. }) => {
+                let Gate::Ask {
+                    rule,
+                    approvers,
+                    quorum,
+                    expires_in,
+                } = gate
+                else {
+                    return Ok(Handled::Other);
+                };
+                let description = describe_call(&tc.name, tc.server.as_deref(), &tc.arguments);
+                let new = NewApproval {
+                    conversation_id: conversation_id.to_string(),
+                    message_id,
+                    tool_name: tc.name.clone(),
+                    server: tc.server.clone(),
+                    tool_args: tc.arguments.clone(),
+                    description,
+                    remote: None,
+                    traceparent: crate::telemetry::current_traceparent(),
+                    rule: Some(rule),
+                    approvers,
+                    quorum,
+                    expires_in,
+                };
+                Ok(Handled::Paused(Box::new(
+                    self.request_approval(conversation_id, new, scope, None)
+                        .await?,
+                )))
+            }
+            None => self
+                .execute(conversation_id, &message_id, &tc, (None, None), scope, ctx)
+                .await
+                .map(|ran| ran.map_or(Handled::Other, Handled::Ran)),
+            Some(a) => match a.status {
+                ApprovalStatus::Pending => Ok(Handled::Paused(Box::new(a.approval))),
+                ApprovalStatus::Approved => {
+                    // Edited before approving: the tool runs with the
+                    // approver's arguments, and the model hears so.
+                    let (run, note) = match &a.approval.edited_args {
+                        Some(edited) => {
+                            let changes = self::edit::diff(&tc.arguments, edited);
+                            let note = format!(
+                                "An approver ({}) edited the arguments before approving ({}); the tool ran with {edited}.",
+                                a.approval.edited_by.as_deref().unwrap_or("?"),
+                                changes.join("; ")
+                            );
+                            let mut run = tc.clone();
+                            run.arguments = edited.clone();
+                            (run, Some(note))
+                        }
+                        None => (tc.clone(), None),
+                    };
+                    self.execute(
+                        conversation_id,
+                        &message_id,
+                        &run,
+                        (Some(a.approval.uuid.clone()), note),
+                        scope,
+                        ctx,
+                    )
+                    .await
+                    .map(|ran| ran.map_or(Handled::Other, Handled::Ran))
+                }
+                ApprovalStatus::Expired => {
+                    // The expiry answered the call in its transaction; this
+                    // covers a result write that was lost.
+                    let text = self::gate::expired_text(a.reason.as_deref());
+                    store
+                        .answer_call(conversation_id, &message_id, text, true)
+                        .await?;
+                    Ok(Handled::Other)
+                }
+                ApprovalStatus::Rejected | ApprovalStatus::Cancelled => {
+                    let text = declined_text(a.reason.as_deref());
+                    store
+                        .answer_call(conversation_id, &message_id, text, true)
+                        .await?;
+                    self.inner
+                        .events
+                        .emit(EventKind::ToolCallFinished, conversation_id, |e| {
+                            e.tool = Some(tc.name.clone());
+                            e.detail = Some("declined".into());
+                            e.node = scope.node_name();
+                        });
+                    Ok(Handled::Other)
+                }
+                ApprovalStatus::Executing
+                | ApprovalStatus::InDoubt
+                | ApprovalStatus::Executed
+                | ApprovalStatus::Failed => {
+                    // Only reachable if a result write was lost; never run again.
+                    let text = crate::engine::recovery::IN_DOUBT_TEXT.to_string();
+                    store
+                        .answer_call(conversation_id, &message_id, text, true)
+                        .await?;
+                    Ok(Handled::Other)
+                }
+            },
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! An operator's approve/reject (by API or by a signed link), and the turn
+//! going on after it.
+
+use super::{decider, may_decide_by_rule};
+use crate::engine::turn::declined_text;
+use crate::engine::{Ctx, Engine, EngineError, Reply};
+use crate::store::{Decided, DecisionRecord};
+use app::models::{ApprovalStatus, ConversationStatus, EventKind};
+
+/// An operator's decision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Decision {
+    pub(crate) approve: bool,
+    /// Why (for a rejection, told to the model).
+    pub(crate) reason: Option<String>,
+    /// Approve with these arguments instead of the model's (POLICY.md §3).
+    pub(crate) arguments: Option<serde_json::Value>,
+}
+
+impl Engine {
+    /// Approves or rejects a pending approval, then lets the turn go on.
+    pub(crate) async fn decide(
+        &self,
+        uuid: &str,
+        decision: Decision,
+        ctx: Ctx,
+    ) -> Result<Reply, EngineError> {
+        self.decide_with(uuid, decision, ctx, None).await
+    }
+
+    /// [`Engine::decide`] through the signed link `link` (POLICY.md §5):
+    /// checked like any other decision, and the link is used up in the
+    /// decision's transaction.
+    pub(crate) async fn decide_by_link(
+        &self,
+        uuid: &str,
+        decision: Decision,
+        mut ctx: Ctx,
+        link: String,
+    ) -> Result<Reply, EngineError> {
+        ctx.via = "link";
+        self.decide_with(uuid, decision, ctx, Some(link)).await
+    }
+
+    async fn decide_with(
+        &self,
+        uuid: &str,
+        decision: Decision,
+        ctx: Ctx,
+        link: Option<String>,
+    ) -> Result<Reply, EngineError> {
+        let store = &self.inner.store;
+        let found = store
+            .approval(uuid)
+            .await?
+            .ok_or_else(|| EngineError::NotFound(format!("approval {uuid:?} not found")))?;
+        if found.status != ApprovalStatus::Pending {
+            return Err(EngineError::AlreadyDecided {
+                uuid: uuid.to_string(),
+                status: found.status,
+            });
+        }
+        let auth = &self.inner.config.auth;
+        let overrides = crate::domain::principal::may_decide(
+            auth.mode != crate::config::AuthMode::None,
+            auth.separation_of_duties(),
+            &ctx.principal,
+            found.approval.requested_by.as_deref(),
+        )
+        .map_err(|r| EngineError::Forbidden(r.message(&ctx.principal.name)))?;
+        if auth.mode != crate::config::AuthMode::None {
+            may_decide_by_rule(&found.approval, &ctx.principal)?;
+        }
+        if let Some(edited) = &decision.arguments {
+            self.check_edit(&found, edited)?;
+        }
+        let conversation_id = found.approval.conversation_id.clone();
+        // With a quorum each principal votes once; in auth mode none there
+        // are no principals, so browser sessions are counted instead.
+        let voter = (found.approval.needed() > 1).then(|| {
+            if auth.mode == crate::config::AuthMode::None {
+                format!("session:{}", ctx.session_id)
+            } else {
+                ctx.principal.name.clone()
+            }
+        });
+        let guard = self.lock(&conversation_id).await?;
+        let proxy = found.approval.remote_task_id.is_some();
+        let outcome = store
+            .decide(DecisionRecord {
+                uuid: uuid.to_string(),
+                conversation_id: conversation_id.clone(),
+                message_id: found.message_id.clone(),
+                approve: decision.approve,
+                reason: decision.reason.clone(),
+                by: decider(&ctx),
+                // A rejected local call is answered now; a rejected proxy
+                // approval is forwarded to the remote task by the turn.
+                answer: (!decision.approve && !proxy)
+                    .then(|| declined_text(decision.reason.as_deref())),
+                overrides,
+                tool: found.approval.tool_name.clone(),
+                arguments: found.approval.tool_args.clone(),
+                voter: voter.clone(),
+                expires: found.approval.expires_at.is_some(),
+                edited: decision.arguments.clone().map(|after| {
+                    let changes =
+                        crate::engine::calls::edit::diff(&found.approval.tool_args, &after);
+                    (after, changes)
+                }),
+                link,
+            })
+            .await?;
+        match outcome {
+            Decided::Done => {}
+            Decided::Lost(status) => {
+                return Err(EngineError::AlreadyDecided {
+                    uuid: uuid.to_string(),
+                    status,
+                });
+            }
+            Decided::LinkUsed => return Err(EngineError::LinkUsed),
+            Decided::AlreadyVoted => {
+                return Err(EngineError::AlreadyVoted {
+                    uuid: uuid.to_string(),
+                    voter: voter.unwrap_or_default(),
+                });
+            }
+            Decided::Voted { approvals, quorum } => {
+                guard.release().await;
+                tracing::info!(approval = %uuid, conversation = %conversation_id, approvals, quorum, "approval vote recorded");
+                self.inner
+                    .events
+                    .emit(EventKind::ApprovalVoted, &conversation_id, |e| {
+                        e.approval = Some(uuid.to_string());
+                        e.tool = Some(found.approval.tool_name.clone());
+                        e.status = Some(ConversationStatus::WaitingApproval);
+                        e.detail = Some(format!("{approvals} of {quorum}"));
+                    });
+                let now = store
+                    .approval(uuid)
+                    .await?
+                    .map(|a| a.approval)
+                    .unwrap_or(found.approval);
+                return self
+                    .reply(
+                        &conversation_id,
+                        crate::engine::TurnOutcome::Waiting(Box::new(now)),
+                    )
+                    .await;
+            }
+        }
+        tracing::info!(approval = %uuid, conversation = %conversation_id, approved = decision.approve, "approval decided");
+        let waited = crate::telemetry::metrics::since(&found.approval.created_at);
+        let outcome = if decision.approve {
+            "approved"
+        } else {
+            "rejected"
+        };
+        crate::telemetry::metrics::get().approval(outcome, waited);
+        crate::telemetry::approval_wait(
+            &ctx.session_id,
+            found.traceparent.as_deref(),
+            waited.unwrap_or_default(),
+            &found.approval.tool_name,
+            outcome,
+            &ctx.principal.name,
+        );
+        self.inner
+            .events
+            .emit(EventKind::ApprovalDecided, &conversation_id, |e| {
+                e.approval = Some(uuid.to_string());
+                e.tool = Some(found.approval.tool_name.clone());
+                e.status = Some(ConversationStatus::Active);
+                e.running = Some(true);
+                e.detail = Some(
+                    if decision.approve {
+                        "approved"
+                    } else {
+                        "rejected"
+                    }
+                    .into(),
+                );
+            });
+        // The work after the decision belongs to the trace that asked.
+        self.run_turn(conversation_id, ctx, guard, None, found.traceparent)
+            .await
+    }
+}
