@@ -59,7 +59,7 @@ impl Engine {
             },
             ..Default::default()
         };
-        let run = self.run_turn(id.clone(), ctx, guard, None, trace);
+        let run = self.run_turn(id.clone(), ctx, guard, None, None, trace);
         match tracing::Instrument::instrument(run, span).await {
             Ok(_) => tracing::info!(conversation = %id, after, "the turn went on"),
             Err(e) => {

@@ -816,3 +816,62 @@ async fn no_turn_is_left_marked_running_after_it_answers_pauses_or_fails() {
         .unwrap();
     assert!(running(&m.engine).await.is_empty(), "after max_steps");
 }
+
+/// The store round trips of `decide → tool runs → turn settles`, on
+/// `store`: a conversation paused on an approval of `add`, approved
+/// (`Store::round_trips`: SQLite's transactions and reads, PostgreSQL's
+/// requests sent and awaited).
+async fn decide_round_trips(store: Store) -> usize {
+    let tools = Arc::new(FakeTools::default());
+    let engine = Engine::new(store.clone(), config(10), Ok(scripted()), tools.clone());
+    let id = new_conversation(&engine).await;
+    let reply = engine
+        .send_message(&id, "add apples 12".into(), ctx())
+        .await
+        .unwrap();
+    let approval = reply.result.approval.clone().unwrap();
+    let before = store.round_trips();
+    let done = engine
+        .decide(
+            &approval.uuid,
+            Decision {
+                approve: true,
+                reason: None,
+                arguments: None,
+            },
+            ctx(),
+        )
+        .await
+        .unwrap();
+    let trips = store.round_trips() - before;
+    assert_eq!(tools.calls().len(), 1);
+    assert!(done.result.response.starts_with("Result: add ok"));
+    assert_eq!(done.conversation.status, ConversationStatus::Active);
+    trips
+}
+
+#[tokio::test]
+async fn a_decision_costs_a_known_number_of_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = decide_round_trips(Store::open(dir.path()).unwrap()).await;
+    let postgres = match std::env::var("STOPGO_TEST_DATABASE_URL") {
+        Ok(_) => {
+            let url = tokio::task::spawn_blocking(|| test_support::postgres::fresh_database("rt"))
+                .await
+                .unwrap();
+            let store =
+                tokio::task::spawn_blocking(move || Store::open_postgres(&url, Some(4), 30, None))
+                    .await
+                    .unwrap()
+                    .unwrap();
+            Some(decide_round_trips(store).await)
+        }
+        Err(_) => None,
+    };
+    // Before the decided approval was handed to the turn: 9 and 16 (the
+    // turn read it again).
+    assert_eq!(sqlite, 8, "SQLite round trips of a decision");
+    if let Some(postgres) = postgres {
+        assert_eq!(postgres, 15, "PostgreSQL round trips of a decision");
+    }
+}

@@ -72,6 +72,10 @@ pub struct Store {
     backend: Backend,
     /// Which notification targets want which events (POLICY.md §5).
     routes: Arc<outbox::Routes>,
+    /// SQLite's round trips: one per transaction or read (tests count a
+    /// flow's with [`Store::round_trips`]).
+    #[cfg(test)]
+    trips: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 #[derive(Clone)]
@@ -103,6 +107,8 @@ impl Store {
     fn open_file_keyed(path: &Path, audit_key: Option<&[u8]>) -> Result<Store, StoreError> {
         Ok(Store {
             routes: Arc::default(),
+            #[cfg(test)]
+            trips: Arc::default(),
             backend: Backend::Sqlite(sqlite::Sqlite::open(path, audit_key)?),
         })
     }
@@ -118,6 +124,8 @@ impl Store {
     ) -> Result<Store, StoreError> {
         Ok(Store {
             routes: Arc::default(),
+            #[cfg(test)]
+            trips: Arc::default(),
             backend: Backend::Postgres(postgres::Pg::open(
                 url,
                 max_connections,
@@ -154,6 +162,25 @@ impl Store {
         }
     }
 
+    /// The store's round trips so far: on SQLite one per transaction or
+    /// read, on PostgreSQL one per request sent and awaited (statements
+    /// prepared once per connection are not counted).
+    #[cfg(test)]
+    pub(crate) fn round_trips(&self) -> usize {
+        match &self.backend {
+            Backend::Sqlite(_) => self.trips.load(std::sync::atomic::Ordering::SeqCst),
+            Backend::Postgres(pg) => pg.round_trips(),
+        }
+    }
+
+    /// Counts one SQLite round trip.
+    fn trip(&self) {
+        #[cfg(test)]
+        if let Backend::Sqlite(_) = &self.backend {
+            self.trips.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
     /// The database file (SQLite only).
     #[cfg(test)]
     pub(crate) fn path(&self) -> Option<&Path> {
@@ -171,6 +198,7 @@ impl Store {
         T: Send + 'static,
         F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
     {
+        self.trip();
         match &self.backend {
             Backend::Sqlite(s) => s.write(f).await,
             Backend::Postgres(pg) => pg.run(postgres::Mode::Write, f).await,
@@ -195,6 +223,7 @@ impl Store {
         T: Send + 'static,
         F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
     {
+        self.trip();
         match &self.backend {
             Backend::Sqlite(s) => s.read_with(f, true).await,
             Backend::Postgres(pg) => pg.run(postgres::Mode::Single, f).await,
@@ -216,6 +245,7 @@ impl Store {
         T: Send + 'static,
         F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
     {
+        self.trip();
         match &self.backend {
             Backend::Sqlite(s) => s.read_with(f, short).await,
             Backend::Postgres(pg) => pg.run(postgres::Mode::Read, f).await,

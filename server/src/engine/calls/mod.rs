@@ -20,6 +20,7 @@ use crate::engine::turn::scope::{LocalAction, Scope};
 use crate::engine::turn::{declined_text, describe_call};
 use crate::engine::{Ctx, Engine, EngineError};
 use crate::store::StoredMessage;
+use crate::store::approvals::Approval;
 use crate::store::approvals::NewApproval;
 use app::models::{ApprovalStatus, EventKind, PendingApproval};
 use gate::Gate;
@@ -44,7 +45,9 @@ impl Engine {
     /// Handles the first unanswered call of the turn: says whether the turn
     /// must pause, or the result it recorded when the call ran. `fresh`: the call was recorded by this turn's own step,
     /// under its lease, so no approval can exist for it yet (one round trip
-    /// less per call on PostgreSQL).
+    /// less per call on PostgreSQL). `decided`: the call's approval as the
+    /// decision that resumed this turn left it (under this turn's lease),
+    /// so it is not read again.
     pub(super) async fn handle_call(
         &self,
         conversation_id: &str,
@@ -52,6 +55,7 @@ impl Engine {
         scope: &Scope,
         ctx: &Ctx,
         fresh: bool,
+        decided: Option<Approval>,
     ) -> Result<Handled, EngineError> {
         let store = &self.inner.store;
         let Some(tc) = call.message.tool_call.clone() else {
@@ -62,10 +66,10 @@ impl Engine {
             .scope_tools(scope)
             .into_iter()
             .find(|t| t.name == tc.name);
-        let approval = if fresh {
-            None
-        } else {
-            store.approval_for_message(&message_id).await?
+        let approval = match decided {
+            _ if fresh => None,
+            Some(a) => Some(a),
+            None => store.approval_for_message(&message_id).await?,
         };
         // Only a call nobody has ruled on yet meets the gate.
         let gate = match approval {

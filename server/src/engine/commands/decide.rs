@@ -182,8 +182,24 @@ impl Engine {
                     .into(),
                 );
             });
+        // The approval as the decision left it, handed to the turn (which
+        // runs under this lease, so nobody else moved it) instead of read
+        // again. A rejected local call was answered by the decision; a
+        // proxy approval goes through the delegation, which reads its own.
+        let traceparent = found.traceparent.clone();
+        let decided = (decision.approve && !proxy).then(|| {
+            let mut a = found;
+            a.status = ApprovalStatus::Approved;
+            a.reason = decision.reason.clone();
+            a.decided_by = Some(decider(&ctx).name);
+            if let Some(args) = decision.arguments.clone() {
+                a.approval.edited_args = Some(args);
+                a.approval.edited_by = a.decided_by.clone();
+            }
+            a
+        });
         // The work after the decision belongs to the trace that asked.
-        self.run_turn(conversation_id, ctx, guard, None, found.traceparent)
+        self.run_turn(conversation_id, ctx, guard, None, decided, traceparent)
             .await
     }
 }

@@ -33,7 +33,9 @@ impl Engine {
             [m] => Some(StoredMessage::of_user(m.clone())),
             _ => None,
         };
-        let reply = self.run_turn(c.id.clone(), ctx, guard, first, None).await?;
+        let reply = self
+            .run_turn(c.id.clone(), ctx, guard, first, None, None)
+            .await?;
         Ok((reply.conversation.clone(), Some(reply)))
     }
 
@@ -78,7 +80,7 @@ impl Engine {
                 e.status = Some(ConversationStatus::Active);
                 e.running = Some(true);
             });
-        self.run_turn(conversation_id.to_string(), ctx, guard, None, None)
+        self.run_turn(conversation_id.to_string(), ctx, guard, None, None, None)
             .await
     }
 }

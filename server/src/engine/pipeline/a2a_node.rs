@@ -80,7 +80,7 @@ pub(crate) async fn run(run: &Run, node: &Node, key: &str) -> Result<NodeEnd, En
         };
         if call.is_unanswered_call() {
             if let Handled::Paused(a) = engine
-                .handle_call(&run.conversation_id, call, &scope, &run.ctx, false)
+                .handle_call(&run.conversation_id, call, &scope, &run.ctx, false, None)
                 .await?
             {
                 return Ok(NodeEnd::Paused(vec![(pending_call(node, key, &a), *a)]));

@@ -44,7 +44,7 @@ pub(crate) async fn run(run: &Run, node: &Node, key: &str) -> Result<NodeEnd, En
         stop_on_reject: node.stop_on_reject,
     };
     let end = engine
-        .run_scope(&run.conversation_id, &scope, &run.ctx, None)
+        .run_scope(&run.conversation_id, &scope, &run.ctx, None, None)
         .await?;
     Ok(match end {
         ScopeEnd::Done(output) | ScopeEnd::Answered(output, _) => NodeEnd::Done {

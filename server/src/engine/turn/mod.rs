@@ -18,6 +18,7 @@ mod step;
 
 use crate::engine::calls::{CallResult, Handled};
 use crate::engine::{Ctx, Engine, EngineError, Reply};
+use crate::store::approvals::Approval;
 use crate::store::{NewMessage, StoreError, StoredMessage};
 use app::models::{EventKind, PendingApproval, ProcessResult, Role};
 use scope::Scope;
@@ -122,6 +123,7 @@ impl Engine {
         ctx: Ctx,
         guard: crate::engine::locks::LockGuard,
         first: Option<StoredMessage>,
+        decided: Option<Approval>,
         trace: Option<String>,
     ) -> Result<Reply, EngineError> {
         let engine = self.clone();
@@ -138,7 +140,7 @@ impl Engine {
             async move {
                 let started = std::time::Instant::now();
                 engine.inner.turns.start(&id);
-                let outcome = engine.drive(&id, &ctx, first).await;
+                let outcome = engine.drive(&id, &ctx, first, decided).await;
                 engine.inner.turns.end(&id);
                 let how = match &outcome {
                     Ok(TurnOutcome::Done(..)) => "completed",
@@ -216,6 +218,7 @@ impl Engine {
         conversation_id: &str,
         ctx: &Ctx,
         first: Option<StoredMessage>,
+        decided: Option<Approval>,
     ) -> Result<TurnOutcome, EngineError> {
         if self.inner.pipeline.is_some() {
             return self.drive_pipeline(conversation_id, ctx).await;
@@ -229,7 +232,9 @@ impl Engine {
         let user = first.as_ref().map(|m| m.message.content.as_str());
         let scope = self.simple_scope(conversation_id, user).await?;
         let known = first.map(|m| vec![m]);
-        let end = self.run_scope(conversation_id, &scope, ctx, known).await?;
+        let end = self
+            .run_scope(conversation_id, &scope, ctx, known, decided)
+            .await?;
         Ok(match end {
             ScopeEnd::Waiting(a) => TurnOutcome::Waiting(a),
             ScopeEnd::Done(t) | ScopeEnd::ExitLoop(t) | ScopeEnd::Stopped(t) => {
@@ -252,6 +257,7 @@ impl Engine {
         scope: &Scope,
         ctx: &Ctx,
         known: Option<Vec<StoredMessage>>,
+        decided: Option<Approval>,
     ) -> Result<ScopeEnd, EngineError> {
         let store = &self.inner.store;
         let cancelled = self.inner.turns.token(conversation_id);
@@ -263,6 +269,9 @@ impl Engine {
         // since, and the next pass needs no read. Any other pass reads.
         // (The engine's view: the call times it never reads are not kept.)
         let mut known = known.filter(|_| scope.node.is_none());
+        // The approval a decision just moved on (simple mode): handed to
+        // its call instead of read again.
+        let mut decided = decided.filter(|_| scope.node.is_none());
         loop {
             // A cancel is seen between steps: a tool that started finishes
             // and its result is kept.
@@ -284,7 +293,14 @@ impl Engine {
                 let fresh = recorded.is_some() && call.step == recorded;
                 let message_id = call.message.id.clone();
                 match self
-                    .handle_call(conversation_id, call, scope, ctx, fresh)
+                    .handle_call(
+                        conversation_id,
+                        call,
+                        scope,
+                        ctx,
+                        fresh,
+                        decided.take_if(|a| a.message_id == message_id),
+                    )
                     .await?
                 {
                     Handled::Paused(paused) => return Ok(ScopeEnd::Waiting(paused)),

@@ -28,6 +28,9 @@ pub(in crate::store) struct Conn {
     runtime: tokio::runtime::Runtime,
     client: Client,
     statements: HashMap<String, Statement>,
+    /// Where this connection counts its round trips (set by the pool).
+    #[cfg(test)]
+    pub(super) trips: Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>,
 }
 
 /// One step of a pipeline.
@@ -67,11 +70,21 @@ impl Conn {
             runtime,
             client,
             statements: HashMap::new(),
+            #[cfg(test)]
+            trips: None,
         };
         // The audit rows are written as literals (`audit::literal`), which is
         // safe only with standard strings; it is the default, made certain.
         conn.batch_execute("SET standard_conforming_strings = on")?;
         Ok(conn)
+    }
+
+    /// Counts one request sent and awaited.
+    fn trip(&self) {
+        #[cfg(test)]
+        if let Some(t) = &self.trips {
+            t.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
     }
 
     pub(super) fn is_closed(&self) -> bool {
@@ -91,6 +104,7 @@ impl Conn {
 
     pub(super) fn query(&mut self, sql: &str, params: Params<'_>) -> Result<Vec<Row>, Error> {
         let s = self.prepared(sql)?;
+        self.trip();
         self.runtime.block_on(self.client.query(&s, params))
     }
 
@@ -104,10 +118,12 @@ impl Conn {
 
     pub(super) fn execute(&mut self, sql: &str, params: Params<'_>) -> Result<u64, Error> {
         let s = self.prepared(sql)?;
+        self.trip();
         self.runtime.block_on(self.client.execute(&s, params))
     }
 
     pub(super) fn batch_execute(&mut self, sql: &str) -> Result<(), Error> {
+        self.trip();
         self.runtime.block_on(self.client.batch_execute(sql))
     }
 
@@ -117,6 +133,7 @@ impl Conn {
     /// transaction they then fail too, and a `COMMIT` among them rolls
     /// back): the caller reads the first error.
     pub(super) fn pipeline(&mut self, steps: &[Step<'_>]) -> Vec<Result<Answer, Error>> {
+        self.trip();
         let client = &self.client;
         let mut futures: Vec<StepFuture<'_>> =
             steps

@@ -112,6 +112,9 @@ struct PgInner {
     permits: tokio::sync::Semaphore,
     audit_key: Option<Arc<[u8]>>,
     leases: leases::Leases,
+    /// Round trips of the pool's connections (see [`Pg::round_trips`]).
+    #[cfg(test)]
+    trips: Arc<AtomicUsize>,
 }
 
 impl Pg {
@@ -163,6 +166,8 @@ impl Pg {
                 permits: tokio::sync::Semaphore::new(max_connections),
                 audit_key,
                 leases: leases::Leases::new(lease_seconds),
+                #[cfg(test)]
+                trips: Arc::default(),
             }),
         };
         Ok(pg)
@@ -259,6 +264,10 @@ impl Pg {
                         .map_err(|e| StoreError::Backend(format!("cannot connect: {e}")))?
                 }
             };
+            #[cfg(test)]
+            {
+                conn.trips = Some(inner.trips.clone());
+            }
             let out = f(&mut conn);
             if conn.is_closed() {
                 inner.opened.fetch_sub(1, Ordering::Relaxed);
@@ -273,6 +282,14 @@ impl Pg {
         })
         .await
         .map_err(|e| StoreError::Worker(e.to_string()))?
+    }
+}
+
+impl Pg {
+    /// Requests sent and awaited on the pool's connections so far.
+    #[cfg(test)]
+    pub(crate) fn round_trips(&self) -> usize {
+        self.inner.trips.load(Ordering::SeqCst)
     }
 }
 
