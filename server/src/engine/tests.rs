@@ -610,7 +610,7 @@ async fn after_a_crash_an_executing_approval_is_in_doubt_and_never_rerun() {
         let u = uuid.clone();
         s.engine
             .store()
-            .write(move |tx| {
+            .write_raw(move |tx| {
                 tx.transition(
                     &u,
                     &[ApprovalStatus::Pending],
@@ -631,7 +631,7 @@ async fn after_a_crash_an_executing_approval_is_in_doubt_and_never_rerun() {
     assert!(resume.is_empty());
     let a = engine
         .store()
-        .read({
+        .read_raw({
             let u = uuid.clone();
             move |tx| tx.approval(&u)
         })
@@ -668,7 +668,7 @@ async fn after_a_crash_an_approved_action_is_resumed_and_runs_once() {
         let cid = id.clone();
         s.engine
             .store()
-            .write(move |tx| {
+            .write_raw(move |tx| {
                 tx.transition(
                     &u,
                     &[ApprovalStatus::Pending],
@@ -710,7 +710,7 @@ async fn after_a_crash_an_approved_action_is_resumed_and_runs_once() {
             );
             let a = engine
                 .store()
-                .read({
+                .read_raw({
                     let u = uuid.clone();
                     move |tx| tx.approval(&u)
                 })
@@ -732,7 +732,7 @@ async fn after_a_crash_a_running_turn_is_marked_interrupted() {
     let cid = id.clone();
     s.engine
         .store()
-        .write(move |tx| {
+        .write_raw(move |tx| {
             tx.append(&cid, crate::store::NewMessage::text(Role::User, "list"))?;
             tx.set_turn_running(&cid, true)?;
             Ok(())
@@ -756,7 +756,7 @@ async fn no_turn_is_left_marked_running_after_it_answers_pauses_or_fails() {
     let id = new_conversation(&s.engine).await;
     let running = |e: &Engine| {
         let e = e.clone();
-        async move { e.store().read(|tx| tx.running()).await.unwrap() }
+        async move { e.store().read_raw(|tx| tx.running()).await.unwrap() }
     };
     s.engine
         .send_message(&id, "list".into(), ctx())

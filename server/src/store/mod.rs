@@ -56,6 +56,12 @@ pub(crate) use leases::Lease;
 pub(crate) use messages::{NewMessage, NodeTag, StoredMessage};
 pub(crate) use postgres::EventRow;
 pub(crate) use turns::{Requester, StepMessage};
+// `Tx` is the store's own: outside `store/` only the A2A conformance
+// executor (feature `a2a-tck`) and tests that stage a state no intent makes
+// (a crash half-way) name it, through `Store::write_raw`.
+#[cfg(not(any(test, feature = "a2a-tck")))]
+pub(in crate::store) use tx::Tx;
+#[cfg(any(test, feature = "a2a-tck"))]
 pub(crate) use tx::Tx;
 // Ids and timestamps are the domain's; the store's files name them as
 // `super::{new_id, now}`.
@@ -191,9 +197,9 @@ impl Store {
     }
 
     /// Runs `f` in one transaction; it has committed when this returns
-    /// `Ok`. The store's own intents are built on it (and tests that set a
-    /// state up): everything else calls an intent.
-    pub(crate) async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    /// `Ok`. The store's own intents are built on it: everything else
+    /// calls an intent.
+    pub(in crate::store) async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
@@ -205,9 +211,31 @@ impl Store {
         }
     }
 
+    /// [`Store::write`] for the A2A conformance executor (its scripted
+    /// tasks are no intent of the agent's) and for tests that stage a
+    /// state no intent makes: never in a production build.
+    #[cfg(any(test, feature = "a2a-tck"))]
+    pub(crate) async fn write_raw<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.write(f).await
+    }
+
+    /// [`Store::read`] for tests that look at a state no intent reads.
+    #[cfg(test)]
+    pub(crate) async fn read_raw<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.read(f).await
+    }
+
     /// Runs `f` in one read transaction (a consistent snapshot); a short
     /// read (a conversation, a few rows).
-    pub(crate) async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub(in crate::store) async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
@@ -218,7 +246,7 @@ impl Store {
     /// Like [`Store::read`], for a read of one statement (one statement is
     /// its own snapshot): on PostgreSQL it goes without `BEGIN`/`COMMIT`,
     /// two round trips fewer. A second statement in `f` is an error.
-    pub(crate) async fn read_one<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub(in crate::store) async fn read_one<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,
@@ -232,7 +260,7 @@ impl Store {
 
     /// Like [`Store::read`], for reads that may take long (a page, a text
     /// search, a scan): on SQLite, never on the write connection.
-    pub(crate) async fn read_long<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub(in crate::store) async fn read_long<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&dyn Tx) -> Result<T, StoreError> + Send + 'static,

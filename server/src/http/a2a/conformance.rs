@@ -249,7 +249,7 @@ async fn write<T: Send + 'static>(
 ) -> Result<T, RpcError> {
     state
         .store
-        .write(f)
+        .write_raw(f)
         .await
         .map_err(|e| RpcError::internal(e.to_string()))
 }
