@@ -7,18 +7,18 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// Lower-case hex.
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Hex SHA-256 of a value's canonical JSON: how arguments are recorded
 /// (a digest, never the arguments, which may hold secrets).
-pub fn digest(v: &Value) -> String {
+pub(crate) fn digest(v: &Value) -> String {
     hex(&Sha256::digest(canonical(v).as_bytes()))
 }
 
 /// JSON with object keys sorted at every level and no whitespace.
-pub fn canonical(v: &Value) -> String {
+pub(crate) fn canonical(v: &Value) -> String {
     let mut out = String::new();
     write_canonical(v, &mut out);
     out
@@ -52,9 +52,4 @@ fn write_canonical(v: &Value, out: &mut String) {
         }
         scalar => out.push_str(&scalar.to_string()),
     }
-}
-
-/// Lower-case hex SHA-256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
 }

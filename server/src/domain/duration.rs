@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 /// Parses `text`, or says what is accepted.
-pub fn parse(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (digits, unit) = t.split_at(split);
@@ -28,7 +28,7 @@ pub fn parse(text: &str) -> Result<Duration, String> {
 }
 
 /// The shortest way to write `d` back (`3600s` → `1h`).
-pub fn show(d: Duration) -> String {
+pub(crate) fn show(d: Duration) -> String {
     let s = d.as_secs();
     for (unit, size) in [("d", 86_400), ("h", 3600), ("m", 60)] {
         if s >= size && s.is_multiple_of(size) {

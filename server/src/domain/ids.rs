@@ -1,7 +1,7 @@
 //! Ids and timestamps as every layer writes them.
 
 /// The current time as stored: RFC 3339, UTC, milliseconds.
-pub fn now() -> String {
+pub(crate) fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
@@ -12,6 +12,6 @@ pub fn now() -> String {
 /// new conversations writes that page once instead of one random page per
 /// row, and the hot pages stay cached. Seventy-odd random bits per id keep
 /// them unguessable; the time they reveal is already in `created_at`.
-pub fn new_id() -> String {
+pub(crate) fn new_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }

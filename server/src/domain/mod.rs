@@ -13,17 +13,17 @@
 //! collaborators, the engine and the HTTP layer can all use them without
 //! depending on each other.
 
-pub mod digest;
-pub mod duration;
-pub mod ids;
+pub(crate) mod digest;
+pub(crate) mod duration;
+pub(crate) mod ids;
 pub mod net;
-pub mod principal;
-pub mod problem;
-pub mod text;
-pub mod tools;
+pub(crate) mod principal;
+pub(crate) mod problem;
+pub(crate) mod text;
+pub(crate) mod tools;
 
 use std::future::Future;
 use std::pin::Pin;
 
 /// A boxed, sendable future borrowing from `'a`.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

@@ -13,7 +13,7 @@ pub fn is_loopback_host(host: &str) -> bool {
 }
 
 /// An origin: `scheme://host[:port]`, lower-cased, default ports dropped.
-pub fn parse_origin(s: &str) -> Option<String> {
+pub(crate) fn parse_origin(s: &str) -> Option<String> {
     let s = s.trim();
     let (scheme, rest) = s.split_once("://")?;
     let scheme = scheme.to_ascii_lowercase();
@@ -33,13 +33,13 @@ pub fn parse_origin(s: &str) -> Option<String> {
 
 /// An address range (`127.0.0.1/32`, `::1/128`; a bare address is one host).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Cidr {
+pub(crate) struct Cidr {
     net: IpAddr,
     bits: u8,
 }
 
 /// Parses `addr[/bits]`.
-pub fn parse_cidr(s: &str) -> Option<Cidr> {
+pub(crate) fn parse_cidr(s: &str) -> Option<Cidr> {
     let s = s.trim();
     let (a, bits) = match s.split_once('/') {
         Some((a, b)) => (a, Some(b.parse::<u8>().ok()?)),
@@ -52,7 +52,7 @@ pub fn parse_cidr(s: &str) -> Option<Cidr> {
 }
 
 impl Cidr {
-    pub fn contains(&self, ip: IpAddr) -> bool {
+    pub(crate) fn contains(&self, ip: IpAddr) -> bool {
         // An IPv4 peer may arrive as an IPv4-mapped IPv6 address.
         let ip = match ip {
             IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),

@@ -9,7 +9,7 @@ use std::fmt;
 
 /// One of the four roles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Role {
+pub(crate) enum Role {
     Viewer,
     Requester,
     Approver,
@@ -17,7 +17,7 @@ pub enum Role {
 }
 
 impl Role {
-    pub fn parse(s: &str) -> Option<Role> {
+    pub(crate) fn parse(s: &str) -> Option<Role> {
         match s {
             "viewer" => Some(Role::Viewer),
             "requester" => Some(Role::Requester),
@@ -27,7 +27,7 @@ impl Role {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Role::Viewer => "viewer",
             Role::Requester => "requester",
@@ -54,20 +54,20 @@ impl fmt::Display for Role {
 
 /// A set of roles.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Roles(u8);
+pub(crate) struct Roles(u8);
 
 impl Roles {
     /// Every role (mode `none`: nothing is enforced).
-    pub const ALL: Roles = Roles(15);
-    pub const NONE: Roles = Roles(0);
+    pub(crate) const ALL: Roles = Roles(15);
+    pub(crate) const NONE: Roles = Roles(0);
 
-    pub fn with(self, r: Role) -> Roles {
+    pub(crate) fn with(self, r: Role) -> Roles {
         Roles(self.0 | r.bit())
     }
 
     /// Parses role names, skipping unknown ones (config validation has
     /// refused those already; claims from an IdP may carry others).
-    pub fn from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Roles {
+    pub(crate) fn from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Roles {
         names
             .into_iter()
             .filter_map(Role::parse)
@@ -75,7 +75,7 @@ impl Roles {
     }
 
     /// Whether these roles grant what `need` grants.
-    pub fn allow(self, need: Role) -> bool {
+    pub(crate) fn allow(self, need: Role) -> bool {
         if self.0 & Role::Admin.bit() != 0 {
             return true;
         }
@@ -85,12 +85,12 @@ impl Roles {
         }
     }
 
-    pub fn is_empty(self) -> bool {
+    pub(crate) fn is_empty(self) -> bool {
         self.0 == 0
     }
 
     /// The role names, in the table's order.
-    pub fn names(self) -> Vec<&'static str> {
+    pub(crate) fn names(self) -> Vec<&'static str> {
         [Role::Viewer, Role::Requester, Role::Approver, Role::Admin]
             .into_iter()
             .filter(|r| self.0 & r.bit() != 0)
@@ -101,7 +101,7 @@ impl Roles {
 
 /// How a principal proved who it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Source {
+pub(crate) enum Source {
     /// Mode `none`: nobody is asked.
     #[default]
     Anonymous,
@@ -117,15 +117,15 @@ pub enum Source {
 
 /// Who is calling.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Principal {
+pub(crate) struct Principal {
     /// The name recorded in approvals and the audit trail.
-    pub name: String,
-    pub roles: Roles,
-    pub source: Source,
+    pub(crate) name: String,
+    pub(crate) roles: Roles,
+    pub(crate) source: Source,
 }
 
 /// The principal of mode `none`.
-pub const ANONYMOUS: &str = "anonymous";
+pub(crate) const ANONYMOUS: &str = "anonymous";
 
 impl Default for Principal {
     fn default() -> Self {
@@ -135,7 +135,7 @@ impl Default for Principal {
 
 impl Principal {
     /// Mode `none`: an unnamed caller who may do everything.
-    pub fn anonymous() -> Principal {
+    pub(crate) fn anonymous() -> Principal {
         Principal {
             name: ANONYMOUS.into(),
             roles: Roles::ALL,
@@ -144,14 +144,14 @@ impl Principal {
     }
 
     /// Whether this principal may act as `need`.
-    pub fn allow(&self, need: Role) -> bool {
+    pub(crate) fn allow(&self, need: Role) -> bool {
         self.roles.allow(need)
     }
 }
 
 /// Why a principal may not decide an approval.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DecideRefusal {
+pub(crate) enum DecideRefusal {
     /// The role is missing.
     Role,
     /// Separation of duties: they raised it.
@@ -159,7 +159,7 @@ pub enum DecideRefusal {
 }
 
 impl DecideRefusal {
-    pub fn message(&self, who: &str) -> String {
+    pub(crate) fn message(&self, who: &str) -> String {
         match self {
             DecideRefusal::Role => format!(
                 "{who} may not decide approvals: the role `approver` (or `admin`) is missing"
@@ -173,7 +173,7 @@ impl DecideRefusal {
 
 /// Whether `p` may decide an approval raised by `requested_by`. `Ok(true)`
 /// means an admin overrode separation of duties (the audit row says so).
-pub fn may_decide(
+pub(crate) fn may_decide(
     enforced: bool,
     separation_of_duties: bool,
     p: &Principal,

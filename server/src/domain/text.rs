@@ -1,7 +1,7 @@
 //! Text for HTML: the one escaper of the server-written pages and mails.
 
 /// HTML-escapes text.
-pub fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -89,7 +89,7 @@ pub struct CallContext {
     /// (`X-A2A-Hop-Count`); a sub-agent call sends one more.
     pub hops: u32,
     /// Who is calling (AUTH.md): recorded as who asked or decided.
-    pub principal: crate::domain::principal::Principal,
+    pub(crate) principal: crate::domain::principal::Principal,
     /// How the request came in: `rest`, `ui` or `a2a` (a decision's `decided_via`).
     pub via: &'static str,
     /// Headers configured for the sub-agent being called (`headers` on an

@@ -16,9 +16,9 @@ use super::{
 use serde_json::{Value, json};
 
 /// The API version header we speak.
-pub const API_VERSION: &str = "2023-06-01";
+pub(crate) const API_VERSION: &str = "2023-06-01";
 
-pub struct Anthropic {
+pub(crate) struct Anthropic {
     http: HttpClient,
     base: String,
     key: String,
@@ -26,7 +26,7 @@ pub struct Anthropic {
 }
 
 impl Anthropic {
-    pub fn new(http: HttpClient, base: String, key: String, model: String) -> Self {
+    pub(crate) fn new(http: HttpClient, base: String, key: String, model: String) -> Self {
         Anthropic {
             http,
             base: base.trim_end_matches('/').to_string(),
@@ -71,7 +71,7 @@ impl LlmClient for Anthropic {
 }
 
 /// The request body.
-pub fn encode(model: &str, req: &ChatRequest) -> Value {
+pub(crate) fn encode(model: &str, req: &ChatRequest) -> Value {
     let mut messages: Vec<Value> = Vec::new();
     let mut push = |role: &str, blocks: Vec<Value>| {
         if blocks.is_empty() {
@@ -137,7 +137,7 @@ pub fn encode(model: &str, req: &ChatRequest) -> Value {
 }
 
 /// Reads the content blocks.
-pub fn decode(answer: &Value, names: &NameMap) -> Result<ChatResponse, String> {
+pub(crate) fn decode(answer: &Value, names: &NameMap) -> Result<ChatResponse, String> {
     let blocks = answer
         .get("content")
         .and_then(Value::as_array)

@@ -17,7 +17,7 @@ use super::{
 };
 use serde_json::{Value, json};
 
-pub struct Gemini {
+pub(crate) struct Gemini {
     http: HttpClient,
     base: String,
     key: String,
@@ -25,7 +25,7 @@ pub struct Gemini {
 }
 
 impl Gemini {
-    pub fn new(http: HttpClient, base: String, key: String, model: String) -> Self {
+    pub(crate) fn new(http: HttpClient, base: String, key: String, model: String) -> Self {
         Gemini {
             http,
             base: base.trim_end_matches('/').to_string(),
@@ -70,7 +70,7 @@ fn response_object(content: &str, is_error: bool) -> Value {
 }
 
 /// The request body.
-pub fn encode(req: &ChatRequest) -> Value {
+pub(crate) fn encode(req: &ChatRequest) -> Value {
     let mut contents: Vec<Value> = Vec::new();
     let mut push = |role: &str, parts: Vec<Value>| {
         if parts.is_empty() {
@@ -134,7 +134,7 @@ pub fn encode(req: &ChatRequest) -> Value {
 }
 
 /// Reads `candidates[0].content.parts`.
-pub fn decode(answer: &Value, names: &NameMap) -> Result<ChatResponse, String> {
+pub(crate) fn decode(answer: &Value, names: &NameMap) -> Result<ChatResponse, String> {
     let Some(candidate) = answer.pointer("/candidates/0") else {
         let reason = answer
             .pointer("/promptFeedback/blockReason")

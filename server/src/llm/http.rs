@@ -14,7 +14,7 @@ use serde_json::Value;
 use std::time::Duration;
 
 /// Retries after the first attempt.
-pub const MAX_RETRIES: u32 = 3;
+pub(crate) const MAX_RETRIES: u32 = 3;
 /// First backoff; doubles per retry.
 const BASE_BACKOFF: Duration = Duration::from_millis(400);
 /// Longest wait honoured from `Retry-After`.
@@ -22,7 +22,7 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(20);
 
 /// A cheap, cloneable HTTP client with the agent's timeout.
 #[derive(Clone, Debug)]
-pub struct HttpClient {
+pub(crate) struct HttpClient {
     client: reqwest::Client,
     timeout: Duration,
 }
@@ -35,11 +35,11 @@ impl Default for HttpClient {
 
 impl HttpClient {
     /// A client with the default 60 s timeout.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::with_timeout(Duration::from_secs(60))
     }
 
-    pub fn with_timeout(timeout: Duration) -> Self {
+    pub(crate) fn with_timeout(timeout: Duration) -> Self {
         let client = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(Duration::from_secs(10).min(timeout))
@@ -51,7 +51,7 @@ impl HttpClient {
     /// POSTs `body` as JSON and returns the JSON answer, retrying as above.
     /// `secret` is removed from any error text. Timed, and failures
     /// counted by kind, in `/metrics`.
-    pub async fn post_json(
+    pub(crate) async fn post_json(
         &self,
         provider: &'static str,
         url: &str,
@@ -155,7 +155,7 @@ fn transport_error(
 }
 
 /// The provider's own explanation: `error.message` in all three formats.
-pub fn error_message(body: &str) -> String {
+pub(crate) fn error_message(body: &str) -> String {
     let parsed: Option<Value> = serde_json::from_str(body).ok();
     let from_json = parsed.as_ref().and_then(|v| {
         v.pointer("/error/message")
@@ -175,7 +175,7 @@ pub fn error_message(body: &str) -> String {
 }
 
 /// Removes `secret` (if any) from `text`.
-pub fn scrub(text: &str, secret: Option<&str>) -> String {
+pub(crate) fn scrub(text: &str, secret: Option<&str>) -> String {
     match secret {
         Some(s) if s.len() >= 4 => text.replace(s, "[redacted]"),
         _ => text.to_string(),

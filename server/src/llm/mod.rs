@@ -16,11 +16,11 @@
 //! `functionResponse` parts), built from one neutral history, so the model
 //! always sees a well-formed transcript of every call it made.
 
-pub mod anthropic;
-pub mod gemini;
-pub mod http;
+pub(crate) mod anthropic;
+pub(crate) mod gemini;
+pub(crate) mod http;
 pub mod names;
-pub mod openai_compat;
+pub(crate) mod openai_compat;
 pub mod schema;
 pub mod scripted;
 mod types;
@@ -31,10 +31,10 @@ use crate::config::{ModelRef, Provider};
 use std::path::Path;
 use std::sync::Arc;
 
-pub use crate::domain::BoxFuture;
+pub(crate) use crate::domain::BoxFuture;
 
 /// One chat-completion call to a model.
-pub trait LlmClient: Send + Sync {
+pub(crate) trait LlmClient: Send + Sync {
     /// Sends the conversation and returns the model's next step.
     fn complete<'a>(
         &'a self,
@@ -46,11 +46,11 @@ pub trait LlmClient: Send + Sync {
 }
 
 /// Environment lookup, injectable for tests.
-pub type EnvFn = dyn Fn(&str) -> Option<String> + Send + Sync;
+pub(crate) type EnvFn = dyn Fn(&str) -> Option<String> + Send + Sync;
 
 /// Builds the client for `model`. Fails (without a network call) when the
 /// provider's key is missing: the message names the variable to set.
-pub fn client_for(
+pub(crate) fn client_for(
     model: &ModelRef,
     config_dir: &Path,
     http: http::HttpClient,

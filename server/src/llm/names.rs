@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 
 /// Longest accepted name.
-pub const MAX_LEN: usize = 64;
+pub(crate) const MAX_LEN: usize = 64;
 
 /// True if `name` is accepted by every provider as it is.
 pub fn is_wire_safe(name: &str) -> bool {
@@ -23,7 +23,7 @@ pub fn is_wire_safe(name: &str) -> bool {
 }
 
 /// The wire name for `name`.
-pub fn to_wire(name: &str) -> String {
+pub(crate) fn to_wire(name: &str) -> String {
     if is_wire_safe(name) {
         return name.to_string();
     }
@@ -53,13 +53,13 @@ fn fnv1a(s: &str) -> u32 {
 
 /// Both directions for one tool list.
 #[derive(Clone, Debug, Default)]
-pub struct NameMap {
+pub(crate) struct NameMap {
     from_wire: HashMap<String, String>,
 }
 
 impl NameMap {
     /// Builds the map for `names`.
-    pub fn new<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
+    pub(crate) fn new<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
         NameMap {
             from_wire: names
                 .into_iter()
@@ -70,7 +70,7 @@ impl NameMap {
 
     /// The tool a wire name refers to; unknown names pass through unchanged
     /// (the engine then reports "unknown tool" to the model).
-    pub fn resolve(&self, wire: &str) -> String {
+    pub(crate) fn resolve(&self, wire: &str) -> String {
         self.from_wire
             .get(wire)
             .cloned()

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 /// Which service, for headers and error texts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Flavor {
+pub(crate) enum Flavor {
     OpenAi,
     Mistral,
     Ollama,
@@ -36,7 +36,7 @@ impl Flavor {
 }
 
 /// A client for one model of one OpenAI-compatible service.
-pub struct OpenAiCompat {
+pub(crate) struct OpenAiCompat {
     http: HttpClient,
     flavor: Flavor,
     base: String,
@@ -45,7 +45,7 @@ pub struct OpenAiCompat {
 }
 
 impl OpenAiCompat {
-    pub fn new(
+    pub(crate) fn new(
         http: HttpClient,
         flavor: Flavor,
         base: String,
@@ -105,7 +105,7 @@ impl LlmClient for OpenAiCompat {
 }
 
 /// The request body.
-pub fn encode(model: &str, flavor: Flavor, req: &ChatRequest) -> Value {
+pub(crate) fn encode(model: &str, flavor: Flavor, req: &ChatRequest) -> Value {
     let mut messages = Vec::new();
     if !req.system.is_empty() {
         messages.push(json!({"role": "system", "content": req.system}));
@@ -158,7 +158,7 @@ pub fn encode(model: &str, flavor: Flavor, req: &ChatRequest) -> Value {
 }
 
 /// Reads `choices[0].message`.
-pub fn decode(answer: &Value, names: &NameMap) -> Result<ChatResponse, String> {
+pub(crate) fn decode(answer: &Value, names: &NameMap) -> Result<ChatResponse, String> {
     let choice = answer
         .pointer("/choices/0")
         .ok_or_else(|| "no choices in the answer".to_string())?;

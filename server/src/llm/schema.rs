@@ -11,7 +11,7 @@
 use serde_json::{Map, Value, json};
 
 /// Ensures an object schema at the top (all providers need one).
-pub fn object_schema(schema: &Value) -> Value {
+pub(crate) fn object_schema(schema: &Value) -> Value {
     match schema {
         Value::Object(m) if m.get("type").and_then(Value::as_str) == Some("object") => {
             let mut m = m.clone();
@@ -55,7 +55,7 @@ const GEMINI_KEYS: &[&str] = &[
 ];
 
 /// Rewrites `schema` into Gemini's subset.
-pub fn for_gemini(schema: &Value) -> Value {
+pub(crate) fn for_gemini(schema: &Value) -> Value {
     let top = object_schema(schema);
     let defs = top
         .get("$defs")

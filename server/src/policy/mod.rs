@@ -18,12 +18,12 @@ mod predicate;
 #[cfg(test)]
 mod tests;
 
-pub use crate::domain::duration::{parse as parse_duration, show as show_duration};
+pub(crate) use crate::domain::duration::{parse as parse_duration, show as show_duration};
 pub use explain::explain;
-pub use predicate::Predicate;
+pub(crate) use predicate::Predicate;
 
 use crate::domain::principal::{Principal, Role};
-pub mod config;
+pub(crate) mod config;
 
 use crate::domain::problem::Problem;
 use config::{ApprovalsConfig, PredicateConfig, RuleAction, RuleConfig};
@@ -36,16 +36,16 @@ pub struct Policy {
     rules: Vec<Rule>,
     /// How long any approval may wait (`approvals.expires_in`); a rule's
     /// own `expires_in` wins.
-    pub expires_in: Option<Duration>,
+    pub(crate) expires_in: Option<Duration>,
     /// What an expiry does (POLICY.md §2).
-    pub on_expiry: Expiry,
+    pub(crate) on_expiry: Expiry,
     /// What a call to a changed tool does (POLICY.md §4).
-    pub on_tool_change: config::OnToolChange,
+    pub(crate) on_tool_change: config::OnToolChange,
 }
 
 /// `on_expiry`, compiled.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub enum Expiry {
+pub(crate) enum Expiry {
     /// The approval expires: the call never runs, the model is told.
     #[default]
     Reject,
@@ -57,23 +57,23 @@ pub enum Expiry {
 /// One compiled rule.
 #[derive(Clone, Debug)]
 pub struct Rule {
-    pub name: String,
+    pub(crate) name: String,
     /// 1-based, as `agent policy explain` numbers them.
-    pub number: usize,
+    pub(crate) number: usize,
     /// The tool glob as written.
-    pub tool: String,
+    pub(crate) tool: String,
     matcher: globset::GlobMatcher,
-    pub server: Option<String>,
+    pub(crate) server: Option<String>,
     /// (pointer, predicates), in the config's order.
-    pub when: Vec<(String, Vec<Predicate>)>,
-    pub action: Action,
+    pub(crate) when: Vec<(String, Vec<Predicate>)>,
+    pub(crate) action: Action,
     /// The `when:` as written (to find shadowed rules).
     written: Vec<(String, PredicateConfig)>,
 }
 
 /// What a matching rule does.
 #[derive(Clone, Debug)]
-pub enum Action {
+pub(crate) enum Action {
     Allow,
     Approve(Ask),
     Deny { reason: String },
@@ -81,22 +81,22 @@ pub enum Action {
 
 /// Who must approve, and how many.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Ask {
-    pub approvers: Vec<Approver>,
-    pub quorum: u32,
-    pub expires_in: Option<Duration>,
+pub(crate) struct Ask {
+    pub(crate) approvers: Vec<Approver>,
+    pub(crate) quorum: u32,
+    pub(crate) expires_in: Option<Duration>,
 }
 
 /// An entry of `approvers:`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Approver {
+pub(crate) enum Approver {
     Role(Role),
     Name(String),
 }
 
 impl Approver {
     /// `role:admin` or a principal's name.
-    pub fn parse(s: &str) -> Result<Approver, String> {
+    pub(crate) fn parse(s: &str) -> Result<Approver, String> {
         let s = s.trim();
         if let Some(r) = s.strip_prefix("role:") {
             return Role::parse(r.trim()).map(Approver::Role).ok_or_else(|| {
@@ -114,7 +114,7 @@ impl Approver {
     }
 
     /// Whether `p` is one of these.
-    pub fn admits(&self, p: &Principal) -> bool {
+    pub(crate) fn admits(&self, p: &Principal) -> bool {
         match self {
             Approver::Role(r) => p.allow(*r),
             Approver::Name(n) => &p.name == n,
@@ -132,7 +132,7 @@ impl std::fmt::Display for Approver {
 }
 
 impl Action {
-    pub fn as_str(&self) -> &'static str {
+    pub(crate) fn as_str(&self) -> &'static str {
         match self {
             Action::Allow => "allow",
             Action::Approve(_) => "approve",
@@ -143,11 +143,11 @@ impl Action {
 
 /// A rule as `GET /tools` lists it for one tool.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RuleRef {
-    pub name: String,
-    pub action: &'static str,
+pub(crate) struct RuleRef {
+    pub(crate) name: String,
+    pub(crate) action: &'static str,
     /// It has `when:` predicates, so it decides only some calls.
-    pub conditional: bool,
+    pub(crate) conditional: bool,
 }
 
 impl Policy {
@@ -249,7 +249,7 @@ impl Policy {
 
     /// The rules that may decide calls to `tool` on `server`, in order, up
     /// to the first that decides every call (the rest cannot be reached).
-    pub fn rules_for(&self, tool: &str, server: &str) -> (Vec<RuleRef>, bool) {
+    pub(crate) fn rules_for(&self, tool: &str, server: &str) -> (Vec<RuleRef>, bool) {
         let mut out = Vec::new();
         for r in &self.rules {
             if !r.applies_to(tool, Some(server)) {
@@ -270,7 +270,7 @@ impl Policy {
 
 impl Rule {
     /// The tool glob and the server (not the predicates) fit the call.
-    pub fn applies_to(&self, tool: &str, server: Option<&str>) -> bool {
+    pub(crate) fn applies_to(&self, tool: &str, server: Option<&str>) -> bool {
         self.matcher.is_match(tool)
             && match (&self.server, server) {
                 (None, _) => true,
@@ -279,7 +279,7 @@ impl Rule {
             }
     }
 
-    pub fn matches(&self, tool: &str, server: Option<&str>, args: &Value) -> bool {
+    pub(crate) fn matches(&self, tool: &str, server: Option<&str>, args: &Value) -> bool {
         self.applies_to(tool, server)
             && self
                 .when

@@ -14,7 +14,7 @@ use std::fmt;
 
 /// One compiled predicate.
 #[derive(Clone, Debug)]
-pub enum Predicate {
+pub(crate) enum Predicate {
     Equals(Value),
     In(Vec<Value>),
     /// The pattern as written, and its whole-string form.
@@ -27,7 +27,7 @@ pub enum Predicate {
 
 impl Predicate {
     /// The predicates of one pointer's config, or what is wrong with them.
-    pub fn compile(c: &PredicateConfig) -> Result<Vec<Predicate>, String> {
+    pub(crate) fn compile(c: &PredicateConfig) -> Result<Vec<Predicate>, String> {
         let mut out = Vec::new();
         if let Some(v) = &c.equals {
             out.push(Predicate::Equals(v.clone()));
@@ -102,7 +102,7 @@ impl Predicate {
     }
 
     /// Whether the value at the pointer (`None`: absent) satisfies it.
-    pub fn holds(&self, at: Option<&Value>) -> bool {
+    pub(crate) fn holds(&self, at: Option<&Value>) -> bool {
         let Some(v) = at else {
             return matches!(self, Predicate::Exists(false));
         };

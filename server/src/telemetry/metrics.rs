@@ -20,7 +20,7 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 /// Every series of the agent.
-pub struct Metrics {
+pub(crate) struct Metrics {
     registry: Registry,
     http_requests: IntCounterVec,
     http_duration: HistogramVec,
@@ -40,7 +40,7 @@ pub struct Metrics {
 }
 
 /// How an approval ended, as `stopgo_approvals_total{outcome}` says it.
-pub const APPROVAL_OUTCOMES: [&str; 5] =
+pub(crate) const APPROVAL_OUTCOMES: [&str; 5] =
     ["approved", "rejected", "expired", "in_doubt", "cancelled"];
 
 /// Request and step durations: half a millisecond to a minute.
@@ -60,7 +60,7 @@ const HUMAN: &[f64] = &[
 static METRICS: LazyLock<Metrics> = LazyLock::new(Metrics::new);
 
 /// The process's metrics.
-pub fn get() -> &'static Metrics {
+pub(crate) fn get() -> &'static Metrics {
     &METRICS
 }
 
@@ -209,13 +209,13 @@ impl Metrics {
     }
 
     /// A turn ended (`completed`, `waiting_approval` or `failed`).
-    pub fn turn(&self, outcome: &str, took: Duration) {
+    pub(crate) fn turn(&self, outcome: &str, took: Duration) {
         self.turns.with_label_values(&[outcome]).inc();
         self.turn_duration.observe(took.as_secs_f64());
     }
 
     /// An HTTP request ended: its route template and status.
-    pub fn http_request(&self, route: &str, status: &str, took: Duration) {
+    pub(crate) fn http_request(&self, route: &str, status: &str, took: Duration) {
         self.http_requests.with_label_values(&[route, status]).inc();
         self.http_duration
             .with_label_values(&[route])
@@ -223,7 +223,7 @@ impl Metrics {
     }
 
     /// A model request ended; `error` is its kind when it failed.
-    pub fn llm(&self, provider: &str, took: Duration, error: Option<&str>) {
+    pub(crate) fn llm(&self, provider: &str, took: Duration, error: Option<&str>) {
         self.llm_duration
             .with_label_values(&[provider])
             .observe(took.as_secs_f64());
@@ -233,7 +233,7 @@ impl Metrics {
     }
 
     /// What a model call consumed, as its provider reported it.
-    pub fn llm_tokens(&self, provider: &str, input: u64, output: u64) {
+    pub(crate) fn llm_tokens(&self, provider: &str, input: u64, output: u64) {
         for (direction, n) in [("input", input), ("output", output)] {
             self.llm_tokens
                 .with_label_values(&[provider, direction])
@@ -242,7 +242,7 @@ impl Metrics {
     }
 
     /// A tool call ran.
-    pub fn tool_call(&self, tool: &str, server: &str, ok: bool) {
+    pub(crate) fn tool_call(&self, tool: &str, server: &str, ok: bool) {
         let outcome = if ok { "ok" } else { "error" };
         self.tool_calls
             .with_label_values(&[tool, server, outcome])
@@ -250,7 +250,7 @@ impl Metrics {
     }
 
     /// An approval ended; `waited` from its request, when it was decided.
-    pub fn approval(&self, outcome: &str, waited: Option<Duration>) {
+    pub(crate) fn approval(&self, outcome: &str, waited: Option<Duration>) {
         self.approvals.with_label_values(&[outcome]).inc();
         if let Some(w) = waited {
             self.approval_wait.observe(w.as_secs_f64());
@@ -259,18 +259,18 @@ impl Metrics {
 
     /// `n` approvals ended undecided at once (cancelled with their task,
     /// in doubt after a restart).
-    pub fn approvals_ended(&self, outcome: &str, n: u64) {
+    pub(crate) fn approvals_ended(&self, outcome: &str, n: u64) {
         self.approvals.with_label_values(&[outcome]).inc_by(n);
     }
 
     /// A notification attempt ended (`delivered`, `retried`, `dead`,
     /// `skipped`).
-    pub fn notification(&self, outcome: &str) {
+    pub(crate) fn notification(&self, outcome: &str) {
         self.notifications.with_label_values(&[outcome]).inc();
     }
 
     /// The outbox's rows by status, at scrape time.
-    pub fn notifications_stored(&self, counts: &[(String, u64)]) {
+    pub(crate) fn notifications_stored(&self, counts: &[(String, u64)]) {
         self.notifications_stored.reset();
         for status in ["pending", "delivered", "dead", "skipped"] {
             self.notifications_stored
@@ -285,14 +285,14 @@ impl Metrics {
     }
 
     /// An A2A request was served.
-    pub fn a2a(&self, method: &str, dialect: &str) {
+    pub(crate) fn a2a(&self, method: &str, dialect: &str) {
         self.a2a_requests
             .with_label_values(&[method, dialect])
             .inc();
     }
 
     /// The text exposition, with the scrape-time series set first.
-    pub fn render(&self, pending: usize, servers: &[(String, bool)]) -> String {
+    pub(crate) fn render(&self, pending: usize, servers: &[(String, bool)]) -> String {
         self.approvals_pending
             .set(i64::try_from(pending).unwrap_or(i64::MAX));
         self.mcp_up.reset();
@@ -308,7 +308,7 @@ impl Metrics {
 }
 
 /// The time since an approval's `created_at` (RFC 3339), if it parses.
-pub fn since(created_at: &str) -> Option<Duration> {
+pub(crate) fn since(created_at: &str) -> Option<Duration> {
     let t = chrono::DateTime::parse_from_rfc3339(created_at).ok()?;
     (chrono::Utc::now() - t.with_timezone(&chrono::Utc))
         .to_std()

@@ -20,7 +20,7 @@
 //! approval ([`current_traceparent`]) so that the wait and the work after
 //! the decision belong to the trace of the request that asked.
 
-pub mod metrics;
+pub(crate) mod metrics;
 
 use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
 use opentelemetry::trace::TracerProvider as _;
@@ -51,7 +51,7 @@ impl Telemetry {
 }
 
 /// Whether the environment asks for traces (read once: every request asks).
-pub fn enabled() -> bool {
+pub(crate) fn enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| {
         [
@@ -167,7 +167,7 @@ impl Injector for Carrier<'_> {
 }
 
 /// Makes `span` a child of the `traceparent` in `headers`, if any.
-pub fn parent_from(span: &tracing::Span, headers: &axum::http::HeaderMap) {
+pub(crate) fn parent_from(span: &tracing::Span, headers: &axum::http::HeaderMap) {
     if !enabled() || headers.get("traceparent").is_none() {
         return;
     }
@@ -189,7 +189,7 @@ impl Extractor for Stored<'_> {
 }
 
 /// Makes `span` a child of a stored `traceparent` (an approval's).
-pub fn parent_from_traceparent(span: &tracing::Span, traceparent: &str) {
+pub(crate) fn parent_from_traceparent(span: &tracing::Span, traceparent: &str) {
     if !enabled() {
         return;
     }
@@ -199,7 +199,7 @@ pub fn parent_from_traceparent(span: &tracing::Span, traceparent: &str) {
 
 /// The W3C headers (`traceparent`, `tracestate`) of the current span, to
 /// send along with an outgoing request; empty when traces are off.
-pub fn inject() -> Vec<(String, String)> {
+pub(crate) fn inject() -> Vec<(String, String)> {
     let mut out = Vec::new();
     if enabled() {
         let cx = tracing::Span::current().context();
@@ -209,7 +209,7 @@ pub fn inject() -> Vec<(String, String)> {
 }
 
 /// The current span's `traceparent`, to keep with an approval.
-pub fn current_traceparent() -> Option<String> {
+pub(crate) fn current_traceparent() -> Option<String> {
     inject()
         .into_iter()
         .find(|(k, _)| k == "traceparent")
@@ -220,7 +220,7 @@ pub fn current_traceparent() -> Option<String> {
 /// (`waited` ago) to now, in the trace of the request that asked
 /// (`traceparent`), with the decision and who made it. Built with the
 /// OpenTelemetry API, since a `tracing` span cannot start in the past.
-pub fn approval_wait(
+pub(crate) fn approval_wait(
     sid: &str,
     traceparent: Option<&str>,
     waited: Duration,
