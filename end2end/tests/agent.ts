@@ -1,6 +1,8 @@
 // Starts the real release `agent` binary for a test and stops it again.
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test as base, expect, Page } from '@playwright/test';
@@ -255,5 +257,25 @@ export const test = base.extend<Fixtures>({
     expect(errors, 'browser console errors').toEqual([]);
   },
 });
+
+/** A webhook receiver on a free loopback port that keeps every body. */
+export async function receiver(): Promise<{ url: string; bodies: any[]; close: () => void }> {
+  const bodies: any[] = [];
+  const server = http.createServer((req, res) => {
+    let data = '';
+    req.on('data', (c) => (data += c));
+    req.on('end', () => {
+      try {
+        bodies.push(JSON.parse(data));
+      } catch {
+        bodies.push(null);
+      }
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/hook`, bodies, close: () => server.close() };
+}
 
 export { expect };

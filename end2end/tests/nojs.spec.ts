@@ -8,7 +8,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as fs from 'node:fs';
-import { test, expect, startResourcesAgent } from './agent';
+import { test, expect, receiver, startResourcesAgent } from './agent';
 
 /** `POST /conversations` (optionally as `bearer`): the waiting approval. */
 async function ask(base: string, message: string, bearer?: string): Promise<{ id: string; uuid: string }> {
@@ -24,26 +24,6 @@ async function approvalsWaiting(base: string, bearer?: string): Promise<string[]
   const headers: Record<string, string> = bearer ? { authorization: `Bearer ${bearer}` } : {};
   const r = await (await fetch(`${base}/approvals`, { headers })).json();
   return r.approvals.map((a: any) => a.uuid);
-}
-
-/** A webhook receiver on a free loopback port that keeps every body. */
-async function receiver(): Promise<{ url: string; bodies: any[]; close: () => void }> {
-  const bodies: any[] = [];
-  const server = http.createServer((req, res) => {
-    let data = '';
-    req.on('data', (c) => (data += c));
-    req.on('end', () => {
-      try {
-        bodies.push(JSON.parse(data));
-      } catch {
-        bodies.push(null);
-      }
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/hook`, bodies, close: () => server.close() };
 }
 
 test.describe('with JavaScript off', () => {

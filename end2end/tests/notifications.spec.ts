@@ -1,26 +1,4 @@
-import { test, expect, hydrated, startResourcesAgent } from './agent';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
-
-/** A webhook receiver on a free loopback port that keeps every body. */
-async function receiver(): Promise<{ url: string; bodies: any[]; close: () => void }> {
-  const bodies: any[] = [];
-  const server = http.createServer((req, res) => {
-    let data = '';
-    req.on('data', (c) => (data += c));
-    req.on('end', () => {
-      try {
-        bodies.push(JSON.parse(data));
-      } catch {
-        bodies.push(null);
-      }
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/hook`, bodies, close: () => server.close() };
-}
+import { test, expect, hydrated, receiver, startResourcesAgent } from './agent';
 
 test('a notification link opens the approval with one button, decides once, and the outbox shows it', async ({ page, consoleErrors }) => {
   const hook = await receiver();

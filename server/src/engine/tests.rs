@@ -186,6 +186,15 @@ fn ctx() -> Ctx {
     }
 }
 
+/// A plain approval: no reason, the arguments as asked.
+fn approve() -> Decision {
+    Decision {
+        approve: true,
+        reason: None,
+        arguments: None,
+    }
+}
+
 async fn new_conversation(e: &Engine) -> String {
     e.start_conversation(None, ctx()).await.unwrap().0.id
 }
@@ -269,15 +278,7 @@ async fn a_destructive_call_waits_then_runs_once_with_the_original_arguments() {
 
     let done = s
         .engine
-        .decide(
-            &approval.uuid,
-            Decision {
-                approve: true,
-                reason: None,
-                arguments: None,
-            },
-            ctx(),
-        )
+        .decide(&approval.uuid, approve(), ctx())
         .await
         .unwrap();
     assert_eq!(
@@ -292,19 +293,7 @@ async fn a_destructive_call_waits_then_runs_once_with_the_original_arguments() {
     assert_eq!(done.conversation.status, ConversationStatus::Active);
     assert!(done.conversation.pending_approval.is_none());
 
-    match s
-        .engine
-        .decide(
-            &approval.uuid,
-            Decision {
-                approve: true,
-                reason: None,
-                arguments: None,
-            },
-            ctx(),
-        )
-        .await
-    {
+    match s.engine.decide(&approval.uuid, approve(), ctx()).await {
         Err(EngineError::AlreadyDecided { status, .. }) => {
             assert_eq!(status, ApprovalStatus::Executed)
         }
@@ -372,18 +361,9 @@ async fn sixteen_concurrent_approvals_of_one_uuid_execute_once() {
     for _ in 0..16 {
         let e = s.engine.clone();
         let u = uuid.clone();
-        tasks.push(tokio::spawn(async move {
-            e.decide(
-                &u,
-                Decision {
-                    approve: true,
-                    reason: None,
-                    arguments: None,
-                },
-                ctx(),
-            )
-            .await
-        }));
+        tasks.push(tokio::spawn(
+            async move { e.decide(&u, approve(), ctx()).await },
+        ));
     }
     let mut ok = 0;
     for t in tasks {
@@ -415,19 +395,7 @@ async fn all_calls_of_one_step_are_handled_in_order() {
         "the later safe call waits behind it"
     );
     let uuid = r.result.approval.unwrap().uuid;
-    let done = s
-        .engine
-        .decide(
-            &uuid,
-            Decision {
-                approve: true,
-                reason: None,
-                arguments: None,
-            },
-            ctx(),
-        )
-        .await
-        .unwrap();
+    let done = s.engine.decide(&uuid, approve(), ctx()).await.unwrap();
     let names: Vec<String> = s.tools.calls().into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, ["add", "list"]);
     assert!(done.result.response.starts_with("Both:"));
@@ -773,18 +741,7 @@ async fn no_turn_is_left_marked_running_after_it_answers_pauses_or_fails() {
         .unwrap()
         .uuid;
     assert!(running(&s.engine).await.is_empty(), "while paused");
-    s.engine
-        .decide(
-            &uuid,
-            Decision {
-                approve: true,
-                reason: None,
-                arguments: None,
-            },
-            ctx(),
-        )
-        .await
-        .unwrap();
+    s.engine.decide(&uuid, approve(), ctx()).await.unwrap();
     assert!(
         running(&s.engine).await.is_empty(),
         "after the approval's turn"
@@ -832,15 +789,7 @@ async fn decide_round_trips(store: Store) -> usize {
     let approval = reply.result.approval.clone().unwrap();
     let before = store.round_trips();
     let done = engine
-        .decide(
-            &approval.uuid,
-            Decision {
-                approve: true,
-                reason: None,
-                arguments: None,
-            },
-            ctx(),
-        )
+        .decide(&approval.uuid, approve(), ctx())
         .await
         .unwrap();
     let trips = store.round_trips() - before;
@@ -856,15 +805,8 @@ async fn a_decision_costs_a_known_number_of_round_trips() {
     let sqlite = decide_round_trips(Store::open(dir.path()).unwrap()).await;
     let postgres = match std::env::var("STOPGO_TEST_DATABASE_URL") {
         Ok(_) => {
-            let url = tokio::task::spawn_blocking(|| test_support::postgres::fresh_database("rt"))
-                .await
-                .unwrap();
-            let store =
-                tokio::task::spawn_blocking(move || Store::open_postgres(&url, Some(4), 30, None))
-                    .await
-                    .unwrap()
-                    .unwrap();
-            Some(decide_round_trips(store).await)
+            use crate::store::suite::{pg_database, replica};
+            Some(decide_round_trips(replica(&pg_database().await, 30).await).await)
         }
         Err(_) => None,
     };

@@ -364,7 +364,7 @@ impl Store {
 }
 
 #[cfg(test)]
-mod suite;
+pub(crate) mod suite;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
