@@ -56,6 +56,7 @@ need_test_tools() {
   npm_ci "$ROOT/testdata/mcp-conformance" conformance "the official MCP conformance suite (with its own Node 22)"
   vendor_specs
   a2a_python_sdks
+  mcp_python_sdk
   smtp_sink
 }
 
@@ -151,6 +152,19 @@ a2a_python_sdks() {
       echo "$want" > "$venv/.version"
     fi
   done
+}
+
+# The official MCP Python SDK, for the test servers that ask questions
+# (testdata/question_mcp_server.py) in both protocol eras.
+mcp_python_sdk() {
+  local venv="$TOOLS/mcp-python" want="2.3.0"
+  if [[ "$(cat "$venv/.version" 2>/dev/null || true)" != "$want" ]]; then
+    say "installing the MCP Python SDK $want into .tools/mcp-python"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet "mcp==$want"
+    echo "$want" > "$venv/.version"
+  fi
 }
 
 # The providers' own API specs (OpenAI and Anthropic OpenAPI, Gemini

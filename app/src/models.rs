@@ -18,6 +18,9 @@ pub enum ConversationStatus {
     Active,
     /// Paused until an operator approves or rejects a destructive action.
     WaitingApproval,
+    /// A tool asked the human something (QUESTIONS.md §2) and waits for
+    /// the answer.
+    WaitingInput,
     /// Finished; no further turns are expected.
     Completed,
     /// The last turn failed; the error is recorded as a message.
@@ -29,9 +32,10 @@ pub enum ConversationStatus {
 
 impl ConversationStatus {
     /// Every status, in the order the UI lists them.
-    pub const ALL: [ConversationStatus; 5] = [
+    pub const ALL: [ConversationStatus; 6] = [
         ConversationStatus::Active,
         ConversationStatus::WaitingApproval,
+        ConversationStatus::WaitingInput,
         ConversationStatus::Completed,
         ConversationStatus::Failed,
         ConversationStatus::Cancelled,
@@ -42,6 +46,7 @@ impl ConversationStatus {
         match self {
             ConversationStatus::Active => "active",
             ConversationStatus::WaitingApproval => "waiting_approval",
+            ConversationStatus::WaitingInput => "waiting_input",
             ConversationStatus::Completed => "completed",
             ConversationStatus::Failed => "failed",
             ConversationStatus::Cancelled => "cancelled",
@@ -53,6 +58,7 @@ impl ConversationStatus {
         match self {
             ConversationStatus::Active => "Active",
             ConversationStatus::WaitingApproval => "Waiting for approval",
+            ConversationStatus::WaitingInput => "Waiting for input",
             ConversationStatus::Completed => "Completed",
             ConversationStatus::Failed => "Failed",
             ConversationStatus::Cancelled => "Cancelled",
@@ -289,6 +295,125 @@ pub struct ProcessResult {
     pub waiting_approval: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<PendingApproval>,
+    /// A tool asked the human something and the turn waits for the answer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub waiting_input: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<Question>,
+}
+
+/// What a question asks for (QUESTIONS.md §2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum QuestionKind {
+    /// Fields to fill in, described by `schema`.
+    Form,
+    /// A page to visit (`url`).
+    Url,
+}
+
+/// Where a question stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum QuestionStatus {
+    Pending,
+    Answered,
+    Declined,
+    Cancelled,
+    Expired,
+}
+
+impl QuestionStatus {
+    pub const ALL: [QuestionStatus; 5] = [
+        QuestionStatus::Pending,
+        QuestionStatus::Answered,
+        QuestionStatus::Declined,
+        QuestionStatus::Cancelled,
+        QuestionStatus::Expired,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QuestionStatus::Pending => "pending",
+            QuestionStatus::Answered => "answered",
+            QuestionStatus::Declined => "declined",
+            QuestionStatus::Cancelled => "cancelled",
+            QuestionStatus::Expired => "expired",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+}
+
+/// The tool call a question belongs to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+pub struct QuestionCall {
+    pub tool: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    pub arguments: Value,
+}
+
+/// A question a tool asked the human (QUESTIONS.md §2).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+pub struct Question {
+    pub uuid: String,
+    pub conversation_id: String,
+    pub tool_call: QuestionCall,
+    pub kind: QuestionKind,
+    pub message: String,
+    /// `form`: the requested schema (a flat object of string, number,
+    /// integer, boolean and enum properties).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<Value>,
+    /// `url`: the page to visit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    pub status: QuestionStatus,
+    pub asked_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
+    /// `ui`, `rest`, `a2a` or `link`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_via: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    /// The agents a question raised below us came through, nearest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chain: Vec<String>,
+    /// Who sent the conversation's latest message when it was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_by: Option<String>,
+}
+
+/// `POST /questions/:uuid`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AnswerQuestion {
+    /// `accept`, `decline` or `cancel`.
+    pub action: String,
+    /// With `accept` on a form: the fields, checked against the schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<serde_json::Map<String, Value>>,
+}
+
+/// `GET /questions`: one page of pending questions, oldest first.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+pub struct QuestionPage {
+    pub questions: Vec<Question>,
+    pub total: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 /// Counts over all stored conversations, independent of paging and filters.
@@ -298,6 +423,8 @@ pub struct Summary {
     pub total: u64,
     pub active: u64,
     pub waiting_approval: u64,
+    #[serde(default)]
+    pub waiting_input: u64,
     pub completed: u64,
     #[serde(default)]
     pub failed: u64,
@@ -778,6 +905,10 @@ pub enum EventKind {
     NodeStarted,
     /// A pipeline node finished (`detail`: completed, paused, stopped or failed).
     NodeFinished,
+    /// A tool asked the human something (`question` is its uuid).
+    QuestionAsked,
+    /// A question was answered, declined, cancelled or expired (`detail`).
+    QuestionAnswered,
     /// The server cannot replay what the client missed (it restarted, or
     /// the client was away too long): reload the state.
     Resync,
@@ -796,6 +927,8 @@ impl EventKind {
             EventKind::ModelCalled => "model_called",
             EventKind::NodeStarted => "node_started",
             EventKind::NodeFinished => "node_finished",
+            EventKind::QuestionAsked => "question_asked",
+            EventKind::QuestionAnswered => "question_answered",
             EventKind::Resync => "resync",
         }
     }
@@ -830,6 +963,8 @@ pub struct Event {
     pub tool: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     /// The pipeline node it concerns.

@@ -287,6 +287,7 @@ impl Events {
             running: None,
             tool: None,
             approval: None,
+            question: None,
             detail: None,
             node: None,
             at: crate::domain::ids::now(),

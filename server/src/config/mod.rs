@@ -31,7 +31,8 @@ pub use notifications::{
 };
 pub use schema::{
     A2aAgentConfig, A2aCardMode, ApprovalsMode, Config, DEFAULT_MAX_ITERATIONS, LegacyMcp,
-    LlmConfig, MAX_ITERATIONS_CAP, McpServerConfig, NodeConfig, NodeKind, OnReject,
+    LlmConfig, MAX_ITERATIONS_CAP, McpServerConfig, NodeConfig, NodeKind, OnQuestion, OnReject,
+    QuestionsConfig,
 };
 pub use store::{StoreBackend, StoreConfig};
 pub use validate::{USER_MESSAGE_KEY, placeholders};
@@ -123,6 +124,8 @@ impl Config {
                 command: Some(m.command.clone()),
                 args: m.args.clone(),
                 env: m.env.clone(),
+                on_question: Default::default(),
+                question_expires_in: None,
             });
         }
         all.extend(self.mcp_servers.iter().cloned());

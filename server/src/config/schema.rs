@@ -73,6 +73,9 @@ pub struct Config {
     /// Who is told that an approval waits (POLICY.md §5).
     #[serde(default)]
     pub notifications: super::notifications::NotificationsConfig,
+    /// Questions tools ask the human (QUESTIONS.md §2).
+    #[serde(default)]
+    pub questions: QuestionsConfig,
     /// SHA-256 of the file as written (with `${VAR}` references, so no
     /// secret): `config.loaded` in the audit trail records it.
     #[serde(skip)]
@@ -137,6 +140,45 @@ pub struct McpServerConfig {
     pub args: Vec<String>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// What a question the server's tools ask (MCP elicitation) does:
+    /// reach a human (`ask`, the default) or be declined at once.
+    #[serde(default)]
+    pub on_question: OnQuestion,
+    /// How long its questions wait (`questions.expires_in` when absent).
+    #[serde(default)]
+    pub question_expires_in: Option<String>,
+}
+
+/// `mcp_servers[].on_question` (QUESTIONS.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnQuestion {
+    #[default]
+    Ask,
+    Decline,
+}
+
+/// `questions:` (QUESTIONS.md §2).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuestionsConfig {
+    /// How long a question waits for its answer (`1h` when absent).
+    #[serde(default)]
+    pub expires_in: Option<String>,
+}
+
+impl QuestionsConfig {
+    /// The default lifetime of a question.
+    pub const DEFAULT: std::time::Duration = std::time::Duration::from_secs(3600);
+
+    /// How long a question of `server` waits (validated at load).
+    pub fn lifetime(&self, server: Option<&McpServerConfig>) -> std::time::Duration {
+        server
+            .and_then(|s| s.question_expires_in.as_deref())
+            .or(self.expires_in.as_deref())
+            .and_then(|t| crate::domain::duration::parse(t).ok())
+            .unwrap_or(Self::DEFAULT)
+    }
 }
 
 /// The seed's `mcp: {command, args}`.

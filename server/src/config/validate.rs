@@ -141,8 +141,18 @@ fn check_mcp_servers(config: &Config, p: &mut Vec<Problem>) {
     if config.mcp.is_some() {
         seen.insert("mcp", "mcp".into());
     }
+    if let Some(t) = &config.questions.expires_in
+        && let Err(e) = crate::domain::duration::parse(t)
+    {
+        p.push(Problem::new("questions.expires_in", e));
+    }
     for (i, s) in config.mcp_servers.iter().enumerate() {
         let at = format!("mcp_servers[{i}]");
+        if let Some(t) = &s.question_expires_in
+            && let Err(e) = crate::domain::duration::parse(t)
+        {
+            p.push(Problem::new(format!("{at}.question_expires_in"), e));
+        }
         check_name(&s.name, &format!("{at}.name"), p);
         if let Some(first) = seen.insert(s.name.as_str(), at.clone()) {
             p.push(Problem::new(

@@ -15,6 +15,7 @@
 
 pub(crate) mod digest;
 pub(crate) mod duration;
+pub(crate) mod form;
 pub(crate) mod ids;
 pub mod net;
 pub(crate) mod principal;

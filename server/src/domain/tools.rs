@@ -72,10 +72,101 @@ impl ToolInfo {
 
 /// What a tool answered. `is_error` results go back to the model as
 /// errors; they are not failures of the turn.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ToolOutput {
     pub text: String,
     pub is_error: bool,
+    /// MCP 2026-07-28: the tool did not finish; it asks these questions
+    /// and is to be called again with the answers (QUESTIONS.md §3).
+    pub input_required: Option<InputRequired>,
+}
+
+impl ToolOutput {
+    /// A finished call's text.
+    pub fn text(text: impl Into<String>, is_error: bool) -> ToolOutput {
+        ToolOutput {
+            text: text.into(),
+            is_error,
+            input_required: None,
+        }
+    }
+}
+
+/// What a tool asks the human (an MCP elicitation), before the agent knows
+/// which conversation it belongs to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ask {
+    /// The key of the request in an MRTR round; `None` on a live session.
+    pub key: Option<String>,
+    pub kind: app::models::QuestionKind,
+    pub message: String,
+    /// `form`: the requested schema, as the server sent it.
+    pub schema: Option<Value>,
+    /// `url`: the page to visit.
+    pub url: Option<String>,
+    /// `url` on a live session: the server's id for it.
+    pub elicitation_id: Option<String>,
+}
+
+/// The human's answer to an [`Ask`], as MCP's `ElicitResult` carries it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AskAnswer {
+    /// `accept`, `decline` or `cancel`.
+    pub action: String,
+    pub content: Option<serde_json::Map<String, Value>>,
+}
+
+impl AskAnswer {
+    /// The answer given on the human's behalf when nobody may be asked.
+    pub fn decline() -> AskAnswer {
+        AskAnswer {
+            action: "decline".into(),
+            content: None,
+        }
+    }
+
+    /// The `ElicitResult` JSON.
+    pub fn to_json(&self) -> Value {
+        let mut v = serde_json::json!({ "action": self.action });
+        if let Some(c) = &self.content {
+            v["content"] = Value::Object(c.clone());
+        }
+        v
+    }
+}
+
+/// An MRTR round (MCP 2026-07-28): the questions, the responses the agent
+/// gave by itself (a `roots/list`, a sampling request it does not serve),
+/// and the server's opaque state, to be echoed verbatim on the retry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputRequired {
+    pub asks: Vec<Ask>,
+    pub answered: serde_json::Map<String, Value>,
+    pub state: Option<String>,
+}
+
+/// The retry of an MRTR round: every response by key, and the state.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Resume {
+    pub responses: serde_json::Map<String, Value>,
+    pub state: Option<String>,
+}
+
+/// Puts a question asked on a live session (MCP before 2026-07-28) in
+/// front of a human and waits for the answer. The engine gives one to each
+/// call it makes; the call's own timeout does not run while it waits.
+pub trait Asker: Send + Sync {
+    fn ask(&self, ask: Ask) -> BoxFuture<'_, AskAnswer>;
+}
+
+/// An [`Asker`] in a [`CallContext`].
+#[derive(Clone)]
+pub struct AskerRef(pub std::sync::Arc<dyn Asker>);
+
+impl std::fmt::Debug for AskerRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Asker")
+    }
 }
 
 /// Per-call context: who asked, for forwarding identity to tool servers.
@@ -99,6 +190,11 @@ pub struct CallContext {
     /// The id the client gave the message that starts this turn (A2A
     /// `messageId`), stored with it.
     pub message_id: Option<String>,
+    /// Who answers a question the tool asks while it runs; `None`: it is
+    /// declined on the human's behalf.
+    pub asker: Option<AskerRef>,
+    /// The answers this call is retried with (an MRTR round).
+    pub resume: Option<Resume>,
 }
 
 /// Why a call could not be made. The engine records the text in the
@@ -146,6 +242,10 @@ pub struct ServerStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
     pub tools: usize,
+    /// The MCP revision the server speaks with us (`2026-07-28`,
+    /// `2025-11-25`…), once connected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
 }
 
 /// A router with no tools (an agent with no `mcp_servers`).

@@ -25,6 +25,7 @@ impl Engine {
     /// the background.
     pub(crate) async fn start_expiry(&self) {
         self.expire_due().await;
+        self.expire_questions().await;
         let engine = self.clone();
         tokio::spawn(async move {
             let mut every = tokio::time::interval(EVERY);
@@ -34,6 +35,7 @@ impl Engine {
                 every.tick().await;
                 n += 1;
                 engine.expire_due().await;
+                engine.expire_questions().await;
                 if n.is_multiple_of(PROXY_EVERY) {
                     engine.check_proxies().await;
                 }

@@ -51,6 +51,7 @@ mod turn;
 
 #[cfg(test)]
 use commands as decide;
+pub(crate) use commands::answer::Answer;
 pub(crate) use commands::decide::Decision;
 pub(crate) use locks::{ConversationLocks, LockGuard};
 #[cfg(test)]
@@ -94,6 +95,16 @@ pub(crate) enum EngineError {
     WaitingApproval {
         conversation_id: String,
         approval: Box<PendingApproval>,
+    },
+    #[error("conversation {conversation_id:?} is waiting for the answer to a question from `{}`: answer it first (POST /questions/{})", question.tool_call.tool, question.uuid)]
+    WaitingInput {
+        conversation_id: String,
+        question: Box<app::models::Question>,
+    },
+    #[error("question {uuid} was already answered (status: {})", status.as_str())]
+    AlreadyAnswered {
+        uuid: String,
+        status: app::models::QuestionStatus,
     },
     #[error("approval {uuid} was already decided (status: {})", status.as_str())]
     AlreadyDecided {
@@ -162,6 +173,11 @@ struct Inner {
     policy: crate::policy::Policy,
     /// The tool pins (POLICY.md §4).
     pins: calls::pins::PinBoard,
+    /// Each question as it is asked (a request waiting on a turn whose
+    /// call asks on a live session is answered with it).
+    asked: tokio::sync::broadcast::Sender<app::models::Question>,
+    /// Woken on every answer recorded here (the waiting calls re-read).
+    answered: tokio::sync::Notify,
 }
 
 impl Engine {
@@ -220,6 +236,8 @@ impl Engine {
                 simple_root,
                 models,
                 a2a,
+                asked: tokio::sync::broadcast::channel(64).0,
+                answered: tokio::sync::Notify::new(),
             }),
         }
     }

@@ -95,10 +95,7 @@ impl ToolRouter for FakeTools {
             tokio::time::sleep(self.delay).await;
             // `{"fail": true}`: the tool answers with an error result.
             let is_error = args.get("fail") == Some(&json!(true));
-            Ok(ToolOutput {
-                text: format!("{name} ok {args}"),
-                is_error,
-            })
+            Ok(ToolOutput::text(format!("{name} ok {args}"), is_error))
         })
     }
 }

@@ -150,6 +150,8 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
             via: if from_ui { "ui" } else { "rest" },
             headers: Vec::new(),
             message_id: None,
+            asker: None,
+            resume: None,
         }))
     }
 }

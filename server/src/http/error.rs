@@ -42,6 +42,12 @@ pub(crate) enum ApiError {
         message: String,
         approval: Box<PendingApproval>,
     },
+    /// 409 while a conversation waits for an answer: the body carries the question.
+    #[error("{message}")]
+    WaitingInput {
+        message: String,
+        question: Box<app::models::Question>,
+    },
     /// 503: the agent cannot answer now (e.g. the model's key is missing).
     #[error("{0}")]
     Unavailable(String),
@@ -76,6 +82,7 @@ impl From<EngineError> for ApiError {
             EngineError::Invalid(m) => ApiError::BadRequest(m),
             e @ EngineError::Busy(_) => ApiError::Conflict(e.to_string()),
             e @ (EngineError::AlreadyDecided { .. }
+            | EngineError::AlreadyAnswered { .. }
             | EngineError::AlreadyVoted { .. }
             | EngineError::LinkUsed) => ApiError::Conflict(e.to_string()),
             ref e @ EngineError::WaitingApproval { ref approval, .. } => {
@@ -84,6 +91,10 @@ impl From<EngineError> for ApiError {
                     approval: approval.clone(),
                 }
             }
+            ref e @ EngineError::WaitingInput { ref question, .. } => ApiError::WaitingInput {
+                message: e.to_string(),
+                question: question.clone(),
+            },
             EngineError::LlmUnavailable(m) => ApiError::Unavailable(m),
             EngineError::Llm {
                 error,
@@ -114,7 +125,9 @@ impl ApiError {
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::WaitingApproval { .. } => StatusCode::CONFLICT,
+            ApiError::WaitingApproval { .. } | ApiError::WaitingInput { .. } => {
+                StatusCode::CONFLICT
+            }
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Upstream { status, .. } => {
                 StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_GATEWAY)
@@ -168,6 +181,11 @@ impl IntoResponse for ApiError {
             ApiError::WaitingApproval { approval, .. } => (
                 status,
                 Json(serde_json::json!({"error": error, "pending_approval": approval})),
+            )
+                .into_response(),
+            ApiError::WaitingInput { question, .. } => (
+                status,
+                Json(serde_json::json!({"error": error, "pending_question": question})),
             )
                 .into_response(),
             ApiError::Upstream {

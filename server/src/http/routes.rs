@@ -208,6 +208,27 @@ pub(crate) static ROUTES: &[Route] = &[
     },
     Route {
         method: "GET",
+        path: "/questions",
+        need: Api(Viewer),
+        serve: Serve::Handler(|| get(rest::questions::list)),
+        doc: Doc::new("The questions tools asked that wait for an answer (MCP elicitation, QUESTIONS.md), oldest first, a page at a time: `?limit=` (default 100, at most 500; 0 for the total alone) and `?cursor=`; `total` counts every one waiting.").response("QuestionPage").errors(&[400]),
+    },
+    Route {
+        method: "GET",
+        path: "/questions/{uuid}",
+        need: Api(Viewer),
+        serve: Serve::Handler(|| get(rest::questions::get)),
+        doc: Doc::new("One question, whatever its status (`pending`, `answered`, `declined`, `cancelled`, `expired`).").response("Question").errors(&[404]),
+    },
+    Route {
+        method: "POST",
+        path: "/questions/{uuid}",
+        need: Api(Requester),
+        serve: Serve::Handler(|| post(rest::questions::answer)),
+        doc: Doc::new("Answers a question: `{\"action\": \"accept\", \"content\": {...}}` (a form's fields, checked against its schema: 400 naming the field, the question stays pending), `{\"action\": \"decline\"}` or `{\"action\": \"cancel\"}`. Whoever sent the conversation's latest message, or an approver, may answer. The call then goes on; 409 when already answered.").request("AnswerQuestion").response("ConversationResponse").example(r#"{"action": "accept", "content": {"env": "staging"}}"#).errors(&[400, 403, 404, 409]),
+    },
+    Route {
+        method: "GET",
         path: "/.well-known/agent-card.json",
         need: Open,
         serve: Serve::Handler(|| get(a2a::card::get)),

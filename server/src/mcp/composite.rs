@@ -168,6 +168,7 @@ impl ToolRouter for CompositeClient {
                 available: s.problem().is_none(),
                 problem: s.problem(),
                 tools: s.tools().len(),
+                revision: s.revision(),
             })
             .collect()
     }

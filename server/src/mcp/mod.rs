@@ -7,6 +7,7 @@
 //!   background re-listing and reconnection.
 //! - `hints`: seed-style top-level tool hints lifted into `annotations`
 //!   (stdio, on the pipe); `http_hints`: the same for HTTP servers.
+//! - `questions`: elicitation, on a live session and as MRTR rounds;
 //! - `frames`: the size limit of a tool's result, the same over both
 //!   transports, and the stdio pipe's bounded line reading.
 //!
@@ -17,6 +18,7 @@ pub(crate) mod composite;
 pub(crate) mod frames;
 mod hints;
 mod http_hints;
+mod questions;
 pub(crate) mod server;
 
 pub(crate) use composite::{CompositeClient, McpStartError};

@@ -11,16 +11,21 @@
 //! the next call starts the server again. A call is never retried by itself:
 //! it may have taken effect.
 
-use crate::config::{McpServerConfig, UnannotatedTools};
+use super::questions::{InFlight, ask_of, declined, result_of, round_of, run_pausable};
+use crate::config::{McpServerConfig, OnQuestion, UnannotatedTools};
 use crate::domain::tools::{CallContext, ToolError, ToolInfo, ToolOutput};
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, ContentBlock, Implementation,
-    RequestParamsMeta, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
+    ContentBlock, ElicitRequestParams, ElicitResult, ElicitationCapability,
+    FormElicitationCapability, Implementation, ProtocolVersion, RequestParamsMeta, Tool,
+    UrlElicitationCapability,
 };
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RunningService,
+};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, ServiceError};
 use serde_json::Value;
 use std::process::Stdio;
 use std::sync::{Arc, RwLock};
@@ -33,24 +38,69 @@ pub(crate) const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest the handshake plus the first tool listing may take.
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Our side of the protocol: identifies the agent and forwards
-/// `tools/list_changed` to the refresher.
+/// Rounds of `input_required` a call answers by itself (nobody to ask,
+/// or nothing a human must see) before it gives up.
+const AUTO_ROUNDS: usize = 10;
+
+/// Our side of the protocol: identifies the agent, forwards
+/// `tools/list_changed` to the refresher, and hands questions asked on
+/// the session to the call in flight (see [`super::questions`]).
 #[derive(Clone)]
 struct Handler {
     server: String,
     changed: mpsc::UnboundedSender<String>,
+    flight: Arc<InFlight>,
+    /// Connecting with the `initialize` handshake only (see [`Era`]).
+    legacy: bool,
+}
+
+/// How a connection starts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Era {
+    /// `server/discover` first, falling back as rmcp knows how.
+    Probe,
+    /// `initialize` only: the server answered the probe with a list of
+    /// versions that all use the handshake (a legacy-only server, per the
+    /// 2026-07-28 backward-compatibility rules), which rmcp reports as an
+    /// error instead of falling back.
+    Legacy,
 }
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(
+            ElicitationCapability::default()
+                .with_form(FormElicitationCapability::default())
+                .with_url(UrlElicitationCapability::default()),
+        );
+        let mut config = ClientConfig::new(
+            capabilities,
             Implementation::new("stop-and-go-agent", env!("CARGO_PKG_VERSION")),
-        )
+        );
+        if self.legacy {
+            config.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
+        }
+        config
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ = self.changed.send(self.server.clone());
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let answer = match self.flight.oldest() {
+            Some(call) => call.ask(ask_of(&request, None)).await,
+            None => {
+                tracing::info!(server = %self.server, "a question arrived with no call in flight; declined");
+                crate::domain::tools::AskAnswer::decline()
+            }
+        };
+        Ok(result_of(&answer))
     }
 }
 
@@ -71,6 +121,16 @@ pub(crate) struct McpServer {
     tools: RwLock<Vec<ToolInfo>>,
     /// Why the server is unavailable, if it is.
     problem: RwLock<Option<String>>,
+    /// The protocol revision the live connection speaks (`2026-07-28`,
+    /// `2025-11-25`…), shown by `GET /tools`; kept while disconnected.
+    revision: RwLock<Option<String>>,
+    /// When the tool list goes stale (the server's `ttlMs`); `None`: it
+    /// stays fresh until `tools/list_changed` or a reconnection.
+    stale_at: RwLock<Option<std::time::Instant>>,
+    /// A refresh for an expired list was asked and has not finished.
+    refreshing: std::sync::atomic::AtomicBool,
+    /// The calls in flight, for the questions they ask.
+    flight: Arc<InFlight>,
     /// HTTP sessions that carry a caller's `Authorization: Bearer`, most
     /// recently used last, at most [`TOKEN_SESSIONS`]. The token lives only
     /// in memory, inside the session's headers; it is never logged.
@@ -94,6 +154,10 @@ impl McpServer {
             conn: tokio::sync::Mutex::new(None),
             tools: RwLock::new(Vec::new()),
             problem: RwLock::new(Some("not connected yet".into())),
+            revision: RwLock::new(None),
+            stale_at: RwLock::new(None),
+            refreshing: std::sync::atomic::AtomicBool::new(false),
+            flight: Arc::default(),
             by_token: tokio::sync::Mutex::new(Vec::new()),
         })
     }
@@ -102,8 +166,22 @@ impl McpServer {
         self.config.url.is_some()
     }
 
-    /// Tools as the engine sees them.
+    /// Tools as the engine sees them. A list past its `ttlMs` is still
+    /// served while a refresh is asked for in the background (the
+    /// refresher re-lists, and the pins check what it brings).
     pub(crate) fn tools(&self) -> Vec<ToolInfo> {
+        let stale = self
+            .stale_at
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some_and(|at| std::time::Instant::now() >= at);
+        if stale
+            && !self
+                .refreshing
+                .swap(true, std::sync::atomic::Ordering::AcqRel)
+        {
+            let _ = self.changed.send(self.name.clone());
+        }
         let available = self.problem().is_none() || !self.is_http();
         self.tools
             .read()
@@ -120,6 +198,23 @@ impl McpServer {
     /// Why the server cannot be used now.
     pub(crate) fn problem(&self) -> Option<String> {
         self.problem
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn handler(&self, era: Era) -> Handler {
+        Handler {
+            server: self.name.clone(),
+            changed: self.changed.clone(),
+            flight: self.flight.clone(),
+            legacy: era == Era::Legacy,
+        }
+    }
+
+    /// The protocol revision of the last connection.
+    pub(crate) fn revision(&self) -> Option<String> {
+        self.revision
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
@@ -146,23 +241,40 @@ impl McpServer {
             })
             .and_then(|r| r)
             .inspect_err(|e| self.set_problem(Some(e.clone())))?;
-        let tools = tokio::time::timeout(CONNECT_TIMEOUT, service.list_all_tools())
-            .await
-            .map_err(|_| "tools/list did not answer in time".to_string())
-            .and_then(|r| r.map_err(|e| format!("tools/list failed: {e}")))
-            .inspect_err(|e| self.set_problem(Some(e.clone())))?;
-        let tools = self.with_top_level_hints(tools).await;
-        self.store_tools(&tools);
+        let listed = tokio::time::timeout(
+            CONNECT_TIMEOUT,
+            service.peer().list_all_tools_with_cache_hint(),
+        )
+        .await
+        .map_err(|_| "tools/list did not answer in time".to_string())
+        .and_then(|r| r.map_err(|e| format!("tools/list failed: {e}")))
+        .inspect_err(|e| self.set_problem(Some(e.clone())))?;
+        let tools = self.with_top_level_hints(listed.items).await;
+        self.store_tools(&tools, listed.ttl_ms);
         if let Some(info) = service.peer_info() {
-            tracing::info!(server = %self.name, protocol = %info.protocol_version, tools = tools.len(), "MCP server connected");
+            let revision = info.protocol_version.to_string();
+            tracing::info!(server = %self.name, revision = %revision, tools = tools.len(), "MCP server connected");
+            *self.revision.write().unwrap_or_else(|p| p.into_inner()) = Some(revision);
         }
         *conn = Some(service);
         self.set_problem(None);
         Ok(())
     }
 
-    /// Re-lists tools on the live connection (after `list_changed`).
+    /// Re-lists tools on the live connection (after `list_changed`, or when
+    /// the list's `ttlMs` ran out). A failed refresh is tried again 5 s later.
     pub(crate) async fn refresh(&self) -> Result<(), String> {
+        let done = self.relist().await;
+        if done.is_err() {
+            *self.stale_at.write().unwrap_or_else(|p| p.into_inner()) =
+                Some(std::time::Instant::now() + Duration::from_secs(5));
+            self.refreshing
+                .store(false, std::sync::atomic::Ordering::Release);
+        }
+        done
+    }
+
+    async fn relist(&self) -> Result<(), String> {
         let peer = {
             let conn = self.conn.lock().await;
             conn.as_ref().map(|s| s.peer().clone())
@@ -170,19 +282,24 @@ impl McpServer {
         let Some(peer) = peer else {
             return self.connect().await;
         };
-        let tools = tokio::time::timeout(CONNECT_TIMEOUT, peer.list_all_tools())
+        let listed = tokio::time::timeout(CONNECT_TIMEOUT, peer.list_all_tools_with_cache_hint())
             .await
             .map_err(|_| "tools/list did not answer in time".to_string())?
             .map_err(|e| format!("tools/list failed: {e}"))?;
-        let tools = self.with_top_level_hints(tools).await;
-        self.store_tools(&tools);
+        let tools = self.with_top_level_hints(listed.items).await;
+        self.store_tools(&tools, listed.ttl_ms);
         tracing::info!(server = %self.name, tools = tools.len(), "MCP tool list refreshed");
         Ok(())
     }
 
-    fn store_tools(&self, tools: &[Tool]) {
+    /// Keeps the list, fresh for `ttl_ms` when the server gave one.
+    fn store_tools(&self, tools: &[Tool], ttl_ms: Option<u64>) {
         let infos = tools.iter().map(|t| self.tool_info(t)).collect();
         *self.tools.write().unwrap_or_else(|p| p.into_inner()) = infos;
+        *self.stale_at.write().unwrap_or_else(|p| p.into_inner()) =
+            ttl_ms.and_then(|ms| std::time::Instant::now().checked_add(Duration::from_millis(ms)));
+        self.refreshing
+            .store(false, std::sync::atomic::Ordering::Release);
     }
 
     fn tool_info(&self, t: &Tool) -> ToolInfo {
@@ -242,13 +359,22 @@ impl McpServer {
         tools
     }
 
+    /// Connects at the newest revision the server offers; a server that
+    /// only knows the handshake revisions is connected to again with it.
     async fn open(&self) -> Result<Service, String> {
-        let handler = Handler {
-            server: self.name.clone(),
-            changed: self.changed.clone(),
-        };
+        match self.open_in(Era::Probe).await {
+            Err(Opened::LegacyOnly(why)) => {
+                tracing::debug!(server = %self.name, "{why}; connecting with the initialize handshake");
+                self.open_in(Era::Legacy).await.map_err(Opened::text)
+            }
+            other => other.map_err(Opened::text),
+        }
+    }
+
+    async fn open_in(&self, era: Era) -> Result<Service, Opened> {
+        let handler = self.handler(era);
         if let Some(url) = &self.config.url {
-            let headers = self.http_headers()?;
+            let headers = self.http_headers().map_err(Opened::Failed)?;
             self.open_http(url, headers, handler).await
         } else {
             let command = self.config.command.clone().unwrap_or_default();
@@ -261,11 +387,13 @@ impl McpServer {
                 .kill_on_drop(true);
             let mut child = cmd
                 .spawn()
-                .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+                .map_err(|e| Opened::Failed(format!("cannot start `{command}`: {e}")))?;
             let (Some(stdin), Some(stdout), Some(stderr)) =
                 (child.stdin.take(), child.stdout.take(), child.stderr.take())
             else {
-                return Err(format!("`{command}` started without its standard streams"));
+                return Err(Opened::Failed(format!(
+                    "`{command}` started without its standard streams"
+                )));
             };
             let server = self.name.clone();
             tokio::spawn(async move {
@@ -312,9 +440,13 @@ impl McpServer {
                 }
             });
             handler
-                .serve((ours, stdin))
+                .serve_with_lifecycle((ours, stdin), lifecycle(era))
                 .await
-                .map_err(|e| format!("`{command}` did not complete the MCP handshake: {e}"))
+                .map_err(|e| {
+                    Opened::of(e, |e| {
+                        format!("`{command}` did not complete the MCP handshake: {e}")
+                    })
+                })
         }
     }
 
@@ -324,11 +456,16 @@ impl McpServer {
         url: &str,
         headers: HttpHeaders,
         handler: Handler,
-    ) -> Result<Service, String> {
+    ) -> Result<Service, Opened> {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| Opened::Failed(e.to_string()))?;
+        let era = if handler.legacy {
+            Era::Legacy
+        } else {
+            Era::Probe
+        };
         let transport = StreamableHttpClientTransport::with_client(
             http,
             StreamableHttpClientTransportConfig::with_uri(url)
@@ -336,9 +473,9 @@ impl McpServer {
                 .max_sse_event_size(super::frames::MAX_FRAME_BYTES),
         );
         handler
-            .serve(transport)
+            .serve_with_lifecycle(transport, lifecycle(era))
             .await
-            .map_err(|e| format!("cannot connect to {url}: {e}"))
+            .map_err(|e| Opened::of(e, |e| format!("cannot connect to {url}: {e}")))
     }
 
     /// The caller's token to forward to this server, if any: HTTP servers
@@ -376,14 +513,22 @@ impl McpServer {
                 unavailable("the caller's bearer token is not a valid header value".into())
             })?;
         headers.insert(reqwest::header::AUTHORIZATION, value);
-        let handler = Handler {
-            server: self.name.clone(),
-            changed: self.changed.clone(),
+        let open = async {
+            match self
+                .open_http(&url, headers.clone(), self.handler(Era::Probe))
+                .await
+            {
+                Err(Opened::LegacyOnly(_)) => {
+                    self.open_http(&url, headers, self.handler(Era::Legacy))
+                        .await
+                }
+                other => other,
+            }
         };
-        let service = tokio::time::timeout(CONNECT_TIMEOUT, self.open_http(&url, headers, handler))
+        let service = tokio::time::timeout(CONNECT_TIMEOUT, open)
             .await
             .map_err(|_| unavailable("no answer to the MCP handshake in time".into()))?
-            .map_err(unavailable)?;
+            .map_err(|e| unavailable(e.text()))?;
         let peer = service.peer().clone();
         if sessions.len() >= TOKEN_SESSIONS {
             sessions.remove(0);
@@ -428,10 +573,10 @@ impl McpServer {
             Value::Object(m) => m,
             Value::Null => Default::default(),
             other => {
-                return Ok(ToolOutput {
-                    text: format!("the arguments must be a JSON object, got {other}"),
-                    is_error: true,
-                });
+                return Ok(ToolOutput::text(
+                    format!("the arguments must be a JSON object, got {other}"),
+                    true,
+                ));
             }
         };
         let mut params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
@@ -444,53 +589,81 @@ impl McpServer {
                 _ => {}
             }
         }
-        match tokio::time::timeout(CALL_TIMEOUT, peer.call_tool(params)).await {
-            Err(_) => Err(ToolError::Timeout {
-                tool: name.to_string(),
-                timeout: CALL_TIMEOUT,
-            }),
-            Ok(Ok(result)) => {
-                let mut parts: Vec<String> = Vec::new();
-                for c in &result.content {
-                    match c {
-                        ContentBlock::Text(t) => parts.push(t.text.clone()),
-                        ContentBlock::Image(i) => parts.push(format!("[image {}]", i.mime_type)),
-                        ContentBlock::Resource(_) => parts.push("[embedded resource]".into()),
-                        _ => parts.push("[content]".into()),
-                    }
-                }
-                if parts.is_empty()
-                    && let Some(s) = &result.structured_content
-                {
-                    parts.push(s.to_string());
-                }
-                let kept =
-                    parts.iter().map(String::len).sum::<usize>() + parts.len().saturating_sub(1);
-                if let Err(too) = super::frames::check(kept) {
-                    return Err(ToolError::ResultTooLarge {
+        if let Some(r) = &ctx.resume {
+            params.input_responses = Some(r.responses.clone().into_iter().collect());
+            params.request_state = r.state.clone();
+        }
+        let asker = match self.config.on_question {
+            OnQuestion::Ask => ctx.asker.clone(),
+            OnQuestion::Decline => None,
+        };
+        let can_ask = asker.is_some();
+        let entered = self.flight.enter(asker);
+        for _ in 0..AUTO_ROUNDS {
+            let sent = run_pausable(
+                peer.call_tool_once(params.clone()),
+                CALL_TIMEOUT,
+                &entered.live,
+            )
+            .await;
+            let response = match sent {
+                None => {
+                    return Err(ToolError::Timeout {
                         tool: name.to_string(),
-                        message: too.to_string(),
+                        timeout: CALL_TIMEOUT,
                     });
                 }
-                Ok(ToolOutput {
-                    text: parts.join("\n"),
-                    is_error: result.is_error.unwrap_or(false),
-                })
+                Some(Ok(r)) => r,
+                Some(Err(e)) => return self.failed(name, e).await,
+            };
+            match response {
+                CallToolResponse::Complete(result) => return complete(name, result),
+                CallToolResponse::InputRequired(r) => {
+                    let round = round_of(r.input_requests, r.request_state);
+                    if can_ask && !round.asks.is_empty() {
+                        return Ok(ToolOutput {
+                            text: String::new(),
+                            is_error: false,
+                            input_required: Some(round),
+                        });
+                    }
+                    // Nothing for a human (or nobody to ask): answered here.
+                    params.input_responses = Some(declined(&round).into_iter().collect());
+                    params.request_state = round.state;
+                }
+                _ => {
+                    return Err(ToolError::Failed {
+                        tool: name.to_string(),
+                        message:
+                            "the server answered with a task, which this agent does not follow"
+                                .into(),
+                    });
+                }
             }
-            Ok(Err(ServiceError::McpError(e))) if super::frames::replaced(&e).is_some() => {
+        }
+        Err(ToolError::Failed {
+            tool: name.to_string(),
+            message: format!("the server asked for input {AUTO_ROUNDS} times without finishing"),
+        })
+    }
+
+    /// What a failed request means for the call and the connection.
+    async fn failed(&self, name: &str, e: ServiceError) -> Result<ToolOutput, ToolError> {
+        match e {
+            ServiceError::McpError(e) if super::frames::replaced(&e).is_some() => {
                 Err(ToolError::ResultTooLarge {
                     tool: name.to_string(),
                     message: e.message.to_string(),
                 })
             }
-            Ok(Err(ServiceError::McpError(e))) => Ok(ToolOutput {
-                text: format!(
+            ServiceError::McpError(e) => Ok(ToolOutput::text(
+                format!(
                     "the tool answered with an error ({}): {}",
                     e.code.0, e.message
                 ),
-                is_error: true,
-            }),
-            Ok(Err(e)) if super::frames::http_limit_hit(&e).is_some() => {
+                true,
+            )),
+            e if super::frames::http_limit_hit(&e).is_some() => {
                 // The server answered, too much: the session is closed by
                 // the transport, but the server is fine (no problem set);
                 // the next call opens a new session.
@@ -501,7 +674,7 @@ impl McpServer {
                     message: super::frames::more_than(read),
                 })
             }
-            Ok(Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
+            e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)) => {
                 let reason = format!(
                     "the MCP server stopped during the call ({e}); it will be started again for the next call"
                 );
@@ -515,10 +688,85 @@ impl McpServer {
                     reason,
                 })
             }
-            Ok(Err(e)) => Err(ToolError::Failed {
+            e => Err(ToolError::Failed {
                 tool: name.to_string(),
                 message: e.to_string(),
             }),
+        }
+    }
+}
+
+/// A finished call's result as the model reads it.
+fn complete(name: &str, result: CallToolResult) -> Result<ToolOutput, ToolError> {
+    let mut parts: Vec<String> = Vec::new();
+    for c in &result.content {
+        match c {
+            ContentBlock::Text(t) => parts.push(t.text.clone()),
+            ContentBlock::Image(i) => parts.push(format!("[image {}]", i.mime_type)),
+            ContentBlock::Resource(_) => parts.push("[embedded resource]".into()),
+            _ => parts.push("[content]".into()),
+        }
+    }
+    if parts.is_empty()
+        && let Some(s) = &result.structured_content
+    {
+        parts.push(s.to_string());
+    }
+    let kept = parts.iter().map(String::len).sum::<usize>() + parts.len().saturating_sub(1);
+    if let Err(too) = super::frames::check(kept) {
+        return Err(ToolError::ResultTooLarge {
+            tool: name.to_string(),
+            message: too.to_string(),
+        });
+    }
+    Ok(ToolOutput::text(
+        parts.join("\n"),
+        result.is_error.unwrap_or(false),
+    ))
+}
+
+/// The newest revision first (`server/discover`), falling back to the
+/// `initialize` handshake of 2025-11-25 (and what the server offers below
+/// it) for servers that answer the probe as legacy servers do
+/// (QUESTIONS.md §1).
+fn lifecycle(era: Era) -> ClientLifecycleMode {
+    match era {
+        Era::Probe => ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        },
+        Era::Legacy => ClientLifecycleMode::Initialize,
+    }
+}
+
+/// Why a connection did not open.
+enum Opened {
+    /// The server speaks only the handshake revisions: connect again so.
+    LegacyOnly(String),
+    Failed(String),
+}
+
+impl Opened {
+    fn of(
+        e: rmcp::service::ClientInitializeError,
+        say: impl FnOnce(&rmcp::service::ClientInitializeError) -> String,
+    ) -> Opened {
+        match &e {
+            rmcp::service::ClientInitializeError::NoCompatibleProtocolVersion {
+                server_supported,
+                ..
+            } if !server_supported.is_empty()
+                && server_supported.iter().all(ProtocolVersion::has_initialize) =>
+            {
+                Opened::LegacyOnly(say(&e))
+            }
+            _ => Opened::Failed(say(&e)),
+        }
+    }
+
+    fn text(self) -> String {
+        match self {
+            Opened::LegacyOnly(t) | Opened::Failed(t) => t,
         }
     }
 }

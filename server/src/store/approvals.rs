@@ -186,7 +186,7 @@ pub(in crate::store) fn earlier(at: &str, d: std::time::Duration) -> String {
     shifted(at, d, -1)
 }
 
-fn shifted(at: &str, d: std::time::Duration, sign: i32) -> String {
+pub(in crate::store) fn shifted(at: &str, d: std::time::Duration, sign: i32) -> String {
     let base = chrono::DateTime::parse_from_rfc3339(at)
         .map(|t| t.with_timezone(&chrono::Utc))
         .unwrap_or_else(|_| chrono::Utc::now());

@@ -141,6 +141,7 @@ pub(in crate::store) fn summary_of(counts: Vec<(String, i64)>) -> Result<Summary
         match ConversationStatus::parse(&status) {
             Some(ConversationStatus::Active) => s.active += n,
             Some(ConversationStatus::WaitingApproval) => s.waiting_approval += n,
+            Some(ConversationStatus::WaitingInput) => s.waiting_input += n,
             Some(ConversationStatus::Completed) => s.completed += n,
             Some(ConversationStatus::Failed) => s.failed += n,
             Some(ConversationStatus::Cancelled) => s.cancelled += n,

@@ -39,6 +39,7 @@ pub(crate) mod outbox;
 pub(crate) mod pins;
 mod postgres;
 pub(crate) mod push;
+pub(crate) mod questions;
 pub(crate) mod recovery;
 pub(crate) mod sessions;
 mod sqlite;
@@ -55,7 +56,7 @@ pub(crate) use leases::Beat;
 pub(crate) use leases::Lease;
 pub(crate) use messages::{NewMessage, NodeTag, StoredMessage};
 pub(crate) use postgres::EventRow;
-pub(crate) use turns::{Requester, StepMessage};
+pub(crate) use turns::{Requester, StepMessage, Waiting};
 // `Tx` is the store's own: outside `store/` only the A2A conformance
 // executor (feature `a2a-tck`) and tests that stage a state no intent makes
 // (a crash half-way) name it, through `Store::write_raw`.

@@ -53,7 +53,7 @@ impl Store {
                 .map(|a| a.approval.conversation_id)
                 .collect();
             for id in tx.running()? {
-                if forwards_a_rejection(tx, &id)? {
+                if forwards_a_rejection(tx, &id)? || retries_a_round(tx, &id)? {
                     resume.insert(id.clone());
                 }
                 if !resume.contains(&id) {
@@ -82,7 +82,7 @@ pub(super) fn recover_one(
     // conversation with its messages.
     let running = tx.running()?.iter().any(|r| r == id);
     let resume = !tx.approvals_of(id, ApprovalStatus::Approved)?.is_empty()
-        || (running && forwards_a_rejection(tx, id)?);
+        || (running && (forwards_a_rejection(tx, id)? || retries_a_round(tx, id)?));
     if running && !resume {
         interrupt(tx, id)?;
     }
@@ -148,10 +148,34 @@ fn forwards_a_rejection(tx: &dyn Tx, id: &str) -> Result<bool, StoreError> {
     Ok(false)
 }
 
+/// A call whose question round (MCP 2026-07-28) was answered and not yet
+/// retried: nothing was in flight (the round cleared the call's start),
+/// so resuming sends the retry, once (QUESTIONS.md §3).
+fn retries_a_round(tx: &dyn Tx, id: &str) -> Result<bool, StoreError> {
+    for m in tx.messages(id)? {
+        if !m.is_unanswered_call() || m.started_at.is_some() {
+            continue;
+        }
+        let rows = tx.questions_of_call(&m.message.id)?;
+        if let Some(last) = rows.last()
+            && last.era == "round"
+            && rows
+                .iter()
+                .filter(|r| r.round == last.round)
+                .all(|r| r.status != "pending")
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// Stops a turn that was running: unanswered calls (not waiting for an
 /// operator) are answered, the pipeline run is `interrupted`, a note says
 /// so, and the conversation waits for its operator or a new message.
 fn interrupt(tx: &dyn Tx, id: &str) -> Result<(), StoreError> {
+    // A question on the session that is gone can no longer be answered.
+    super::questions::cancel_live(tx, id)?;
     let mut touched = false;
     for m in tx.messages(id)? {
         if !m.is_unanswered_call() {
@@ -160,6 +184,15 @@ fn interrupt(tx: &dyn Tx, id: &str) -> Result<(), StoreError> {
         if tx
             .approval_for_message(&m.message.id)?
             .is_some_and(|a| a.status == ApprovalStatus::Pending)
+        {
+            continue;
+        }
+        // Waiting for the answers of its question round: nothing in flight.
+        if m.started_at.is_none()
+            && tx
+                .questions_of_call(&m.message.id)?
+                .last()
+                .is_some_and(|q| q.era == "round" && q.status == "pending")
         {
             continue;
         }
@@ -189,6 +222,8 @@ fn interrupt(tx: &dyn Tx, id: &str) -> Result<(), StoreError> {
     tx.set_turn_running(id, false)?;
     let status = if tx.pending_for(id)?.is_some() {
         ConversationStatus::WaitingApproval
+    } else if !tx.pending_questions_of(id)?.is_empty() {
+        ConversationStatus::WaitingInput
     } else {
         ConversationStatus::Active
     };

@@ -304,6 +304,7 @@ async fn kept_counts_equal_a_recount_and_items_summarise() {
             match c.status {
                 ConversationStatus::Active => recount.active += 1,
                 ConversationStatus::WaitingApproval => recount.waiting_approval += 1,
+                ConversationStatus::WaitingInput => recount.waiting_input += 1,
                 ConversationStatus::Completed => recount.completed += 1,
                 ConversationStatus::Failed => recount.failed += 1,
                 ConversationStatus::Cancelled => recount.cancelled += 1,

@@ -165,6 +165,7 @@ async fn kept_counts_equal_a_recount() {
             match ConversationStatus::parse(&status.unwrap()) {
                 Some(ConversationStatus::Active) => recount.active += 1,
                 Some(ConversationStatus::WaitingApproval) => recount.waiting_approval += 1,
+                Some(ConversationStatus::WaitingInput) => recount.waiting_input += 1,
                 Some(ConversationStatus::Completed) => recount.completed += 1,
                 Some(ConversationStatus::Failed) => recount.failed += 1,
                 Some(ConversationStatus::Cancelled) => recount.cancelled += 1,

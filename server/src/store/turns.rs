@@ -16,6 +16,13 @@ pub(crate) struct Requester {
     pub(crate) message_id: Option<String>,
 }
 
+/// What a conversation waits for, which a new message may not skip.
+#[derive(Clone, Debug)]
+pub(crate) enum Waiting {
+    Approval(Box<PendingApproval>),
+    Question(Box<app::models::Question>),
+}
+
 /// What [`Store::record_step`] wrote.
 #[derive(Clone, Debug)]
 pub(crate) struct Recorded {
@@ -76,12 +83,16 @@ impl Store {
         id: &str,
         by: Requester,
         text: String,
-    ) -> Result<Option<PendingApproval>, StoreError> {
+    ) -> Result<Option<Waiting>, StoreError> {
         let id = id.to_string();
         self.write(move |tx| {
             tx.fence(&id)?;
             if let Some(a) = tx.pending_for(&id)? {
-                return Ok(Some(a));
+                return Ok(Some(Waiting::Approval(Box::new(a))));
+            }
+            if let Some(q) = tx.pending_questions_of(&id)?.into_iter().next() {
+                let q = super::questions::decode(q)?;
+                return Ok(Some(Waiting::Question(Box::new(q.question))));
             }
             tx.set_requester(&id, &by.name, &by.session)?;
             let m = tx.append(&id, NewMessage::user(text, by.message_id.clone()))?;

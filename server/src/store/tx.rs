@@ -20,6 +20,7 @@ use super::approvals::{Approval, Decider, NewApproval};
 use super::audit::{self, Event};
 use super::conversations::{Page, PageRequest, TasksInState};
 use super::messages::{NewMessage, StoredMessage};
+use super::questions::QuestionRow;
 use super::sessions::Session;
 use app::models::{
     ApprovalStatus, Conversation, ConversationItem, ConversationStatus, Message, PendingApproval,
@@ -31,7 +32,16 @@ use app::pipeline::PipelineState;
 /// of every entity, and those that span entities (conversations and
 /// messages), whose defaults a backend may override with fewer statements.
 pub(crate) trait Tx:
-    ConversationTx + MessageTx + ApprovalTx + LeaseTx + PinTx + OutboxTx + PushTx + AuditTx + SessionTx
+    ConversationTx
+    + MessageTx
+    + ApprovalTx
+    + QuestionTx
+    + LeaseTx
+    + PinTx
+    + OutboxTx
+    + PushTx
+    + AuditTx
+    + SessionTx
 {
     /// A new conversation in `session`, asked by `name`, with its first
     /// message and its turn running:
@@ -279,6 +289,35 @@ pub(crate) trait PushTx {
         &self,
         limit: u32,
     ) -> Result<Vec<super::push::PushConfig>, StoreError>;
+}
+
+/// Questions a tool asked the human (see [`super::questions`]).
+pub(crate) trait QuestionTx {
+    fn insert_question(&self, q: &QuestionRow) -> Result<(), StoreError>;
+    fn question(&self, uuid: &str) -> Result<Option<QuestionRow>, StoreError>;
+    /// A call's questions, oldest first.
+    fn questions_of_call(&self, message_id: &str) -> Result<Vec<QuestionRow>, StoreError>;
+    /// `pending` → `status`; false when it was not pending.
+    fn answer_question(
+        &self,
+        uuid: &str,
+        status: &str,
+        action: &str,
+        content: Option<&str>,
+        by: &str,
+        via: &str,
+    ) -> Result<bool, StoreError>;
+    /// Pending questions after `after_seq`, oldest first.
+    fn pending_questions(
+        &self,
+        after_seq: Option<i64>,
+        limit: u32,
+    ) -> Result<Vec<QuestionRow>, StoreError>;
+    fn count_pending_questions(&self) -> Result<u64, StoreError>;
+    /// A conversation's pending questions, oldest first.
+    fn pending_questions_of(&self, conversation_id: &str) -> Result<Vec<QuestionRow>, StoreError>;
+    /// Pending questions whose `expires_at` is at or before `now`.
+    fn due_questions(&self, now: &str, limit: u32) -> Result<Vec<QuestionRow>, StoreError>;
 }
 
 /// The audit trail.

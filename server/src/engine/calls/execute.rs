@@ -2,33 +2,55 @@
 //! the tool runs, the result and `executed`/`failed` commit together.
 
 use super::CallResult;
-use crate::domain::tools::{ToolError, ToolOutput};
+use crate::domain::tools::{Resume, ToolError, ToolOutput};
 use crate::engine::turn::scope::{LocalAction, Scope};
 use crate::engine::{Ctx, Engine, EngineError};
-use app::models::{EventKind, ToolCall};
+use app::models::{EventKind, Question, ToolCall};
+use std::sync::{Arc, Mutex};
+
+/// What running a call did.
+pub(super) enum Executed {
+    /// Another writer moved its approval on: it did not run here.
+    Skipped,
+    /// It ran and this result was recorded.
+    Ran(CallResult),
+    /// It asks the human (an MCP 2026-07-28 round): stored, the call rests.
+    Asked(Box<Question>),
+}
 
 impl Engine {
     /// Runs one call, write-ahead: `executing`/started is committed before
     /// the tool runs; the result and `executed`/`failed` commit together.
     /// `(approval, note)`: the approval the call runs under, and what the
-    /// model is told before the result (an approver's edit).
+    /// model is told before the result (an approver's edit). `resume`: the
+    /// answers of the call's question round, to retry it with.
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn execute(
         &self,
         conversation_id: &str,
         message_id: &str,
         tc: &ToolCall,
         (approval, note): (Option<String>, Option<String>),
+        resume: Option<Resume>,
         scope: &Scope,
         ctx: &Ctx,
-    ) -> Result<Option<CallResult>, EngineError> {
+    ) -> Result<Executed, EngineError> {
         let store = &self.inner.store;
         let may_run = store
             .claim_call(conversation_id, message_id, approval.clone())
             .await?;
         if !may_run {
             // Another writer moved the approval on; never run twice.
-            return Ok(None);
+            return Ok(Executed::Skipped);
         }
+        // Questions reach a human in simple mode; inside pipeline nodes
+        // they are declined, as before (nothing there can pause on them).
+        let notes = Arc::new(Mutex::new(Vec::new()));
+        let mut call_ctx = ctx.clone();
+        if scope.node.is_none() && self.inner.pipeline.is_none() {
+            call_ctx.asker = Some(self.asker(conversation_id, message_id, tc, notes.clone()));
+        }
+        call_ctx.resume = resume;
         tracing::info!(tool = %tc.name, approval = approval.as_deref().unwrap_or("-"), "tool call started");
         self.inner
             .events
@@ -46,10 +68,22 @@ impl Engine {
             server = tc.server.as_deref().unwrap_or("local"),
             outcome = tracing::field::Empty,
         );
-        let called =
-            tracing::Instrument::instrument(self.call_tool(tc, scope, ctx), tool_span.clone())
-                .await;
+        let called = tracing::Instrument::instrument(
+            self.call_tool(tc, scope, &call_ctx),
+            tool_span.clone(),
+        )
+        .await;
         let (text, is_error) = match called {
+            Ok(ToolOutput {
+                input_required: Some(round),
+                ..
+            }) => {
+                tool_span.record("outcome", "input_required");
+                let q = self
+                    .ask_round(conversation_id, message_id, tc, round, approval)
+                    .await?;
+                return Ok(Executed::Asked(Box::new(q)));
+            }
             Ok(out) => (out.text, out.is_error),
             Err(e) => (e.to_string(), true),
         };
@@ -60,9 +94,12 @@ impl Engine {
             tc.server.as_deref().unwrap_or("local"),
             !is_error,
         );
-        let text = match note {
-            Some(n) => format!("{n}\n{text}"),
-            None => text,
+        let mut before: Vec<String> = note.into_iter().collect();
+        before.extend(notes.lock().unwrap_or_else(|e| e.into_inner()).drain(..));
+        let text = if before.is_empty() {
+            text
+        } else {
+            format!("{}\n{text}", before.join("\n"))
         };
         self.finish_call(
             conversation_id,
@@ -74,7 +111,7 @@ impl Engine {
             scope,
         )
         .await?;
-        Ok(Some(CallResult { text, is_error }))
+        Ok(Executed::Ran(CallResult { text, is_error }))
     }
 
     /// Calls a tool: the scope's own (`exit_loop`, sub-agents) or the router's.
@@ -92,10 +129,7 @@ impl Engine {
                 .await;
         };
         match &local.action {
-            LocalAction::ExitLoop => Ok(ToolOutput {
-                text: "The loop ends after this step.".into(),
-                is_error: false,
-            }),
+            LocalAction::ExitLoop => Ok(ToolOutput::text("The loop ends after this step.", false)),
             // Delegations go through `calls/delegate.rs` (proxy approvals).
             LocalAction::A2a { agent, .. } => Err(ToolError::Failed {
                 tool: tc.name.clone(),

@@ -15,6 +15,7 @@ pub(super) mod edit;
 mod execute;
 pub(super) mod gate;
 pub(super) mod pins;
+pub(crate) mod question;
 
 use crate::engine::turn::scope::{LocalAction, Scope};
 use crate::engine::turn::{declined_text, describe_call};
@@ -22,13 +23,17 @@ use crate::engine::{Ctx, Engine, EngineError};
 use crate::store::StoredMessage;
 use crate::store::approvals::Approval;
 use crate::store::approvals::NewApproval;
-use app::models::{ApprovalStatus, EventKind, PendingApproval};
+use app::models::{ApprovalStatus, EventKind, PendingApproval, Question, QuestionStatus};
+use execute::Executed;
 use gate::Gate;
 
 /// What handling one call did.
 pub(super) enum Handled {
     /// The turn pauses: the call waits for this approval.
     Paused(Box<PendingApproval>),
+    /// The turn pauses: the call asked the human this (and waits for the
+    /// answers of its round).
+    Asked(Box<Question>),
     /// The call ran here and this result was recorded (with its note).
     Ran(CallResult),
     /// Anything else (answered otherwise, delegated, declined…).
@@ -66,6 +71,42 @@ impl Engine {
             .scope_tools(scope)
             .into_iter()
             .find(|t| t.name == tc.name);
+        // A call that asked the human (an MCP 2026-07-28 round) and rests:
+        // it waits for the round's answers, then is retried with them, once.
+        if !fresh && decided.is_none() && call.started_at.is_none() {
+            let round = store.latest_round(&message_id).await?;
+            if round
+                .first()
+                .is_some_and(|q| q.era == crate::store::questions::Era::Round)
+            {
+                if let Some(q) = round
+                    .iter()
+                    .find(|q| q.question.status == QuestionStatus::Pending)
+                {
+                    return Ok(Handled::Asked(Box::new(q.question.clone())));
+                }
+                let (resume, expired) = question::resume_of(&round);
+                let mut run = tc.clone();
+                // The arguments it ran with (an approver's edit included):
+                // the server's state is bound to them.
+                if let Some(q) = round.first() {
+                    run.arguments = q.question.tool_call.arguments.clone();
+                }
+                let note = expired.then(|| question::EXPIRED_NOTE.to_string());
+                return self
+                    .execute(
+                        conversation_id,
+                        &message_id,
+                        &run,
+                        (None, note),
+                        Some(resume),
+                        scope,
+                        ctx,
+                    )
+                    .await
+                    .map(handled);
+            }
+        }
         let approval = match decided {
             _ if fresh => None,
             Some(a) => Some(a),
@@ -136,9 +177,17 @@ impl Engine {
                 )))
             }
             None => self
-                .execute(conversation_id, &message_id, &tc, (None, None), scope, ctx)
+                .execute(
+                    conversation_id,
+                    &message_id,
+                    &tc,
+                    (None, None),
+                    None,
+                    scope,
+                    ctx,
+                )
                 .await
-                .map(|ran| ran.map_or(Handled::Other, Handled::Ran)),
+                .map(handled),
             Some(a) => match a.status {
                 ApprovalStatus::Pending => Ok(Handled::Paused(Box::new(a.approval))),
                 ApprovalStatus::Approved => {
@@ -163,11 +212,12 @@ impl Engine {
                         &message_id,
                         &run,
                         (Some(a.approval.uuid.clone()), note),
+                        None,
                         scope,
                         ctx,
                     )
                     .await
-                    .map(|ran| ran.map_or(Handled::Other, Handled::Ran))
+                    .map(handled)
                 }
                 ApprovalStatus::Expired => {
                     // The expiry answered the call in its transaction; this
@@ -205,5 +255,14 @@ impl Engine {
                 }
             },
         }
+    }
+}
+
+/// What running a call means for the turn.
+fn handled(e: Executed) -> Handled {
+    match e {
+        Executed::Skipped => Handled::Other,
+        Executed::Ran(r) => Handled::Ran(r),
+        Executed::Asked(q) => Handled::Asked(q),
     }
 }

@@ -1,7 +1,8 @@
 //! The engine's public commands: starting a conversation and sending a
-//! message (`send`), deciding an approval (`decide`), cancelling
-//! (`cancel`); and the helpers they share.
+//! message (`send`), deciding an approval (`decide`), answering a
+//! question (`answer`), cancelling (`cancel`); and the helpers they share.
 
+pub(crate) mod answer;
 mod cancel;
 pub(super) mod decide;
 mod send;

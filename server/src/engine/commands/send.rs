@@ -68,11 +68,20 @@ impl Engine {
         let waiting = store
             .add_user_message(conversation_id, requester(&ctx), text)
             .await?;
-        if let Some(a) = waiting {
-            return Err(EngineError::WaitingApproval {
-                conversation_id: conversation_id.to_string(),
-                approval: Box::new(a),
-            });
+        match waiting {
+            Some(crate::store::Waiting::Approval(a)) => {
+                return Err(EngineError::WaitingApproval {
+                    conversation_id: conversation_id.to_string(),
+                    approval: a,
+                });
+            }
+            Some(crate::store::Waiting::Question(q)) => {
+                return Err(EngineError::WaitingInput {
+                    conversation_id: conversation_id.to_string(),
+                    question: q,
+                });
+            }
+            None => {}
         }
         self.inner
             .events

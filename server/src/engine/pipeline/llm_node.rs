@@ -57,6 +57,14 @@ pub(crate) async fn run(run: &Run, node: &Node, key: &str) -> Result<NodeEnd, En
         },
         ScopeEnd::Stopped(text) => NodeEnd::Stopped(text),
         ScopeEnd::Waiting(a) => NodeEnd::Paused(vec![(pending_call(node, key, &a), *a)]),
+        // Calls in pipeline nodes have no asker: their questions are
+        // declined at the MCP client and never pause a node.
+        ScopeEnd::Asking(q) => {
+            return Err(crate::engine::EngineError::Task(format!(
+                "the tool `{}` asked a question inside the node `{}`, where questions cannot wait",
+                q.tool_call.tool, node.cfg.name
+            )));
+        }
     })
 }
 

@@ -35,6 +35,8 @@ pub(crate) enum ScopeEnd {
     Answered(String, Box<app::models::Conversation>),
     /// A destructive call waits for an operator.
     Waiting(Box<PendingApproval>),
+    /// A call asked the human something and waits for the answer.
+    Asking(Box<app::models::Question>),
     /// The model called `exit_loop` (its text, if any).
     ExitLoop(String),
     /// A call was rejected and the node says `on_reject: stop`.
@@ -76,6 +78,8 @@ pub(crate) enum TurnOutcome {
     Done(String, Option<Box<app::models::Conversation>>),
     /// A destructive call waits for an operator.
     Waiting(Box<PendingApproval>),
+    /// A tool asked the human something (QUESTIONS.md).
+    Asking(Box<app::models::Question>),
 }
 
 /// The result text of a call the operator rejected.
@@ -136,6 +140,7 @@ impl Engine {
         if let Some(tp) = &trace {
             crate::telemetry::parent_from_traceparent(&span, tp);
         }
+        let mut asked = self.inner.asked.subscribe();
         let task = tokio::spawn(tracing::Instrument::instrument(
             async move {
                 let started = std::time::Instant::now();
@@ -145,6 +150,7 @@ impl Engine {
                 let how = match &outcome {
                     Ok(TurnOutcome::Done(..)) => "completed",
                     Ok(TurnOutcome::Waiting(_)) => "waiting_approval",
+                    Ok(TurnOutcome::Asking(_)) => "waiting_input",
                     Err(EngineError::Cancelled(_)) => "cancelled",
                     Err(_) => "failed",
                 };
@@ -166,14 +172,33 @@ impl Engine {
                 guard.release().await;
                 match &outcome {
                     Ok(TurnOutcome::Done(..)) | Err(_) => engine.emit_status(&id, None, false),
-                    // The approval request already said so.
-                    Ok(TurnOutcome::Waiting(_)) => {}
+                    // The approval request (or the question) already said so.
+                    Ok(TurnOutcome::Waiting(_) | TurnOutcome::Asking(_)) => {}
                 }
                 outcome
             },
             span,
         ));
-        let outcome = task.await.map_err(|e| EngineError::Task(e.to_string()))??;
+        // A question on a live MCP session waits inside the running turn:
+        // the request that started it is answered with the question now,
+        // and the turn goes on by itself once someone answers.
+        let mut task = task;
+        let outcome = loop {
+            tokio::select! {
+                joined = &mut task => {
+                    break joined.map_err(|e| EngineError::Task(e.to_string()))??;
+                }
+                asked = asked.recv() => match asked {
+                    Ok(q) if q.conversation_id == conversation_id => {
+                        break TurnOutcome::Asking(Box::new(q));
+                    }
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                        break (&mut task).await.map_err(|e| EngineError::Task(e.to_string()))??;
+                    }
+                },
+            }
+        };
         self.reply(&conversation_id, outcome).await
     }
 
@@ -189,6 +214,8 @@ impl Engine {
                     response: text,
                     waiting_approval: false,
                     approval: None,
+                    waiting_input: false,
+                    question: None,
                 },
                 snapshot,
             ),
@@ -197,6 +224,18 @@ impl Engine {
                     response: format!("Approval needed: {}", a.description),
                     waiting_approval: true,
                     approval: Some(*a),
+                    waiting_input: false,
+                    question: None,
+                },
+                None,
+            ),
+            TurnOutcome::Asking(q) => (
+                ProcessResult {
+                    response: format!("`{}` asks: {}", q.tool_call.tool, q.message),
+                    waiting_approval: false,
+                    approval: None,
+                    waiting_input: true,
+                    question: Some(*q),
                 },
                 None,
             ),
@@ -237,6 +276,7 @@ impl Engine {
             .await?;
         Ok(match end {
             ScopeEnd::Waiting(a) => TurnOutcome::Waiting(a),
+            ScopeEnd::Asking(q) => TurnOutcome::Asking(q),
             ScopeEnd::Done(t) | ScopeEnd::ExitLoop(t) | ScopeEnd::Stopped(t) => {
                 TurnOutcome::Done(t, None)
             }
@@ -304,6 +344,7 @@ impl Engine {
                     .await?
                 {
                     Handled::Paused(paused) => return Ok(ScopeEnd::Waiting(paused)),
+                    Handled::Asked(q) => return Ok(ScopeEnd::Asking(q)),
                     // Its result is the one write since `stored` (the
                     // call was recorded by this turn, so nobody else could
                     // rule on it): the next pass goes on without a read.

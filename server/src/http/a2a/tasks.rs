@@ -35,6 +35,10 @@ pub(crate) fn task_state(
     busy: bool,
     answered: Option<bool>,
 ) -> TaskState {
+    // A question on a live MCP session waits inside the running turn.
+    if status == ConversationStatus::WaitingInput {
+        return TaskState::InputRequired;
+    }
     if busy {
         return TaskState::Working;
     }
@@ -386,7 +390,9 @@ pub(crate) fn engine_error(e: EngineError) -> RpcError {
         }
         e @ (EngineError::Busy(_)
         | EngineError::WaitingApproval { .. }
+        | EngineError::WaitingInput { .. }
         | EngineError::AlreadyDecided { .. }
+        | EngineError::AlreadyAnswered { .. }
         | EngineError::AlreadyVoted { .. }
         | EngineError::ConfigChanged(_)) => RpcError::unsupported(e.to_string()),
         e => RpcError::internal(e.to_string()),

@@ -11,9 +11,9 @@
 use crate::http::routes::ROUTES;
 use crate::http::state::AppState;
 use app::models::{
-    AgentInfo, ApprovalDecision, ApprovalList, ConversationList, ConversationResponse,
-    CreateConversation, DeliveryList, ErrorBody, Event, FullConversationList, Health, LinkView,
-    SendMessage, ToolList, Viewer,
+    AgentInfo, AnswerQuestion, ApprovalDecision, ApprovalList, ConversationList,
+    ConversationResponse, CreateConversation, DeliveryList, ErrorBody, Event, FullConversationList,
+    Health, LinkView, Question, QuestionPage, SendMessage, ToolList, Viewer,
 };
 use app::pipeline::{PipelineState, PipelineView};
 use axum::Json;
@@ -54,6 +54,9 @@ fn components() -> Map<String, Value> {
         SendMessage,
         ApprovalDecision,
         ApprovalList,
+        AnswerQuestion,
+        Question,
+        QuestionPage,
         ErrorBody,
         Event,
         PipelineView,

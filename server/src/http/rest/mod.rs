@@ -10,4 +10,5 @@ pub(crate) mod health;
 pub(crate) mod links;
 pub(crate) mod notifications;
 pub(crate) mod pipeline;
+pub(crate) mod questions;
 pub(crate) mod tools;

@@ -42,6 +42,7 @@ mod outbox;
 mod pins;
 mod pool_size;
 mod push;
+mod questions;
 mod sessions;
 mod tx;
 
@@ -89,6 +90,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("v7.sql"),
     include_str!("v8.sql"),
     include_str!("v9.sql"),
+    include_str!("v10.sql"),
 ];
 /// The advisory lock migrations run under (any constant shared by replicas).
 const MIGRATION_LOCK: i64 = 0x5354_4f50_474f; // "STOPGO"

@@ -289,6 +289,69 @@ const MIGRATIONS: &[&str] = &[
         UNIQUE (task_id, config_id)
     );
     "#,
+    // 13: questions a tool asks the human (QUESTIONS.md §2-§3), and the
+    // conversation status `waiting_input`, which A2A shows as
+    // `input-required` even while the turn runs (a question on a live MCP
+    // session waits inside the running call): the generated task state is
+    // rebuilt with it, its index, triggers and counts with it.
+    r#"
+    CREATE TABLE questions (
+        seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+        uuid         TEXT NOT NULL UNIQUE,
+        conversation_id TEXT NOT NULL,
+        message_id   TEXT NOT NULL,
+        round        TEXT NOT NULL,
+        era          TEXT NOT NULL,
+        status       TEXT NOT NULL,
+        body         TEXT NOT NULL,
+        state        TEXT,
+        answered     TEXT,
+        action       TEXT,
+        content      TEXT,
+        asked_at     TEXT NOT NULL,
+        expires_at   TEXT,
+        answered_by  TEXT,
+        answered_via TEXT,
+        answered_at  TEXT,
+        requested_by TEXT
+    );
+    CREATE INDEX questions_by_status ON questions(status, seq);
+    CREATE INDEX questions_by_call ON questions(message_id, seq);
+    CREATE INDEX questions_by_conversation ON questions(conversation_id, status);
+    CREATE INDEX questions_by_expiry ON questions(expires_at) WHERE status = 'pending';
+    DROP TRIGGER conversations_task_counted;
+    DROP TRIGGER conversations_task_recounted;
+    DROP TRIGGER conversations_task_uncounted;
+    DROP INDEX conversations_by_task_state;
+    ALTER TABLE conversations DROP COLUMN task_state;
+    ALTER TABLE conversations ADD COLUMN task_state TEXT GENERATED ALWAYS AS (
+        CASE
+            WHEN status = 'waiting_input' THEN 'input-required'
+            WHEN turn_running THEN 'working'
+            WHEN status = 'waiting_approval' THEN 'input-required'
+            WHEN status = 'failed' THEN 'failed'
+            WHEN status = 'cancelled' THEN 'canceled'
+            WHEN last_talk IS NULL THEN 'submitted'
+            WHEN last_talk = 'assistant' THEN 'completed'
+            ELSE 'failed'
+        END) VIRTUAL;
+    CREATE INDEX conversations_by_task_state ON conversations(task_state, seq);
+    DELETE FROM task_counts;
+    INSERT INTO task_counts (state, n) SELECT task_state, COUNT(*) FROM conversations GROUP BY task_state;
+    CREATE TRIGGER conversations_task_counted AFTER INSERT ON conversations BEGIN
+        INSERT INTO task_counts (state, n) VALUES (new.task_state, 1)
+            ON CONFLICT (state) DO UPDATE SET n = n + 1;
+    END;
+    CREATE TRIGGER conversations_task_recounted AFTER UPDATE ON conversations
+    WHEN old.task_state IS NOT new.task_state BEGIN
+        UPDATE task_counts SET n = n - 1 WHERE state = old.task_state;
+        INSERT INTO task_counts (state, n) VALUES (new.task_state, 1)
+            ON CONFLICT (state) DO UPDATE SET n = n + 1;
+    END;
+    CREATE TRIGGER conversations_task_uncounted AFTER DELETE ON conversations BEGIN
+        UPDATE task_counts SET n = n - 1 WHERE state = old.task_state;
+    END;
+    "#,
 ];
 
 /// The schema version this binary writes.

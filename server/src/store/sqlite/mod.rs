@@ -46,6 +46,7 @@ mod migrations;
 mod outbox;
 mod pins;
 mod push;
+mod questions;
 mod sessions;
 
 #[cfg(doc)]

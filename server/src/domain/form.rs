@@ -1,0 +1,228 @@
+//! The answer to a form question, checked against the schema the tool
+//! asked with (QUESTIONS.md §2): MCP restricts it to a flat object of
+//! string (with `minLength`/`maxLength`/`format`), number, integer (with
+//! `minimum`/`maximum`), boolean and enum properties (single choice by
+//! `enum` or `oneOf` consts, multiple choice as an array of them), some
+//! `required`. A refusal names the field, so a person can fix it.
+
+use serde_json::{Map, Value};
+
+/// Checks `content` against `schema`; the first problem, naming its field.
+pub(crate) fn check(schema: &Value, content: &Map<String, Value>) -> Result<(), String> {
+    let props = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    for key in content.keys() {
+        if !props.contains_key(key) {
+            return Err(format!("`{key}` is not a field of this question"));
+        }
+    }
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    for name in required {
+        if content.get(name).is_none_or(Value::is_null) {
+            return Err(format!("`{name}` is required"));
+        }
+    }
+    for (name, value) in content {
+        if value.is_null() {
+            continue;
+        }
+        if let Some(p) = props.get(name) {
+            field(name, p, value)?;
+        }
+    }
+    Ok(())
+}
+
+/// The choices of an enum property (`enum`, or `oneOf`/`anyOf` consts).
+pub(crate) fn choices(p: &Value) -> Option<Vec<String>> {
+    if let Some(e) = p.get("enum").and_then(Value::as_array) {
+        return Some(
+            e.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect(),
+        );
+    }
+    for key in ["oneOf", "anyOf"] {
+        if let Some(list) = p.get(key).and_then(Value::as_array) {
+            return Some(
+                list.iter()
+                    .filter_map(|o| o.get("const").and_then(Value::as_str))
+                    .map(String::from)
+                    .collect(),
+            );
+        }
+    }
+    None
+}
+
+fn field(name: &str, p: &Value, value: &Value) -> Result<(), String> {
+    let kind = p.get("type").and_then(Value::as_str).unwrap_or("string");
+    match kind {
+        "string" => {
+            let Some(s) = value.as_str() else {
+                return Err(format!("`{name}` must be a string"));
+            };
+            if let Some(options) = choices(p)
+                && !options.iter().any(|o| o == s)
+            {
+                return Err(format!("`{name}` must be one of {}", options.join(", ")));
+            }
+            let len = s.chars().count() as u64;
+            if let Some(min) = p.get("minLength").and_then(Value::as_u64)
+                && len < min
+            {
+                return Err(format!("`{name}` must be at least {min} characters"));
+            }
+            if let Some(max) = p.get("maxLength").and_then(Value::as_u64)
+                && len > max
+            {
+                return Err(format!("`{name}` must be at most {max} characters"));
+            }
+            match p.get("format").and_then(Value::as_str) {
+                Some("email") if !looks_like_email(s) => {
+                    Err(format!("`{name}` must be an email address"))
+                }
+                Some("uri") if url::Url::parse(s).is_err() => {
+                    Err(format!("`{name}` must be a URI"))
+                }
+                Some("date") if chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").is_err() => {
+                    Err(format!("`{name}` must be a date (YYYY-MM-DD)"))
+                }
+                Some("date-time") if chrono::DateTime::parse_from_rfc3339(s).is_err() => {
+                    Err(format!("`{name}` must be a date and time (RFC 3339)"))
+                }
+                _ => Ok(()),
+            }
+        }
+        "number" | "integer" => {
+            let Some(n) = value.as_f64() else {
+                return Err(format!("`{name}` must be a number"));
+            };
+            if kind == "integer" && !(value.is_i64() || value.is_u64()) {
+                return Err(format!("`{name}` must be a whole number"));
+            }
+            if let Some(min) = p.get("minimum").and_then(Value::as_f64)
+                && n < min
+            {
+                return Err(format!("`{name}` must be at least {min}"));
+            }
+            if let Some(max) = p.get("maximum").and_then(Value::as_f64)
+                && n > max
+            {
+                return Err(format!("`{name}` must be at most {max}"));
+            }
+            Ok(())
+        }
+        "boolean" => value
+            .is_boolean()
+            .then_some(())
+            .ok_or_else(|| format!("`{name}` must be true or false")),
+        "array" => {
+            let Some(items) = value.as_array() else {
+                return Err(format!("`{name}` must be a list of choices"));
+            };
+            let options = p.get("items").and_then(choices).unwrap_or_default();
+            for item in items {
+                match item.as_str() {
+                    Some(s) if options.iter().any(|o| o == s) => {}
+                    _ => {
+                        return Err(format!("`{name}` may only hold {}", options.join(", ")));
+                    }
+                }
+            }
+            let n = items.len() as u64;
+            if let Some(min) = p.get("minItems").and_then(Value::as_u64)
+                && n < min
+            {
+                return Err(format!("`{name}` needs at least {min} choices"));
+            }
+            if let Some(max) = p.get("maxItems").and_then(Value::as_u64)
+                && n > max
+            {
+                return Err(format!("`{name}` takes at most {max} choices"));
+            }
+            Ok(())
+        }
+        other => Err(format!(
+            "`{name}` has a type this agent cannot take ({other})"
+        )),
+    }
+}
+
+fn looks_like_email(s: &str) -> bool {
+    let mut parts = s.splitn(2, '@');
+    matches!((parts.next(), parts.next()), (Some(l), Some(d)) if !l.is_empty() && d.contains('.') && !d.starts_with('.') && !d.ends_with('.') && !s.contains(char::is_whitespace))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {
+            "env": {"type": "string", "enum": ["staging", "production"]},
+            "replicas": {"type": "integer", "minimum": 1, "maximum": 10},
+            "confirm": {"type": "boolean"},
+            "email": {"type": "string", "format": "email"},
+            "tags": {"type": "array", "items": {"anyOf": [{"const": "a"}, {"const": "b"}]}, "maxItems": 2}
+        }, "required": ["confirm"]})
+    }
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn a_valid_answer_passes() {
+        let ok = obj(json!({"env": "production", "replicas": 3, "confirm": true, "tags": ["a"]}));
+        assert_eq!(check(&schema(), &ok), Ok(()));
+    }
+
+    #[test]
+    fn each_problem_names_its_field() {
+        let cases = [
+            (json!({}), "`confirm` is required"),
+            (json!({"confirm": "yes"}), "`confirm` must be true or false"),
+            (
+                json!({"confirm": true, "env": "dev"}),
+                "`env` must be one of staging, production",
+            ),
+            (
+                json!({"confirm": true, "replicas": 11}),
+                "`replicas` must be at most 10",
+            ),
+            (
+                json!({"confirm": true, "replicas": 1.5}),
+                "`replicas` must be a whole number",
+            ),
+            (
+                json!({"confirm": true, "email": "nope"}),
+                "`email` must be an email address",
+            ),
+            (
+                json!({"confirm": true, "tags": ["c"]}),
+                "`tags` may only hold a, b",
+            ),
+            (
+                json!({"confirm": true, "other": 1}),
+                "`other` is not a field of this question",
+            ),
+        ];
+        for (content, want) in cases {
+            assert_eq!(
+                check(&schema(), &obj(content.clone())),
+                Err(want.to_string()),
+                "{content}"
+            );
+        }
+    }
+}

@@ -1,0 +1,470 @@
+//! Questions as rows (QUESTIONS.md §2-§3): what a tool asked the human, its
+//! status, and, for a 2026-07-28 round, what the retry needs (the request's
+//! key, the server's opaque `requestState`, the responses the agent gave by
+//! itself), stored before anything is shown, so an answer given after a
+//! restart retries the call once.
+//!
+//! Rows of one round share `round`; the call is retried when none of them
+//! is pending. A question asked on a live session (`era = session`) is
+//! answered on that session; after a restart it can only be `cancelled`.
+//!
+//! Like approvals, every transition is a conditional `UPDATE … WHERE status
+//! = 'pending'` in the caller's transaction: two answers cannot both win.
+
+use super::audit::Event;
+use super::error::StoreError;
+use super::{Store, new_id, now};
+use crate::domain::digest::digest;
+use app::models::{ConversationStatus, Question, QuestionCall, QuestionKind, QuestionStatus};
+use serde_json::{Map, Value};
+
+/// How the question reached us.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Era {
+    /// An MRTR round (2026-07-28): the call returned and is retried.
+    Round,
+    /// `elicitation/create` on a live session: the call waits in flight.
+    Session,
+}
+
+impl Era {
+    fn as_str(self) -> &'static str {
+        match self {
+            Era::Round => "round",
+            Era::Session => "session",
+        }
+    }
+}
+
+/// A question row as both backends read and write it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct QuestionRow {
+    pub(crate) seq: i64,
+    pub(crate) uuid: String,
+    pub(crate) conversation_id: String,
+    pub(crate) message_id: String,
+    pub(crate) round: String,
+    pub(crate) era: String,
+    pub(crate) status: String,
+    /// JSON: the call, kind, message, schema, url, key, elicitation id, chain.
+    pub(crate) body: String,
+    pub(crate) state: Option<String>,
+    /// JSON object: the round's responses the agent gave by itself.
+    pub(crate) answered: Option<String>,
+    pub(crate) action: Option<String>,
+    /// JSON object: the accepted content.
+    pub(crate) content: Option<String>,
+    pub(crate) asked_at: String,
+    pub(crate) expires_at: Option<String>,
+    pub(crate) answered_by: Option<String>,
+    pub(crate) answered_via: Option<String>,
+    pub(crate) answered_at: Option<String>,
+    /// Who sent the conversation's latest message when it was asked.
+    pub(crate) requested_by: Option<String>,
+}
+
+/// What the row's `body` holds.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Body {
+    tool_call: QuestionCall,
+    kind: QuestionKind,
+    message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    schema: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    elicitation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    chain: Vec<String>,
+}
+
+/// A question as the engine uses it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct StoredQuestion {
+    pub(crate) question: Question,
+    pub(crate) message_id: String,
+    pub(crate) round: String,
+    pub(crate) era: Era,
+    /// Its key in the MRTR round.
+    pub(crate) key: Option<String>,
+    pub(crate) elicitation_id: Option<String>,
+    pub(crate) state: Option<String>,
+    pub(crate) answered: Map<String, Value>,
+    pub(crate) action: Option<String>,
+    pub(crate) content: Option<Map<String, Value>>,
+}
+
+/// A question to store.
+#[derive(Clone, Debug)]
+pub(crate) struct NewQuestion {
+    pub(crate) conversation_id: String,
+    pub(crate) message_id: String,
+    pub(crate) call: QuestionCall,
+    pub(crate) ask: crate::domain::tools::Ask,
+    pub(crate) expires_in: std::time::Duration,
+    pub(crate) chain: Vec<String>,
+}
+
+/// An MRTR round's shared part.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Round {
+    pub(crate) state: Option<String>,
+    pub(crate) answered: Map<String, Value>,
+}
+
+/// An answer to record.
+#[derive(Clone, Debug)]
+pub(crate) struct AnswerRecord {
+    pub(crate) uuid: String,
+    pub(crate) status: QuestionStatus,
+    pub(crate) action: String,
+    pub(crate) content: Option<Map<String, Value>>,
+    /// The principal's name, or `agent` for an expiry.
+    pub(crate) by: String,
+    pub(crate) via: String,
+}
+
+/// What recording an answer did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Answered {
+    /// Recorded; `resume`: it was the last open question of a round, so the
+    /// call is to be retried (the conversation's turn is marked running).
+    Done { resume: bool },
+    /// Someone else answered first.
+    Lost(QuestionStatus),
+    /// No such question.
+    Missing,
+}
+
+fn row_of(new: &NewQuestion, era: Era, round: &str, shared: &Round) -> QuestionRow {
+    let expires_at = super::approvals::shifted(&now(), new.expires_in, 1);
+    let body = Body {
+        tool_call: new.call.clone(),
+        kind: new.ask.kind,
+        message: new.ask.message.clone(),
+        schema: new.ask.schema.clone(),
+        url: new.ask.url.clone(),
+        key: new.ask.key.clone(),
+        elicitation_id: new.ask.elicitation_id.clone(),
+        chain: new.chain.clone(),
+    };
+    QuestionRow {
+        seq: 0,
+        uuid: new_id(),
+        conversation_id: new.conversation_id.clone(),
+        message_id: new.message_id.clone(),
+        round: round.to_string(),
+        era: era.as_str().to_string(),
+        status: QuestionStatus::Pending.as_str().to_string(),
+        body: serde_json::to_string(&body).unwrap_or_default(),
+        state: shared.state.clone(),
+        answered: (!shared.answered.is_empty())
+            .then(|| Value::Object(shared.answered.clone()).to_string()),
+        action: None,
+        content: None,
+        asked_at: now(),
+        expires_at: Some(expires_at),
+        answered_by: None,
+        answered_via: None,
+        answered_at: None,
+        requested_by: None,
+    }
+}
+
+/// A stored row, decoded.
+pub(crate) fn decode(row: QuestionRow) -> Result<StoredQuestion, StoreError> {
+    let corrupt = |what: &str| StoreError::Corrupt(format!("question {}: {what}", row.uuid));
+    let body: Body = serde_json::from_str(&row.body).map_err(|_| corrupt("unreadable body"))?;
+    let status = QuestionStatus::parse(&row.status).ok_or_else(|| corrupt("unknown status"))?;
+    let era = match row.era.as_str() {
+        "round" => Era::Round,
+        "session" => Era::Session,
+        _ => return Err(corrupt("unknown era")),
+    };
+    let object = |text: &Option<String>| -> Option<Map<String, Value>> {
+        text.as_deref()
+            .and_then(|t| serde_json::from_str::<Value>(t).ok())
+            .and_then(|v| match v {
+                Value::Object(m) => Some(m),
+                _ => None,
+            })
+    };
+    Ok(StoredQuestion {
+        question: Question {
+            uuid: row.uuid.clone(),
+            conversation_id: row.conversation_id.clone(),
+            tool_call: body.tool_call,
+            kind: body.kind,
+            message: body.message,
+            schema: body.schema,
+            url: body.url,
+            status,
+            asked_at: row.asked_at.clone(),
+            answered_by: row.answered_by.clone(),
+            answered_via: row.answered_via.clone(),
+            answered_at: row.answered_at.clone(),
+            expires_at: row.expires_at.clone(),
+            chain: body.chain,
+            requested_by: row.requested_by.clone(),
+        },
+        message_id: row.message_id.clone(),
+        round: row.round.clone(),
+        era,
+        key: body.key,
+        elicitation_id: body.elicitation_id,
+        state: row.state.clone(),
+        answered: object(&row.answered).unwrap_or_default(),
+        action: row.action.clone(),
+        content: object(&row.content),
+    })
+}
+
+fn asked(tx: &dyn super::Tx, q: &StoredQuestion) -> Result<(), StoreError> {
+    tx.audit(&Event {
+        actor: "agent",
+        event: "question.asked",
+        conversation_id: Some(&q.question.conversation_id),
+        approval_uuid: None,
+        details: serde_json::json!({
+            "question": q.question.uuid,
+            "kind": q.question.kind,
+            "tool": q.question.tool_call.tool,
+            "server": q.question.tool_call.server,
+            "era": q.era.as_str(),
+        }),
+    })
+}
+
+impl Store {
+    /// Stores an MRTR round's questions before anything is shown: the
+    /// call's gate (if any) is done (`executing` → `executed`: it let the
+    /// call start, and the retry is the same approved call), the call is no
+    /// longer in flight, and the conversation waits for the answers; one
+    /// transaction (QUESTIONS.md §3).
+    pub(crate) async fn ask_round(
+        &self,
+        questions: Vec<NewQuestion>,
+        shared: Round,
+        gate: Option<String>,
+    ) -> Result<Vec<StoredQuestion>, StoreError> {
+        self.write(move |tx| {
+            let Some(first) = questions.first() else {
+                return Ok(Vec::new());
+            };
+            let (id, mid) = (first.conversation_id.clone(), first.message_id.clone());
+            tx.fence(&id)?;
+            if let Some(uuid) = &gate {
+                tx.transition(
+                    uuid,
+                    &[app::models::ApprovalStatus::Executing],
+                    app::models::ApprovalStatus::Executed,
+                    None,
+                    None,
+                )?;
+            }
+            tx.clear_started(&mid)?;
+            let round = new_id();
+            let mut stored = Vec::new();
+            for q in &questions {
+                let row = row_of(q, Era::Round, &round, &shared);
+                tx.insert_question(&row)?;
+                let q = decode(tx.question(&row.uuid)?.unwrap_or(row))?;
+                asked(tx, &q)?;
+                stored.push(q);
+            }
+            tx.set_status(&id, ConversationStatus::WaitingInput)?;
+            tx.set_turn_running(&id, false)?;
+            Ok(stored)
+        })
+        .await
+    }
+
+    /// Stores a question asked on a live session; the call stays in flight
+    /// and the conversation shows that it waits.
+    pub(crate) async fn ask_live(&self, q: NewQuestion) -> Result<StoredQuestion, StoreError> {
+        self.write(move |tx| {
+            tx.fence(&q.conversation_id)?;
+            let row = row_of(&q, Era::Session, &new_id(), &Round::default());
+            tx.insert_question(&row)?;
+            let stored = decode(tx.question(&row.uuid)?.unwrap_or(row))?;
+            asked(tx, &stored)?;
+            tx.set_status(&q.conversation_id, ConversationStatus::WaitingInput)?;
+            Ok(stored)
+        })
+        .await
+    }
+
+    /// Records an answer (audited with a digest of the content, never the
+    /// content itself). The last open question of a round marks the turn
+    /// running (the caller resumes it); the last of a live session's puts
+    /// the conversation back to `active` (its turn still runs).
+    pub(crate) async fn answer_question(&self, a: AnswerRecord) -> Result<Answered, StoreError> {
+        self.write(move |tx| {
+            let Some(row) = tx.question(&a.uuid)? else {
+                return Ok(Answered::Missing);
+            };
+            let q = decode(row)?;
+            if q.question.status != QuestionStatus::Pending {
+                return Ok(Answered::Lost(q.question.status));
+            }
+            let content = a
+                .content
+                .as_ref()
+                .map(|c| Value::Object(c.clone()).to_string());
+            if !tx.answer_question(
+                &a.uuid,
+                a.status.as_str(),
+                &a.action,
+                content.as_deref(),
+                &a.by,
+                &a.via,
+            )? {
+                return Ok(Answered::Lost(QuestionStatus::Answered));
+            }
+            let id = &q.question.conversation_id;
+            tx.audit(&Event {
+                actor: &a.by,
+                event: if a.status == QuestionStatus::Expired {
+                    "question.expired"
+                } else {
+                    "question.answered"
+                },
+                conversation_id: Some(id),
+                approval_uuid: None,
+                details: serde_json::json!({
+                    "question": a.uuid,
+                    "action": a.action,
+                    "via": a.via,
+                    "content_digest": a.content.as_ref().map(|c| digest(&Value::Object(c.clone()))),
+                }),
+            })?;
+            let open = tx
+                .questions_of_call(&q.message_id)?
+                .into_iter()
+                .any(|r| r.round == q.round && r.status == QuestionStatus::Pending.as_str());
+            if open {
+                return Ok(Answered::Done { resume: false });
+            }
+            tx.set_status(id, ConversationStatus::Active)?;
+            match q.era {
+                Era::Round => {
+                    tx.set_turn_running(id, true)?;
+                    Ok(Answered::Done { resume: true })
+                }
+                Era::Session => Ok(Answered::Done { resume: false }),
+            }
+        })
+        .await
+    }
+
+    /// One question.
+    pub(crate) async fn question(&self, uuid: &str) -> Result<Option<StoredQuestion>, StoreError> {
+        let uuid = uuid.to_string();
+        self.read_one(move |tx| tx.question(&uuid)?.map(decode).transpose())
+            .await
+    }
+
+    /// The newest round of a call's questions (empty: it asked none).
+    pub(crate) async fn latest_round(
+        &self,
+        message_id: &str,
+    ) -> Result<Vec<StoredQuestion>, StoreError> {
+        let mid = message_id.to_string();
+        self.read_one(move |tx| {
+            let rows = tx.questions_of_call(&mid)?;
+            let Some(last) = rows.last().map(|r| r.round.clone()) else {
+                return Ok(Vec::new());
+            };
+            rows.into_iter()
+                .filter(|r| r.round == last)
+                .map(decode)
+                .collect()
+        })
+        .await
+    }
+
+    /// Pending questions, oldest first, after `after` (a cursor: the last
+    /// question of the previous page), with the count of all pending.
+    pub(crate) async fn pending_questions(
+        &self,
+        after: Option<String>,
+        limit: u32,
+    ) -> Result<Option<(Vec<StoredQuestion>, u64)>, StoreError> {
+        self.read(move |tx| {
+            let after_seq = match &after {
+                Some(uuid) => match tx.question(uuid)? {
+                    Some(r) => Some(r.seq),
+                    None => return Ok(None),
+                },
+                None => None,
+            };
+            let rows = tx.pending_questions(after_seq, limit)?;
+            let total = tx.count_pending_questions()?;
+            Ok(Some((
+                rows.into_iter().map(decode).collect::<Result<_, _>>()?,
+                total,
+            )))
+        })
+        .await
+    }
+
+    /// The pending question of a conversation, if one waits.
+    pub(crate) async fn pending_question_of(
+        &self,
+        conversation_id: &str,
+    ) -> Result<Option<StoredQuestion>, StoreError> {
+        let id = conversation_id.to_string();
+        self.read_one(move |tx| {
+            tx.pending_questions_of(&id)?
+                .into_iter()
+                .next()
+                .map(decode)
+                .transpose()
+        })
+        .await
+    }
+
+    /// Questions past their expiry, oldest first.
+    pub(crate) async fn due_questions(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<StoredQuestion>, StoreError> {
+        self.read(move |tx| {
+            tx.due_questions(&now(), limit)?
+                .into_iter()
+                .map(decode)
+                .collect()
+        })
+        .await
+    }
+}
+
+/// Recovery: questions asked on a session that is gone (the process that
+/// held it stopped) can never be answered there: `cancelled`, audited.
+/// Their calls were in flight, so the crash rules record them as
+/// interrupted, never re-run.
+pub(super) fn cancel_live(tx: &dyn super::Tx, conversation_id: &str) -> Result<(), StoreError> {
+    for row in tx.pending_questions_of(conversation_id)? {
+        if row.era != Era::Session.as_str() {
+            continue;
+        }
+        if tx.answer_question(&row.uuid, "cancelled", "cancel", None, "agent", "restart")? {
+            tx.audit(&Event {
+                actor: "agent",
+                event: "question.answered",
+                conversation_id: Some(conversation_id),
+                approval_uuid: None,
+                details: serde_json::json!({
+                    "question": row.uuid,
+                    "action": "cancel",
+                    "via": "restart",
+                    "reason": "the agent restarted while the question waited on a live MCP session",
+                }),
+            })?;
+        }
+    }
+    Ok(())
+}

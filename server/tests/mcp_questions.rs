@@ -1,0 +1,488 @@
+//! Questions a tool asks the human (QUESTIONS.md), with a server written
+//! on the official MCP Python SDK (`testdata/question_mcp_server.py`,
+//! `mcp` 2.3.0 in `.tools/mcp-python`), over stdio and Streamable HTTP, at
+//! 2026-07-28 (an MRTR round: the call returns, is stored, and is retried
+//! with the answers) and at 2025-11-25 (the question arrives on the live
+//! session while the call waits): REST answers, schema checks, decline,
+//! cancel, URL questions, expiry, `on_question: decline`, and `kill -9`
+//! while a question waits.
+
+mod support;
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+use support::{Agent, client, get_json, post_json, write_config};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn python() -> PathBuf {
+    let p = root().join(".tools/mcp-python/bin/python");
+    assert!(
+        p.exists(),
+        "{} is missing: run scripts/setup.sh test (make test does)",
+        p.display()
+    );
+    p
+}
+
+fn script() -> PathBuf {
+    root().join("testdata/question_mcp_server.py")
+}
+
+const RULES: &str = r#"
+rules:
+  - match: "^deploy (\\S+)"
+    steps:
+      - call: ask_env
+        args: {service: "$1"}
+      - reply: "tool said: {result}"
+  - match: "^sign in"
+    steps:
+      - call: ask_url
+      - reply: "tool said: {result}"
+  - match: "^twice"
+    steps:
+      - call: ask_twice
+      - reply: "tool said: {result}"
+"#;
+
+/// The question server over HTTP, killed on drop.
+struct HttpServer {
+    _process: support::Process,
+    url: String,
+}
+
+impl HttpServer {
+    fn start(era: &str, count_log: &Path) -> HttpServer {
+        let mut cmd = Command::new(python());
+        cmd.arg(script())
+            .args(["--http", "--era", era])
+            .env("QUESTION_COUNT_LOG", count_log);
+        let process = support::Process::server(cmd, "the question MCP server");
+        HttpServer {
+            url: format!("http://{}", process.ready),
+            _process: process,
+        }
+    }
+}
+
+/// How the agent reaches the question server.
+enum Transport<'a> {
+    Stdio { era: &'a str },
+    Http(&'a HttpServer),
+}
+
+/// An agent config in `dir` on the question server, with `extra` YAML.
+fn config(dir: &Path, transport: Transport<'_>, extra: &str) -> PathBuf {
+    let rules = dir.join("rules.yaml");
+    std::fs::write(&rules, RULES).unwrap();
+    let server = match transport {
+        Transport::Stdio { era } => format!(
+            "    command: \"{}\"\n    args: [\"{}\", \"--era\", \"{era}\"]\n    env: {{QUESTION_COUNT_LOG: \"{}\"}}\n",
+            python().display(),
+            script().display(),
+            dir.join("count.log").display()
+        ),
+        Transport::Http(s) => format!("    url: \"{}\"\n", s.url),
+    };
+    write_config(
+        dir,
+        &dir.join("data"),
+        &format!(
+            "llm: {{model: \"scripted:{}\"}}\nmcp_servers:\n  - name: q\n{server}{extra}",
+            rules.display()
+        ),
+    )
+}
+
+fn counted(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+fn revision(tools: &Value) -> String {
+    tools["servers"][0]["revision"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no revision: {tools}"))
+        .to_string()
+}
+
+/// Starts a conversation with `text`: the question it waits on.
+async fn ask(a: &Agent, text: &str) -> (String, Value) {
+    let (status, body) = post_json(a, "/conversations", json!({"message": text})).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["result"]["waiting_input"], true, "{body}");
+    let q = body["result"]["question"].clone();
+    let cid = body["conversation"]["id"].as_str().unwrap().to_string();
+    (cid, q)
+}
+
+/// The conversation's last assistant text, once its turn has ended.
+async fn final_reply(a: &Agent, cid: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let c = get_json(a, &format!("/conversations/{cid}")).await["conversation"].clone();
+        if c["running"] != true && c["status"] != "waiting_input" {
+            return c["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .rev()
+                .find(|m| m["role"] == "assistant" && m["content"] != "")
+                .map(|m| m["content"].as_str().unwrap().to_string())
+                .unwrap_or_default();
+        }
+        assert!(Instant::now() < deadline, "the turn did not end: {c}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The text the conversation's reply shows after an answer: the round's
+/// retry answers in the POST itself; a live session's call goes on after.
+async fn after_answer(a: &Agent, cid: &str, answered: &Value) -> String {
+    match answered["result"]["response"].as_str() {
+        Some(r) if r.starts_with("tool said") => r.to_string(),
+        _ => final_reply(a, cid).await,
+    }
+}
+
+async fn answer(a: &Agent, uuid: &str, body: Value) -> (u16, Value) {
+    post_json(a, &format!("/questions/{uuid}"), body).await
+}
+
+/// The whole form flow on one transport and era: listed, a bad answer
+/// refused naming its field, then answered; the tool ran once.
+async fn form_flow(a: &Agent, count_log: &Path, want_revision: &str) {
+    let tools = get_json(a, "/tools").await;
+    assert_eq!(revision(&tools), want_revision, "{tools}");
+
+    let (cid, q) = ask(a, "deploy web").await;
+    assert_eq!(q["kind"], "form", "{q}");
+    assert_eq!(q["message"], "Which environment for web?");
+    assert_eq!(q["status"], "pending");
+    assert_eq!(q["tool_call"]["tool"], "ask_env");
+    assert_eq!(q["tool_call"]["arguments"]["service"], "web");
+    assert!(q["schema"]["properties"]["env"]["enum"].is_array(), "{q}");
+    let uuid = q["uuid"].as_str().unwrap();
+    let c = get_json(a, &format!("/conversations/{cid}")).await["conversation"].clone();
+    assert_eq!(c["status"], "waiting_input", "{c}");
+
+    let listed = get_json(a, "/questions").await;
+    assert_eq!(listed["total"], 1, "{listed}");
+    assert_eq!(listed["questions"][0]["uuid"], uuid);
+    assert_eq!(
+        get_json(a, &format!("/questions/{uuid}")).await["uuid"],
+        uuid
+    );
+
+    // Another message may not skip the question.
+    let (status, body) = post_json(
+        a,
+        &format!("/conversations/{cid}/messages"),
+        json!({"message": "hello"}),
+    )
+    .await;
+    assert_eq!(status, 409, "{body}");
+
+    // A schema violation: 400 naming the field, still pending.
+    let (status, body) = answer(
+        a,
+        uuid,
+        json!({"action": "accept", "content": {"env": "production", "replicas": 11, "confirm": true}}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("replicas"),
+        "{body}"
+    );
+    let (status, body) = answer(
+        a,
+        uuid,
+        json!({"action": "accept", "content": {"env": "production"}}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("confirm"),
+        "{body}"
+    );
+    let (status, body) = answer(a, uuid, json!({"action": "maybe"})).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        get_json(a, &format!("/questions/{uuid}")).await["status"],
+        "pending"
+    );
+
+    let (status, body) = answer(
+        a,
+        uuid,
+        json!({"action": "accept", "content": {"env": "production", "replicas": 3, "confirm": true}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let reply = after_answer(a, &cid, &body).await;
+    assert_eq!(reply, "tool said: deploying web to production (replicas=3)");
+    let q = get_json(a, &format!("/questions/{uuid}")).await;
+    assert_eq!(q["status"], "answered", "{q}");
+    assert_eq!(q["answered_via"], "rest", "{q}");
+    let (status, _) = answer(a, uuid, json!({"action": "decline"})).await;
+    assert_eq!(status, 409, "answering twice");
+    assert_eq!(counted(count_log), vec!["ask_env accept"]);
+    assert_eq!(get_json(a, "/questions").await["total"], 0);
+}
+
+/// Decline, cancel and a URL question.
+async fn other_answers(a: &Agent) {
+    let (cid, q) = ask(a, "deploy api").await;
+    let (status, body) = answer(a, q["uuid"].as_str().unwrap(), json!({"action": "decline"})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(after_answer(a, &cid, &body).await, "tool said: declined");
+
+    let (cid, q) = ask(a, "deploy db").await;
+    let (status, body) = answer(a, q["uuid"].as_str().unwrap(), json!({"action": "cancel"})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(after_answer(a, &cid, &body).await, "tool said: cancelled");
+
+    let (cid, q) = ask(a, "sign in").await;
+    assert_eq!(q["kind"], "url", "{q}");
+    assert_eq!(q["url"], "https://billing.example.test/oauth?state=xyz");
+    assert!(q.get("schema").is_none(), "{q}");
+    let (status, body) = answer(
+        a,
+        q["uuid"].as_str().unwrap(),
+        json!({"action": "accept", "content": {"x": 1}}),
+    )
+    .await;
+    assert_eq!(status, 400, "content only goes with a form: {body}");
+    let (status, body) = answer(a, q["uuid"].as_str().unwrap(), json!({"action": "accept"})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        after_answer(a, &cid, &body).await,
+        "tool said: url accepted"
+    );
+
+    // Two questions in sequence: two rounds (or two requests on the session).
+    let (cid, q) = ask(a, "twice").await;
+    let (status, body) = answer(
+        a,
+        q["uuid"].as_str().unwrap(),
+        json!({"action": "accept", "content": {"name": "Ada"}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let second = if body["result"]["waiting_input"] == true {
+        body["result"]["question"].clone()
+    } else {
+        wait_pending(a, &cid).await
+    };
+    assert!(
+        second["schema"]["properties"]["age"].is_object(),
+        "{second}"
+    );
+    let (status, body) = answer(
+        a,
+        second["uuid"].as_str().unwrap(),
+        json!({"action": "accept", "content": {"age": 36}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        after_answer(a, &cid, &body).await,
+        "tool said: name=Ada age=36"
+    );
+}
+
+/// The pending question of a conversation, once it is asked.
+async fn wait_pending(a: &Agent, cid: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let page = get_json(a, "/questions").await;
+        if let Some(q) = page["questions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|q| q["conversation_id"] == cid)
+        {
+            return q.clone();
+        }
+        assert!(Instant::now() < deadline, "no question came: {page}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_2026_07_28_round_over_stdio_reaches_a_human_and_is_retried_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = Agent::start(&config(dir.path(), Transport::Stdio { era: "both" }, ""));
+    a.wait_for_log("revision=2026-07-28");
+    form_flow(&a, &dir.path().join("count.log"), "2026-07-28").await;
+    other_answers(&a).await;
+}
+
+#[tokio::test]
+async fn a_2025_11_25_question_on_the_live_stdio_session_waits_for_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = Agent::start(&config(dir.path(), Transport::Stdio { era: "legacy" }, ""));
+    a.wait_for_log("revision=2025-11-25");
+    form_flow(&a, &dir.path().join("count.log"), "2025-11-25").await;
+    other_answers(&a).await;
+}
+
+#[tokio::test]
+async fn both_eras_over_streamable_http() {
+    for (era, want) in [("both", "2026-07-28"), ("legacy", "2025-11-25")] {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("count.log");
+        let server = HttpServer::start(era, &log);
+        let a = Agent::start(&config(dir.path(), Transport::Http(&server), ""));
+        form_flow(&a, &log, want).await;
+        other_answers(&a).await;
+    }
+}
+
+#[tokio::test]
+async fn on_question_decline_answers_at_once_as_before() {
+    let dir = tempfile::tempdir().unwrap();
+    for era in ["both", "legacy"] {
+        let sub = dir.path().join(era);
+        std::fs::create_dir_all(&sub).unwrap();
+        let cfg = config(&sub, Transport::Stdio { era }, "    on_question: decline\n");
+        let a = Agent::start(&cfg);
+        let (status, body) =
+            post_json(&a, "/conversations", json!({"message": "deploy web"})).await;
+        assert_eq!(status, 201, "{body}");
+        assert_eq!(
+            body["result"]["response"], "tool said: declined",
+            "{era}: {body}"
+        );
+        assert_eq!(get_json(&a, "/questions").await["total"], 0);
+    }
+}
+
+#[tokio::test]
+async fn a_question_that_expires_tells_the_tool_cancel_and_the_model_why() {
+    for era in ["both", "legacy"] {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = config(
+            dir.path(),
+            Transport::Stdio { era },
+            "questions:\n  expires_in: 2s\n",
+        );
+        let a = Agent::start(&cfg);
+        let (cid, q) = ask(&a, "deploy web").await;
+        let reply = final_reply(&a, &cid).await;
+        assert!(
+            reply.ends_with("cancelled"),
+            "{era}: the tool heard cancel: {reply}"
+        );
+        let q = get_json(&a, &format!("/questions/{}", q["uuid"].as_str().unwrap())).await;
+        assert_eq!(q["status"], "expired", "{era}: {q}");
+        let c = get_json(&a, &format!("/conversations/{cid}")).await["conversation"].clone();
+        let told = c["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .map(|m| {
+                m["tool_call"]["result"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .unwrap_or_default();
+        assert!(told.contains("expired"), "{era}: the model is told: {told}");
+        let audit = client()
+            .get(a.url("/audit?limit=100"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(audit.contains("\"question.asked\""), "{era}: {audit}");
+        assert!(audit.contains("\"question.expired\""), "{era}: {audit}");
+    }
+}
+
+#[tokio::test]
+async fn killed_while_a_round_waits_the_answer_after_the_restart_retries_the_call_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), Transport::Stdio { era: "both" }, "");
+    let log = dir.path().join("count.log");
+    let a = Agent::start(&cfg);
+    let (cid, q) = ask(&a, "deploy web").await;
+    let uuid = q["uuid"].as_str().unwrap().to_string();
+    a.kill9();
+
+    let a = Agent::start(&cfg);
+    let q = get_json(&a, &format!("/questions/{uuid}")).await;
+    assert_eq!(q["status"], "pending", "{q}");
+    let c = get_json(&a, &format!("/conversations/{cid}")).await["conversation"].clone();
+    assert_eq!(c["status"], "waiting_input", "{c}");
+    let (status, body) = answer(
+        &a,
+        &uuid,
+        json!({"action": "accept", "content": {"env": "staging", "confirm": true}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["result"]["response"],
+        "tool said: deploying web to staging (replicas=1)"
+    );
+    assert_eq!(counted(&log), vec!["ask_env accept"]);
+    // A restart after the retry does not run it again.
+    a.kill9();
+    let a = Agent::start(&cfg);
+    assert_eq!(
+        final_reply(&a, &cid).await,
+        "tool said: deploying web to staging (replicas=1)"
+    );
+    assert_eq!(counted(&log), vec!["ask_env accept"]);
+    drop(a);
+}
+
+#[tokio::test]
+async fn killed_while_a_live_session_question_waits_it_is_cancelled_and_the_call_never_re_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), Transport::Stdio { era: "legacy" }, "");
+    let log = dir.path().join("count.log");
+    let a = Agent::start(&cfg);
+    let (cid, q) = ask(&a, "deploy web").await;
+    let uuid = q["uuid"].as_str().unwrap().to_string();
+    a.kill9();
+
+    let a = Agent::start(&cfg);
+    let q = get_json(&a, &format!("/questions/{uuid}")).await;
+    assert_eq!(q["status"], "cancelled", "{q}");
+    let (status, _) = answer(&a, &uuid, json!({"action": "decline"})).await;
+    assert_eq!(status, 409);
+    let c = get_json(&a, &format!("/conversations/{cid}")).await["conversation"].clone();
+    assert_eq!(c["status"], "active", "{c}");
+    let tool = c["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .map(|m| {
+            m["tool_call"]["result"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .unwrap_or_default();
+    assert!(
+        tool.contains("Outcome unknown"),
+        "recorded as in doubt: {tool}"
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(counted(&log).is_empty(), "never re-run");
+}
