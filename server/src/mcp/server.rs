@@ -38,6 +38,9 @@ pub(crate) const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest the handshake plus the first tool listing may take.
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The shortest a listed tool set is kept (see `store_tools`).
+const MIN_TTL_MS: u64 = 1000;
+
 /// Rounds of `input_required` a call answers by itself (nobody to ask,
 /// or nothing a human must see) before it gives up.
 const AUTO_ROUNDS: usize = 10;
@@ -296,8 +299,12 @@ impl McpServer {
     fn store_tools(&self, tools: &[Tool], ttl_ms: Option<u64>) {
         let infos = tools.iter().map(|t| self.tool_info(t)).collect();
         *self.tools.write().unwrap_or_else(|p| p.into_inner()) = infos;
-        *self.stale_at.write().unwrap_or_else(|p| p.into_inner()) =
-            ttl_ms.and_then(|ms| std::time::Instant::now().checked_add(Duration::from_millis(ms)));
+        // At most one re-listing a second: a server that says `ttlMs: 0`
+        // (the Python SDK's default) would otherwise be listed on every
+        // look at the tools.
+        *self.stale_at.write().unwrap_or_else(|p| p.into_inner()) = ttl_ms.and_then(|ms| {
+            std::time::Instant::now().checked_add(Duration::from_millis(ms.max(MIN_TTL_MS)))
+        });
         self.refreshing
             .store(false, std::sync::atomic::Ordering::Release);
     }
