@@ -91,7 +91,7 @@ mod backend {
     use super::ApiError;
     use crate::models::{
         AgentInfo, ApprovalList, ApprovalQuery, Conversation, ConversationList, DeliveryList,
-        LinkView, ListQuery, ToolList,
+        LinkView, ListQuery, QuestionPage, ToolList,
     };
     use crate::pipeline::PipelineView;
     use std::future::Future;
@@ -109,6 +109,7 @@ mod backend {
         fn get_conversation(&self, id: String) -> BoxFuture<Result<Conversation, ApiError>>;
         fn agent_info(&self) -> BoxFuture<Result<AgentInfo, ApiError>>;
         fn list_approvals(&self, q: ApprovalQuery) -> BoxFuture<Result<ApprovalList, ApiError>>;
+        fn list_questions(&self, q: ApprovalQuery) -> BoxFuture<Result<QuestionPage, ApiError>>;
         fn list_tools(&self) -> BoxFuture<Result<ToolList, ApiError>>;
         fn pipeline(&self) -> BoxFuture<Result<PipelineView, ApiError>>;
         fn notifications(&self) -> BoxFuture<Result<DeliveryList, ApiError>>;
@@ -193,6 +194,19 @@ pub async fn list_approvals(q: ApprovalQuery) -> Result<ApprovalList, ApiError> 
     #[cfg(not(feature = "ssr"))]
     {
         client::get_json(&format!("/approvals{}", approval_query_string(&q))).await
+    }
+}
+
+/// `GET /questions`: the questions waiting for an answer, oldest first
+/// (paged like the approvals).
+pub async fn list_questions(q: ApprovalQuery) -> Result<crate::models::QuestionPage, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend::backend()?.list_questions(q).await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        client::get_json(&format!("/questions{}", approval_query_string(&q))).await
     }
 }
 

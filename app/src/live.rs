@@ -111,6 +111,7 @@ mod browser {
                                 running: None,
                                 tool: None,
                                 approval: None,
+                                question: None,
                                 detail: None,
                                 node: None,
                                 at: String::new(),

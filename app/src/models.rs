@@ -274,6 +274,10 @@ pub struct Conversation {
     pub messages: Vec<Message>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_approval: Option<PendingApproval>,
+    /// The question a tool asked that this conversation waits on
+    /// (`waiting_input`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_question: Option<Question>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pipeline_state: Option<Value>,
     /// The A2A context id, when an A2A client chose one (else the id).
@@ -933,7 +937,7 @@ impl EventKind {
         }
     }
 
-    pub const ALL: [EventKind; 11] = [
+    pub const ALL: [EventKind; 13] = [
         EventKind::MessageAdded,
         EventKind::ToolCallStarted,
         EventKind::ToolCallFinished,
@@ -944,6 +948,8 @@ impl EventKind {
         EventKind::ModelCalled,
         EventKind::NodeStarted,
         EventKind::NodeFinished,
+        EventKind::QuestionAsked,
+        EventKind::QuestionAnswered,
         EventKind::Resync,
     ];
 }
@@ -999,6 +1005,7 @@ mod tests {
                 created_at: "2026-01-01T00:00:00.000Z".into(),
             }],
             pending_approval: None,
+            pending_question: None,
             pipeline_state: None,
             context_id: None,
             created_at: "2026-01-01T00:00:00.000Z".into(),

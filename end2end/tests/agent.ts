@@ -125,6 +125,50 @@ export async function startResourcesAgent(extraYaml = '', env: Record<string, st
 }
 
 /**
+ * An agent on the scripted model whose MCP server asks questions
+ * (testdata/question_mcp_server.py on the official Python SDK in
+ * .tools/mcp-python, at 2026-07-28 over stdio, or `--era legacy`):
+ * "deploy NAME" calls ask_env, "sign in" calls ask_url.
+ */
+export async function startQuestionAgent(era = 'both'): Promise<Agent> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stopgo-e2e-'));
+  const rules = path.join(dir, 'rules.yaml');
+  fs.writeFileSync(
+    rules,
+    [
+      'rules:',
+      '  - match: "^deploy (\\S+)"',
+      '    steps:',
+      '      - call: ask_env',
+      '        args: {service: "$1"}',
+      '      - reply: "tool said: {result}"',
+      '  - match: "^sign in"',
+      '    steps:',
+      '      - call: ask_url',
+      '      - reply: "tool said: {result}"',
+      '',
+    ].join('\n'),
+  );
+  const config = [
+    'name: e2e-questions',
+    'host: 127.0.0.1',
+    'port: 0',
+    `data_dir: ${path.join(dir, 'data')}`,
+    `llm: {model: "scripted:${rules}"}`,
+    'mcp_servers:',
+    '  - name: q',
+    `    command: ${path.join(root, '.tools', 'mcp-python', 'bin', 'python')}`,
+    `    args: [${path.join(root, 'testdata', 'question_mcp_server.py')}, --era, ${era}]`,
+    '',
+  ].join('\n');
+  const configPath = path.join(dir, 'agent.yaml');
+  fs.writeFileSync(configPath, config);
+  const agent = new Agent(dir, configPath);
+  await agent.start();
+  return agent;
+}
+
+/**
  * One of the pipeline examples in testdata/ (e2e-sequential.yaml, …) as a
  * user would run it, with its data, database and rules paths made absolute.
  */

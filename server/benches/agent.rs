@@ -23,7 +23,9 @@
 //!    stored, 1,000 in flight over three replicas ([`replicas`]);
 //! 9. approval rules: one evaluation with 100 rules ([`policy`]);
 //! 10. the approver on a phone: navigation to the first Approve that takes
-//!     effect on a slow link, and the WebAssembly's size ([`phone`]).
+//!     effect on a slow link, and the WebAssembly's size ([`phone`]);
+//! 11. questions: a question's round trip beside an approval's
+//!     ([`questions`]).
 
 #[path = "agent/auth.rs"]
 mod auth;
@@ -39,6 +41,8 @@ mod observe;
 mod phone;
 #[path = "agent/policy.rs"]
 mod policy;
+#[path = "agent/questions.rs"]
+mod questions;
 #[path = "agent/replicas.rs"]
 mod replicas;
 
@@ -278,7 +282,7 @@ async fn main() {
         .build()
         .unwrap();
     let mut rows: Vec<(String, String, String)> = Vec::new();
-    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`, `phone`, `pg`, `policy`, `notify`; `pgturns`, `pglists`, `pgflight`: one part of `pg`): those rows alone.
+    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`, `phone`, `pg`, `policy`, `notify`, `questions`; `pgturns`, `pglists`, `pgflight`: one part of `pg`): those rows alone.
     let only = std::env::var("BENCH_ONLY").ok();
     let wants = |part: &str| only.as_deref().is_none_or(|o| o == part);
     if wants("core") {
@@ -314,6 +318,11 @@ async fn main() {
     // 10. Notifications.
     if wants("notify") {
         notify::rows(&http, &fake_base, &mut rows, quick).await;
+    }
+
+    // 11. Questions.
+    if wants("questions") {
+        questions::rows(&http, &mut rows, quick).await;
     }
 
     // 9. Approval rules.

@@ -124,21 +124,20 @@ async fn ask(a: &Agent, text: &str) -> (String, Value) {
     (cid, q)
 }
 
-/// The conversation's last assistant text, once its turn has ended.
+/// The conversation's last assistant text, once its turn has ended with
+/// one (its last message is the assistant's), or its status says it failed.
 async fn final_reply(a: &Agent, cid: &str) -> String {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let c = get_json(a, &format!("/conversations/{cid}")).await["conversation"].clone();
-        if c["running"] != true && c["status"] != "waiting_input" {
-            return c["messages"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .rev()
-                .find(|m| m["role"] == "assistant" && m["content"] != "")
-                .map(|m| m["content"].as_str().unwrap().to_string())
-                .unwrap_or_default();
+        let last = c["messages"].as_array().and_then(|m| m.last()).cloned();
+        let ended = last
+            .as_ref()
+            .is_some_and(|m| m["role"] == "assistant" && m["content"] != "");
+        if ended && c["running"] != true {
+            return last.unwrap()["content"].as_str().unwrap().to_string();
         }
+        assert!(c["status"] != "failed", "the turn failed: {c}");
         assert!(Instant::now() < deadline, "the turn did not end: {c}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -381,7 +380,8 @@ async fn a_question_that_expires_tells_the_tool_cancel_and_the_model_why() {
         let reply = final_reply(&a, &cid).await;
         assert!(
             reply.ends_with("cancelled"),
-            "{era}: the tool heard cancel: {reply}"
+            "{era}: the tool heard cancel: {reply}\n{}",
+            a.log()
         );
         let q = get_json(&a, &format!("/questions/{}", q["uuid"].as_str().unwrap())).await;
         assert_eq!(q["status"], "expired", "{era}: {q}");
@@ -485,4 +485,73 @@ async fn killed_while_a_live_session_question_waits_it_is_cancelled_and_the_call
     );
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert!(counted(&log).is_empty(), "never re-run");
+}
+
+/// The npm `@modelcontextprotocol/server-everything` (testdata/mcp-npm):
+/// its `trigger-elicitation-request` tool, registered only for clients
+/// that declare elicitation, asks a form of every field kind MCP allows
+/// (strings with formats, a boolean, numbers with ranges, single and
+/// multiple choices, titled or not).
+#[tokio::test]
+async fn server_everything_asks_its_form_and_hears_the_answer() {
+    let everything = root().join("testdata/mcp-npm/node_modules/.bin/mcp-server-everything");
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.yaml");
+    std::fs::write(
+        &rules,
+        "rules:\n  - match: \"^everything\"\n    steps:\n      - call: trigger-elicitation-request\n      - reply: \"tool said: {result}\"\n",
+    )
+    .unwrap();
+    let cfg = write_config(
+        dir.path(),
+        &dir.path().join("data"),
+        &format!(
+            "llm: {{model: \"scripted:{}\"}}\nmcp_servers:\n  - name: everything\n    command: \"{}\"\n",
+            rules.display(),
+            everything.display()
+        ),
+    );
+    let a = Agent::start(&cfg);
+    let tools = get_json(&a, "/tools").await;
+    assert!(
+        support::tool(&tools, "trigger-elicitation-request").is_some(),
+        "listed once we declare elicitation: {tools}"
+    );
+    let (cid, q) = ask(&a, "everything").await;
+    let props = &q["schema"]["properties"];
+    for field in [
+        "name",
+        "check",
+        "email",
+        "integer",
+        "untitledMultipleSelectEnum",
+        "titledSingleSelectEnum",
+    ] {
+        assert!(props[field].is_object(), "{field}: {q}");
+    }
+    let uuid = q["uuid"].as_str().unwrap();
+    let (status, body) = answer(
+        &a,
+        uuid,
+        json!({"action": "accept", "content": {"name": "Ada", "integer": 101}}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("integer"),
+        "{body}"
+    );
+    let (status, body) = answer(
+        &a,
+        uuid,
+        json!({"action": "accept", "content": {
+            "name": "Ada", "check": true, "email": "ada@example.com", "integer": 7,
+            "untitledMultipleSelectEnum": ["Piano"], "titledSingleSelectEnum": "hero-3"
+        }}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let reply = after_answer(&a, &cid, &body).await;
+    assert!(reply.contains("Name: Ada"), "{reply}");
+    assert!(reply.contains("Favorite Integer: 7"), "{reply}");
 }

@@ -7,6 +7,7 @@ pub mod diff_view;
 pub mod edit_form;
 pub mod inbox_badge;
 pub mod pipeline_tree;
+pub mod question_card;
 pub mod status_badge;
 pub mod time;
 pub mod viewer;

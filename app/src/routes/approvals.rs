@@ -1,11 +1,13 @@
-//! `/ui/approvals`: the inbox. The approvals waiting for a decision across
-//! conversations, oldest first, a page at a time (`?cursor=` for newer
+//! `/ui/approvals`: the inbox, "Waiting for you". The questions tools
+//! asked (QUESTIONS.md), each with its form, then the approvals waiting for
+//! a decision across conversations, oldest first, a page at a time (`?cursor=` for newer
 //! ones), with their age, tool, arguments and a link to their
 //! conversation; approve or reject right here. Reloaded on every live
 //! event, so a decision made elsewhere removes the row at once.
 
 use crate::api::{self, ApiError};
 use crate::components::args_view::ArgsView;
+use crate::components::question_card::QuestionCard;
 use crate::components::time::short_time;
 use crate::live::use_live;
 use crate::models::{ApprovalQuery, PendingApproval};
@@ -49,8 +51,48 @@ pub fn ApprovalsPage() -> impl IntoView {
     // Where a decision posted without JavaScript comes back to.
     let back = crate::components::approval_card::here();
 
+    let questions = ArcResource::new(
+        move || (live.tick.get(), local.get()),
+        |_| async move {
+            api::list_questions(ApprovalQuery {
+                limit: Some(PAGE_SIZE),
+                cursor: None,
+            })
+            .await
+        },
+    );
+    let back_q = back.clone();
     view! {
-        <section class="page-head"><h1>"Approvals"</h1></section>
+        <section class="page-head"><h1>"Waiting for you"</h1></section>
+        <Transition fallback=|| ()>
+            {reloading(move || { let (questions, back) = (questions.clone(), back_q.clone()); Suspend::new(async move {
+                let viewer = crate::components::viewer::current().await;
+                match questions.await {
+                    Ok(page) if page.total > 0 => leptos::either::EitherOf3::A(view! {
+                        <h2 class="inbox-section">"Questions"</h2>
+                        <p class="muted">"Tools asking for an answer before they go on, oldest first."</p>
+                        <ul class="inbox" id="inbox-questions">
+                            {page.questions.into_iter().map(|q| {
+                                let conversation = format!("/ui/conversations/{}", q.conversation_id);
+                                view! {
+                                    <li class="inbox-item inbox-question">
+                                        <QuestionCard question=q viewer=viewer.clone() back=back.clone()/>
+                                        <div class="approval-actions">
+                                            <a class="btn" href=conversation>"Open conversation"</a>
+                                        </div>
+                                    </li>
+                                }
+                            }).collect_view()}
+                        </ul>
+                    }),
+                    Ok(_) => leptos::either::EitherOf3::B(()),
+                    Err(e) => leptos::either::EitherOf3::C(view! {
+                        <p class="alert alert-error" role="alert">"Could not load the questions: " {e.to_string()}</p>
+                    }),
+                }
+            })})}
+        </Transition>
+        <h2 class="inbox-section">"Approvals"</h2>
         <p class="muted">"Destructive actions waiting for a decision, oldest first."</p>
         {move || outcome.get().map(|o| match o {
             Ok(text) => leptos::either::Either::Left(view! { <p class="alert alert-ok" role="status" id="inbox-outcome">{text}</p> }),

@@ -5,6 +5,7 @@ use crate::api::{self, ApiError};
 use crate::components::approval_card::ApprovalCard;
 use crate::components::args_view::ArgsView;
 use crate::components::pipeline_tree::PipelineTree;
+use crate::components::question_card::QuestionCard;
 use crate::components::status_badge::StatusBadge;
 use crate::components::time::short_time;
 use crate::models::{
@@ -183,7 +184,34 @@ fn ConversationView(initial: Conversation) -> impl IntoView {
     };
     let waiting = {
         let conv = conv.clone();
-        move || conv.with(|c| c.status == ConversationStatus::WaitingApproval)
+        move || {
+            conv.with(|c| {
+                matches!(
+                    c.status,
+                    ConversationStatus::WaitingApproval | ConversationStatus::WaitingInput
+                )
+            })
+        }
+    };
+    // The question a tool asked, with its form (a plain post: it reloads
+    // the page, with JavaScript or without).
+    let question = ArcMemo::new({
+        let conv = conv.clone();
+        move |_| conv.with(|c| c.pending_question.clone())
+    });
+    let back = crate::components::approval_card::here();
+    let question_card = move || {
+        question.get().map(|q| {
+            let back = back.clone();
+            view! {
+                <Transition fallback=|| ()>
+                    {move || { let (q, back) = (q.clone(), back.clone()); Suspend::new(async move {
+                        let viewer = crate::components::viewer::current().await;
+                        view! { <QuestionCard question=q viewer=viewer back=back/> }
+                    })}}
+                </Transition>
+            }
+        })
     };
     let submit = {
         let (draft, busy, error, waiting) =
@@ -268,7 +296,7 @@ fn ConversationView(initial: Conversation) -> impl IntoView {
         let waiting = waiting.clone();
         move || {
             if waiting() {
-                "Decide on the approval above first"
+                "Decide on the approval or answer the question above first"
             } else {
                 "Message the agent (Enter to send, Shift+Enter for a new line)"
             }
@@ -317,6 +345,7 @@ fn ConversationView(initial: Conversation) -> impl IntoView {
                 </For>
             </ol>
             {card}
+            {question_card}
             {error_line}
             <p class="progress" role="status" id="progress" aria-live="polite">
                 {progress_line}
@@ -468,6 +497,7 @@ fn progress_text(e: &Event) -> Option<String> {
             e.tool.clone().unwrap_or_else(|| "The tool".into())
         )),
         EventKind::ApprovalDecided => Some("Decision recorded; the agent goes on…".into()),
+        EventKind::QuestionAnswered => Some("Answer sent; the tool goes on…".into()),
         EventKind::NodeStarted => Some(format!(
             "Running node {}{}…",
             e.node.clone().unwrap_or_default(),

@@ -162,6 +162,72 @@ fn looks_like_email(s: &str) -> bool {
     matches!((parts.next(), parts.next()), (Some(l), Some(d)) if !l.is_empty() && d.contains('.') && !d.starts_with('.') && !d.ends_with('.') && !s.contains(char::is_whitespace))
 }
 
+/// The content a plain HTML form posted for `schema` (REACH.md §1): each
+/// property's `field.<name>` values, read as its type says (numbers
+/// parsed, a checkbox's `true`, several choices as a list); a checkbox
+/// left unchecked (its `bool.<name>` marker posted) is `false`; an empty
+/// field is left out. `values(name)` gives every value posted for a name.
+/// What cannot be read is named, like [`check`] does.
+pub(crate) fn from_fields<'a>(
+    schema: &Value,
+    values: impl Fn(&str) -> Vec<&'a str>,
+) -> Result<Map<String, Value>, String> {
+    let props = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let mut content = Map::new();
+    for (name, p) in props {
+        let posted = values(&format!("field.{name}"));
+        let kind = p.get("type").and_then(Value::as_str).unwrap_or("string");
+        let first = posted.first().map(|v| v.trim()).filter(|v| !v.is_empty());
+        let value = match kind {
+            "boolean" => {
+                if first.is_some() {
+                    Some(Value::Bool(matches!(first, Some("true" | "on" | "1"))))
+                } else if !values(&format!("bool.{name}")).is_empty() {
+                    Some(Value::Bool(false))
+                } else {
+                    None
+                }
+            }
+            "integer" => match first {
+                Some(t) => Some(Value::from(
+                    t.parse::<i64>()
+                        .map_err(|_| format!("`{name}` must be a whole number"))?,
+                )),
+                None => None,
+            },
+            "number" => match first {
+                Some(t) => {
+                    let n: f64 = t
+                        .parse()
+                        .map_err(|_| format!("`{name}` must be a number"))?;
+                    Some(
+                        serde_json::Number::from_f64(n)
+                            .map(Value::Number)
+                            .ok_or_else(|| format!("`{name}` must be a number"))?,
+                    )
+                }
+                None => None,
+            },
+            "array" => Some(Value::Array(
+                posted
+                    .iter()
+                    .filter(|v| !v.is_empty())
+                    .map(|v| Value::String((*v).to_string()))
+                    .collect(),
+            )),
+            _ => first.map(|t| Value::String(t.to_string())),
+        };
+        if let Some(v) = value {
+            content.insert(name, v);
+        }
+    }
+    Ok(content)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +245,41 @@ mod tests {
 
     fn obj(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn a_posted_form_is_read_by_the_schema() {
+        let posted = [
+            ("field.env", "production"),
+            ("field.replicas", "3"),
+            ("bool.confirm", "1"),
+            ("field.tags", "a"),
+            ("field.tags", "b"),
+            ("field.email", ""),
+        ];
+        let values = |name: &str| -> Vec<&str> {
+            posted
+                .iter()
+                .filter(|(k, _)| *k == name)
+                .map(|(_, v)| *v)
+                .collect()
+        };
+        let content = from_fields(&schema(), values).unwrap();
+        assert_eq!(
+            Value::Object(content),
+            json!({"env": "production", "replicas": 3, "confirm": false, "tags": ["a", "b"]})
+        );
+        let bad = [("field.replicas", "three")];
+        let values = |name: &str| -> Vec<&str> {
+            bad.iter()
+                .filter(|(k, _)| *k == name)
+                .map(|(_, v)| *v)
+                .collect()
+        };
+        assert_eq!(
+            from_fields(&schema(), values),
+            Err("`replicas` must be a whole number".into())
+        );
     }
 
     #[test]

@@ -292,6 +292,13 @@ pub(crate) static ROUTES: &[Route] = &[
     },
     Route {
         method: "POST",
+        path: "/ui/questions/{uuid}/answer",
+        need: Page(Viewer),
+        serve: Serve::Handler(|| post(ui::forms::answer)),
+        doc: Doc::new("The question card's form (urlencoded, with or without JavaScript): `action` accept|decline|cancel, `back`, `form_token`, and for a form question its fields as `field.<name>` (`bool.<name>` marks a checkbox, so an unchecked one is false). Answers like `POST /questions/{uuid}` (`answered_via: ui`), then 303 to `back`, or to `/ui/refused` saying why (a field that does not fit, already answered, not allowed). 403 without this browser's form token or from a foreign Origin.").status(303).errors(&[403, 415]),
+    },
+    Route {
+        method: "POST",
         path: "/ui/link/{token}",
         need: Page(Viewer),
         serve: Serve::Handler(|| post(ui::forms::link)),

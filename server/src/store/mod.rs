@@ -334,7 +334,19 @@ impl Store {
         &self,
         id: String,
     ) -> Result<Option<Conversation>, StoreError> {
-        self.read(move |tx| tx.conversation(&id)).await
+        self.read(move |tx| {
+            let mut c = tx.conversation(&id)?;
+            // Only a conversation that waits for an answer has a question
+            // to show (no read otherwise).
+            if let Some(c) = c.as_mut()
+                && c.status == app::models::ConversationStatus::WaitingInput
+                && let Some(q) = tx.pending_questions_of(&id)?.into_iter().next()
+            {
+                c.pending_question = Some(questions::decode(q)?.question);
+            }
+            Ok(c)
+        })
+        .await
     }
 
     /// One page of conversations and the summary, from one snapshot.

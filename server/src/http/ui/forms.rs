@@ -6,6 +6,7 @@
 //!   optional reason), or Approve with edited arguments (`edit=1` and the
 //!   `arg.<name>` fields of "Edit arguments", read as the browser reads
 //!   them: `app::edit_args`);
+//! - `POST /ui/questions/:uuid/answer`: a question card's form (QUESTIONS.md);
 //! - `POST /ui/link/:token`: a notification link's button;
 //! - `POST /ui/notifications/:id/retry`: an admin sends a dead letter again;
 //! - `GET /ui/refused`: what a refused post comes back to.
@@ -47,6 +48,15 @@ impl Fields {
             .iter()
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// Every value posted for `name`, in order.
+    pub(crate) fn all(&self, name: &str) -> Vec<&str> {
+        self.0
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
     }
 
     /// `name`'s value, trimmed, if it is not empty.
@@ -256,6 +266,54 @@ async fn edited_arguments(
     let specs = app::edit_args::specs(schema.as_ref(), &a.tool_args);
     app::edit_args::from_form(&specs, |k| f.get(k))
         .map_err(|e| ApiError::BadRequest(format!("the edited arguments do not fit: {e}")))
+}
+
+/// `POST /ui/questions/:uuid/answer`: a question card's form: `action`
+/// (`accept` | `decline` | `cancel`), `back`, and for a form question its
+/// fields as `field.<name>` (read by the question's schema). Answers like
+/// `POST /questions/:uuid` (`answered_via: ui`).
+pub(crate) async fn answer(
+    State(state): State<AppState>,
+    Path(uuid): Path<String>,
+    Caller(mut ctx): Caller,
+    UiForm(f): UiForm,
+) -> Response {
+    ctx.via = "ui";
+    let back = back_of(&f, "/ui/approvals");
+    let Some(action) = f.text("action") else {
+        return refused(
+            ApiError::BadRequest("the form said neither accept, decline nor cancel".into()),
+            &back,
+        );
+    };
+    let content = if action == "accept" {
+        let q = match state.store.question(&uuid).await {
+            Ok(Some(q)) => q.question,
+            Ok(None) => {
+                return refused(
+                    ApiError::NotFound(format!("question {uuid:?} not found")),
+                    &back,
+                );
+            }
+            Err(e) => return refused(e.into(), &back),
+        };
+        match (q.kind, &q.schema) {
+            (app::models::QuestionKind::Form, Some(schema)) => {
+                match crate::domain::form::from_fields(schema, |k| f.all(k)) {
+                    Ok(c) => Some(c),
+                    Err(e) => return refused(ApiError::BadRequest(e), &back),
+                }
+            }
+            _ => None,
+        }
+    } else {
+        None
+    };
+    let answer = crate::engine::Answer { action, content };
+    match state.engine.answer(&uuid, answer, ctx).await {
+        Ok(_) => see_other(&back),
+        Err(e) => refused(e.into(), &back),
+    }
 }
 
 /// `POST /ui/link/:token`: a notification link's button (`decision` says

@@ -65,6 +65,18 @@ impl UiBackend for StoreBackend {
         })
     }
 
+    fn list_questions(
+        &self,
+        q: ApprovalQuery,
+    ) -> BoxFuture<Result<app::models::QuestionPage, app::api::ApiError>> {
+        let store = self.state.store.clone();
+        Box::pin(async move {
+            crate::http::rest::questions::pending(&store, q.limit, q.cursor)
+                .await
+                .map_err(Into::into)
+        })
+    }
+
     fn list_tools(&self) -> BoxFuture<Result<ToolList, app::api::ApiError>> {
         let list = crate::http::rest::tools::tool_list(&self.state);
         Box::pin(async move { Ok(list) })
