@@ -137,7 +137,7 @@ export async function startQuestionAgent(era = 'both'): Promise<Agent> {
     rules,
     [
       'rules:',
-      '  - match: "^deploy (\\S+)"',
+      '  - match: "^deploy (\\\\S+)"',
       '    steps:',
       '      - call: ask_env',
       '        args: {service: "$1"}',
