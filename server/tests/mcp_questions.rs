@@ -555,3 +555,52 @@ async fn server_everything_asks_its_form_and_hears_the_answer() {
     assert!(reply.contains("Name: Ada"), "{reply}");
     assert!(reply.contains("Favorite Integer: 7"), "{reply}");
 }
+
+/// `question.asked` and `question.expired` reach the notification targets
+/// (a real webhook receiver that checks every signature), with the
+/// question's facts and an Open link to its conversation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn questions_are_announced_to_the_notification_targets() {
+    use test_support::webhook::Receiver;
+    const SECRET: &str = "whsec-0123456789abcdef";
+    let hook = Receiver::start(SECRET).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        dir.path(),
+        Transport::Stdio { era: "both" },
+        &format!(
+            "questions:\n  expires_in: 2s\npublic_url: http://agent.example.test\nnotifications:\n  targets:\n    - name: oncall\n      url: {}\n      secret: \"${{HOOK_SECRET}}\"\n      format: json\n      events: [question.asked, question.expired]\n",
+            hook.url
+        ),
+    );
+    let a = Agent::start_with_env(&cfg, &[("HOOK_SECRET", SECRET)]);
+    let (cid, q) = ask(&a, "deploy web").await;
+    let uuid = q["uuid"].as_str().unwrap().to_string();
+    let got = hook
+        .wait_until(Duration::from_secs(20), "question.expired delivered", |g| {
+            g.iter()
+                .any(|r| r.event == "question.expired" && r.status == 200)
+        })
+        .await;
+    let asked = got
+        .iter()
+        .find(|r| r.event == "question.asked" && r.status == 200)
+        .expect("question.asked delivered");
+    assert!(asked.signed, "signed like every notification");
+    let b = &asked.body;
+    assert_eq!(b["question"]["uuid"], uuid, "{b}");
+    assert_eq!(b["question"]["tool"], "ask_env", "{b}");
+    assert_eq!(b["question"]["message"], "Which environment for web?", "{b}");
+    assert_eq!(
+        b["links"]["open"],
+        format!("http://agent.example.test/ui/conversations/{cid}"),
+        "{b}"
+    );
+    assert!(b["links"].get("approve").is_none(), "{b}");
+    let expired = got
+        .iter()
+        .find(|r| r.event == "question.expired")
+        .unwrap();
+    assert_eq!(expired.body["question"]["uuid"], uuid);
+    assert!(!format!("{got:?}").contains(SECRET), "the secret is never sent");
+}

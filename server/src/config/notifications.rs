@@ -20,6 +20,8 @@ pub const EVENTS: &[&str] = &[
     "approval.expired",
     "approval.in_doubt",
     "tool.changed",
+    "question.asked",
+    "question.expired",
 ];
 
 /// `notifications:`.

@@ -15,7 +15,8 @@ pub(crate) struct LinkSet {
 }
 
 /// POLICY.md §5's body: `{"id","event","at","agent","approval":{...},"links":{...}}`
-/// (`tool` instead of `approval` for `tool.changed`; the event's own facts,
+/// (`tool` instead of `approval` for `tool.changed`, `question` for
+/// `question.asked` and `question.expired`; the event's own facts,
 /// e.g. `decision`, beside them).
 pub(crate) fn json_body(n: &Notification, links: &LinkSet) -> Value {
     let mut body = json!({
@@ -58,6 +59,15 @@ pub(crate) fn headline(n: &Notification) -> String {
         "approval.expired" => format!("{agent}: the approval of {tool} expired"),
         "approval.in_doubt" => format!(
             "{agent}: {tool} is in doubt (the agent stopped while it ran; it is not run again)"
+        ),
+        "question.asked" => format!(
+            "{agent}: {} asks: {}",
+            p["question"]["tool"].as_str().unwrap_or(""),
+            p["question"]["message"].as_str().unwrap_or("")
+        ),
+        "question.expired" => format!(
+            "{agent}: nobody answered the question of {} in time",
+            p["question"]["tool"].as_str().unwrap_or("")
         ),
         "tool.changed" => format!(
             "{agent}: the definition of tool {} ({}) changed; calls are held until an admin accepts it",
@@ -103,6 +113,32 @@ fn facts(n: &Notification) -> Vec<(&'static str, String)> {
             out.push(("Quorum", a["quorum"].to_string()));
         }
         if let Some(chain) = a["chain"].as_array().filter(|c| !c.is_empty()) {
+            let names: Vec<String> = chain.iter().filter_map(text).collect();
+            out.push(("Chain", names.join(" → ")));
+        }
+    }
+    let q = &p["question"];
+    if q.is_object() {
+        let server = text(&q["server"])
+            .map(|s| format!(" on {s}"))
+            .unwrap_or_default();
+        out.push((
+            "Tool",
+            format!("{}{server}", text(&q["tool"]).unwrap_or_default()),
+        ));
+        out.push(("Question", text(&q["message"]).unwrap_or_default()));
+        if let Some(u) = text(&q["url"]) {
+            out.push(("Link", u));
+        }
+        out.push((
+            "Requested by",
+            text(&q["requested_by"]).unwrap_or_else(|| "anonymous".into()),
+        ));
+        out.push((
+            "Expires",
+            text(&q["expires_at"]).unwrap_or_else(|| "never".into()),
+        ));
+        if let Some(chain) = q["chain"].as_array().filter(|c| !c.is_empty()) {
             let names: Vec<String> = chain.iter().filter_map(text).collect();
             out.push(("Chain", names.join(" → ")));
         }
@@ -224,8 +260,15 @@ pub(crate) fn email(n: &Notification, links: &LinkSet) -> (String, String, Strin
     if let Some(u) = &links.reject {
         text.push_str(&format!("Reject: {u}\n"));
     }
+    // An approval's links are signed and work once; a question's Open link
+    // is its conversation's page.
+    let once = if n.payload["approval"].is_object() {
+        "Each link works once; opening one shows the approval and decides nothing by itself. "
+    } else {
+        ""
+    };
     text.push_str(&format!(
-        "\nEach link works once; opening one shows the approval and decides nothing by itself.\n({} {})\n",
+        "\n{once}({} {})\n",
         n.delivery.event, n.delivery.id
     ));
     let e = crate::domain::text::escape;
@@ -252,7 +295,7 @@ pub(crate) fn email(n: &Notification, links: &LinkSet) -> (String, String, Strin
         html.push_str(&format!(" · <a href=\"{}\">Reject</a>", e(u)));
     }
     html.push_str(&format!(
-        "</p><p><small>Each link works once; opening one shows the approval and decides nothing by itself. ({} {})</small></p></body></html>",
+        "</p><p><small>{once}({} {})</small></p></body></html>",
         e(&n.delivery.event),
         e(&n.delivery.id)
     ));

@@ -235,8 +235,14 @@ impl Notifier {
         let base = self.base();
         let d = &n.delivery;
         let Some(uuid) = &d.approval_uuid else {
+            // A question is answered on its conversation's page; a changed
+            // tool is accepted on the tools page.
+            let open = match n.payload["question"]["conversation_id"].as_str() {
+                Some(c) => format!("{base}/ui/conversations/{c}"),
+                None => format!("{base}/ui/tools"),
+            };
             return LinkSet {
-                open: format!("{base}/ui/tools"),
+                open,
                 ..LinkSet::default()
             };
         };

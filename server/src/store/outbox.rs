@@ -270,6 +270,33 @@ pub(in crate::store) fn announce(
 }
 
 /// Writes the rows announcing a changed tool definition.
+/// A question a tool asked (QUESTIONS.md §2), to every target that wants
+/// `event` (`question.asked`, `question.expired`): its facts and a link to
+/// its conversation, where it is answered.
+pub(in crate::store) fn announce_question(
+    tx: &dyn Tx,
+    routes: &Routes,
+    event: &str,
+    question: Value,
+) -> Result<(), StoreError> {
+    let mut wrote = false;
+    for t in routes.wanting(event) {
+        tx.insert_notification(&row_for(
+            routes,
+            &t.name,
+            event,
+            None,
+            json!({"question": question}),
+            now(),
+        ))?;
+        wrote = true;
+    }
+    if wrote {
+        routes.wake.notify_one();
+    }
+    Ok(())
+}
+
 pub(in crate::store) fn announce_tool(
     tx: &dyn Tx,
     routes: &Routes,

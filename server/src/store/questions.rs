@@ -222,7 +222,30 @@ pub(crate) fn decode(row: QuestionRow) -> Result<StoredQuestion, StoreError> {
     })
 }
 
-fn asked(tx: &dyn super::Tx, q: &StoredQuestion) -> Result<(), StoreError> {
+/// What a notification says about a question.
+fn facts(q: &StoredQuestion) -> Value {
+    let q = &q.question;
+    serde_json::json!({
+        "uuid": q.uuid,
+        "conversation_id": q.conversation_id,
+        "tool": q.tool_call.tool,
+        "server": q.tool_call.server,
+        "kind": q.kind,
+        "message": q.message,
+        "url": q.url,
+        "expires_at": q.expires_at,
+        "requested_by": q.requested_by,
+        "chain": q.chain,
+    })
+}
+
+/// `question.asked`: audited, and told to the targets that want it.
+fn asked(
+    tx: &dyn super::Tx,
+    routes: &super::outbox::Routes,
+    q: &StoredQuestion,
+) -> Result<(), StoreError> {
+    super::outbox::announce_question(tx, routes, "question.asked", facts(q))?;
     tx.audit(&Event {
         actor: "agent",
         event: "question.asked",
@@ -250,6 +273,7 @@ impl Store {
         shared: Round,
         gate: Option<String>,
     ) -> Result<Vec<StoredQuestion>, StoreError> {
+        let routes = self.routes.clone();
         self.write(move |tx| {
             let Some(first) = questions.first() else {
                 return Ok(Vec::new());
@@ -272,7 +296,7 @@ impl Store {
                 let row = row_of(q, Era::Round, &round, &shared);
                 tx.insert_question(&row)?;
                 let q = decode(tx.question(&row.uuid)?.unwrap_or(row))?;
-                asked(tx, &q)?;
+                asked(tx, &routes, &q)?;
                 stored.push(q);
             }
             tx.set_status(&id, ConversationStatus::WaitingInput)?;
@@ -285,12 +309,13 @@ impl Store {
     /// Stores a question asked on a live session; the call stays in flight
     /// and the conversation shows that it waits.
     pub(crate) async fn ask_live(&self, q: NewQuestion) -> Result<StoredQuestion, StoreError> {
+        let routes = self.routes.clone();
         self.write(move |tx| {
             tx.fence(&q.conversation_id)?;
             let row = row_of(&q, Era::Session, &new_id(), &Round::default());
             tx.insert_question(&row)?;
             let stored = decode(tx.question(&row.uuid)?.unwrap_or(row))?;
-            asked(tx, &stored)?;
+            asked(tx, &routes, &stored)?;
             tx.set_status(&q.conversation_id, ConversationStatus::WaitingInput)?;
             Ok(stored)
         })
@@ -302,6 +327,7 @@ impl Store {
     /// running (the caller resumes it); the last of a live session's puts
     /// the conversation back to `active` (its turn still runs).
     pub(crate) async fn answer_question(&self, a: AnswerRecord) -> Result<Answered, StoreError> {
+        let routes = self.routes.clone();
         self.write(move |tx| {
             let Some(row) = tx.question(&a.uuid)? else {
                 return Ok(Answered::Missing);
@@ -325,6 +351,9 @@ impl Store {
                 return Ok(Answered::Lost(QuestionStatus::Answered));
             }
             let id = &q.question.conversation_id;
+            if a.status == QuestionStatus::Expired {
+                super::outbox::announce_question(tx, &routes, "question.expired", facts(&q))?;
+            }
             tx.audit(&Event {
                 actor: &a.by,
                 event: if a.status == QuestionStatus::Expired {
