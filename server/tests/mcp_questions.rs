@@ -604,3 +604,65 @@ async fn questions_are_announced_to_the_notification_targets() {
     assert_eq!(expired.body["question"]["uuid"], uuid);
     assert!(!format!("{got:?}").contains(SECRET), "the secret is never sent");
 }
+
+/// Over A2A (QUESTIONS.md §4, this agent as the sub-agent B): a task whose
+/// tool asks is `input-required` with a data part `{"question": ...}`, and
+/// a continuation with `{"question_answer": {uuid, action, content}}`
+/// answers it; text alone, or another question's uuid, is refused naming
+/// what to send.
+#[tokio::test]
+async fn over_a2a_a_question_is_input_required_and_a_question_answer_continues() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = Agent::start(&config(dir.path(), Transport::Stdio { era: "both" }, ""));
+    let send = |message: Value| {
+        let url = a.url("/a2a");
+        async move {
+            client()
+                .post(url)
+                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}))
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
+    };
+    let r = send(json!({"kind": "message", "messageId": "m1", "role": "user",
+        "parts": [{"kind": "text", "text": "deploy web"}]}))
+    .await;
+    let task = &r["result"];
+    assert_eq!(task["status"]["state"], "input-required", "{r}");
+    let parts = task["status"]["message"]["parts"].as_array().unwrap();
+    let q = parts
+        .iter()
+        .find_map(|p| p["data"].get("question"))
+        .unwrap_or_else(|| panic!("a question data part: {r}"))
+        .clone();
+    assert_eq!(q["message"], "Which environment for web?");
+    assert_eq!(q["kind"], "form");
+    assert!(q["schema"]["properties"]["env"].is_object(), "{q}");
+    let task_id = task["id"].as_str().unwrap().to_string();
+
+    let r = send(json!({"kind": "message", "messageId": "m2", "role": "user", "taskId": task_id,
+        "parts": [{"kind": "text", "text": "production please"}]}))
+    .await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert!(r["error"]["message"].as_str().unwrap().contains("question_answer"), "{r}");
+    let r = send(json!({"kind": "message", "messageId": "m3", "role": "user", "taskId": task_id,
+        "parts": [{"kind": "data", "data": {"question_answer": {"uuid": "nope", "action": "decline"}}}]}))
+    .await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+
+    let r = send(json!({"kind": "message", "messageId": "m4", "role": "user", "taskId": task_id,
+        "parts": [{"kind": "data", "data": {"question_answer": {"uuid": q["uuid"], "action": "accept",
+            "content": {"env": "production", "confirm": true}}}}]}))
+    .await;
+    assert_eq!(r["result"]["status"]["state"], "completed", "{r}");
+    assert!(
+        r.to_string().contains("tool said: deploying web to production (replicas=1)"),
+        "{r}"
+    );
+    let answered = get_json(&a, &format!("/questions/{}", q["uuid"].as_str().unwrap())).await;
+    assert_eq!(answered["answered_via"], "a2a", "{answered}");
+}

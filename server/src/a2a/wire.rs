@@ -435,6 +435,35 @@ pub(crate) struct ContinuationDecision {
     pub(crate) approval_uuid: Option<String>,
 }
 
+/// An answer to a tool's question carried as a data part
+/// `{"question_answer": {"uuid", "action", "content"?}}` (QUESTIONS.md §4):
+/// the question's uuid, the action and the content.
+pub(crate) fn question_answer(m: &Incoming) -> Option<QuestionAnswer> {
+    m.data.iter().find_map(|d| {
+        let a = d.get("question_answer")?;
+        let uuid = a.get("uuid")?.as_str()?.to_string();
+        let action = a
+            .get("action")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let content = a.get("content").and_then(Value::as_object).cloned();
+        Some(QuestionAnswer {
+            uuid,
+            action,
+            content,
+        })
+    })
+}
+
+/// What a `question_answer` data part says.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct QuestionAnswer {
+    pub(crate) uuid: String,
+    pub(crate) action: String,
+    pub(crate) content: Option<Map<String, Value>>,
+}
+
 /// [`decision`] with everything a data part may add.
 pub(crate) fn decision_in_full(m: &Incoming) -> Option<ContinuationDecision> {
     for d in &m.data {

@@ -50,6 +50,9 @@ pub(crate) async fn plan(state: &AppState, plan: &Plan, ctx: &Ctx) -> Result<(),
             .map(drop)
             .map_err(|r| RpcError::forbidden(r.message(&p.name)))
         }
+        // Who may answer a question is the engine's to say (whoever sent
+        // the latest message, or an approver), as for REST and the UI.
+        Plan::Answer { .. } => Ok(()),
         _ if p.allow(Role::Requester) => Ok(()),
         _ => Err(RpcError::forbidden(format!(
             "sending messages needs the role `requester`, which {} does not have",

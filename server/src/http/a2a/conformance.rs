@@ -305,7 +305,7 @@ impl Executor for Conformance {
                     self.act(state, &id, &m).await
                 }
                 Plan::Turn { id, m } => self.act(state, &id, &m).await,
-                Plan::Decide { id, .. } => {
+                Plan::Decide { id, .. } | Plan::Answer { id, .. } => {
                     let m = Incoming::default();
                     self.act(state, &id, &m).await
                 }

@@ -93,21 +93,50 @@ pub(crate) fn view(c: &Conversation, busy: bool, history: Option<usize>) -> Task
             .map(|m| m.content.clone())
     };
     let status_message = match state {
-        TaskState::InputRequired => c.pending_approval.as_ref().map(|a| {
-            agent(
-                vec![
-                    Part::Text(format!("Approval needed: {}", a.description)),
-                    Part::Data(json!({
-                        "approval_uuid": a.uuid,
-                        "tool": a.tool_name,
-                        "arguments": a.tool_args,
-                        "description": a.description,
-                        "chain": a.chain.clone().unwrap_or_default(),
-                    })),
-                ],
-                format!("{}-approval", a.uuid),
-            )
-        }),
+        TaskState::InputRequired => c
+            .pending_approval
+            .as_ref()
+            .map(|a| {
+                agent(
+                    vec![
+                        Part::Text(format!("Approval needed: {}", a.description)),
+                        Part::Data(json!({
+                            "approval_uuid": a.uuid,
+                            "tool": a.tool_name,
+                            "arguments": a.tool_args,
+                            "description": a.description,
+                            "chain": a.chain.clone().unwrap_or_default(),
+                        })),
+                    ],
+                    format!("{}-approval", a.uuid),
+                )
+            })
+            .or_else(|| {
+                // A tool's question (QUESTIONS.md §4): answered with a data
+                // part `{"question_answer": {uuid, action, content}}`.
+                c.pending_question.as_ref().map(|q| {
+                    let mut facts = json!({
+                        "uuid": q.uuid,
+                        "kind": q.kind,
+                        "message": q.message,
+                        "tool": q.tool_call.tool,
+                        "chain": q.chain,
+                    });
+                    if let Some(s) = &q.schema {
+                        facts["schema"] = s.clone();
+                    }
+                    if let Some(u) = &q.url {
+                        facts["url"] = u.clone().into();
+                    }
+                    agent(
+                        vec![
+                            Part::Text(format!("`{}` asks: {}", q.tool_call.tool, q.message)),
+                            Part::Data(json!({ "question": facts })),
+                        ],
+                        format!("{}-question", q.uuid),
+                    )
+                })
+            }),
         TaskState::Completed => last_answer.as_ref().map(|m| {
             agent(
                 vec![Part::Text(m.content.clone())],
@@ -228,6 +257,13 @@ pub(crate) enum Plan {
         uuid: String,
         decision: Decision,
     },
+    /// An answer to the question a waiting conversation's tool asked
+    /// (QUESTIONS.md §4: a data part `{"question_answer": {...}}`).
+    Answer {
+        id: String,
+        uuid: String,
+        answer: crate::engine::Answer,
+    },
 }
 
 impl Plan {
@@ -245,7 +281,7 @@ impl Plan {
     pub(crate) fn conversation(&self) -> Option<&str> {
         match self {
             Plan::New(_) => None,
-            Plan::Turn { id, .. } | Plan::Decide { id, .. } => Some(id),
+            Plan::Turn { id, .. } | Plan::Decide { id, .. } | Plan::Answer { id, .. } => Some(id),
         }
     }
 }
@@ -327,6 +363,26 @@ pub(crate) async fn plan(state: &AppState, m: &Incoming, d: Dialect) -> Result<P
             ))),
         };
     }
+    if let Some(q) = &c.pending_question {
+        return match crate::a2a::wire::question_answer(m) {
+            Some(a) if a.uuid != q.uuid => Err(RpcError::params(format!(
+                "task {:?} now waits on question {}, not on {}: that one ended here; answer the new one",
+                c.id, q.uuid, a.uuid
+            ))),
+            Some(a) => Ok(Plan::Answer {
+                id: c.id.clone(),
+                uuid: a.uuid,
+                answer: crate::engine::Answer {
+                    action: a.action,
+                    content: a.content,
+                },
+            }),
+            None => Err(RpcError::params(format!(
+                "task {:?} waits for the answer to a question from `{}` ({}): send a data part {{\"question_answer\": {{\"uuid\": \"{}\", \"action\": \"accept\"|\"decline\"|\"cancel\", \"content\": {{...}}}}}}",
+                c.id, q.tool_call.tool, q.message, q.uuid
+            ))),
+        };
+    }
     nonempty(m)?;
     Ok(Plan::Turn {
         id: c.id.clone(),
@@ -369,6 +425,9 @@ pub(crate) async fn run(state: &AppState, plan: Plan, ctx: Ctx) -> Result<Conver
             .map(|r| r.conversation),
         Plan::Decide { uuid, decision, .. } => {
             e.decide(&uuid, decision, ctx).await.map(|r| r.conversation)
+        }
+        Plan::Answer { uuid, answer, .. } => {
+            e.answer(&uuid, answer, ctx).await.map(|r| r.conversation)
         }
     };
     match out {
