@@ -666,3 +666,31 @@ async fn over_a2a_a_question_is_input_required_and_a_question_answer_continues()
     let answered = get_json(&a, &format!("/questions/{}", q["uuid"].as_str().unwrap())).await;
     assert_eq!(answered["answered_via"], "a2a", "{answered}");
 }
+
+/// A2A `CancelTask` while a question waits, in both eras: the question is
+/// `cancelled` with the task (a live session's call hears `cancel` and
+/// lets the turn stop), and answering it afterwards is a 409.
+#[tokio::test]
+async fn cancelling_the_task_cancels_its_question() {
+    for era in ["both", "legacy"] {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Agent::start(&config(dir.path(), Transport::Stdio { era }, ""));
+        let (cid, q) = ask(&a, "deploy web").await;
+        let r: Value = client()
+            .post(a.url("/a2a"))
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/cancel", "params": {"id": cid}}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(r["result"]["status"]["state"], "canceled", "{era}: {r}");
+        let uuid = q["uuid"].as_str().unwrap();
+        let q = get_json(&a, &format!("/questions/{uuid}")).await;
+        assert_eq!(q["status"], "cancelled", "{era}: {q}");
+        let (status, _) = answer(&a, uuid, json!({"action": "decline"})).await;
+        assert_eq!(status, 409, "{era}");
+        assert_eq!(get_json(&a, "/questions").await["total"], 0, "{era}");
+    }
+}

@@ -471,6 +471,32 @@ impl Store {
     }
 }
 
+/// A cancelled task (A2A `CancelTask`): its pending questions are
+/// `cancelled` with it, audited, so none resumes a cancelled conversation.
+pub(super) fn cancel_pending(
+    tx: &dyn super::Tx,
+    conversation_id: &str,
+    by: &str,
+) -> Result<(), StoreError> {
+    for row in tx.pending_questions_of(conversation_id)? {
+        if tx.answer_question(&row.uuid, "cancelled", "cancel", None, by, "cancel")? {
+            tx.audit(&Event {
+                actor: by,
+                event: "question.answered",
+                conversation_id: Some(conversation_id),
+                approval_uuid: None,
+                details: serde_json::json!({
+                    "question": row.uuid,
+                    "action": "cancel",
+                    "via": "cancel",
+                    "reason": "the task was cancelled",
+                }),
+            })?;
+        }
+    }
+    Ok(())
+}
+
 /// Recovery: questions asked on a session that is gone (the process that
 /// held it stopped) can never be answered there: `cancelled`, audited.
 /// Their calls were in flight, so the crash rules record them as

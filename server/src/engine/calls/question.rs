@@ -196,6 +196,9 @@ impl Asker for TurnAsker {
             self.engine.announce_question(&q.question);
             let uuid = q.question.uuid.clone();
             let deadline = tokio::time::Instant::now() + self.expires_in;
+            // A cancel of the turn (A2A CancelTask) ends the wait: the
+            // question is cancelled and the tool hears so.
+            let stop = self.engine.inner.turns.token(&self.conversation_id);
             loop {
                 let woken = self.engine.inner.answered.notified();
                 match store.question(&uuid).await {
@@ -217,6 +220,18 @@ impl Asker for TurnAsker {
                 tokio::select! {
                     _ = woken => {}
                     _ = tokio::time::sleep(POLL) => {}
+                    _ = stop.cancelled() => {
+                        let _ = store
+                            .answer_question(AnswerRecord {
+                                uuid: uuid.clone(),
+                                status: QuestionStatus::Cancelled,
+                                action: "cancel".into(),
+                                content: None,
+                                by: "agent".into(),
+                                via: "cancel".into(),
+                            })
+                            .await;
+                    }
                 }
             }
         })
