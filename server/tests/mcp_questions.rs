@@ -694,3 +694,67 @@ async fn cancelling_the_task_cancels_its_question() {
         assert_eq!(get_json(&a, "/questions").await["total"], 0, "{era}");
     }
 }
+
+/// Who may answer (QUESTIONS.md §2), with sign-in on: whoever sent the
+/// conversation's latest message, or any approver (even one who is not a
+/// requester); another requester or a viewer is refused (403) and the
+/// question stays pending.
+#[tokio::test]
+async fn only_the_sender_or_an_approver_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        dir.path(),
+        Transport::Stdio { era: "both" },
+        "auth:\n  mode: tokens\n  tokens:\n    - {name: rita, token: \"${RITA}\", roles: [requester]}\n    - {name: rob, token: \"${ROB}\", roles: [requester]}\n    - {name: vic, token: \"${VIC}\", roles: [viewer]}\n    - {name: alma, token: \"${ALMA}\", roles: [approver]}\n",
+    );
+    let env = [
+        ("RITA", "rita-token-0123456789"),
+        ("ROB", "rob-token-01234567890"),
+        ("VIC", "vic-token-01234567890"),
+        ("ALMA", "alma-token-0123456789"),
+    ];
+    let a = Agent::start_with_env(&cfg, &env);
+    let as_ = |token: &'static str, path: String, body: Value| {
+        let url = a.url(&path);
+        async move {
+            let r = client()
+                .post(url)
+                .bearer_auth(token)
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            let status = r.status().as_u16();
+            (status, r.json::<Value>().await.unwrap_or(Value::Null))
+        }
+    };
+    let ask_as = |token: &'static str| {
+        let as_ = &as_;
+        async move {
+            let (status, body) = as_(token, "/conversations".into(), json!({"message": "deploy web"})).await;
+            assert_eq!(status, 201, "{body}");
+            body["result"]["question"]["uuid"].as_str().unwrap().to_string()
+        }
+    };
+    let uuid = ask_as("rita-token-0123456789").await;
+    for token in ["rob-token-01234567890", "vic-token-01234567890"] {
+        let (status, body) = as_(token, format!("/questions/{uuid}"), json!({"action": "decline"})).await;
+        assert_eq!(status, 403, "{token}: {body}");
+    }
+    let (status, body) = as_("rita-token-0123456789", format!("/questions/{uuid}"), json!({"action": "decline"})).await;
+    assert_eq!(status, 200, "the sender answers: {body}");
+
+    let uuid = ask_as("rita-token-0123456789").await;
+    let (status, body) = as_("alma-token-0123456789", format!("/questions/{uuid}"), json!({"action": "decline"})).await;
+    assert_eq!(status, 200, "an approver answers: {body}");
+    let q: Value = client()
+        .get(a.url(&format!("/questions/{uuid}")))
+        .bearer_auth("vic-token-01234567890")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(q["answered_by"], "alma", "{q}");
+}

@@ -223,7 +223,7 @@ pub(crate) static ROUTES: &[Route] = &[
     Route {
         method: "POST",
         path: "/questions/{uuid}",
-        need: Api(Requester),
+        need: Api(Viewer),
         serve: Serve::Handler(|| post(rest::questions::answer)),
         doc: Doc::new("Answers a question: `{\"action\": \"accept\", \"content\": {...}}` (a form's fields, checked against its schema: 400 naming the field, the question stays pending), `{\"action\": \"decline\"}` or `{\"action\": \"cancel\"}`. Whoever sent the conversation's latest message, or an approver, may answer. The call then goes on; 409 when already answered.").request("AnswerQuestion").response("ConversationResponse").example(r#"{"action": "accept", "content": {"env": "staging"}}"#).errors(&[400, 403, 404, 409]),
     },
