@@ -590,19 +590,22 @@ async fn questions_are_announced_to_the_notification_targets() {
     let b = &asked.body;
     assert_eq!(b["question"]["uuid"], uuid, "{b}");
     assert_eq!(b["question"]["tool"], "ask_env", "{b}");
-    assert_eq!(b["question"]["message"], "Which environment for web?", "{b}");
+    assert_eq!(
+        b["question"]["message"], "Which environment for web?",
+        "{b}"
+    );
     assert_eq!(
         b["links"]["open"],
         format!("http://agent.example.test/ui/conversations/{cid}"),
         "{b}"
     );
     assert!(b["links"].get("approve").is_none(), "{b}");
-    let expired = got
-        .iter()
-        .find(|r| r.event == "question.expired")
-        .unwrap();
+    let expired = got.iter().find(|r| r.event == "question.expired").unwrap();
     assert_eq!(expired.body["question"]["uuid"], uuid);
-    assert!(!format!("{got:?}").contains(SECRET), "the secret is never sent");
+    assert!(
+        !format!("{got:?}").contains(SECRET),
+        "the secret is never sent"
+    );
 }
 
 /// Over A2A (QUESTIONS.md §4, this agent as the sub-agent B): a task whose
@@ -644,11 +647,19 @@ async fn over_a2a_a_question_is_input_required_and_a_question_answer_continues()
     assert!(q["schema"]["properties"]["env"].is_object(), "{q}");
     let task_id = task["id"].as_str().unwrap().to_string();
 
-    let r = send(json!({"kind": "message", "messageId": "m2", "role": "user", "taskId": task_id,
-        "parts": [{"kind": "text", "text": "production please"}]}))
+    let r = send(
+        json!({"kind": "message", "messageId": "m2", "role": "user", "taskId": task_id,
+        "parts": [{"kind": "text", "text": "production please"}]}),
+    )
     .await;
     assert_eq!(r["error"]["code"], -32602, "{r}");
-    assert!(r["error"]["message"].as_str().unwrap().contains("question_answer"), "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("question_answer"),
+        "{r}"
+    );
     let r = send(json!({"kind": "message", "messageId": "m3", "role": "user", "taskId": task_id,
         "parts": [{"kind": "data", "data": {"question_answer": {"uuid": "nope", "action": "decline"}}}]}))
     .await;
@@ -660,7 +671,8 @@ async fn over_a2a_a_question_is_input_required_and_a_question_answer_continues()
     .await;
     assert_eq!(r["result"]["status"]["state"], "completed", "{r}");
     assert!(
-        r.to_string().contains("tool said: deploying web to production (replicas=1)"),
+        r.to_string()
+            .contains("tool said: deploying web to production (replicas=1)"),
         "{r}"
     );
     let answered = get_json(&a, &format!("/questions/{}", q["uuid"].as_str().unwrap())).await;
@@ -731,21 +743,44 @@ async fn only_the_sender_or_an_approver_answers() {
     let ask_as = |token: &'static str| {
         let as_ = &as_;
         async move {
-            let (status, body) = as_(token, "/conversations".into(), json!({"message": "deploy web"})).await;
+            let (status, body) = as_(
+                token,
+                "/conversations".into(),
+                json!({"message": "deploy web"}),
+            )
+            .await;
             assert_eq!(status, 201, "{body}");
-            body["result"]["question"]["uuid"].as_str().unwrap().to_string()
+            body["result"]["question"]["uuid"]
+                .as_str()
+                .unwrap()
+                .to_string()
         }
     };
     let uuid = ask_as("rita-token-0123456789").await;
     for token in ["rob-token-01234567890", "vic-token-01234567890"] {
-        let (status, body) = as_(token, format!("/questions/{uuid}"), json!({"action": "decline"})).await;
+        let (status, body) = as_(
+            token,
+            format!("/questions/{uuid}"),
+            json!({"action": "decline"}),
+        )
+        .await;
         assert_eq!(status, 403, "{token}: {body}");
     }
-    let (status, body) = as_("rita-token-0123456789", format!("/questions/{uuid}"), json!({"action": "decline"})).await;
+    let (status, body) = as_(
+        "rita-token-0123456789",
+        format!("/questions/{uuid}"),
+        json!({"action": "decline"}),
+    )
+    .await;
     assert_eq!(status, 200, "the sender answers: {body}");
 
     let uuid = ask_as("rita-token-0123456789").await;
-    let (status, body) = as_("alma-token-0123456789", format!("/questions/{uuid}"), json!({"action": "decline"})).await;
+    let (status, body) = as_(
+        "alma-token-0123456789",
+        format!("/questions/{uuid}"),
+        json!({"action": "decline"}),
+    )
+    .await;
     assert_eq!(status, 200, "an approver answers: {body}");
     let q: Value = client()
         .get(a.url(&format!("/questions/{uuid}")))
