@@ -569,11 +569,13 @@ async fn questions_are_announced_to_the_notification_targets() {
         dir.path(),
         Transport::Stdio { era: "both" },
         &format!(
-            "questions:\n  expires_in: 2s\npublic_url: http://agent.example.test\nnotifications:\n  targets:\n    - name: oncall\n      url: {}\n      secret: \"${{HOOK_SECRET}}\"\n      format: json\n      events: [question.asked, question.expired]\n",
+            "questions:\n  expires_in: 2s\npublic_url: http://agent.example.test\nnotifications:\n  link_key: \"${{LINK_KEY}}\"\n  targets:\n    - name: oncall\n      url: {}\n      secret: \"${{HOOK_SECRET}}\"\n      format: json\n      events: [question.asked, question.expired]\n",
             hook.url
         ),
     );
-    let a = Agent::start_with_env(&cfg, &[("HOOK_SECRET", SECRET)]);
+    // Replicas on PostgreSQL need one link key (any replica checks a link).
+    let env = [("HOOK_SECRET", SECRET), ("LINK_KEY", "links-0123456789abcdef")];
+    let a = Agent::start_with_env(&cfg, &env);
     let (cid, q) = ask(&a, "deploy web").await;
     let uuid = q["uuid"].as_str().unwrap().to_string();
     let got = hook
