@@ -574,7 +574,10 @@ async fn questions_are_announced_to_the_notification_targets() {
         ),
     );
     // Replicas on PostgreSQL need one link key (any replica checks a link).
-    let env = [("HOOK_SECRET", SECRET), ("LINK_KEY", "links-0123456789abcdef")];
+    let env = [
+        ("HOOK_SECRET", SECRET),
+        ("LINK_KEY", "links-0123456789abcdef"),
+    ];
     let a = Agent::start_with_env(&cfg, &env);
     let (cid, q) = ask(&a, "deploy web").await;
     let uuid = q["uuid"].as_str().unwrap().to_string();
