@@ -9,6 +9,13 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod event;
+mod question;
+pub use event::{Event, EventKind};
+pub use question::{
+    AnswerQuestion, Question, QuestionCall, QuestionKind, QuestionPage, QuestionStatus,
+};
+
 /// Where a conversation stands. Serialised in `snake_case`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
@@ -304,120 +311,6 @@ pub struct ProcessResult {
     pub waiting_input: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question: Option<Question>,
-}
-
-/// What a question asks for (QUESTIONS.md §2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum QuestionKind {
-    /// Fields to fill in, described by `schema`.
-    Form,
-    /// A page to visit (`url`).
-    Url,
-}
-
-/// Where a question stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum QuestionStatus {
-    Pending,
-    Answered,
-    Declined,
-    Cancelled,
-    Expired,
-}
-
-impl QuestionStatus {
-    pub const ALL: [QuestionStatus; 5] = [
-        QuestionStatus::Pending,
-        QuestionStatus::Answered,
-        QuestionStatus::Declined,
-        QuestionStatus::Cancelled,
-        QuestionStatus::Expired,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            QuestionStatus::Pending => "pending",
-            QuestionStatus::Answered => "answered",
-            QuestionStatus::Declined => "declined",
-            QuestionStatus::Cancelled => "cancelled",
-            QuestionStatus::Expired => "expired",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|st| st.as_str() == s)
-    }
-}
-
-/// The tool call a question belongs to.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
-pub struct QuestionCall {
-    pub tool: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server: Option<String>,
-    pub arguments: Value,
-}
-
-/// A question a tool asked the human (QUESTIONS.md §2).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
-pub struct Question {
-    pub uuid: String,
-    pub conversation_id: String,
-    pub tool_call: QuestionCall,
-    pub kind: QuestionKind,
-    pub message: String,
-    /// `form`: the requested schema (a flat object of string, number,
-    /// integer, boolean and enum properties).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub schema: Option<Value>,
-    /// `url`: the page to visit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-    pub status: QuestionStatus,
-    pub asked_at: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub answered_by: Option<String>,
-    /// `ui`, `rest`, `a2a` or `link`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub answered_via: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub answered_at: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expires_at: Option<String>,
-    /// The agents a question raised below us came through, nearest first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub chain: Vec<String>,
-    /// Who sent the conversation's latest message when it was asked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requested_by: Option<String>,
-}
-
-/// `POST /questions/:uuid`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
-pub struct AnswerQuestion {
-    /// `accept`, `decline` or `cancel`.
-    pub action: String,
-    /// With `accept` on a form: the fields, checked against the schema.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content: Option<serde_json::Map<String, Value>>,
-}
-
-/// `GET /questions`: one page of pending questions, oldest first.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
-pub struct QuestionPage {
-    pub questions: Vec<Question>,
-    pub total: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
 }
 
 /// Counts over all stored conversations, independent of paging and filters.
@@ -879,104 +772,6 @@ pub struct ApprovalQuery {
     /// The `next_cursor` of the page before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
-}
-
-/// What happened, as the SSE streams (`GET /events`,
-/// `GET /conversations/:id/events`) publish it. The event's SSE name is
-/// `kind`; its SSE id orders events and lets a client catch up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum EventKind {
-    /// A new conversation (or a new message in one).
-    MessageAdded,
-    /// A tool started running (`tool` names it).
-    ToolCallStarted,
-    /// A tool finished (`detail` is `ok` or `error`).
-    ToolCallFinished,
-    /// A destructive call waits for a decision (`approval` is its uuid).
-    ApprovalRequested,
-    /// An approval was approved or rejected (`detail` says which).
-    ApprovalDecided,
-    /// A vote on an approval with a quorum that is still short of it
-    /// (`detail`: "1 of 2").
-    ApprovalVoted,
-    /// The conversation's status or its running turn changed.
-    StatusChanged,
-    /// The model is being asked (`detail` says which step).
-    ModelCalled,
-    /// A pipeline node started (`node` names it).
-    NodeStarted,
-    /// A pipeline node finished (`detail`: completed, paused, stopped or failed).
-    NodeFinished,
-    /// A tool asked the human something (`question` is its uuid).
-    QuestionAsked,
-    /// A question was answered, declined, cancelled or expired (`detail`).
-    QuestionAnswered,
-    /// The server cannot replay what the client missed (it restarted, or
-    /// the client was away too long): reload the state.
-    Resync,
-}
-
-impl EventKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventKind::MessageAdded => "message_added",
-            EventKind::ToolCallStarted => "tool_call_started",
-            EventKind::ToolCallFinished => "tool_call_finished",
-            EventKind::ApprovalRequested => "approval_requested",
-            EventKind::ApprovalDecided => "approval_decided",
-            EventKind::ApprovalVoted => "approval_voted",
-            EventKind::StatusChanged => "status_changed",
-            EventKind::ModelCalled => "model_called",
-            EventKind::NodeStarted => "node_started",
-            EventKind::NodeFinished => "node_finished",
-            EventKind::QuestionAsked => "question_asked",
-            EventKind::QuestionAnswered => "question_answered",
-            EventKind::Resync => "resync",
-        }
-    }
-
-    pub const ALL: [EventKind; 13] = [
-        EventKind::MessageAdded,
-        EventKind::ToolCallStarted,
-        EventKind::ToolCallFinished,
-        EventKind::ApprovalRequested,
-        EventKind::ApprovalDecided,
-        EventKind::ApprovalVoted,
-        EventKind::StatusChanged,
-        EventKind::ModelCalled,
-        EventKind::NodeStarted,
-        EventKind::NodeFinished,
-        EventKind::QuestionAsked,
-        EventKind::QuestionAnswered,
-        EventKind::Resync,
-    ];
-}
-
-/// One published event (the SSE `data`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
-pub struct Event {
-    pub kind: EventKind,
-    pub conversation_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<ConversationStatus>,
-    /// True while a turn runs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub running: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approval: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub question: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-    /// The pipeline node it concerns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node: Option<String>,
-    pub at: String,
 }
 
 #[cfg(test)]
