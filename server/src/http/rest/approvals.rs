@@ -91,13 +91,42 @@ const DEFAULT_LIMIT: u32 = 100;
 /// The most approvals one page shows.
 const MAX_LIMIT: u32 = 500;
 
-/// The query of `GET /approvals`; an unknown parameter is a 400, so a typo
-/// does not silently return the first page.
+/// The query of `GET /approvals` (and `GET /questions`, paged the same
+/// way); an unknown parameter is a 400, so a typo does not silently return
+/// the first page.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct InboxParams {
     limit: Option<u32>,
     cursor: Option<String>,
+}
+
+impl InboxParams {
+    pub(crate) fn query(self) -> ApprovalQuery {
+        ApprovalQuery {
+            limit: self.limit,
+            cursor: self.cursor,
+        }
+    }
+}
+
+/// A page's `limit` (the default when absent), or the 400 naming the range.
+pub(crate) fn page_limit(limit: Option<u32>) -> Result<u32, ApiError> {
+    let limit = limit.unwrap_or(DEFAULT_LIMIT);
+    if limit > MAX_LIMIT {
+        return Err(ApiError::BadRequest(format!(
+            "limit must be between 0 (the total alone) and {MAX_LIMIT}, got {limit}"
+        )));
+    }
+    Ok(limit)
+}
+
+/// The 400 for a cursor that names nothing waiting.
+pub(crate) fn unknown_cursor(cursor: Option<String>) -> ApiError {
+    ApiError::BadRequest(format!(
+        "unknown cursor {:?}: pass the next_cursor of the page before",
+        cursor.unwrap_or_default()
+    ))
 }
 
 /// `GET /approvals?limit=&cursor=` → `{"approvals": [PendingApproval…],
@@ -107,11 +136,7 @@ pub(crate) async fn list(
     State(state): State<AppState>,
     ApiQuery(p): ApiQuery<InboxParams>,
 ) -> Result<Json<ApprovalList>, ApiError> {
-    let q = ApprovalQuery {
-        limit: p.limit,
-        cursor: p.cursor,
-    };
-    Ok(Json(pending(&state.store, q).await?))
+    Ok(Json(pending(&state.store, p.query()).await?))
 }
 
 /// A page of the pending approvals, oldest first, with their total.
@@ -119,22 +144,12 @@ pub(crate) async fn pending(
     store: &crate::store::Store,
     q: ApprovalQuery,
 ) -> Result<ApprovalList, ApiError> {
-    let limit = q.limit.unwrap_or(DEFAULT_LIMIT);
-    if limit > MAX_LIMIT {
-        return Err(ApiError::BadRequest(format!(
-            "limit must be between 0 (the total alone) and {MAX_LIMIT}, got {limit}"
-        )));
-    }
+    let limit = page_limit(q.limit)?;
     let cursor = q.cursor.filter(|c| !c.is_empty());
     let page = store
         .pending_page(cursor.clone(), limit)
         .await?
-        .ok_or_else(|| {
-            ApiError::BadRequest(format!(
-                "unknown cursor {:?}: pass the next_cursor of the page before",
-                cursor.unwrap_or_default()
-            ))
-        })?;
+        .ok_or_else(|| unknown_cursor(cursor))?;
     let next_cursor = page
         .more
         .then(|| page.approvals.last().map(|a| a.approval.uuid.clone()))

@@ -1,61 +1,38 @@
 //! `/questions`: what tools asked the human (QUESTIONS.md §2), listed like
 //! the approvals inbox, read one by one, and answered.
 
+use super::approvals::{InboxParams, page_limit, unknown_cursor};
 use crate::engine::Answer;
 use crate::http::caller::Caller;
 use crate::http::error::ApiError;
 use crate::http::extract::{ApiJson, ApiQuery};
 use crate::http::state::AppState;
-use app::models::{AnswerQuestion, ConversationResponse, Question, QuestionPage};
+use app::models::{AnswerQuestion, ApprovalQuery, ConversationResponse, Question, QuestionPage};
 use axum::Json;
 use axum::extract::{Path, State};
-use serde::Deserialize;
-
-/// Questions per page when the query names no `limit`.
-const DEFAULT_LIMIT: u32 = 100;
-/// The most questions one page shows.
-const MAX_LIMIT: u32 = 500;
-
-/// The query of `GET /questions`; an unknown parameter is a 400.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct PageParams {
-    limit: Option<u32>,
-    cursor: Option<String>,
-}
 
 /// `GET /questions?limit=&cursor=` → `{"questions": [...], "total": N,
-/// "next_cursor"?}`: the pending questions, oldest first.
+/// "next_cursor"?}`: the pending questions, oldest first, paged like
+/// `GET /approvals`.
 pub(crate) async fn list(
     State(state): State<AppState>,
-    ApiQuery(p): ApiQuery<PageParams>,
+    ApiQuery(p): ApiQuery<InboxParams>,
 ) -> Result<Json<QuestionPage>, ApiError> {
-    Ok(Json(pending(&state.store, p.limit, p.cursor).await?))
+    Ok(Json(pending(&state.store, p.query()).await?))
 }
 
 /// A page of the pending questions, oldest first, with their total.
 pub(crate) async fn pending(
     store: &crate::store::Store,
-    limit: Option<u32>,
-    cursor: Option<String>,
+    q: ApprovalQuery,
 ) -> Result<QuestionPage, ApiError> {
-    let limit = limit.unwrap_or(DEFAULT_LIMIT);
-    if limit > MAX_LIMIT {
-        return Err(ApiError::BadRequest(format!(
-            "limit must be between 0 (the total alone) and {MAX_LIMIT}, got {limit}"
-        )));
-    }
-    let cursor = cursor.filter(|c| !c.is_empty());
+    let limit = page_limit(q.limit)?;
+    let cursor = q.cursor.filter(|c| !c.is_empty());
     // One more than the page, to know whether another follows.
     let (mut rows, total) = store
         .pending_questions(cursor.clone(), limit.saturating_add(1))
         .await?
-        .ok_or_else(|| {
-            ApiError::BadRequest(format!(
-                "unknown cursor {:?}: pass the next_cursor of the page before",
-                cursor.unwrap_or_default()
-            ))
-        })?;
+        .ok_or_else(|| unknown_cursor(cursor))?;
     let more = rows.len() > limit as usize;
     rows.truncate(limit as usize);
     let questions: Vec<Question> = rows.into_iter().map(|q| q.question).collect();

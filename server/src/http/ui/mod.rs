@@ -71,7 +71,7 @@ impl UiBackend for StoreBackend {
     ) -> BoxFuture<Result<app::models::QuestionPage, app::api::ApiError>> {
         let store = self.state.store.clone();
         Box::pin(async move {
-            crate::http::rest::questions::pending(&store, q.limit, q.cursor)
+            crate::http::rest::questions::pending(&store, q)
                 .await
                 .map_err(Into::into)
         })
