@@ -228,7 +228,11 @@ impl Store {
             const NOT_RUN: &str =
                 "Cancelled: the task was cancelled before this action ran; it was not run.";
             let cancelled = cancel_waiting(tx, &id, Some(&by), WHY, NOT_RUN)?;
-            super::questions::cancel_pending(tx, &id, &by.name)?;
+            super::questions::cancel_pending(
+                tx,
+                &id,
+                super::questions::Cancel::Task { by: &by.name },
+            )?;
             // A turn stopped by the cancel may leave calls of its last step
             // unanswered: they are answered too, so the next turn's
             // transcript has a result for every call (one that had started

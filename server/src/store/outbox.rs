@@ -279,6 +279,26 @@ pub(in crate::store) fn announce_question(
     event: &str,
     question: Value,
 ) -> Result<(), StoreError> {
+    announce_facts(tx, routes, event, json!({ "question": question }))
+}
+
+/// A tool whose definition changed (POLICY.md §4).
+pub(in crate::store) fn announce_tool(
+    tx: &dyn Tx,
+    routes: &Routes,
+    tool: Value,
+) -> Result<(), StoreError> {
+    announce_facts(tx, routes, "tool.changed", json!({ "tool": tool }))
+}
+
+/// An event about no approval (so without signed links): `payload` to
+/// every target that wants it, sent now.
+fn announce_facts(
+    tx: &dyn Tx,
+    routes: &Routes,
+    event: &str,
+    payload: Value,
+) -> Result<(), StoreError> {
     let mut wrote = false;
     for t in routes.wanting(event) {
         tx.insert_notification(&row_for(
@@ -286,30 +306,7 @@ pub(in crate::store) fn announce_question(
             &t.name,
             event,
             None,
-            json!({"question": question}),
-            now(),
-        ))?;
-        wrote = true;
-    }
-    if wrote {
-        routes.wake.notify_one();
-    }
-    Ok(())
-}
-
-pub(in crate::store) fn announce_tool(
-    tx: &dyn Tx,
-    routes: &Routes,
-    tool: Value,
-) -> Result<(), StoreError> {
-    let mut wrote = false;
-    for t in routes.wanting("tool.changed") {
-        tx.insert_notification(&row_for(
-            routes,
-            &t.name,
-            "tool.changed",
-            None,
-            json!({"tool": tool}),
+            payload.clone(),
             now(),
         ))?;
         wrote = true;

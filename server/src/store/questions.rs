@@ -293,9 +293,9 @@ impl Store {
             let round = new_id();
             let mut stored = Vec::new();
             for q in &questions {
-                let row = row_of(q, Era::Round, &round, &shared);
-                tx.insert_question(&row)?;
-                let q = decode(tx.question(&row.uuid)?.unwrap_or(row))?;
+                let mut row = row_of(q, Era::Round, &round, &shared);
+                row.requested_by = tx.insert_question(&row)?;
+                let q = decode(row)?;
                 asked(tx, &routes, &q)?;
                 stored.push(q);
             }
@@ -312,9 +312,9 @@ impl Store {
         let routes = self.routes.clone();
         self.write(move |tx| {
             tx.fence(&q.conversation_id)?;
-            let row = row_of(&q, Era::Session, &new_id(), &Round::default());
-            tx.insert_question(&row)?;
-            let stored = decode(tx.question(&row.uuid)?.unwrap_or(row))?;
+            let mut row = row_of(&q, Era::Session, &new_id(), &Round::default());
+            row.requested_by = tx.insert_question(&row)?;
+            let stored = decode(row)?;
             asked(tx, &routes, &stored)?;
             tx.set_status(&q.conversation_id, ConversationStatus::WaitingInput)?;
             Ok(stored)
@@ -471,15 +471,38 @@ impl Store {
     }
 }
 
-/// A cancelled task (A2A `CancelTask`): its pending questions are
-/// `cancelled` with it, audited, so none resumes a cancelled conversation.
+/// Why a conversation's pending questions are cancelled without an answer.
+pub(super) enum Cancel<'a> {
+    /// A cancelled task (A2A `CancelTask`), by this principal: every
+    /// pending question goes with it, so none resumes the conversation.
+    Task { by: &'a str },
+    /// Recovery: a question asked on a session that is gone (the process
+    /// that held it stopped) can never be answered there. Its call was in
+    /// flight, so the crash rules record it as interrupted, never re-run.
+    /// A round's question (2026-07-28) still waits: it needs no session.
+    Restart,
+}
+
+/// Cancels a conversation's pending questions (`cancelled`, audited), as
+/// `why` says.
 pub(super) fn cancel_pending(
     tx: &dyn super::Tx,
     conversation_id: &str,
-    by: &str,
+    why: Cancel<'_>,
 ) -> Result<(), StoreError> {
+    let (by, via, reason) = match why {
+        Cancel::Task { by } => (by, "cancel", "the task was cancelled"),
+        Cancel::Restart => (
+            "agent",
+            "restart",
+            "the agent restarted while the question waited on a live MCP session",
+        ),
+    };
     for row in tx.pending_questions_of(conversation_id)? {
-        if tx.answer_question(&row.uuid, "cancelled", "cancel", None, by, "cancel")? {
+        if matches!(why, Cancel::Restart) && row.era != Era::Session.as_str() {
+            continue;
+        }
+        if tx.answer_question(&row.uuid, "cancelled", "cancel", None, by, via)? {
             tx.audit(&Event {
                 actor: by,
                 event: "question.answered",
@@ -488,35 +511,8 @@ pub(super) fn cancel_pending(
                 details: serde_json::json!({
                     "question": row.uuid,
                     "action": "cancel",
-                    "via": "cancel",
-                    "reason": "the task was cancelled",
-                }),
-            })?;
-        }
-    }
-    Ok(())
-}
-
-/// Recovery: questions asked on a session that is gone (the process that
-/// held it stopped) can never be answered there: `cancelled`, audited.
-/// Their calls were in flight, so the crash rules record them as
-/// interrupted, never re-run.
-pub(super) fn cancel_live(tx: &dyn super::Tx, conversation_id: &str) -> Result<(), StoreError> {
-    for row in tx.pending_questions_of(conversation_id)? {
-        if row.era != Era::Session.as_str() {
-            continue;
-        }
-        if tx.answer_question(&row.uuid, "cancelled", "cancel", None, "agent", "restart")? {
-            tx.audit(&Event {
-                actor: "agent",
-                event: "question.answered",
-                conversation_id: Some(conversation_id),
-                approval_uuid: None,
-                details: serde_json::json!({
-                    "question": row.uuid,
-                    "action": "cancel",
-                    "via": "restart",
-                    "reason": "the agent restarted while the question waited on a live MCP session",
+                    "via": via,
+                    "reason": reason,
                 }),
             })?;
         }

@@ -175,7 +175,7 @@ fn retries_a_round(tx: &dyn Tx, id: &str) -> Result<bool, StoreError> {
 /// so, and the conversation waits for its operator or a new message.
 fn interrupt(tx: &dyn Tx, id: &str) -> Result<(), StoreError> {
     // A question on the session that is gone can no longer be answered.
-    super::questions::cancel_live(tx, id)?;
+    super::questions::cancel_pending(tx, id, super::questions::Cancel::Restart)?;
     let mut touched = false;
     for m in tx.messages(id)? {
         if !m.is_unanswered_call() {
