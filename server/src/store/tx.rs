@@ -293,7 +293,9 @@ pub(crate) trait PushTx {
 
 /// Questions a tool asked the human (see [`super::questions`]).
 pub(crate) trait QuestionTx {
-    fn insert_question(&self, q: &QuestionRow) -> Result<(), StoreError>;
+    /// Inserts a question; who sent the conversation's latest message (its
+    /// `requested_by`, read in the same statement).
+    fn insert_question(&self, q: &QuestionRow) -> Result<Option<String>, StoreError>;
     fn question(&self, uuid: &str) -> Result<Option<QuestionRow>, StoreError>;
     /// A call's questions, oldest first.
     fn questions_of_call(&self, message_id: &str) -> Result<Vec<QuestionRow>, StoreError>;

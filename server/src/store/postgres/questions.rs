@@ -44,26 +44,28 @@ impl PgTx<'_> {
 }
 
 impl QuestionTx for PgTx<'_> {
-    fn insert_question(&self, q: &QuestionRow) -> Result<(), StoreError> {
-        self.exec(
-            "INSERT INTO questions (uuid, conversation_id, message_id, round, era, status, body, state, answered, \
-             asked_at, expires_at, requested_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
-             (SELECT COALESCE(requested_by, 'anonymous') FROM conversations WHERE id = $2))",
-            &[
-                &q.uuid,
-                &q.conversation_id,
-                &q.message_id,
-                &q.round,
-                &q.era,
-                &q.status,
-                &q.body,
-                &q.state,
-                &q.answered,
-                &q.asked_at,
-                &q.expires_at,
-            ],
-        )?;
-        Ok(())
+    fn insert_question(&self, q: &QuestionRow) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .first(
+                "INSERT INTO questions (uuid, conversation_id, message_id, round, era, status, body, state, answered, \
+                 asked_at, expires_at, requested_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
+                 (SELECT COALESCE(requested_by, 'anonymous') FROM conversations WHERE id = $2)) \
+                 RETURNING requested_by",
+                &[
+                    &q.uuid,
+                    &q.conversation_id,
+                    &q.message_id,
+                    &q.round,
+                    &q.era,
+                    &q.status,
+                    &q.body,
+                    &q.state,
+                    &q.answered,
+                    &q.asked_at,
+                    &q.expires_at,
+                ],
+            )?
+            .and_then(|r| r.get(0)))
     }
     fn question(&self, uuid: &str) -> Result<Option<QuestionRow>, StoreError> {
         Ok(self
