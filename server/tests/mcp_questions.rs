@@ -807,3 +807,242 @@ async fn only_the_sender_or_an_approver_answers() {
         .unwrap();
     assert_eq!(q["answered_by"], "alma", "{q}");
 }
+
+/// The chain test's sign-in at A: a requester who asks, another
+/// requester, an approver, an admin.
+const A_AUTH: &str = "auth:\n  mode: tokens\n  tokens:\n    - {name: rita, token: \"${RITA}\", roles: [requester]}\n    - {name: rob, token: \"${ROB}\", roles: [requester]}\n    - {name: alma, token: \"${ALMA}\", roles: [approver]}\n    - {name: root, token: \"${ROOT}\", roles: [admin]}\n";
+const RITA: &str = "rita-token-0123456789";
+const ROB: &str = "rob-token-01234567890";
+const ALMA: &str = "alma-token-0123456789";
+const ROOT: &str = "root-token-0123456789";
+const A_AT_B: &str = "agent-a-credential-at-b-01";
+const B_AT_C: &str = "agent-b-credential-at-c-01";
+
+/// The sign-in of an agent below A: the agent above may only send (it is
+/// a requester there), and an admin reads the audit.
+fn below(caller: &str, secret: &str) -> String {
+    format!(
+        "auth:\n  mode: tokens\n  tokens:\n    - {{name: {caller}, token: \"${{{secret}}}\", roles: [requester]}}\n    - {{name: root, token: \"${{ROOT}}\", roles: [admin]}}\n"
+    )
+}
+
+/// An agent in `dir` whose scripted model relays every message to the
+/// sub-agent `next` at `url`, with its own credential there (`secret`).
+fn relay(dir: &Path, next: &str, url: &str, secret: &str, auth: &str) -> PathBuf {
+    let rules = dir.join("rules.yaml");
+    std::fs::write(
+        &rules,
+        format!(
+            "rules:\n  - match: \"(?s)^(.*)$\"\n    steps:\n      - call: a2a_{next}\n        args: {{message: \"$1\"}}\n      - reply: \"{next} said: {{result}}\"\n"
+        ),
+    )
+    .unwrap();
+    write_config(
+        dir,
+        &dir.join("data"),
+        &format!(
+            "llm: {{model: \"scripted:{}\"}}\na2a:\n  - {{name: {next}, url: \"{url}\", description: the next agent, headers: {{Authorization: \"Bearer ${{{secret}}}\"}}}}\n{auth}",
+            rules.display()
+        ),
+    )
+}
+
+/// Posts `body` to `path` at `agent` as `token`.
+async fn post_as(agent: &Agent, token: &str, path: &str, body: Value) -> (u16, Value) {
+    let r = client()
+        .post(agent.url(path))
+        .bearer_auth(token)
+        .timeout(Duration::from_secs(60))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+async fn get_as(agent: &Agent, token: &str, path: &str) -> Value {
+    client()
+        .get(agent.url(path))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// QUESTIONS.md §4 from the top: a chain A → B → C (each signed in, the
+/// caller's bearer forwarded down) where C's tool asks. A shows the
+/// question with the chain; a requester who did not ask is refused at A;
+/// a value outside the schema is refused at A and the question still
+/// waits; an approver's answer at A is relayed to B, which relays it to C
+/// (each hop checks the answerer: B and C record the approver), and C's
+/// tool runs once with it.
+#[tokio::test]
+async fn a_question_asked_at_c_is_answered_at_a_through_b() {
+    let env = [
+        ("RITA", RITA),
+        ("ROB", ROB),
+        ("ALMA", ALMA),
+        ("ROOT", ROOT),
+        ("A_AT_B", A_AT_B),
+        ("B_AT_C", B_AT_C),
+    ];
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let c_auth = below("agent-b", "B_AT_C");
+    let c = Agent::start_with_env(
+        &config(dirs[0].path(), Transport::Stdio { era: "both" }, &c_auth),
+        &env,
+    );
+    let b_auth = below("agent-a", "A_AT_B");
+    let b = Agent::start_with_env(
+        &relay(dirs[1].path(), "c", &c.base, "B_AT_C", &b_auth),
+        &env,
+    );
+    let a = Agent::start_with_env(&relay(dirs[2].path(), "b", &b.base, "A_AT_B", A_AUTH), &env);
+
+    let (status, body) =
+        post_as(&a, RITA, "/conversations", json!({"message": "deploy web"})).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["result"]["waiting_input"], true, "{body}");
+    let q = body["result"]["question"].clone();
+    assert_eq!(q["message"], "Which environment for web?", "{q}");
+    assert_eq!(q["chain"], json!(["b", "c"]), "{q}");
+    assert_eq!(q["tool_call"]["tool"], "ask_env", "{q}");
+    assert_eq!(q["tool_call"]["server"], "b", "{q}");
+    assert!(q["schema"]["properties"]["env"].is_object(), "{q}");
+    let cid = body["conversation"]["id"].as_str().unwrap().to_string();
+    let uuid = q["uuid"].as_str().unwrap().to_string();
+    let listed = get_as(&a, ALMA, "/questions").await;
+    assert_eq!(listed["total"], 1, "{listed}");
+    // B and C each wait on their own question, asked by the agent above.
+    for (agent, caller) in [(&b, "agent-a"), (&c, "agent-b")] {
+        let listed = get_as(agent, ROOT, "/questions").await;
+        assert_eq!(listed["total"], 1, "{listed}");
+        assert_eq!(listed["questions"][0]["requested_by"], caller, "{listed}");
+    }
+
+    let path = format!("/questions/{uuid}");
+    let (status, body) = post_as(&a, ROB, &path, json!({"action": "decline"})).await;
+    assert_eq!(status, 403, "another requester: {body}");
+    let (status, body) = post_as(
+        &a,
+        ALMA,
+        &path,
+        json!({"action": "accept", "content": {"env": "moon", "confirm": true}}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.to_string().contains("env"), "{body}");
+    assert_eq!(get_as(&a, ALMA, &path).await["status"], "pending");
+
+    let (status, body) = post_as(
+        &a,
+        ALMA,
+        &path,
+        json!({"action": "accept", "content": {"env": "production", "confirm": true}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let reply = body["result"]["response"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(
+        reply, "b said: c said: tool said: deploying web to production (replicas=1)",
+        "{body}"
+    );
+    assert_eq!(counted(&dirs[0].path().join("count.log")).len(), 1);
+    // Each hop checked its own answerer: the approver at A, then the
+    // agent above (the sender there) at B and at C.
+    for (agent, by, via) in [
+        (&a, "alma", "rest"),
+        (&b, "agent-a", "a2a"),
+        (&c, "agent-b", "a2a"),
+    ] {
+        let audit = client()
+            .get(agent.url("/audit?format=jsonl"))
+            .bearer_auth(ROOT)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let answered: Vec<Value> = audit
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|e| e["event"] == "question.answered")
+            .collect();
+        assert_eq!(answered.len(), 1, "{audit}");
+        assert_eq!(answered[0]["actor"], by, "{audit}");
+        assert_eq!(answered[0]["details"]["via"], via, "{audit}");
+    }
+    // Answered once: again at A is a 409, and C's tool ran once.
+    let (status, _) = post_as(&a, ALMA, &path, json!({"action": "decline"})).await;
+    assert_eq!(status, 409);
+    let c_final = get_as(&a, RITA, &format!("/conversations/{cid}")).await;
+    assert_ne!(
+        c_final["conversation"]["status"], "waiting_input",
+        "{c_final}"
+    );
+    assert_eq!(counted(&dirs[0].path().join("count.log")).len(), 1);
+}
+
+/// A chain A → C where C's question waits on its live 2025-11-25
+/// session, and A is killed (`kill -9`) while its proxy question waits:
+/// after the restart the question still waits at A, the answer there is
+/// relayed to C once (C's call goes on on its session and its turn ends
+/// before C answers A), and a second restart sends nothing again.
+#[tokio::test]
+async fn a_proxy_question_survives_kill_9_at_a_and_is_relayed_once() {
+    let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let c = Agent::start(&config(
+        dirs[0].path(),
+        Transport::Stdio { era: "legacy" },
+        "",
+    ));
+    let rules = dirs[1].path().join("rules.yaml");
+    std::fs::write(
+        &rules,
+        "rules:\n  - match: \"(?s)^(.*)$\"\n    steps:\n      - call: a2a_c\n        args: {message: \"$1\"}\n      - reply: \"c said: {result}\"\n",
+    )
+    .unwrap();
+    let cfg = write_config(
+        dirs[1].path(),
+        &dirs[1].path().join("data"),
+        &format!(
+            "llm: {{model: \"scripted:{}\"}}\na2a:\n  - {{name: c, url: \"{}\", description: the question keeper}}\n",
+            rules.display(),
+            c.base
+        ),
+    );
+    let a = Agent::start(&cfg);
+    let (cid, q) = ask(&a, "deploy web").await;
+    assert_eq!(q["chain"], json!(["c"]), "{q}");
+    let uuid = q["uuid"].as_str().unwrap().to_string();
+    a.kill9();
+
+    let a = Agent::start(&cfg);
+    let q = get_json(&a, &format!("/questions/{uuid}")).await;
+    assert_eq!(q["status"], "pending", "{q}");
+    let (status, body) = answer(
+        &a,
+        &uuid,
+        json!({"action": "accept", "content": {"env": "staging", "confirm": true}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let done = "c said: tool said: deploying web to staging (replicas=1)";
+    assert_eq!(body["result"]["response"], done, "{body}");
+    let log = dirs[0].path().join("count.log");
+    assert_eq!(counted(&log), vec!["ask_env accept"]);
+    a.kill9();
+    let a = Agent::start(&cfg);
+    assert_eq!(final_reply(&a, &cid).await, done);
+    assert_eq!(counted(&log), vec!["ask_env accept"]);
+    let c_side = get_json(&c, "/questions").await;
+    assert_eq!(c_side["total"], 0, "{c_side}");
+}

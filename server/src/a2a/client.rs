@@ -14,7 +14,7 @@
 //! with the same task id.
 
 use super::discovery::{CARD_TIMEOUT, Dialect, Discovery};
-use super::{Outgoing, RemoteAgents, RemoteAsk, RemoteReply};
+use super::{Outgoing, RemoteAgents, RemoteAsk, RemoteQuestion, RemoteReply};
 use crate::domain::BoxFuture;
 use crate::domain::tools::CallContext;
 use serde_json::{Value, json};
@@ -290,16 +290,24 @@ fn rest_answer(
 /// The JSON-RPC method and params of a message `out` in `dialect`.
 fn build(dialect: Dialect, out: &Outgoing) -> (&'static str, Value, Option<&'static str>) {
     let message_id = uuid::Uuid::new_v4().to_string();
-    let data = out.decision.as_ref().map(|(approved, reason)| {
-        let mut d = json!({"approved": approved, "reason": reason});
-        if let Some(args) = &out.arguments {
-            d["arguments"] = args.clone();
-        }
-        if let Some(u) = &out.approval_uuid {
-            d["approval_uuid"] = u.clone().into();
-        }
-        d
-    });
+    let data = out
+        .decision
+        .as_ref()
+        .map(|(approved, reason)| {
+            let mut d = json!({"approved": approved, "reason": reason});
+            if let Some(args) = &out.arguments {
+                d["arguments"] = args.clone();
+            }
+            if let Some(u) = &out.approval_uuid {
+                d["approval_uuid"] = u.clone().into();
+            }
+            d
+        })
+        .or_else(|| {
+            out.question_answer
+                .as_ref()
+                .map(|a| json!({ "question_answer": a }))
+        });
     match dialect {
         Dialect::V1 | Dialect::Rest => {
             let mut parts = vec![json!({"text": out.text})];
@@ -431,6 +439,9 @@ fn read_answer(answer: &Value) -> Result<RemoteReply, A2aError> {
                 .get("id")
                 .and_then(Value::as_str)
                 .ok_or_else(|| A2aError::Protocol("an input-required task without an id".into()))?;
+            if let Some(q) = question(task_id, status.get("message")) {
+                return Ok(RemoteReply::NeedsAnswer(q));
+            }
             Ok(RemoteReply::NeedsApproval(ask(
                 task_id,
                 status.get("message"),
@@ -490,6 +501,42 @@ fn ask(task_id: &str, message: Option<&Value>, text: String) -> RemoteAsk {
             .and_then(Value::as_str)
             .map(str::to_string),
     }
+}
+
+/// The question a waiting task asks, from a data part `{"question": {uuid,
+/// kind, message, schema | url, tool, chain}}` (QUESTIONS.md §4); `None`
+/// when there is none (then it waits for a decision), or when it names no
+/// uuid or kind this agent knows (it cannot be answered from here).
+fn question(task_id: &str, message: Option<&Value>) -> Option<RemoteQuestion> {
+    let q = message?
+        .get("parts")?
+        .as_array()?
+        .iter()
+        .find_map(|p| p.get("data")?.get("question").filter(|q| q.is_object()))?;
+    let text = |k: &str| q.get(k).and_then(Value::as_str).map(str::to_string);
+    let kind = match q.get("kind").and_then(Value::as_str)? {
+        "form" => app::models::QuestionKind::Form,
+        "url" => app::models::QuestionKind::Url,
+        _ => return None,
+    };
+    Some(RemoteQuestion {
+        task_id: task_id.to_string(),
+        uuid: text("uuid")?,
+        kind,
+        message: text("message").unwrap_or_default(),
+        schema: q.get("schema").filter(|s| s.is_object()).cloned(),
+        url: text("url"),
+        tool: text("tool"),
+        chain: q
+            .get("chain")
+            .and_then(Value::as_array)
+            .map(|c| {
+                c.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    })
 }
 
 /// The text of an object's `parts` (text parts as they are, data parts as JSON).
@@ -572,6 +619,43 @@ mod tests {
             panic!("not an ask")
         };
         assert_eq!((a.tool, a.description.as_str()), (None, "Which one?"));
+    }
+
+    #[test]
+    fn a_waiting_task_with_a_question_asks_for_an_answer() {
+        let asked = json!({"result": {"task": {"id": "t3", "status": {"state": "TASK_STATE_INPUT_REQUIRED",
+            "message": {"parts": [{"text": "`ask_env` asks: Which?"}, {"data": {"question": {
+                "uuid": "q1", "kind": "form", "message": "Which?", "tool": "ask_env",
+                "schema": {"type": "object"}, "chain": ["c"]}}}]}}}}});
+        let Ok(RemoteReply::NeedsAnswer(q)) = read_answer(&asked) else {
+            panic!("not a question")
+        };
+        assert_eq!((q.task_id.as_str(), q.uuid.as_str()), ("t3", "q1"));
+        assert_eq!(q.kind, app::models::QuestionKind::Form);
+        assert_eq!(
+            (q.tool.as_deref(), q.chain),
+            (Some("ask_env"), vec!["c".to_string()])
+        );
+        // Without a uuid it cannot be answered: read as a plain wait.
+        let unnamed = json!({"result": {"kind": "task", "id": "t4", "status": {"state": "input-required",
+            "message": {"parts": [{"kind": "data", "data": {"question": {"kind": "form"}}}]}}}});
+        assert!(matches!(
+            read_answer(&unnamed),
+            Ok(RemoteReply::NeedsApproval(_))
+        ));
+        let mut content = serde_json::Map::new();
+        content.insert("env".into(), json!("prod"));
+        let out = Outgoing::answer("t3", "q1", "accept", Some(content));
+        for dialect in [Dialect::V1, Dialect::V03] {
+            let (_, params, _) = build(dialect, &out);
+            assert_eq!(params["message"]["taskId"], "t3");
+            let parts = params["message"]["parts"].as_array().unwrap();
+            let data = parts.iter().find_map(|p| p.get("data")).unwrap();
+            assert_eq!(
+                data["question_answer"],
+                json!({"uuid": "q1", "action": "accept", "content": {"env": "prod"}})
+            );
+        }
     }
 
     #[test]

@@ -37,6 +37,9 @@ pub(crate) struct Outgoing {
     pub(crate) arguments: Option<serde_json::Value>,
     /// The remote approval this decision answers (see [`RemoteAsk`]).
     pub(crate) approval_uuid: Option<String>,
+    /// The answer to the remote's question (QUESTIONS.md §4), sent as a
+    /// data part `{"question_answer": {uuid, action, content}}`.
+    pub(crate) question_answer: Option<Value>,
 }
 
 impl Outgoing {
@@ -48,6 +51,29 @@ impl Outgoing {
             decision: None,
             arguments: None,
             approval_uuid: None,
+            question_answer: None,
+        }
+    }
+
+    /// The answer to the question `uuid` a remote task waits on: `action`
+    /// (`accept`, `decline`, `cancel`) and, with `accept`, the content.
+    pub(crate) fn answer(
+        task_id: &str,
+        uuid: &str,
+        action: &str,
+        content: Option<serde_json::Map<String, Value>>,
+    ) -> Outgoing {
+        let mut answer = serde_json::json!({"uuid": uuid, "action": action});
+        if let Some(c) = content {
+            answer["content"] = Value::Object(c);
+        }
+        Outgoing {
+            text: action.to_string(),
+            task_id: Some(task_id.to_string()),
+            decision: None,
+            arguments: None,
+            approval_uuid: None,
+            question_answer: Some(answer),
         }
     }
 
@@ -59,6 +85,7 @@ impl Outgoing {
             decision: Some((approved, reason)),
             arguments: None,
             approval_uuid: None,
+            question_answer: None,
         }
     }
 }
@@ -70,6 +97,25 @@ pub(crate) enum RemoteReply {
     Done(String),
     /// The task waits for a decision (`input-required`).
     NeedsApproval(RemoteAsk),
+    /// The task waits for the answer to a tool's question
+    /// (`input-required` with a `question` data part, QUESTIONS.md §4).
+    NeedsAnswer(RemoteQuestion),
+}
+
+/// What a remote task's question asks (its `question` data part).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct RemoteQuestion {
+    pub(crate) task_id: String,
+    /// The remote's own question, answered by this uuid.
+    pub(crate) uuid: String,
+    pub(crate) kind: app::models::QuestionKind,
+    pub(crate) message: String,
+    pub(crate) schema: Option<Value>,
+    pub(crate) url: Option<String>,
+    /// The remote tool that asked.
+    pub(crate) tool: Option<String>,
+    /// The agents behind the remote that the question came through, nearest first.
+    pub(crate) chain: Vec<String>,
 }
 
 /// What a waiting remote task asks for. The structured fields come from the

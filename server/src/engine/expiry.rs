@@ -158,7 +158,10 @@ impl Engine {
                 },
             );
             let (result, is_error) = match self.inner.a2a.get(&url, &task, &ctx).await {
-                Ok(crate::a2a::RemoteReply::NeedsApproval(_)) => continue,
+                Ok(
+                    crate::a2a::RemoteReply::NeedsApproval(_)
+                    | crate::a2a::RemoteReply::NeedsAnswer(_),
+                ) => continue,
                 Ok(crate::a2a::RemoteReply::Done(text)) => (text, false),
                 Err(crate::a2a::A2aError::Failed { state, .. })
                     if state == "working" || state == "submitted" =>

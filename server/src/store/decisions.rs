@@ -228,7 +228,7 @@ impl Store {
             const NOT_RUN: &str =
                 "Cancelled: the task was cancelled before this action ran; it was not run.";
             let cancelled = cancel_waiting(tx, &id, Some(&by), WHY, NOT_RUN)?;
-            super::questions::cancel_pending(
+            let asked_below = super::questions::cancel_pending(
                 tx,
                 &id,
                 super::questions::Cancel::Task { by: &by.name },
@@ -256,7 +256,7 @@ impl Store {
                 tx.set_pipeline_state(&id, &ps)?;
             }
             let n = cancelled.len();
-            let remote = cancelled.into_iter().flatten().collect();
+            let remote = cancelled.into_iter().flatten().chain(asked_below).collect();
             tx.append(&id, NewMessage::text(Role::System, note(n)))?;
             tx.set_status(&id, ConversationStatus::Cancelled)?;
             tx.set_turn_running(&id, false)?;

@@ -25,6 +25,9 @@ pub(crate) enum Era {
     Round,
     /// `elicitation/create` on a live session: the call waits in flight.
     Session,
+    /// A sub-agent's task waits for the answer (A2A `input-required` with
+    /// a `question`): the delegation rests, and the answer is sent on.
+    Proxy,
 }
 
 impl Era {
@@ -32,8 +35,27 @@ impl Era {
         match self {
             Era::Round => "round",
             Era::Session => "session",
+            Era::Proxy => "proxy",
         }
     }
+
+    /// Whether the call rests (nothing in flight) until the answers come:
+    /// a round's retry or a proxy's relay is then the resumed turn's.
+    pub(crate) fn rests(self) -> bool {
+        matches!(self, Era::Round | Era::Proxy)
+    }
+}
+
+/// What a proxy question's `state` says once its answer was sent on.
+const RELAYED: &str = "relayed";
+
+/// Where a sub-agent's question waits: its task, and its own uuid for
+/// the question, which the answer names.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct ProxyRef {
+    pub(crate) agent: String,
+    pub(crate) task_id: String,
+    pub(crate) uuid: String,
 }
 
 /// A question row as both backends read and write it.
@@ -79,6 +101,8 @@ struct Body {
     elicitation_id: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     chain: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    remote: Option<ProxyRef>,
 }
 
 /// A question as the engine uses it.
@@ -95,6 +119,10 @@ pub(crate) struct StoredQuestion {
     pub(crate) answered: Map<String, Value>,
     pub(crate) action: Option<String>,
     pub(crate) content: Option<Map<String, Value>>,
+    /// A sub-agent's question: where it waits.
+    pub(crate) remote: Option<ProxyRef>,
+    /// A proxy question whose answer was sent on.
+    pub(crate) relayed: bool,
 }
 
 /// A question to store.
@@ -106,6 +134,8 @@ pub(crate) struct NewQuestion {
     pub(crate) ask: crate::domain::tools::Ask,
     pub(crate) expires_in: std::time::Duration,
     pub(crate) chain: Vec<String>,
+    /// A sub-agent's question: where it waits.
+    pub(crate) remote: Option<ProxyRef>,
 }
 
 /// An MRTR round's shared part.
@@ -150,6 +180,7 @@ fn row_of(new: &NewQuestion, era: Era, round: &str, shared: &Round) -> QuestionR
         key: new.ask.key.clone(),
         elicitation_id: new.ask.elicitation_id.clone(),
         chain: new.chain.clone(),
+        remote: new.remote.clone(),
     };
     QuestionRow {
         seq: 0,
@@ -182,8 +213,10 @@ pub(crate) fn decode(row: QuestionRow) -> Result<StoredQuestion, StoreError> {
     let era = match row.era.as_str() {
         "round" => Era::Round,
         "session" => Era::Session,
+        "proxy" => Era::Proxy,
         _ => return Err(corrupt("unknown era")),
     };
+    let relayed = era == Era::Proxy && row.state.as_deref() == Some(RELAYED);
     let object = |text: &Option<String>| -> Option<Map<String, Value>> {
         text.as_deref()
             .and_then(|t| serde_json::from_str::<Value>(t).ok())
@@ -219,6 +252,8 @@ pub(crate) fn decode(row: QuestionRow) -> Result<StoredQuestion, StoreError> {
         answered: object(&row.answered).unwrap_or_default(),
         action: row.action.clone(),
         content: object(&row.content),
+        remote: body.remote,
+        relayed,
     })
 }
 
@@ -262,16 +297,18 @@ fn asked(
 }
 
 impl Store {
-    /// Stores an MRTR round's questions before anything is shown: the
-    /// call's gate (if any) is done (`executing` → `executed`: it let the
-    /// call start, and the retry is the same approved call), the call is no
-    /// longer in flight, and the conversation waits for the answers; one
-    /// transaction (QUESTIONS.md §3).
+    /// Stores an MRTR round's questions (or a sub-agent's question, `era`
+    /// [`Era::Proxy`]) before anything is shown: the call's gate (if any)
+    /// is done (`executing` → `executed`: it let the call start, and the
+    /// retry is the same approved call), the call is no longer in flight,
+    /// and the conversation waits for the answers; one transaction
+    /// (QUESTIONS.md §3).
     pub(crate) async fn ask_round(
         &self,
         questions: Vec<NewQuestion>,
         shared: Round,
         gate: Option<String>,
+        era: Era,
     ) -> Result<Vec<StoredQuestion>, StoreError> {
         let routes = self.routes.clone();
         self.write(move |tx| {
@@ -293,7 +330,7 @@ impl Store {
             let round = new_id();
             let mut stored = Vec::new();
             for q in &questions {
-                let mut row = row_of(q, Era::Round, &round, &shared);
+                let mut row = row_of(q, era, &round, &shared);
                 row.requested_by = tx.insert_question(&row)?;
                 let q = decode(row)?;
                 asked(tx, &routes, &q)?;
@@ -378,13 +415,36 @@ impl Store {
                 return Ok(Answered::Done { resume: false });
             }
             tx.set_status(id, ConversationStatus::Active)?;
-            match q.era {
-                Era::Round => {
-                    tx.set_turn_running(id, true)?;
-                    Ok(Answered::Done { resume: true })
-                }
-                Era::Session => Ok(Answered::Done { resume: false }),
+            if q.era.rests() {
+                tx.set_turn_running(id, true)?;
+                Ok(Answered::Done { resume: true })
+            } else {
+                Ok(Answered::Done { resume: false })
             }
+        })
+        .await
+    }
+
+    /// Marks a call started to send a proxy question's answer on (the
+    /// write-ahead of a delegation): false when it was sent already.
+    pub(crate) async fn claim_relay(
+        &self,
+        conversation_id: &str,
+        message_id: &str,
+        uuid: &str,
+    ) -> Result<bool, StoreError> {
+        let (id, mid, uuid) = (
+            conversation_id.to_string(),
+            message_id.to_string(),
+            uuid.to_string(),
+        );
+        self.write(move |tx| {
+            tx.fence(&id)?;
+            if !tx.set_question_state(&uuid, RELAYED)? {
+                return Ok(false);
+            }
+            tx.mark_started(&mid)?;
+            Ok(true)
         })
         .await
     }
@@ -484,12 +544,13 @@ pub(super) enum Cancel<'a> {
 }
 
 /// Cancels a conversation's pending questions (`cancelled`, audited), as
-/// `why` says.
+/// `why` says. Returns the sub-agents' tasks that waited on a cancelled
+/// proxy question (agent, task id): they are cancelled down the chain.
 pub(super) fn cancel_pending(
     tx: &dyn super::Tx,
     conversation_id: &str,
     why: Cancel<'_>,
-) -> Result<(), StoreError> {
+) -> Result<Vec<super::decisions::RemoteTask>, StoreError> {
     let (by, via, reason) = match why {
         Cancel::Task { by } => (by, "cancel", "the task was cancelled"),
         Cancel::Restart => (
@@ -498,11 +559,15 @@ pub(super) fn cancel_pending(
             "the agent restarted while the question waited on a live MCP session",
         ),
     };
+    let mut remote = Vec::new();
     for row in tx.pending_questions_of(conversation_id)? {
         if matches!(why, Cancel::Restart) && row.era != Era::Session.as_str() {
             continue;
         }
         if tx.answer_question(&row.uuid, "cancelled", "cancel", None, by, via)? {
+            if let Ok(Some(r)) = serde_json::from_str::<Body>(&row.body).map(|b| b.remote) {
+                remote.push((r.agent, r.task_id));
+            }
             tx.audit(&Event {
                 actor: by,
                 event: "question.answered",
@@ -517,5 +582,5 @@ pub(super) fn cancel_pending(
             })?;
         }
     }
-    Ok(())
+    Ok(remote)
 }

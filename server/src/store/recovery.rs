@@ -149,8 +149,9 @@ fn forwards_a_rejection(tx: &dyn Tx, id: &str) -> Result<bool, StoreError> {
 }
 
 /// A call whose question round (MCP 2026-07-28) was answered and not yet
-/// retried: nothing was in flight (the round cleared the call's start),
-/// so resuming sends the retry, once (QUESTIONS.md §3).
+/// retried, or whose sub-agent's question was answered and not yet sent
+/// on: nothing was in flight (the round cleared the call's start), so
+/// resuming sends the retry (or the answer), once (QUESTIONS.md §3-§4).
 fn retries_a_round(tx: &dyn Tx, id: &str) -> Result<bool, StoreError> {
     for m in tx.messages(id)? {
         if !m.is_unanswered_call() || m.started_at.is_some() {
@@ -158,7 +159,7 @@ fn retries_a_round(tx: &dyn Tx, id: &str) -> Result<bool, StoreError> {
         }
         let rows = tx.questions_of_call(&m.message.id)?;
         if let Some(last) = rows.last()
-            && last.era == "round"
+            && (last.era == "round" || (last.era == "proxy" && last.state.is_none()))
             && rows
                 .iter()
                 .filter(|r| r.round == last.round)
@@ -175,6 +176,7 @@ fn retries_a_round(tx: &dyn Tx, id: &str) -> Result<bool, StoreError> {
 /// so, and the conversation waits for its operator or a new message.
 fn interrupt(tx: &dyn Tx, id: &str) -> Result<(), StoreError> {
     // A question on the session that is gone can no longer be answered.
+    // (A proxy question is not: it waits on the sub-agent, not on us.)
     super::questions::cancel_pending(tx, id, super::questions::Cancel::Restart)?;
     let mut touched = false;
     for m in tx.messages(id)? {
@@ -192,7 +194,7 @@ fn interrupt(tx: &dyn Tx, id: &str) -> Result<(), StoreError> {
             && tx
                 .questions_of_call(&m.message.id)?
                 .last()
-                .is_some_and(|q| q.era == "round" && q.status == "pending")
+                .is_some_and(|q| (q.era == "round" || q.era == "proxy") && q.status == "pending")
         {
             continue;
         }

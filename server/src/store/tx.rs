@@ -309,6 +309,9 @@ pub(crate) trait QuestionTx {
         by: &str,
         via: &str,
     ) -> Result<bool, StoreError>;
+    /// Sets a question's `state` that has none (a proxy question's
+    /// `relayed`); false when it had one.
+    fn set_question_state(&self, uuid: &str, state: &str) -> Result<bool, StoreError>;
     /// Pending questions after `after_seq`, oldest first.
     fn pending_questions(
         &self,

@@ -14,17 +14,40 @@
 //! remote agent's model hears it; only a cancelled proxy ends the call
 //! locally.
 //!
+//! A remote task that waits for the answer to a tool's question (a
+//! `question` data part, QUESTIONS.md §4) becomes a **proxy question**
+//! the same way: stored with the remote task and the remote question's
+//! uuid, shown here with the chain, and its answer (or its expiry, as
+//! `cancel`) sent to the remote task once, marked `relayed` in the
+//! transaction that marks the call started. Inside a pipeline node,
+//! where nothing can pause on a question, the remote hears `decline`.
+//!
 //! State is derived from the rows, as in the rest of the turn loop: the
-//! call's latest approval says what to do next.
+//! call's latest approval (or its latest question) says what to do next.
 
+use super::Handled;
 use super::gate::Gate;
-use crate::a2a::{Outgoing, RemoteReply};
+use crate::a2a::{Outgoing, RemoteQuestion, RemoteReply};
+use crate::domain::tools::Ask;
 use crate::engine::turn::declined_text;
-use crate::engine::turn::scope::Scope;
+use crate::engine::turn::scope::{LocalAction, Scope};
 use crate::engine::{Ctx, Engine, EngineError};
 use crate::store::approvals::{Approval, NewApproval, RemoteRef};
-use app::models::{ApprovalStatus, EventKind, PendingApproval, ToolCall};
+use crate::store::questions::{Era, NewQuestion, ProxyRef, Round, StoredQuestion};
+use app::models::{ApprovalStatus, EventKind, QuestionCall, QuestionStatus, ToolCall};
 use serde_json::Value;
+
+/// How many questions in a row a pipeline node's sub-agent may ask, each
+/// declined at once, before the call gives up.
+const AUTO_DECLINES: usize = 10;
+
+/// What a send to a sub-agent settles when the call is marked started.
+enum Claim {
+    /// The call's gate approval, if any (`approved` → `executing`).
+    Gate(Option<String>),
+    /// The proxy question whose answer is being sent (→ `relayed`).
+    Relay(String),
+}
 
 /// The sub-agent a call goes to.
 #[derive(Clone, Copy, Debug)]
@@ -34,8 +57,8 @@ pub(crate) struct Target<'a> {
 }
 
 impl Engine {
-    /// Handles an unanswered call to a sub-agent, given its latest approval.
-    /// Returns the approval the turn waits on, if it must pause.
+    /// Handles an unanswered call to a sub-agent, given its latest approval:
+    /// whether the turn pauses (on an approval or a question).
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn handle_delegation(
         &self,
@@ -47,7 +70,7 @@ impl Engine {
         target: Target<'_>,
         scope: &Scope,
         ctx: &Ctx,
-    ) -> Result<Option<PendingApproval>, EngineError> {
+    ) -> Result<Handled, EngineError> {
         let first = || {
             let text = tc
                 .arguments
@@ -61,7 +84,7 @@ impl Engine {
             if let Gate::Deny { rule, reason } = gate {
                 self.deny(conversation_id, message_id, tc, (rule, reason), scope)
                     .await?;
-                return Ok(None);
+                return Ok(Handled::Other);
             }
             if let Gate::Ask {
                 rule,
@@ -88,10 +111,10 @@ impl Engine {
                     quorum,
                     expires_in,
                 };
-                return Ok(Some(
-                    self.request_approval(conversation_id, new, scope, None)
-                        .await?,
-                ));
+                let pending = self
+                    .request_approval(conversation_id, new, scope, None)
+                    .await?;
+                return Ok(Handled::Paused(Box::new(pending)));
             }
             if first().text.trim().is_empty() {
                 let text = format!(
@@ -100,14 +123,14 @@ impl Engine {
                 );
                 self.finish_call(conversation_id, message_id, tc, &text, true, None, scope)
                     .await?;
-                return Ok(None);
+                return Ok(Handled::Other);
             }
             return self
                 .delegate(
                     conversation_id,
                     message_id,
                     tc,
-                    None,
+                    Claim::Gate(None),
                     first(),
                     target,
                     scope,
@@ -117,7 +140,7 @@ impl Engine {
         };
         let remote_task = a.approval.remote_task_id.clone();
         match (a.status, remote_task) {
-            (ApprovalStatus::Pending, _) => Ok(Some(a.approval)),
+            (ApprovalStatus::Pending, _) => Ok(Handled::Paused(Box::new(a.approval))),
             (ApprovalStatus::Approved, None) => {
                 let gate = Some(a.approval.uuid.clone());
                 // An approver may have edited the message (POLICY.md §3).
@@ -135,7 +158,7 @@ impl Engine {
                     conversation_id,
                     message_id,
                     tc,
-                    gate,
+                    Claim::Gate(gate),
                     out,
                     target,
                     scope,
@@ -154,7 +177,7 @@ impl Engine {
                     conversation_id,
                     message_id,
                     tc,
-                    gate,
+                    Claim::Gate(gate),
                     out,
                     target,
                     scope,
@@ -171,7 +194,7 @@ impl Engine {
                     conversation_id,
                     message_id,
                     tc,
-                    None,
+                    Claim::Gate(None),
                     out,
                     target,
                     scope,
@@ -183,13 +206,13 @@ impl Engine {
                 let text = super::gate::expired_text(a.reason.as_deref());
                 self.finish_call(conversation_id, message_id, tc, &text, true, None, scope)
                     .await?;
-                Ok(None)
+                Ok(Handled::Other)
             }
             (ApprovalStatus::Rejected | ApprovalStatus::Cancelled, _) => {
                 let text = declined_text(a.reason.as_deref());
                 self.finish_call(conversation_id, message_id, tc, &text, true, None, scope)
                     .await?;
-                Ok(None)
+                Ok(Handled::Other)
             }
             (
                 ApprovalStatus::Executing
@@ -202,32 +225,92 @@ impl Engine {
                 let text = crate::engine::recovery::IN_DOUBT_TEXT;
                 self.finish_call(conversation_id, message_id, tc, text, true, None, scope)
                     .await?;
-                Ok(None)
+                Ok(Handled::Other)
             }
         }
     }
 
+    /// Sends the answer of a sub-agent's question on (its expiry or a
+    /// cancel as `cancel`), once: the remote task's next answer is the
+    /// call's result, or another approval or question.
+    pub(super) async fn relay_answer(
+        &self,
+        conversation_id: &str,
+        message_id: &str,
+        tc: &ToolCall,
+        q: StoredQuestion,
+        scope: &Scope,
+        ctx: &Ctx,
+    ) -> Result<Handled, EngineError> {
+        let action = scope.local_tool(&tc.name).map(|t| t.action.clone());
+        let (Some(remote), Some(LocalAction::A2a { agent, url })) = (q.remote.clone(), action)
+        else {
+            let text = "The sub-agent's question was answered, but the sub-agent is no longer configured here: the answer was not sent.";
+            self.finish_call(conversation_id, message_id, tc, text, true, None, scope)
+                .await?;
+            return Ok(Handled::Other);
+        };
+        let (action, content) = match q.question.status {
+            QuestionStatus::Answered => (
+                q.action.clone().unwrap_or_else(|| "accept".into()),
+                q.content.clone(),
+            ),
+            QuestionStatus::Declined => ("decline".into(), None),
+            QuestionStatus::Expired | QuestionStatus::Cancelled | QuestionStatus::Pending => {
+                ("cancel".into(), None)
+            }
+        };
+        let out = Outgoing::answer(&remote.task_id, &remote.uuid, &action, content);
+        let target = Target {
+            agent: &agent,
+            url: &url,
+        };
+        let claim = Claim::Relay(q.question.uuid.clone());
+        self.delegate(
+            conversation_id,
+            message_id,
+            tc,
+            claim,
+            out,
+            target,
+            scope,
+            ctx,
+        )
+        .await
+    }
+
     /// Sends `out` to the sub-agent, write-ahead, and records its answer:
-    /// the call's result, or a proxy approval when the remote task waits.
+    /// the call's result, or a proxy approval or question when the remote
+    /// task waits.
     #[allow(clippy::too_many_arguments)]
     async fn delegate(
         &self,
         conversation_id: &str,
         message_id: &str,
         tc: &ToolCall,
-        gate: Option<String>,
+        claim: Claim,
         out: Outgoing,
         target: Target<'_>,
         scope: &Scope,
         ctx: &Ctx,
-    ) -> Result<Option<PendingApproval>, EngineError> {
-        let may_run = self
-            .inner
-            .store
-            .claim_call(conversation_id, message_id, gate.clone())
-            .await?;
+    ) -> Result<Handled, EngineError> {
+        let store = &self.inner.store;
+        let (may_run, gate) = match claim {
+            Claim::Gate(gate) => (
+                store
+                    .claim_call(conversation_id, message_id, gate.clone())
+                    .await?,
+                gate,
+            ),
+            Claim::Relay(uuid) => (
+                store
+                    .claim_relay(conversation_id, message_id, &uuid)
+                    .await?,
+                None,
+            ),
+        };
         if !may_run {
-            return Ok(None);
+            return Ok(Handled::Other);
         }
         tracing::info!(agent = %target.agent, task = out.task_id.as_deref().unwrap_or("-"), "delegating to a sub-agent");
         self.inner
@@ -246,34 +329,62 @@ impl Engine {
             tool = %tc.name,
             outcome = tracing::field::Empty,
         );
-        let sent = tracing::Instrument::instrument(
+        let mut sent = tracing::Instrument::instrument(
             self.inner.a2a.send(target.url, &out, &agent_ctx),
             span.clone(),
         )
         .await;
+        // Inside a pipeline node nothing can pause on a question: the
+        // remote hears `decline`, as a tool's question there would.
+        let mut declined = 0;
+        while let Ok(RemoteReply::NeedsAnswer(q)) = &sent
+            && !self.asks_humans(scope)
+        {
+            if declined == AUTO_DECLINES {
+                sent = Err(crate::a2a::A2aError::Protocol(format!(
+                    "it asked {AUTO_DECLINES} questions in a row, each declined here (a pipeline node cannot wait for an answer)"
+                )));
+                break;
+            }
+            declined += 1;
+            let out = Outgoing::answer(&q.task_id, &q.uuid, "decline", None);
+            sent = tracing::Instrument::instrument(
+                self.inner.a2a.send(target.url, &out, &agent_ctx),
+                span.clone(),
+            )
+            .await;
+        }
+        let waits = matches!(
+            sent,
+            Ok(RemoteReply::NeedsApproval(_) | RemoteReply::NeedsAnswer(_))
+        );
         span.record(
             "outcome",
             match &sent {
                 Ok(RemoteReply::Done(_)) => "completed",
-                Ok(RemoteReply::NeedsApproval(_)) => "input_required",
+                Ok(_) => "input_required",
                 Err(_) => "error",
             },
         );
-        if !matches!(sent, Ok(RemoteReply::NeedsApproval(_))) {
+        if !waits {
             crate::telemetry::metrics::get().tool_call(&tc.name, target.agent, sent.is_ok());
         }
         match sent {
             Ok(RemoteReply::Done(text)) => {
                 self.finish_call(conversation_id, message_id, tc, &text, false, gate, scope)
                     .await?;
-                Ok(None)
+                Ok(Handled::Other)
             }
             Err(e) => {
                 let text = format!("sub-agent {} unavailable: {e}", target.agent);
                 tracing::warn!(agent = %target.agent, error = %e, "sub-agent call failed");
                 self.finish_call(conversation_id, message_id, tc, &text, true, gate, scope)
                     .await?;
-                Ok(None)
+                Ok(Handled::Other)
+            }
+            Ok(RemoteReply::NeedsAnswer(q)) => {
+                self.ask_proxy(conversation_id, message_id, tc, q, gate, target)
+                    .await
             }
             Ok(RemoteReply::NeedsApproval(ask)) => {
                 let mut chain = vec![target.agent.to_string()];
@@ -305,12 +416,62 @@ impl Engine {
                     message_id: message_id.to_string(),
                     gate,
                 };
-                Ok(Some(
-                    self.request_approval(conversation_id, new, scope, Some(settle))
-                        .await?,
-                ))
+                let pending = self
+                    .request_approval(conversation_id, new, scope, Some(settle))
+                    .await?;
+                Ok(Handled::Paused(Box::new(pending)))
             }
         }
+    }
+
+    /// Stores a sub-agent's question on the call (which rests, its gate
+    /// done, like a round's) and pauses the turn on it.
+    async fn ask_proxy(
+        &self,
+        conversation_id: &str,
+        message_id: &str,
+        tc: &ToolCall,
+        q: RemoteQuestion,
+        gate: Option<String>,
+        target: Target<'_>,
+    ) -> Result<Handled, EngineError> {
+        let mut chain = vec![target.agent.to_string()];
+        chain.extend(q.chain.iter().cloned());
+        let new = NewQuestion {
+            conversation_id: conversation_id.to_string(),
+            message_id: message_id.to_string(),
+            call: QuestionCall {
+                tool: q.tool.clone().unwrap_or_else(|| tc.name.clone()),
+                server: Some(target.agent.to_string()),
+                arguments: Value::Object(Default::default()),
+            },
+            ask: Ask {
+                key: None,
+                kind: q.kind,
+                message: q.message,
+                schema: q.schema,
+                url: q.url,
+                elicitation_id: None,
+            },
+            // A proxy question waits as long as ours would.
+            expires_in: self.inner.config.questions.lifetime(None),
+            chain,
+            remote: Some(ProxyRef {
+                agent: target.agent.to_string(),
+                task_id: q.task_id,
+                uuid: q.uuid,
+            }),
+        };
+        let stored = self
+            .inner
+            .store
+            .ask_round(vec![new], Round::default(), gate, Era::Proxy)
+            .await?;
+        let Some(first) = stored.into_iter().next() else {
+            return Err(EngineError::Task("a proxy question was not stored".into()));
+        };
+        self.announce_question(&first.question);
+        Ok(Handled::Asked(Box::new(first.question)))
     }
 
     /// Records a call's result and settles its gate approval (`executing`

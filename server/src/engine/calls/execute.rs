@@ -47,7 +47,7 @@ impl Engine {
         // they are declined, as before (nothing there can pause on them).
         let notes = Arc::new(Mutex::new(Vec::new()));
         let mut call_ctx = ctx.clone();
-        if scope.node.is_none() && self.inner.pipeline.is_none() {
+        if self.asks_humans(scope) {
             call_ctx.asker = Some(self.asker(conversation_id, message_id, tc, notes.clone()));
         }
         call_ctx.resume = resume;

@@ -23,6 +23,7 @@ use crate::engine::{Ctx, Engine, EngineError};
 use crate::store::StoredMessage;
 use crate::store::approvals::Approval;
 use crate::store::approvals::NewApproval;
+use crate::store::questions::Era;
 use app::models::{ApprovalStatus, EventKind, PendingApproval, Question, QuestionStatus};
 use execute::Executed;
 use gate::Gate;
@@ -75,10 +76,20 @@ impl Engine {
         // it waits for the round's answers, then is retried with them, once.
         if !fresh && decided.is_none() && call.started_at.is_none() {
             let round = store.latest_round(&message_id).await?;
-            if round
-                .first()
-                .is_some_and(|q| q.era == crate::store::questions::Era::Round)
+            // A sub-agent's question: its answer is sent on, once.
+            if let Some(q) = round.first()
+                && q.era == Era::Proxy
+                && !q.relayed
             {
+                if q.question.status == QuestionStatus::Pending {
+                    return Ok(Handled::Asked(Box::new(q.question.clone())));
+                }
+                let q = q.clone();
+                return self
+                    .relay_answer(conversation_id, &message_id, &tc, q, scope, ctx)
+                    .await;
+            }
+            if round.first().is_some_and(|q| q.era == Era::Round) {
                 if let Some(q) = round
                     .iter()
                     .find(|q| q.question.status == QuestionStatus::Pending)
@@ -124,7 +135,7 @@ impl Engine {
                 agent: &agent,
                 url: &url,
             };
-            let paused = self
+            return self
                 .handle_delegation(
                     conversation_id,
                     &message_id,
@@ -135,8 +146,7 @@ impl Engine {
                     scope,
                     ctx,
                 )
-                .await?;
-            return Ok(paused.map_or(Handled::Other, |a| Handled::Paused(Box::new(a))));
+                .await;
         }
         match approval {
             None if matches!(gate, Gate::Deny { .. }) => {

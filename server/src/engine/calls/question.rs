@@ -39,6 +39,7 @@ pub(super) fn new_questions(
             ask,
             expires_in,
             chain: Vec::new(),
+            remote: None,
         })
         .collect()
 }
@@ -113,7 +114,11 @@ impl Engine {
             state: round.state,
             answered: round.answered,
         };
-        let stored = self.inner.store.ask_round(questions, shared, gate).await?;
+        let stored = self
+            .inner
+            .store
+            .ask_round(questions, shared, gate, Era::Round)
+            .await?;
         let first = stored
             .into_iter()
             .next()
@@ -121,6 +126,12 @@ impl Engine {
             .ok_or_else(|| crate::engine::EngineError::Task("a round without questions".into()))?;
         self.announce_question(&first);
         Ok(first)
+    }
+
+    /// Whether a call in `scope` may ask the humans: in simple mode; inside
+    /// pipeline nodes nothing can pause on a question, so it is declined.
+    pub(super) fn asks_humans(&self, scope: &crate::engine::turn::scope::Scope) -> bool {
+        scope.node.is_none() && self.inner.pipeline.is_none()
     }
 
     /// How long a question of `server` waits.
@@ -185,6 +196,7 @@ impl Asker for TurnAsker {
                 ask,
                 expires_in: self.expires_in,
                 chain: Vec::new(),
+                remote: None,
             };
             let q = match store.ask_live(new).await {
                 Ok(q) => q,
@@ -305,7 +317,7 @@ impl Engine {
                 Era::Session => {
                     self.expire_question(&q.question.uuid).await;
                 }
-                Era::Round => {
+                Era::Round | Era::Proxy => {
                     let Ok(guard) = self.lock(&id).await else {
                         continue;
                     };

@@ -91,6 +91,12 @@ impl QuestionTx for PgTx<'_> {
             &[&uuid, &status, &action, &content, &by, &via, &now()],
         )? == 1)
     }
+    fn set_question_state(&self, uuid: &str, state: &str) -> Result<bool, StoreError> {
+        Ok(self.exec(
+            "UPDATE questions SET state = $2 WHERE uuid = $1 AND state IS NULL",
+            &[&uuid, &state],
+        )? == 1)
+    }
     fn pending_questions(
         &self,
         after_seq: Option<i64>,

@@ -95,6 +95,12 @@ impl QuestionTx for Connection {
             .execute(params![uuid, status, action, content, by, via, now()])?;
         Ok(n == 1)
     }
+    fn set_question_state(&self, uuid: &str, state: &str) -> Result<bool, StoreError> {
+        let n = self
+            .prepare_cached("UPDATE questions SET state = ?2 WHERE uuid = ?1 AND state IS NULL")?
+            .execute(params![uuid, state])?;
+        Ok(n == 1)
+    }
     fn pending_questions(
         &self,
         after_seq: Option<i64>,
