@@ -38,6 +38,15 @@ Tools (all `readOnlyHint: true`):
                      riding in requestState
   count {}           how many ask_* calls this process finished
 
+OAuth (HTTP only): --issuer URL makes it a protected resource (the SDK's
+AuthSettings): requests without a valid bearer get 401 with
+`WWW-Authenticate: Bearer ... resource_metadata=...` (RFC 9728), tokens are
+JWTs from that issuer (checked with PyJWT against its JWKS) for the audience
+http://127.0.0.1:PORT/mcp with the scope `api`. --port P listens on P (so
+the audience can be known before the server starts). Every accepted token is
+appended to $QUESTION_TOKEN_LOG (if set), one line per request, so a test
+can count the distinct tokens and look for them elsewhere.
+
 Every finished ask_* call appends "<tool> <action>" to $QUESTION_COUNT_LOG (if
 set), so a test can prove a call was completed exactly once across restarts.
 requestState is sealed (AES-256-GCM, the SDK's RequestStateBoundary) under a
@@ -181,12 +190,65 @@ class Asker:
         raise _InputRequired(InputRequiredResult(input_requests={key: ElicitRequest(params=params)}, request_state=state))
 
 
-def build_server(era):
+class JwtVerifier:
+    """Checks a bearer JWT from `issuer` (signature by its JWKS, `iss`,
+    `aud`, `exp`) and logs every accepted token."""
+
+    def __init__(self, issuer, audience):
+        import jwt
+        import urllib.request
+
+        with urllib.request.urlopen(f"{issuer}/.well-known/openid-configuration", timeout=10) as r:
+            jwks_uri = json.load(r)["jwks_uri"]
+        self.jwt = jwt
+        self.jwks = jwt.PyJWKClient(jwks_uri)
+        self.issuer = issuer
+        self.audience = audience
+
+    async def verify_token(self, token):
+        from mcp.server.auth.provider import AccessToken
+
+        try:
+            key = await anyio.to_thread.run_sync(self.jwks.get_signing_key_from_jwt, token)
+            claims = self.jwt.decode(
+                token, key.key, algorithms=["RS256", "ES256"], audience=self.audience, issuer=self.issuer
+            )
+        except Exception as e:  # any invalid token is a 401
+            print(f"token refused: {type(e).__name__}", file=sys.stderr, flush=True)
+            return None
+        log = os.environ.get("QUESTION_TOKEN_LOG")
+        if log:
+            with open(log, "a") as f:
+                f.write(token + "\n")
+        return AccessToken(
+            token=token,
+            client_id=str(claims.get("client_id", "")),
+            scopes=str(claims.get("scope", "")).split(),
+            expires_at=claims.get("exp"),
+            resource=self.audience,
+        )
+
+
+def build_server(era, issuer=None, port=None):
     key = os.environ.get("QUESTION_STATE_KEY") or DEFAULT_STATE_KEY
     if len(key.encode()) < 32:
         key = hashlib.sha256(key.encode()).hexdigest()
     security = RequestStateSecurity(keys=[key], ttl=float(os.environ.get("QUESTION_STATE_TTL", "600")))
-    mcp = MCPServer(NAME, version="1.0.0", log_level="WARNING", request_state_security=security)
+    protected = {}
+    if issuer:
+        from mcp.server.auth.settings import AuthSettings
+
+        resource = f"http://127.0.0.1:{port}/mcp"
+        protected = {
+            "auth": AuthSettings(
+                issuer_url=issuer,
+                resource_server_url=resource,
+                required_scopes=["api"],
+                validate_token_resource=False,
+            ),
+            "token_verifier": JwtVerifier(issuer, resource),
+        }
+    mcp = MCPServer(NAME, version="1.0.0", log_level="WARNING", request_state_security=security, **protected)
     if era != "both":
         # Outermost, so a refused era never reaches the requestState check.
         mcp.middleware.insert(0, era_guard(era))
@@ -290,12 +352,12 @@ async def run_stdio(mcp, era):
         await serve_loop(server, read, write, lifespan_state=state, init_options=server.create_initialization_options())
 
 
-async def run_http(mcp):
+async def run_http(mcp, port=0):
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
     # Stateful sessions (the 2025 era needs a back-channel for elicitation/create);
     # the 2026 era is routed by the MCP-Protocol-Version header to the stateless entry.
@@ -322,10 +384,14 @@ def main():
     parser = argparse.ArgumentParser(description="MCP elicitation test server (both protocol eras)")
     parser.add_argument("--http", action="store_true", help="Streamable HTTP on 127.0.0.1, a free port")
     parser.add_argument("--era", choices=["both", "modern", "legacy"], default="both")
+    parser.add_argument("--issuer", help="require OAuth bearer JWTs from this issuer (HTTP only)")
+    parser.add_argument("--port", type=int, default=0, help="HTTP port (default: a free one)")
     args = parser.parse_args()
-    mcp = build_server(args.era)
+    if args.issuer and not (args.http and args.port):
+        parser.error("--issuer needs --http and --port")
+    mcp = build_server(args.era, args.issuer, args.port)
     if args.http:
-        anyio.run(run_http, mcp)
+        anyio.run(run_http, mcp, args.port)
     else:
         anyio.run(run_stdio, mcp, args.era)
 

@@ -48,6 +48,10 @@ rules:
     steps:
       - call: ask_twice
       - reply: "tool said: {result}"
+  - match: "^count"
+    steps:
+      - call: count
+      - reply: "count said: {result}"
 "#;
 
 /// The question server over HTTP, killed on drop.
@@ -1045,4 +1049,166 @@ async fn a_proxy_question_survives_kill_9_at_a_and_is_relayed_once() {
     assert_eq!(counted(&log), vec!["ask_env accept"]);
     let c_side = get_json(&c, "/questions").await;
     assert_eq!(c_side["total"], 0, "{c_side}");
+}
+
+/// The client secret of the OAuth tests.
+const MCP_SECRET: &str = "mcp-agent-secret-0123456789";
+
+/// A question server that wants OAuth bearer tokens (`--issuer`), and the
+/// test OpenID provider that issues them (client credentials, tokens for
+/// the server's URL, living `ttl` seconds); both killed on drop.
+struct Protected {
+    _provider: support::Process,
+    _server: support::Process,
+    url: String,
+    /// Every token the server accepted, one line per request.
+    tokens: PathBuf,
+}
+
+impl Protected {
+    fn start(dir: &Path, ttl: u32) -> Protected {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let mut provider = Command::new("node");
+        provider
+            .arg(root().join("testdata/oidc/provider.mjs"))
+            .args(["--port", "0", "--client-id", "mcp-agent"])
+            .args(["--client-secret", MCP_SECRET, "--audience", &url])
+            .args(["--client-auth-method", "client_secret_post"])
+            .args(["--access-token-ttl", &ttl.to_string()]);
+        let provider = support::Process::server(provider, "the test OpenID provider");
+        let issuer = format!("http://{}", provider.ready);
+        let tokens = dir.join("tokens.log");
+        let mut server = Command::new(python());
+        server
+            .arg(script())
+            .args(["--http", "--port", &port.to_string(), "--issuer", &issuer])
+            .env("QUESTION_TOKEN_LOG", &tokens);
+        let server = support::Process::server(server, "the protected question MCP server");
+        Protected {
+            _provider: provider,
+            _server: server,
+            url,
+            tokens,
+        }
+    }
+
+    /// The distinct tokens the server accepted, in order.
+    fn distinct(&self) -> Vec<String> {
+        let mut seen: Vec<String> = Vec::new();
+        for t in counted(&self.tokens) {
+            if !seen.contains(&t) {
+                seen.push(t);
+            }
+        }
+        seen
+    }
+
+    /// An agent config in `dir` on this server, signing in as `mcp-agent`.
+    fn config(&self, dir: &Path) -> PathBuf {
+        let rules = dir.join("rules.yaml");
+        std::fs::write(&rules, RULES).unwrap();
+        write_config(
+            dir,
+            &dir.join("data"),
+            &format!(
+                "llm: {{model: \"scripted:{}\"}}\nmcp_servers:\n  - name: q\n    url: \"{}\"\n    auth: {{type: client_credentials, client_id: mcp-agent, client_secret: \"${{MCP_SECRET}}\", scopes: [api]}}\n",
+                rules.display(),
+                self.url
+            ),
+        )
+    }
+}
+
+/// Every file under `dir`, as bytes (the agent's stored data).
+fn stored_bytes(dir: &Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            all.extend(stored_bytes(&path));
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            all.extend(bytes);
+        }
+    }
+    all
+}
+
+fn contains(hay: &[u8], needle: &str) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+/// QUESTIONS.md §1, OAuth: a Streamable HTTP server (Python SDK) that wants
+/// a bearer from the test OpenID provider (npm `oidc-provider`). The agent
+/// has no token URL: the server's 401 names its protected resource
+/// metadata (RFC 9728), which names the issuer, whose discovery names the
+/// token endpoint; the client-credentials token is reused for every call
+/// and renewed shortly before it expires. The secret and the tokens are in
+/// no log, stored row or response.
+#[tokio::test]
+async fn an_oauth_protected_server_is_reached_with_client_credentials_found_from_its_401() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Protected::start(dir.path(), 6);
+    let a = Agent::start_with_env(&server.config(dir.path()), &[("MCP_SECRET", MCP_SECRET)]);
+    let tools = get_json(&a, "/tools").await;
+    assert_eq!(tools["servers"][0]["available"], true, "{tools}");
+    assert!(support::tool(&tools, "ask_env").is_some(), "{tools}");
+    for _ in 0..3 {
+        let (status, body) = post_json(&a, "/conversations", json!({"message": "count"})).await;
+        assert_eq!(status, 201, "{body}");
+        assert_eq!(body["result"]["response"], "count said: 0", "{body}");
+    }
+    // One token for the connection, the tool list and three calls.
+    assert!(
+        counted(&server.tokens).len() >= 4,
+        "{:?}",
+        counted(&server.tokens)
+    );
+    assert_eq!(server.distinct().len(), 1);
+    // Six seconds of life, renewed three seconds in: the next call brings
+    // a new one.
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    let (status, body) = post_json(&a, "/conversations", json!({"message": "count"})).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["result"]["response"], "count said: 0", "{body}");
+    let tokens = server.distinct();
+    assert_eq!(tokens.len(), 2);
+    let log = a.log();
+    assert!(log.contains("OAuth token obtained"), "{log}");
+    let stored = stored_bytes(&dir.path().join("data"));
+    let answers = format!("{tools}{body}");
+    for secret in std::iter::once(MCP_SECRET.to_string()).chain(tokens) {
+        assert!(!log.contains(&secret), "a secret or token in the log");
+        assert!(!contains(&stored, &secret), "a secret or token stored");
+        assert!(
+            !answers.contains(&secret),
+            "a secret or token in a response"
+        );
+    }
+}
+
+/// A wrong client secret: the server is unavailable with a reason that
+/// names it and says the token was refused (the agent still starts and
+/// serves); the secret is in no log.
+#[tokio::test]
+async fn a_wrong_client_secret_is_a_clear_error_naming_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Protected::start(dir.path(), 60);
+    let wrong = "not-the-secret-0123456789";
+    let a = Agent::start_with_env(&server.config(dir.path()), &[("MCP_SECRET", wrong)]);
+    let tools = get_json(&a, "/tools").await;
+    let q = &tools["servers"][0];
+    assert_eq!(q["available"], false, "{tools}");
+    let problem = q["problem"].as_str().unwrap_or_default();
+    assert!(problem.contains("`q`"), "{problem}");
+    assert!(problem.contains("OAuth"), "{problem}");
+    assert!(problem.contains("invalid_client"), "{problem}");
+    let log = a.wait_for_log("invalid_client");
+    assert!(log.contains("invalid_client"), "{log}");
+    assert!(!log.contains(wrong) && !problem.contains(wrong));
+    assert!(server.distinct().is_empty());
 }

@@ -2,6 +2,8 @@
 // Test-only OpenID provider for Stop & Go, built on the certified `oidc-provider`.
 //
 //   node provider.mjs [--port N] [--client-id ID] [--client-secret S] [--audience AUD]
+//                     [--client-auth-method client_secret_basic|client_secret_post]
+//                     [--access-token-ttl SECONDS]
 //
 // Prints exactly one line to stdout once listening:
 //   oidc-provider listening on http://127.0.0.1:PORT
@@ -36,6 +38,8 @@ try {
       'client-id': { type: 'string', default: 'stop-and-go-ui' },
       'client-secret': { type: 'string' },
       audience: { type: 'string', default: 'stop-and-go' },
+      'client-auth-method': { type: 'string', default: 'client_secret_basic' },
+      'access-token-ttl': { type: 'string', default: '3600' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -59,6 +63,16 @@ if (!Number.isInteger(PORT) || PORT < 0 || PORT > 65535) {
 const CLIENT_ID = flags['client-id'];
 const CLIENT_SECRET = flags['client-secret'];
 const AUDIENCE = flags.audience;
+const CLIENT_AUTH_METHOD = flags['client-auth-method'];
+if (!['client_secret_basic', 'client_secret_post'].includes(CLIENT_AUTH_METHOD)) {
+  log(`invalid --client-auth-method ${CLIENT_AUTH_METHOD}`);
+  process.exit(2);
+}
+const ACCESS_TOKEN_TTL = Number.parseInt(flags['access-token-ttl'], 10);
+if (!Number.isInteger(ACCESS_TOKEN_TTL) || ACCESS_TOKEN_TTL < 1) {
+  log(`invalid --access-token-ttl ${flags['access-token-ttl']}`);
+  process.exit(2);
+}
 // RFC 8707 resource indicators must be absolute URIs; the token `aud` is AUDIENCE
 // regardless. A plain name like "stop-and-go" becomes the indicator "urn:stop-and-go".
 const RESOURCE = URL.parse(AUDIENCE) ? AUDIENCE : `urn:${AUDIENCE}`;
@@ -141,7 +155,7 @@ function buildProvider() {
       ? ['authorization_code', 'refresh_token', 'client_credentials']
       : ['authorization_code', 'refresh_token'],
     ...(CLIENT_SECRET
-      ? { client_secret: CLIENT_SECRET, token_endpoint_auth_method: 'client_secret_basic' }
+      ? { client_secret: CLIENT_SECRET, token_endpoint_auth_method: CLIENT_AUTH_METHOD }
       : { token_endpoint_auth_method: 'none' }),
   };
 
@@ -202,7 +216,7 @@ ${form}
           return {
             scope: RESOURCE_SCOPE,
             audience: AUDIENCE,
-            accessTokenTTL: 3600,
+            accessTokenTTL: ACCESS_TOKEN_TTL,
             accessTokenFormat: 'jwt',
             jwt: { sign: { alg: 'RS256' } },
           };

@@ -189,6 +189,16 @@ pub fn literal_secrets(raw: &serde_yaml::Value) -> Vec<Problem> {
             );
         }
     }
+    if let Some(Value::Sequence(servers)) = get(raw, "mcp_servers") {
+        for (i, s) in servers.iter().enumerate() {
+            if let Some(auth) = get(s, "auth") {
+                check(
+                    get(&auth, "client_secret"),
+                    format!("mcp_servers[{i}].auth.client_secret"),
+                );
+            }
+        }
+    }
     if let Some(audit) = get(raw, "audit") {
         check(get(&audit, "key"), "audit.key".into());
     }

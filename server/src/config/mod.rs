@@ -31,8 +31,8 @@ pub use notifications::{
 };
 pub use schema::{
     A2aAgentConfig, A2aCardMode, ApprovalsMode, Config, DEFAULT_MAX_ITERATIONS, LegacyMcp,
-    LlmConfig, MAX_ITERATIONS_CAP, McpServerConfig, NodeConfig, NodeKind, OnQuestion, OnReject,
-    QuestionsConfig,
+    LlmConfig, MAX_ITERATIONS_CAP, McpAuth, McpServerConfig, NodeConfig, NodeKind, OnQuestion,
+    OnReject, QuestionsConfig,
 };
 pub use store::{StoreBackend, StoreConfig};
 pub use validate::{USER_MESSAGE_KEY, placeholders};
@@ -126,6 +126,7 @@ impl Config {
                 env: m.env.clone(),
                 on_question: Default::default(),
                 question_expires_in: None,
+                auth: None,
             });
         }
         all.extend(self.mcp_servers.iter().cloned());

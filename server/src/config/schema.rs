@@ -147,6 +147,26 @@ pub struct McpServerConfig {
     /// How long its questions wait (`questions.expires_in` when absent).
     #[serde(default)]
     pub question_expires_in: Option<String>,
+    /// How the agent signs in to an OAuth-protected HTTP server.
+    #[serde(default)]
+    pub auth: Option<McpAuth>,
+}
+
+/// `mcp_servers[].auth` (QUESTIONS.md §1): OAuth 2.0 client credentials.
+/// Without `token_url`, the token endpoint is discovered from the server's
+/// first 401 (RFC 9728 protected resource metadata, then RFC 8414 /
+/// OpenID discovery of its authorization server).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum McpAuth {
+    ClientCredentials {
+        client_id: String,
+        client_secret: super::auth::Secret,
+        #[serde(default)]
+        scopes: Vec<String>,
+        #[serde(default)]
+        token_url: Option<String>,
+    },
 }
 
 /// `mcp_servers[].on_question` (QUESTIONS.md).

@@ -254,6 +254,26 @@ fn mcp_servers_need_exactly_one_transport_and_unique_names() {
         "mcp_servers[0].name",
         "not a valid name",
     );
+    assert_problem(
+        "mcp_servers: [{name: a, command: x, auth: {type: client_credentials, client_id: c, client_secret: '${NOPE:-x}'}}]\n",
+        "mcp_servers[0].auth",
+        "OAuth applies to HTTP servers",
+    );
+    assert_problem(
+        "mcp_servers: [{name: a, url: 'http://x/mcp', auth: {type: client_credentials, client_id: c, client_secret: s3cret}}]\n",
+        "mcp_servers[0].auth.client_secret",
+        "must come from the environment",
+    );
+    assert_problem(
+        "mcp_servers: [{name: a, url: 'http://x/mcp', auth: {type: client_credentials, client_id: c, client_secret: '${NOPE:-x}', token_url: 'ftp://x'}}]\n",
+        "mcp_servers[0].auth.token_url",
+        "not an http(s) URL",
+    );
+    assert_problem(
+        "mcp_servers: [{name: a, url: 'http://x/mcp', auth: {type: password, client_id: c}}]\n",
+        "mcp_servers[0].auth.type",
+        "client_credentials",
+    );
 }
 
 #[test]

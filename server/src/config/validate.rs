@@ -173,6 +173,21 @@ fn check_mcp_servers(config: &Config, p: &mut Vec<Problem>) {
                 if !s.args.is_empty() || !s.env.is_empty() {
                     p.push(Problem::new(&at, "`args` and `env` apply to stdio servers (`command`), not to `url`"));
                 }
+                if let Some(super::schema::McpAuth::ClientCredentials {
+                    client_id,
+                    token_url,
+                    ..
+                }) = &s.auth
+                {
+                    if client_id.trim().is_empty() {
+                        p.push(Problem::new(format!("{at}.auth.client_id"), "must not be empty"));
+                    }
+                    if let Some(t) = token_url
+                        && let Err(e) = check_http_url(t)
+                    {
+                        p.push(Problem::new(format!("{at}.auth.token_url"), e));
+                    }
+                }
             }
             (None, Some(cmd)) => {
                 if cmd.trim().is_empty() {
@@ -180,6 +195,9 @@ fn check_mcp_servers(config: &Config, p: &mut Vec<Problem>) {
                 }
                 if !s.headers.is_empty() {
                     p.push(Problem::new(format!("{at}.headers"), "headers apply to HTTP servers (`url`), not to `command`"));
+                }
+                if s.auth.is_some() {
+                    p.push(Problem::new(format!("{at}.auth"), "OAuth applies to HTTP servers (`url`), not to `command`"));
                 }
             }
         }

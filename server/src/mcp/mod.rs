@@ -18,6 +18,7 @@ pub(crate) mod composite;
 pub(crate) mod frames;
 mod hints;
 mod http_hints;
+mod oauth;
 mod questions;
 pub(crate) mod server;
 

@@ -138,6 +138,9 @@ pub(crate) struct McpServer {
     /// recently used last, at most [`TOKEN_SESSIONS`]. The token lives only
     /// in memory, inside the session's headers; it is never logged.
     by_token: tokio::sync::Mutex<Vec<(String, Service)>>,
+    /// `auth: {type: client_credentials}`: the token every connection
+    /// uses (one for many calls and reconnections, renewed near expiry).
+    oauth: Option<Arc<super::oauth::ClientCredentials>>,
 }
 
 /// HTTP sessions kept for forwarded tokens.
@@ -149,8 +152,17 @@ impl McpServer {
         unannotated: UnannotatedTools,
         changed: mpsc::UnboundedSender<String>,
     ) -> Arc<Self> {
+        let oauth = match (&config.auth, &config.url) {
+            (Some(auth), Some(url)) => Some(Arc::new(super::oauth::ClientCredentials::new(
+                &config.name,
+                url,
+                auth,
+            ))),
+            _ => None,
+        };
         Arc::new(McpServer {
             name: config.name.clone(),
+            oauth,
             config,
             unannotated,
             changed,
@@ -349,9 +361,15 @@ impl McpServer {
         let Some(url) = &self.config.url else {
             return tools;
         };
-        let Ok(headers) = self.http_headers() else {
+        let Ok(mut headers) = self.http_headers() else {
             return tools;
         };
+        if let Some(credentials) = &self.oauth
+            && let Ok(Some(token)) = credentials.current().await
+            && let Ok(value) = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
+        {
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
         match super::http_hints::probe(url, &headers).await {
             Ok(hints) if !hints.is_empty() => {
                 for t in &mut tools {
@@ -473,16 +491,28 @@ impl McpServer {
         } else {
             Era::Probe
         };
-        let transport = StreamableHttpClientTransport::with_client(
-            http,
-            StreamableHttpClientTransportConfig::with_uri(url)
-                .custom_headers(headers)
-                .max_sse_event_size(super::frames::MAX_FRAME_BYTES),
-        );
-        handler
-            .serve_with_lifecycle(transport, lifecycle(era))
-            .await
-            .map_err(|e| Opened::of(e, |e| format!("cannot connect to {url}: {e}")))
+        let config = StreamableHttpClientTransportConfig::with_uri(url)
+            .custom_headers(headers)
+            .max_sse_event_size(super::frames::MAX_FRAME_BYTES);
+        let served = match &self.oauth {
+            Some(credentials) => {
+                let client = super::oauth::OAuthHttp {
+                    http,
+                    credentials: credentials.clone(),
+                };
+                let transport = StreamableHttpClientTransport::with_client(client, config);
+                handler
+                    .serve_with_lifecycle(transport, lifecycle(era))
+                    .await
+            }
+            None => {
+                let transport = StreamableHttpClientTransport::with_client(http, config);
+                handler
+                    .serve_with_lifecycle(transport, lifecycle(era))
+                    .await
+            }
+        };
+        served.map_err(|e| Opened::of(e, |e| format!("cannot connect to {url}: {e}")))
     }
 
     /// The caller's token to forward to this server, if any: HTTP servers
