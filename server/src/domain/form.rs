@@ -7,6 +7,21 @@
 
 use serde_json::{Map, Value};
 
+/// `content` with the schema's `default` for every field it omits (SEP-1034:
+/// an accepted form without a field means its default, as the form showed).
+pub(crate) fn with_defaults(schema: &Value, mut content: Map<String, Value>) -> Map<String, Value> {
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for (name, p) in props {
+            if let Some(d) = p.get("default").filter(|d| !d.is_null())
+                && content.get(name).is_none_or(Value::is_null)
+            {
+                content.insert(name.clone(), d.clone());
+            }
+        }
+    }
+    content
+}
+
 /// Checks `content` against `schema`; the first problem, naming its field.
 pub(crate) fn check(schema: &Value, content: &Map<String, Value>) -> Result<(), String> {
     let props = schema
@@ -245,6 +260,21 @@ mod tests {
 
     fn obj(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn omitted_fields_take_their_defaults_given_ones_stay() {
+        let schema = json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "verified": {"type": "boolean", "default": true},
+            "note": {"type": "string"}
+        }});
+        let filled = with_defaults(&schema, obj(json!({"age": 41, "name": null})));
+        assert_eq!(
+            Value::Object(filled),
+            json!({"name": "John Doe", "age": 41, "verified": true})
+        );
     }
 
     #[test]

@@ -778,7 +778,8 @@ fn lifecycle(era: Era) -> ClientLifecycleMode {
 
 /// Why a connection did not open.
 enum Opened {
-    /// The server speaks only the handshake revisions: connect again so.
+    /// The server speaks only the handshake revisions (it said so, or did
+    /// not answer the probe as a 2026-07-28 server would): connect again so.
     LegacyOnly(String),
     Failed(String),
 }
@@ -795,6 +796,12 @@ impl Opened {
             } if !server_supported.is_empty()
                 && server_supported.iter().all(ProtocolVersion::has_initialize) =>
             {
+                Opened::LegacyOnly(say(&e))
+            }
+            // The probe was answered, but not with a discover result (an
+            // older server that answers any method it does not know with
+            // an empty result): it knows only the handshake.
+            rmcp::service::ClientInitializeError::ExpectedInitResult(_) => {
                 Opened::LegacyOnly(say(&e))
             }
             _ => Opened::Failed(say(&e)),

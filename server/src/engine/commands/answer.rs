@@ -61,8 +61,11 @@ impl Engine {
         }
         let content = match (status, q.kind) {
             (QuestionStatus::Answered, QuestionKind::Form) => {
-                let content = answer.content.clone().unwrap_or_default();
                 let schema = q.schema.clone().unwrap_or(Value::Null);
+                let content = crate::domain::form::with_defaults(
+                    &schema,
+                    answer.content.clone().unwrap_or_default(),
+                );
                 crate::domain::form::check(&schema, &content).map_err(EngineError::Invalid)?;
                 Some(content)
             }
