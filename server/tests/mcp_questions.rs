@@ -582,7 +582,7 @@ async fn questions_are_announced_to_the_notification_targets() {
         dir.path(),
         Transport::Stdio { era: "both" },
         &format!(
-            "questions:\n  expires_in: 2s\npublic_url: http://agent.example.test\nnotifications:\n  link_key: \"${{LINK_KEY}}\"\n  targets:\n    - name: oncall\n      url: {}\n      secret: \"${{HOOK_SECRET}}\"\n      format: json\n      events: [question.asked, question.expired]\n",
+            "questions:\n  expires_in: 3s\npublic_url: http://agent.example.test\nnotifications:\n  link_key: \"${{LINK_KEY}}\"\n  reminders: [1s, 5s]\n  targets:\n    - name: oncall\n      url: {}\n      secret: \"${{HOOK_SECRET}}\"\n      format: json\n      events: [question.asked, question.reminder, question.expired]\n",
             hook.url
         ),
     );
@@ -592,6 +592,7 @@ async fn questions_are_announced_to_the_notification_targets() {
         ("LINK_KEY", "links-0123456789abcdef"),
     ];
     let a = Agent::start_with_env(&cfg, &env);
+    let asked_at = Instant::now();
     let (cid, q) = ask(&a, "deploy web").await;
     let uuid = q["uuid"].as_str().unwrap().to_string();
     let got = hook
@@ -620,6 +621,21 @@ async fn questions_are_announced_to_the_notification_targets() {
     assert!(b["links"].get("approve").is_none(), "{b}");
     let expired = got.iter().find(|r| r.event == "question.expired").unwrap();
     assert_eq!(expired.body["question"]["uuid"], uuid);
+    // Reminded after 1 s while it waited; the 5 s reminder finds it expired
+    // and is not sent.
+    tokio::time::sleep(Duration::from_millis(6500).saturating_sub(asked_at.elapsed())).await;
+    let got = hook.received();
+    let reminders: Vec<_> = got
+        .iter()
+        .filter(|r| r.event == "question.reminder")
+        .collect();
+    assert_eq!(reminders.len(), 1, "{got:?}");
+    assert_eq!(reminders[0].body["question"]["uuid"], uuid);
+    assert_eq!(
+        reminders[0].body["reminder"], "1s",
+        "{:?}",
+        reminders[0].body
+    );
     assert!(
         !format!("{got:?}").contains(SECRET),
         "the secret is never sent"

@@ -21,6 +21,7 @@ pub const EVENTS: &[&str] = &[
     "approval.in_doubt",
     "tool.changed",
     "question.asked",
+    "question.reminder",
     "question.expired",
 ];
 

@@ -65,6 +65,12 @@ pub(crate) fn headline(n: &Notification) -> String {
             p["question"]["tool"].as_str().unwrap_or(""),
             p["question"]["message"].as_str().unwrap_or("")
         ),
+        "question.reminder" => format!(
+            "{agent}: reminder, {} still asks: {} ({} after it asked)",
+            p["question"]["tool"].as_str().unwrap_or(""),
+            p["question"]["message"].as_str().unwrap_or(""),
+            p["reminder"].as_str().unwrap_or("")
+        ),
         "question.expired" => format!(
             "{agent}: nobody answered the question of {} in time",
             p["question"]["tool"].as_str().unwrap_or("")

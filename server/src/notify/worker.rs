@@ -189,6 +189,21 @@ impl Notifier {
                 }
             }
         }
+        if d.event == "question.reminder"
+            && let Some(uuid) = n.payload["question"]["uuid"].as_str()
+        {
+            match self.store.question_pending(uuid).await {
+                Ok(true) => {}
+                Ok(false) => return Send::Skip("the question was no longer pending".into()),
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not check a reminder's question");
+                    return Send::Failed(super::webhook::Failure {
+                        error: "the store could not be read".into(),
+                        retry_after: None,
+                    });
+                }
+            }
+        }
         let links = self.links_for(n);
         match kind {
             Kind::Webhook {

@@ -272,14 +272,34 @@ pub(in crate::store) fn announce(
 /// Writes the rows announcing a changed tool definition.
 /// A question a tool asked (QUESTIONS.md §2), to every target that wants
 /// `event` (`question.asked`, `question.expired`): its facts and a link to
-/// its conversation, where it is answered.
+/// its conversation, where it is answered. An asked question also writes
+/// its reminders (`notifications.reminders`, as for approvals), sent only
+/// if it still waits then.
 pub(in crate::store) fn announce_question(
     tx: &dyn Tx,
     routes: &Routes,
     event: &str,
     question: Value,
 ) -> Result<(), StoreError> {
-    announce_facts(tx, routes, event, json!({ "question": question }))
+    let payload = json!({ "question": question });
+    announce_facts(tx, routes, event, payload.clone())?;
+    if event == "question.asked" && !routes.reminders.is_empty() {
+        for d in &routes.reminders {
+            let mut p = payload.clone();
+            p["reminder"] = crate::domain::duration::show(*d).into();
+            for t in routes.wanting("question.reminder") {
+                tx.insert_notification(&row_for(
+                    routes,
+                    &t.name,
+                    "question.reminder",
+                    None,
+                    p.clone(),
+                    later(*d),
+                ))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A tool whose definition changed (POLICY.md §4).
@@ -355,6 +375,17 @@ impl Store {
     }
 
     /// The approval a reminder is about, if it is still pending.
+    /// Whether the question `uuid` still waits (a reminder is sent only then).
+    pub(crate) async fn question_pending(&self, uuid: &str) -> Result<bool, StoreError> {
+        let uuid = uuid.to_string();
+        self.read_one(move |tx| {
+            Ok(tx
+                .question(&uuid)?
+                .is_some_and(|q| q.status == app::models::QuestionStatus::Pending.as_str()))
+        })
+        .await
+    }
+
     pub(crate) async fn still_pending(&self, uuid: &str) -> Result<bool, StoreError> {
         let uuid = uuid.to_string();
         self.read_one(move |tx| {
