@@ -40,7 +40,12 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
-                <link rel="icon" href="data:,"/>
+                // An installable web app (REACH.md §1): the inbox on a
+                // phone's home screen.
+                <link rel="manifest" href="/manifest.webmanifest"/>
+                <meta name="theme-color" content="#1f5fbf"/>
+                <link rel="icon" type="image/png" sizes="192x192" href="/icons/icon-192.png"/>
+                <link rel="apple-touch-icon" href="/icons/icon-192.png"/>
                 // `/pkg/stopgo.<hash>.css` when the site was built with
                 // hashed names (server/src/assets.rs), else `/pkg/stopgo.css`.
                 <HashedStylesheet options=options.clone() id="leptos"/>

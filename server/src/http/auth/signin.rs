@@ -105,7 +105,7 @@ pub(crate) async fn page(
 /// name when the site has them).
 pub(crate) fn html_page(site: &leptos::config::LeptosOptions, title: &str, body: &str) -> Response {
     Html(format!(
-        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,"><link rel="stylesheet" href="{css}"><title>{t} · Stop &amp; Go</title></head>
+        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><link rel="manifest" href="/manifest.webmanifest"><link rel="icon" type="image/png" sizes="192x192" href="/icons/icon-192.png"><link rel="stylesheet" href="{css}"><title>{t} · Stop &amp; Go</title></head>
 <body><div class="app"><header class="topbar"><a href="/" class="brand"><span class="brand-mark" aria-hidden="true">■▶</span> Stop &amp; Go</a></header>
 <main id="main" class="sign-in"><h1>{t}</h1>{body}</main></div></body></html>"#,
         t = escape(title),
