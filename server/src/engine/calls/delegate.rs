@@ -470,7 +470,7 @@ impl Engine {
         let Some(first) = stored.into_iter().next() else {
             return Err(EngineError::Task("a proxy question was not stored".into()));
         };
-        self.announce_question(&first.question);
+        self.announce_question(&first.question, false);
         Ok(Handled::Asked(Box::new(first.question)))
     }
 

@@ -124,7 +124,7 @@ impl Engine {
             .next()
             .map(|q| q.question)
             .ok_or_else(|| crate::engine::EngineError::Task("a round without questions".into()))?;
-        self.announce_question(&first);
+        self.announce_question(&first, false);
         Ok(first)
     }
 
@@ -141,9 +141,12 @@ impl Engine {
         config.questions.lifetime(server)
     }
 
-    /// Tells the live views (and a request waiting on the turn) that a
-    /// question waits.
-    pub(crate) fn announce_question(&self, q: &Question) {
+    /// Tells the live views that a question waits; `in_flight`: it waits
+    /// inside a running call (a live session), so the request waiting on
+    /// the turn is answered now. A round's (or a proxy's) turn ends by
+    /// itself and answers once it has let go of the conversation: a
+    /// reply before that would let an immediate answer find it busy.
+    pub(crate) fn announce_question(&self, q: &Question, in_flight: bool) {
         tracing::info!(question = %q.uuid, conversation = %q.conversation_id, tool = %q.tool_call.tool, "a tool asks the human");
         self.inner
             .events
@@ -152,7 +155,9 @@ impl Engine {
                 e.tool = Some(q.tool_call.tool.clone());
                 e.status = Some(app::models::ConversationStatus::WaitingInput);
             });
-        let _ = self.inner.asked.send(q.clone());
+        if in_flight {
+            let _ = self.inner.asked.send(q.clone());
+        }
     }
 
     /// An asker for a call of this turn (a question on a live session).
@@ -205,7 +210,7 @@ impl Asker for TurnAsker {
                     return AskAnswer::decline();
                 }
             };
-            self.engine.announce_question(&q.question);
+            self.engine.announce_question(&q.question, true);
             let uuid = q.question.uuid.clone();
             let deadline = tokio::time::Instant::now() + self.expires_in;
             // A cancel of the turn (A2A CancelTask) ends the wait: the
