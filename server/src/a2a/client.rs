@@ -489,14 +489,7 @@ fn ask(task_id: &str, message: Option<&Value>, text: String) -> RemoteAsk {
                     texts.join("\n")
                 }
             }),
-        chain: field("chain")
-            .and_then(Value::as_array)
-            .map(|c| {
-                c.iter()
-                    .filter_map(|x| x.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default(),
+        chain: strings(field("chain")),
         approval_uuid: field("approval_uuid")
             .and_then(Value::as_str)
             .map(str::to_string),
@@ -527,16 +520,19 @@ fn question(task_id: &str, message: Option<&Value>) -> Option<RemoteQuestion> {
         schema: q.get("schema").filter(|s| s.is_object()).cloned(),
         url: text("url"),
         tool: text("tool"),
-        chain: q
-            .get("chain")
-            .and_then(Value::as_array)
-            .map(|c| {
-                c.iter()
-                    .filter_map(|x| x.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default(),
+        chain: strings(q.get("chain")),
     })
+}
+
+/// The strings of a JSON array (a chain of agent names); others skipped.
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The text of an object's `parts` (text parts as they are, data parts as JSON).

@@ -192,9 +192,9 @@ impl Notifier {
         if d.event == "question.reminder"
             && let Some(uuid) = n.payload["question"]["uuid"].as_str()
         {
-            match self.store.question_pending(uuid).await {
-                Ok(true) => {}
-                Ok(false) => return Send::Skip("the question was no longer pending".into()),
+            match self.store.question(uuid).await {
+                Ok(Some(q)) if q.question.status == app::models::QuestionStatus::Pending => {}
+                Ok(_) => return Send::Skip("the question was no longer pending".into()),
                 Err(e) => {
                     tracing::warn!(error = %e, "could not check a reminder's question");
                     return Send::Failed(super::webhook::Failure {

@@ -375,17 +375,6 @@ impl Store {
     }
 
     /// The approval a reminder is about, if it is still pending.
-    /// Whether the question `uuid` still waits (a reminder is sent only then).
-    pub(crate) async fn question_pending(&self, uuid: &str) -> Result<bool, StoreError> {
-        let uuid = uuid.to_string();
-        self.read_one(move |tx| {
-            Ok(tx
-                .question(&uuid)?
-                .is_some_and(|q| q.status == app::models::QuestionStatus::Pending.as_str()))
-        })
-        .await
-    }
-
     pub(crate) async fn still_pending(&self, uuid: &str) -> Result<bool, StoreError> {
         let uuid = uuid.to_string();
         self.read_one(move |tx| {

@@ -34,7 +34,7 @@ use crate::engine::turn::scope::{LocalAction, Scope};
 use crate::engine::{Ctx, Engine, EngineError};
 use crate::store::approvals::{Approval, NewApproval, RemoteRef};
 use crate::store::questions::{Era, NewQuestion, ProxyRef, Round, StoredQuestion};
-use app::models::{ApprovalStatus, EventKind, QuestionCall, QuestionStatus, ToolCall};
+use app::models::{ApprovalStatus, EventKind, QuestionCall, ToolCall};
 use serde_json::Value;
 
 /// How many questions in a row a pipeline node's sub-agent may ask, each
@@ -250,17 +250,13 @@ impl Engine {
                 .await?;
             return Ok(Handled::Other);
         };
-        let (action, content) = match q.question.status {
-            QuestionStatus::Answered => (
-                q.action.clone().unwrap_or_else(|| "accept".into()),
-                q.content.clone(),
-            ),
-            QuestionStatus::Declined => ("decline".into(), None),
-            QuestionStatus::Expired | QuestionStatus::Cancelled | QuestionStatus::Pending => {
-                ("cancel".into(), None)
-            }
-        };
-        let out = Outgoing::answer(&remote.task_id, &remote.uuid, &action, content);
+        let answer = super::question::answer_of(&q);
+        let out = Outgoing::answer(
+            &remote.task_id,
+            &remote.uuid,
+            &answer.action,
+            answer.content,
+        );
         let target = Target {
             agent: &agent,
             url: &url,

@@ -63,28 +63,28 @@ pub(super) fn resume_of(round: &[StoredQuestion]) -> (Resume, bool) {
     let mut expired = false;
     for q in round {
         let Some(key) = &q.key else { continue };
-        let answer = match q.question.status {
-            QuestionStatus::Answered => AskAnswer {
-                action: q.action.clone().unwrap_or_else(|| "accept".into()),
-                content: q.content.clone(),
-            },
-            QuestionStatus::Declined => AskAnswer::decline(),
-            QuestionStatus::Expired => {
-                expired = true;
-                cancel()
-            }
-            QuestionStatus::Cancelled | QuestionStatus::Pending => cancel(),
-        };
-        responses.insert(key.clone(), answer.to_json());
+        expired |= q.question.status == QuestionStatus::Expired;
+        responses.insert(key.clone(), answer_of(q).to_json());
     }
     let state = round.first().and_then(|q| q.state.clone());
     (Resume { responses, state }, expired)
 }
 
-fn cancel() -> AskAnswer {
-    AskAnswer {
-        action: "cancel".into(),
-        content: None,
+/// What the tool (or the sub-agent) hears of a question that ended: the
+/// answer as given; an expiry, a cancel, or none at all is `cancel`.
+pub(super) fn answer_of(q: &StoredQuestion) -> AskAnswer {
+    match q.question.status {
+        QuestionStatus::Answered => AskAnswer {
+            action: q.action.clone().unwrap_or_else(|| "accept".into()),
+            content: q.content.clone(),
+        },
+        QuestionStatus::Declined => AskAnswer::decline(),
+        QuestionStatus::Expired | QuestionStatus::Cancelled | QuestionStatus::Pending => {
+            AskAnswer {
+                action: "cancel".into(),
+                content: None,
+            }
+        }
     }
 }
 
@@ -261,18 +261,6 @@ impl TurnAsker {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(text.to_string());
-    }
-}
-
-/// A decided question's answer as MCP gets it.
-fn answer_of(q: &StoredQuestion) -> AskAnswer {
-    match q.question.status {
-        QuestionStatus::Answered => AskAnswer {
-            action: q.action.clone().unwrap_or_else(|| "accept".into()),
-            content: q.content.clone(),
-        },
-        QuestionStatus::Declined => AskAnswer::decline(),
-        _ => cancel(),
     }
 }
 
