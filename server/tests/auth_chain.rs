@@ -25,21 +25,6 @@ fn start(dir: &std::path::Path, yaml: &str, env: &[(&str, &str)]) -> Agent {
     Agent::start_with_env(&write_config(dir, &dir.join("data"), yaml), env)
 }
 
-async fn audit(agent: &Agent, token: &str) -> Vec<Value> {
-    let text = client()
-        .get(agent.url("/audit?format=jsonl"))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 #[tokio::test]
 async fn each_hop_authorizes_its_own_credential_and_the_decision_travels_down() {
     let fake = FakeState::new(Rules::parse(support::CHAIN_RULES).unwrap());
@@ -148,8 +133,8 @@ auth:
     );
 
     // Who did what, hop by hop: each agent saw only its own caller.
-    let at_b = audit(&b, B_ADMIN).await;
-    let at_c = audit(&c, C_ADMIN).await;
+    let at_b = support::audit_rows(&b, B_ADMIN).await;
+    let at_c = support::audit_rows(&c, C_ADMIN).await;
     let actors = |rows: &[Value], event: &str| -> Vec<String> {
         rows.iter()
             .filter(|r| r["event"] == event)

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::{Agent, client, get_json, post_json, write_config};
+use support::{Agent, client, get_bearer, get_json, post_bearer, post_json, write_config};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -867,32 +867,6 @@ fn relay(dir: &Path, next: &str, url: &str, secret: &str, auth: &str) -> PathBuf
     )
 }
 
-/// Posts `body` to `path` at `agent` as `token`.
-async fn post_as(agent: &Agent, token: &str, path: &str, body: Value) -> (u16, Value) {
-    let r = client()
-        .post(agent.url(path))
-        .bearer_auth(token)
-        .timeout(Duration::from_secs(60))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let status = r.status().as_u16();
-    (status, r.json().await.unwrap_or(Value::Null))
-}
-
-async fn get_as(agent: &Agent, token: &str, path: &str) -> Value {
-    client()
-        .get(agent.url(path))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
 /// QUESTIONS.md §4 from the top: a chain A → B → C (each signed in, the
 /// caller's bearer forwarded down) where C's tool asks. A shows the
 /// question with the chain; a requester who did not ask is refused at A;
@@ -924,7 +898,7 @@ async fn a_question_asked_at_c_is_answered_at_a_through_b() {
     let a = Agent::start_with_env(&relay(dirs[2].path(), "b", &b.base, "A_AT_B", A_AUTH), &env);
 
     let (status, body) =
-        post_as(&a, RITA, "/conversations", json!({"message": "deploy web"})).await;
+        post_bearer(&a, RITA, "/conversations", json!({"message": "deploy web"})).await;
     assert_eq!(status, 201, "{body}");
     assert_eq!(body["result"]["waiting_input"], true, "{body}");
     let q = body["result"]["question"].clone();
@@ -935,19 +909,19 @@ async fn a_question_asked_at_c_is_answered_at_a_through_b() {
     assert!(q["schema"]["properties"]["env"].is_object(), "{q}");
     let cid = body["conversation"]["id"].as_str().unwrap().to_string();
     let uuid = q["uuid"].as_str().unwrap().to_string();
-    let listed = get_as(&a, ALMA, "/questions").await;
+    let listed = get_bearer(&a, ALMA, "/questions").await;
     assert_eq!(listed["total"], 1, "{listed}");
     // B and C each wait on their own question, asked by the agent above.
     for (agent, caller) in [(&b, "agent-a"), (&c, "agent-b")] {
-        let listed = get_as(agent, ROOT, "/questions").await;
+        let listed = get_bearer(agent, ROOT, "/questions").await;
         assert_eq!(listed["total"], 1, "{listed}");
         assert_eq!(listed["questions"][0]["requested_by"], caller, "{listed}");
     }
 
     let path = format!("/questions/{uuid}");
-    let (status, body) = post_as(&a, ROB, &path, json!({"action": "decline"})).await;
+    let (status, body) = post_bearer(&a, ROB, &path, json!({"action": "decline"})).await;
     assert_eq!(status, 403, "another requester: {body}");
-    let (status, body) = post_as(
+    let (status, body) = post_bearer(
         &a,
         ALMA,
         &path,
@@ -956,9 +930,9 @@ async fn a_question_asked_at_c_is_answered_at_a_through_b() {
     .await;
     assert_eq!(status, 400, "{body}");
     assert!(body.to_string().contains("env"), "{body}");
-    assert_eq!(get_as(&a, ALMA, &path).await["status"], "pending");
+    assert_eq!(get_bearer(&a, ALMA, &path).await["status"], "pending");
 
-    let (status, body) = post_as(
+    let (status, body) = post_bearer(
         &a,
         ALMA,
         &path,
@@ -982,28 +956,19 @@ async fn a_question_asked_at_c_is_answered_at_a_through_b() {
         (&b, "agent-a", "a2a"),
         (&c, "agent-b", "a2a"),
     ] {
-        let audit = client()
-            .get(agent.url("/audit?format=jsonl"))
-            .bearer_auth(ROOT)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        let answered: Vec<Value> = audit
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        let audit = support::audit_rows(agent, ROOT).await;
+        let answered: Vec<&Value> = audit
+            .iter()
             .filter(|e| e["event"] == "question.answered")
             .collect();
-        assert_eq!(answered.len(), 1, "{audit}");
-        assert_eq!(answered[0]["actor"], by, "{audit}");
-        assert_eq!(answered[0]["details"]["via"], via, "{audit}");
+        assert_eq!(answered.len(), 1, "{audit:?}");
+        assert_eq!(answered[0]["actor"], by, "{audit:?}");
+        assert_eq!(answered[0]["details"]["via"], via, "{audit:?}");
     }
     // Answered once: again at A is a 409, and C's tool ran once.
-    let (status, _) = post_as(&a, ALMA, &path, json!({"action": "decline"})).await;
+    let (status, _) = post_bearer(&a, ALMA, &path, json!({"action": "decline"})).await;
     assert_eq!(status, 409);
-    let c_final = get_as(&a, RITA, &format!("/conversations/{cid}")).await;
+    let c_final = get_bearer(&a, RITA, &format!("/conversations/{cid}")).await;
     assert_ne!(
         c_final["conversation"]["status"], "waiting_input",
         "{c_final}"

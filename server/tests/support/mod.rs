@@ -305,6 +305,56 @@ pub async fn post_json_as(
     (status, resp.json().await.unwrap_or(serde_json::Value::Null))
 }
 
+/// `POST` of `body` to `path` signed in as the bearer `token`: the status
+/// and the JSON answer (null when there is none).
+pub async fn post_bearer(
+    a: &Agent,
+    token: &str,
+    path: &str,
+    body: serde_json::Value,
+) -> (u16, serde_json::Value) {
+    let resp = client()
+        .post(a.url(path))
+        .bearer_auth(token)
+        .timeout(Duration::from_secs(60))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(serde_json::Value::Null))
+}
+
+/// `GET` of `path` signed in as the bearer `token`: its JSON.
+pub async fn get_bearer(a: &Agent, token: &str, path: &str) -> serde_json::Value {
+    client()
+        .get(a.url(path))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// The audit log as JSON lines (`GET /audit?format=jsonl`), read by
+/// `token` (an admin's).
+pub async fn audit_rows(a: &Agent, token: &str) -> Vec<serde_json::Value> {
+    let text = client()
+        .get(a.url("/audit?format=jsonl"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 /// The uuid of the approval a `POST /conversations` answer waits for
 /// (failing the test when it does not wait).
 pub fn waiting_uuid(body: &serde_json::Value) -> String {
