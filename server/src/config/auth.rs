@@ -216,6 +216,12 @@ pub fn literal_secrets(raw: &serde_yaml::Value) -> Vec<Problem> {
                         format!("notifications.targets[{i}].smtp.password"),
                     );
                 }
+                if let Some(interactive) = get(t, "interactive") {
+                    check(
+                        get(&interactive, "signing_secret"),
+                        format!("notifications.targets[{i}].interactive.signing_secret"),
+                    );
+                }
             }
         }
     }

@@ -27,7 +27,8 @@ pub use auth::{
 pub use error::{ConfigError, Problem};
 pub use model::{ModelRef, Provider, parse_model};
 pub use notifications::{
-    EVENTS as NOTIFICATION_EVENTS, Format, NotificationsConfig, SmtpConfig, TargetConfig,
+    EVENTS as NOTIFICATION_EVENTS, Format, InteractiveConfig, NotificationsConfig, SmtpConfig,
+    TargetConfig,
 };
 pub use schema::{
     A2aAgentConfig, A2aCardMode, ApprovalsMode, Config, DEFAULT_MAX_ITERATIONS, LegacyMcp,

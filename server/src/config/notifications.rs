@@ -67,6 +67,31 @@ pub struct TargetConfig {
     /// The events it is told about; every event when absent.
     #[serde(default)]
     pub events: Option<Vec<String>>,
+    /// Real Approve/Reject buttons in a `slack` target's messages
+    /// (REACH.md §2): Slack posts the clicks to
+    /// `/integrations/slack/interactions`.
+    #[serde(default)]
+    pub interactive: Option<InteractiveConfig>,
+}
+
+/// `interactive:` of a Slack target (REACH.md §2).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InteractiveConfig {
+    /// The Slack app's signing secret, from the environment: it proves a
+    /// click came from Slack.
+    pub signing_secret: Secret,
+    /// Slack user id → the principal who decides as that user.
+    #[serde(default)]
+    pub users: std::collections::BTreeMap<String, String>,
+    /// Hosts a `response_url` may point at (default `hooks.slack.com`,
+    /// `https` only; `127.0.0.1` also allows `http`, for tests).
+    #[serde(default = "default_response_hosts")]
+    pub response_hosts: Vec<String>,
+}
+
+fn default_response_hosts() -> Vec<String> {
+    vec!["hooks.slack.com".into()]
 }
 
 /// A webhook body's shape.
@@ -200,6 +225,45 @@ pub fn validate(n: &NotificationsConfig, p: &mut Vec<Problem>) {
                     p.push(Problem::new(
                         format!("{at}.format"),
                         "`format` is for webhooks: an email target has none",
+                    ));
+                }
+            }
+        }
+        if let Some(i) = &t.interactive {
+            if t.format != Format::Slack || t.url.is_none() {
+                p.push(Problem::new(
+                    format!("{at}.interactive"),
+                    "`interactive` is for Slack targets: set `format: slack` and `url`",
+                ));
+            }
+            if i.signing_secret.expose().trim().is_empty() {
+                p.push(Problem::new(
+                    format!("{at}.interactive.signing_secret"),
+                    "the signing secret is empty: set it from the Slack app's Basic Information page",
+                ));
+            }
+            for (id, who) in &i.users {
+                if id.trim().is_empty() || who.trim().is_empty() {
+                    p.push(Problem::new(
+                        format!("{at}.interactive.users"),
+                        "each entry maps a Slack user id (U…) to a principal's name; neither may be empty",
+                    ));
+                }
+            }
+            if i.response_hosts.is_empty() {
+                p.push(Problem::new(
+                    format!("{at}.interactive.response_hosts"),
+                    "list at least one host (Slack's is hooks.slack.com)",
+                ));
+            }
+            for (j, h) in i.response_hosts.iter().enumerate() {
+                if h.trim().is_empty() || h.contains('/') || h.contains(':') && !h.starts_with('[')
+                {
+                    p.push(Problem::new(
+                        format!("{at}.interactive.response_hosts[{j}]"),
+                        format!(
+                            "{h:?} is not a host name (write `hooks.slack.com`, no scheme or path)"
+                        ),
                     ));
                 }
             }

@@ -65,6 +65,11 @@ impl Roles {
         Roles(self.0 | r.bit())
     }
 
+    /// The roles of either.
+    pub(crate) fn union(self, other: Roles) -> Roles {
+        Roles(self.0 | other.0)
+    }
+
     /// Parses role names, skipping unknown ones (config validation has
     /// refused those already; claims from an IdP may carry others).
     pub(crate) fn from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Roles {
@@ -113,6 +118,9 @@ pub(crate) enum Source {
     Proxy,
     /// A browser session cookie.
     Session,
+    /// A Slack user mapped to the principal (REACH.md §2), proved by the
+    /// signature of Slack's request.
+    Slack,
 }
 
 /// Who is calling.

@@ -152,6 +152,13 @@ pub(crate) static ROUTES: &[Route] = &[
     },
     Route {
         method: "POST",
+        path: "/integrations/slack/interactions",
+        need: Open,
+        serve: Serve::Handler(|| post(rest::slack::interactions)),
+        doc: Doc::new("Slack's interactivity request URL (REACH.md §2): a click on a Stop & Go button in a Slack message (`application/x-www-form-urlencoded`, one field `payload`, `type: block_actions`). Authenticated by Slack's signature (`X-Slack-Signature` over `v0:<X-Slack-Request-Timestamp>:<raw body>`, HMAC-SHA256 with `interactive.signing_secret`, timestamp within 5 minutes); no cookie or form token. The clicker is mapped through `interactive.users` and decides with every check (`decided_via: slack`); 200 at once, the outcome is posted to the payload's `response_url`. 401 when the signature does not verify or is stale.").errors(&[400, 401]).media("text/plain"),
+    },
+    Route {
+        method: "POST",
         path: "/tools/{name}/accept",
         need: Api(Admin),
         serve: Serve::Handler(|| post(rest::tools::accept)),

@@ -176,7 +176,7 @@ fn arguments(n: &Notification) -> Option<String> {
 }
 
 /// Slack's mrkdwn needs `&`, `<`, `>` escaped.
-fn mrkdwn(s: &str) -> String {
+pub(crate) fn mrkdwn(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -194,8 +194,10 @@ fn clip(s: &str, max: usize) -> String {
 
 /// A Slack incoming-webhook message: `text` (the notification fallback)
 /// and Block Kit blocks: a header, the facts, the arguments as a code
-/// block, and Open / Approve / Reject link buttons.
-pub(crate) fn slack_body(n: &Notification, links: &LinkSet) -> Value {
+/// block, and Open / Approve / Reject link buttons. `interactive`: an
+/// approval that waits also gets real buttons (REACH.md §2), whose click
+/// Slack posts back to us with the approval's uuid (nothing secret).
+pub(crate) fn slack_body(n: &Notification, links: &LinkSet, interactive: bool) -> Value {
     let headline = headline(n);
     let mut blocks = vec![json!({
         "type": "header",
@@ -215,6 +217,35 @@ pub(crate) fn slack_body(n: &Notification, links: &LinkSet) -> Value {
             "text": {"type": "mrkdwn", "text": clip(&format!("```{}```", mrkdwn(&args)), 3000)}
         }));
     }
+    let waiting = matches!(
+        n.delivery.event.as_str(),
+        "approval.requested" | "approval.reminder" | "approval.escalated"
+    );
+    let real = n.payload["approval"]["uuid"]
+        .as_str()
+        .filter(|_| interactive && waiting);
+    if let Some(uuid) = real {
+        blocks.push(json!({
+            "type": "actions",
+            "block_id": "stopgo_decide",
+            "elements": [
+                {
+                    "type": "button",
+                    "text": {"type": "plain_text", "text": "Approve"},
+                    "style": "primary",
+                    "action_id": "stopgo_approve",
+                    "value": uuid,
+                },
+                {
+                    "type": "button",
+                    "text": {"type": "plain_text", "text": "Reject"},
+                    "style": "danger",
+                    "action_id": "stopgo_reject",
+                    "value": uuid,
+                },
+            ],
+        }));
+    }
     let mut buttons = vec![json!({
         "type": "button",
         "text": {"type": "plain_text", "text": "Open"},
@@ -224,7 +255,7 @@ pub(crate) fn slack_body(n: &Notification, links: &LinkSet) -> Value {
     if let Some(url) = &links.approve {
         buttons.push(json!({
             "type": "button",
-            "text": {"type": "plain_text", "text": "Approve"},
+            "text": {"type": "plain_text", "text": if real.is_some() { "Approve in browser" } else { "Approve" }},
             "style": "primary",
             "url": url,
             "action_id": "approve",
@@ -233,7 +264,7 @@ pub(crate) fn slack_body(n: &Notification, links: &LinkSet) -> Value {
     if let Some(url) = &links.reject {
         buttons.push(json!({
             "type": "button",
-            "text": {"type": "plain_text", "text": "Reject"},
+            "text": {"type": "plain_text", "text": if real.is_some() { "Reject in browser" } else { "Reject" }},
             "style": "danger",
             "url": url,
             "action_id": "reject",

@@ -14,11 +14,14 @@
 //! - [`body`]: what a notification says in each format.
 //! - [`links`]: the signed single-use links in it.
 //! - [`webhook`], [`email`]: one attempt of each kind.
+//! - [`slack`]: the clicks of interactive Slack buttons, verified, and the
+//!   outcome posted back.
 
 pub(crate) mod body;
 pub(crate) mod email;
 pub(crate) mod links;
 pub(crate) mod push;
+pub(crate) mod slack;
 pub(crate) mod webhook;
 mod worker;
 
@@ -41,6 +44,8 @@ enum Kind {
         url: String,
         secret: Option<String>,
         format: Format,
+        /// Slack messages carry real Approve/Reject buttons.
+        interactive: bool,
     },
     Email(Box<email::Mailer>),
 }
@@ -59,6 +64,8 @@ pub(crate) struct Notifier {
     sealer: push::Sealer,
     push_http: reqwest::Client,
     allow_private: bool,
+    /// The Slack targets with `interactive` (REACH.md §2).
+    slack: Vec<slack::SlackApp>,
 }
 
 impl std::fmt::Debug for Notifier {
@@ -149,12 +156,17 @@ impl Notifier {
     pub(crate) fn new(config: &Config, store: Store, key: Vec<u8>) -> Result<Notifier, String> {
         let n = &config.notifications;
         let mut targets = BTreeMap::new();
+        let mut slack = Vec::new();
         for t in &n.targets {
+            if let Some(i) = &t.interactive {
+                slack.push(slack::SlackApp::new(&t.name, i));
+            }
             let kind = match (&t.url, &t.smtp) {
                 (Some(url), _) => Kind::Webhook {
                     url: url.clone(),
                     secret: t.secret.as_ref().map(|s| s.expose().to_string()),
                     format: t.format,
+                    interactive: t.interactive.is_some(),
                 },
                 (None, Some(smtp)) => {
                     Kind::Email(Box::new(email::Mailer::new(smtp, &t.to, ATTEMPT_TIMEOUT)?))
@@ -178,6 +190,7 @@ impl Notifier {
             push_http: push::client(allow_private)?,
             allow_private,
             links: Links::new(key),
+            slack,
             base: OnceLock::new(),
             retry_for: n
                 .retry_for

@@ -210,10 +210,11 @@ impl Notifier {
                 url,
                 secret,
                 format,
+                interactive,
             } => {
                 let body = match format {
                     Format::Json => body::json_body(n, &links),
-                    Format::Slack => body::slack_body(n, &links),
+                    Format::Slack => body::slack_body(n, &links, *interactive),
                 };
                 let bytes = serde_json::to_vec(&body).unwrap_or_default();
                 match super::webhook::post(

@@ -84,6 +84,13 @@ impl Store {
             .await
     }
 
+    /// The live session `name` signed in with last (its roles are what the
+    /// identity provider said then).
+    pub(crate) async fn session_of(&self, name: String) -> Result<Option<Session>, StoreError> {
+        self.read(move |tx| tx.session_of(&name, &super::now()))
+            .await
+    }
+
     /// Records one audit event in its own transaction (events that change
     /// no other state: `auth.denied`, `config.loaded`).
     pub(crate) async fn audit(

@@ -336,6 +336,8 @@ pub(crate) trait AuditTx {
 pub(crate) trait SessionTx {
     fn insert_session(&self, id_hash: &str, s: &Session) -> Result<(), StoreError>;
     fn session(&self, id_hash: &str, now: &str) -> Result<Option<Session>, StoreError>;
+    /// The live session of `name` that was signed in last.
+    fn session_of(&self, name: &str, now: &str) -> Result<Option<Session>, StoreError>;
     fn delete_session(&self, id_hash: &str) -> Result<Option<Session>, StoreError>;
     fn purge_sessions(&self, now: &str) -> Result<usize, StoreError>;
 }

@@ -17,6 +17,17 @@ pub(crate) struct Decision {
     pub(crate) arguments: Option<serde_json::Value>,
 }
 
+/// What a decision's transaction recorded, told as soon as it committed
+/// (before the turn goes on): a surface that must answer quickly (Slack's
+/// three seconds) answers with it and lets the turn run on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Committed {
+    /// The approval is approved (`true`) or rejected.
+    Decided(bool),
+    /// A vote short of the quorum: `approvals` of `quorum`.
+    Voted { approvals: usize, quorum: usize },
+}
+
 impl Engine {
     /// Approves or rejects a pending approval, then lets the turn go on.
     pub(crate) async fn decide(
@@ -25,7 +36,20 @@ impl Engine {
         decision: Decision,
         ctx: Ctx,
     ) -> Result<Reply, EngineError> {
-        self.decide_with(uuid, decision, ctx, None).await
+        self.decide_with(uuid, decision, ctx, None, None).await
+    }
+
+    /// [`Engine::decide`], telling `committed` what was recorded the
+    /// moment it commits (the turn then goes on as usual).
+    pub(crate) async fn decide_reporting(
+        &self,
+        uuid: &str,
+        decision: Decision,
+        ctx: Ctx,
+        committed: tokio::sync::oneshot::Sender<Committed>,
+    ) -> Result<Reply, EngineError> {
+        self.decide_with(uuid, decision, ctx, None, Some(committed))
+            .await
     }
 
     /// [`Engine::decide`] through the signed link `link` (POLICY.md §5):
@@ -39,7 +63,8 @@ impl Engine {
         link: String,
     ) -> Result<Reply, EngineError> {
         ctx.via = "link";
-        self.decide_with(uuid, decision, ctx, Some(link)).await
+        self.decide_with(uuid, decision, ctx, Some(link), None)
+            .await
     }
 
     async fn decide_with(
@@ -48,6 +73,7 @@ impl Engine {
         decision: Decision,
         ctx: Ctx,
         link: Option<String>,
+        committed: Option<tokio::sync::oneshot::Sender<Committed>>,
     ) -> Result<Reply, EngineError> {
         let store = &self.inner.store;
         let found = store
@@ -111,6 +137,18 @@ impl Engine {
                 link,
             })
             .await?;
+        if let Some(tx) = committed {
+            let told = match outcome {
+                Decided::Done => Some(Committed::Decided(decision.approve)),
+                Decided::Voted { approvals, quorum } => {
+                    Some(Committed::Voted { approvals, quorum })
+                }
+                _ => None,
+            };
+            if let Some(c) = told {
+                let _ = tx.send(c);
+            }
+        }
         match outcome {
             Decided::Done => {}
             Decided::Lost(status) => {

@@ -201,7 +201,7 @@ pub(crate) async fn layer(State(state): State<AppState>, mut req: Request, next:
 }
 
 /// Records `auth.denied` (at most ten a minute per address).
-async fn deny(state: &AppState, ip: IpAddr, actor: &str, route: &str, reason: &str) {
+pub(crate) async fn deny(state: &AppState, ip: IpAddr, actor: &str, route: &str, reason: &str) {
     if state.auth.denied_rows.blocked(ip).is_some() {
         return;
     }

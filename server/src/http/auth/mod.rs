@@ -29,6 +29,7 @@ pub(crate) mod signin;
 pub(crate) mod tokens;
 
 use crate::config::{AuthConfig, AuthMode, Config};
+use crate::domain::principal::{Principal, Roles, Source};
 use std::sync::Arc;
 
 /// What mode `none` on a non-loopback host says, in the log and on every page.
@@ -57,6 +58,31 @@ pub(crate) struct Auth {
 }
 
 impl Auth {
+    /// The principal `name` stands for when it acts without a credential
+    /// of its own (a Slack user mapped to it, REACH.md §2), with the roles
+    /// it has here: every role in mode `none`; its operator token's in mode
+    /// `tokens`; in modes `oidc` and `proxy`, those the identity provider
+    /// gave its latest live sign-in (`None`: nobody knows its roles now).
+    pub(crate) async fn principal_named(
+        &self,
+        store: &crate::store::Store,
+        name: &str,
+    ) -> Result<Option<Principal>, crate::store::StoreError> {
+        let with = |roles| Principal {
+            name: name.to_string(),
+            roles,
+            source: Source::Slack,
+        };
+        Ok(match self.mode {
+            AuthMode::None => Some(with(Roles::ALL)),
+            AuthMode::Tokens => self.tokens.roles_of(name).map(with),
+            AuthMode::Oidc | AuthMode::Proxy => store
+                .session_of(name.to_string())
+                .await?
+                .map(|s| with(Roles::from_names(s.roles.iter().map(String::as_str)))),
+        })
+    }
+
     pub(crate) fn new(config: &Config) -> Auth {
         let a: &AuthConfig = &config.auth;
         Auth {

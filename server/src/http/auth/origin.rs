@@ -124,7 +124,11 @@ pub(crate) fn check(
     // The pages' own forms (REACH.md §1) post urlencoded to `/ui/...`;
     // each of those handlers checks the form's token (`forms`) first.
     let page_form = path.starts_with("/ui/") && is_form(h);
-    if has_body(h) && !is_json(h) && !a2a && !page_form {
+    // Slack posts its clicks urlencoded (REACH.md §2); the request's
+    // signature, checked by the handler over the raw body, is what a
+    // foreign page cannot make.
+    let slack = path == crate::http::rest::slack::PATH && is_form(h);
+    if has_body(h) && !is_json(h) && !a2a && !page_form && !slack {
         return Some(ApiError::UnsupportedMediaType(
             "a request that changes state must send its body as Content-Type: application/json"
                 .into(),

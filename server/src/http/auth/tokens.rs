@@ -56,6 +56,16 @@ impl Tokens {
             source: Source::Token,
         })
     }
+
+    /// The roles of the principal named `name` (the union when several
+    /// tokens carry that name).
+    pub(crate) fn roles_of(&self, name: &str) -> Option<Roles> {
+        self.entries
+            .iter()
+            .filter(|e| e.name == name)
+            .map(|e| e.roles)
+            .reduce(Roles::union)
+    }
 }
 
 #[cfg(test)]

@@ -11,4 +11,5 @@ pub(crate) mod links;
 pub(crate) mod notifications;
 pub(crate) mod pipeline;
 pub(crate) mod questions;
+pub(crate) mod slack;
 pub(crate) mod tools;

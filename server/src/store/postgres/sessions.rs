@@ -22,6 +22,15 @@ impl SessionTx for PgTx<'_> {
             )?
             .map(|r| Session::decode(r.get(0), r.get::<_, String>(1), r.get(2))))
     }
+    fn session_of(&self, name: &str, now: &str) -> Result<Option<Session>, StoreError> {
+        Ok(self
+            .first(
+                "SELECT name, roles, expires_at FROM sessions WHERE name = $1 AND expires_at > $2 \
+                 ORDER BY created_at DESC LIMIT 1",
+                &[&name, &now],
+            )?
+            .map(|r| Session::decode(r.get(0), r.get::<_, String>(1), r.get(2))))
+    }
     fn delete_session(&self, id_hash: &str) -> Result<Option<Session>, StoreError> {
         let s = self.session(id_hash, "")?;
         self.exec("DELETE FROM sessions WHERE id_hash = $1", &[&id_hash])?;

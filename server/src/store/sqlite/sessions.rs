@@ -13,6 +13,21 @@ impl SessionTx for Connection {
     fn session(&self, id_hash: &str, now: &str) -> Result<Option<Session>, StoreError> {
         get(self, id_hash, now)
     }
+    fn session_of(&self, name: &str, now: &str) -> Result<Option<Session>, StoreError> {
+        Ok(self
+            .prepare_cached(
+                "SELECT name, roles, expires_at FROM sessions WHERE name = ?1 AND expires_at > ?2 \
+                 ORDER BY created_at DESC LIMIT 1",
+            )?
+            .query_row(params![name, now], |r| {
+                Ok(Session::decode(
+                    r.get(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get(2)?,
+                ))
+            })
+            .optional()?)
+    }
     fn delete_session(&self, id_hash: &str) -> Result<Option<Session>, StoreError> {
         delete(self, id_hash)
     }
