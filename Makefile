@@ -96,7 +96,7 @@ lint:
 ## replica tests, then the REST and A2A suites again with every agent on PostgreSQL
 PG_SUITES = --test api_conversations --test live_api --test agent_flow --test a2a_chain --test a2a_rest --test a2a_push \
 	--test a2a_conformance --test a2a_interop --test a2a_discovery --test approval_rules \
-	--test notifications --test mcp_questions --test slack_interactive
+	--test notifications --test mcp_questions --test slack_interactive --test grants
 unit:
 	PGDIR=$$(mktemp -d /tmp/stopgo-pg.XXXXXX); trap 'scripts/pg.sh stop "$$PGDIR"' EXIT; \
 	export STOPGO_TEST_DATABASE_URL=$$(scripts/pg.sh start "$$PGDIR"); \

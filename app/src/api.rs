@@ -372,6 +372,7 @@ pub async fn decide(
             approved,
             reason,
             arguments,
+            grant: None,
         };
         client::post_json(&format!("/approvals/{}", encode_component(&uuid)), &body).await
     }

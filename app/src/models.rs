@@ -10,8 +10,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod event;
+mod grant;
 mod question;
 pub use event::{Event, EventKind};
+pub use grant::{Grant, GrantList, GrantRequest};
 pub use question::{
     AnswerQuestion, Question, QuestionCall, QuestionKind, QuestionPage, QuestionStatus,
 };
@@ -745,6 +747,10 @@ pub struct ApprovalDecision {
     /// Approve with these arguments instead of the model's (POLICY.md §3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Value>,
+    /// Approve, and let later identical calls run without asking for a
+    /// while (REACH.md §3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<GrantRequest>,
 }
 
 /// `GET /approvals`: a page of the approvals waiting for a decision,

@@ -536,3 +536,62 @@ async fn a2a_subscribe_on_one_replica_follows_a_task_running_on_another() {
     assert_eq!(turn.await.unwrap(), 200);
     r.fake.set_latency(Duration::ZERO);
 }
+
+/// REACH.md §3: a grant made on one replica spares the next identical call
+/// on another at once, and a revocation on that one makes the first ask
+/// again (its in-memory index still holds the grant; the store says no).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_grant_made_on_one_replica_holds_on_another_until_revoked() {
+    let r = Replicas::start(2).await;
+    let (status, body) = post(
+        r.at(0),
+        "/conversations",
+        json!({"message": "add apples 5"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let id = body["conversation"]["id"].as_str().unwrap().to_string();
+    let uuid = support::waiting_uuid(&body);
+    let (status, body) = post(
+        r.at(0),
+        &format!("/approvals/{uuid}"),
+        json!({"approved": true, "grant": {"match": ["/name"]}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let before = r.resources();
+    let (status, body) = post(
+        r.at(1),
+        &format!("/conversations/{id}/messages"),
+        json!({"message": "add apples 6"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["result"]["waiting_approval"], false,
+        "granted on replica 0, used on 1: {body}"
+    );
+    assert_eq!(r.resources(), before + 1, "the call ran once");
+    let grants = support::get_json(r.at(0), "/grants").await;
+    let gid = grants["grants"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(grants["grants"][0]["uses"], 1, "{grants}");
+    // Revoked on replica 1: replica 0, which made it, asks again.
+    let resp = support::client()
+        .delete(r.at(1).url(&format!("/grants/{gid}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let (status, body) = post(
+        r.at(0),
+        &format!("/conversations/{id}/messages"),
+        json!({"message": "add apples 7"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["result"]["waiting_approval"], true,
+        "revoked on replica 1: {body}"
+    );
+    assert_eq!(r.resources(), before + 1);
+}

@@ -132,6 +132,15 @@ pub(crate) struct Principal {
     pub(crate) source: Source,
 }
 
+/// A browser sign-in session, as a request carries it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct SignIn {
+    /// The hash of the session's id (its key in the store).
+    pub(crate) id_hash: String,
+    /// When it ends (RFC 3339).
+    pub(crate) expires_at: String,
+}
+
 /// The principal of mode `none`.
 pub(crate) const ANONYMOUS: &str = "anonymous";
 

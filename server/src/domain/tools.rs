@@ -195,6 +195,9 @@ pub struct CallContext {
     pub asker: Option<AskerRef>,
     /// The answers this call is retried with (an MRTR round).
     pub resume: Option<Resume>,
+    /// The browser sign-in session the request came with, if any (a grant
+    /// made in it ends with it).
+    pub(crate) signin: Option<crate::domain::principal::SignIn>,
 }
 
 /// Why a call could not be made. The engine records the text in the

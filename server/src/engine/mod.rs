@@ -173,6 +173,8 @@ struct Inner {
     policy: crate::policy::Policy,
     /// The tool pins (POLICY.md §4).
     pins: calls::pins::PinBoard,
+    /// The live grants the gate consults (REACH.md §3).
+    grants: crate::policy::grants::GrantIndex,
     /// Each question as it is asked (a request waiting on a turn whose
     /// call asks on a live session is answered with it).
     asked: tokio::sync::broadcast::Sender<app::models::Question>,
@@ -225,6 +227,7 @@ impl Engine {
             inner: Arc::new(Inner {
                 policy,
                 pins: calls::pins::PinBoard::default(),
+                grants: crate::policy::grants::GrantIndex::new(),
                 store,
                 config,
                 llm,

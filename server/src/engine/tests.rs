@@ -189,6 +189,7 @@ fn approve() -> Decision {
         approve: true,
         reason: None,
         arguments: None,
+        grant: None,
     }
 }
 
@@ -317,6 +318,7 @@ async fn a_rejection_never_runs_the_tool_and_tells_the_model_why() {
                 approve: false,
                 reason: Some("not today".into()),
                 arguments: None,
+                grant: None,
             },
             ctx(),
         )

@@ -152,6 +152,10 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
             message_id: None,
             asker: None,
             resume: None,
+            signin: parts
+                .extensions
+                .get::<crate::domain::principal::SignIn>()
+                .cloned(),
         }))
     }
 }

@@ -151,6 +151,20 @@ pub(crate) static ROUTES: &[Route] = &[
         doc: Doc::new("Decides through a signed link, as the caller (checked like POST /approvals/{uuid}: role, separation of duties, approvers, quorum, expiry); decided_via is link and the link is used up in the same transaction. Body {} for an approve or reject link, {\"approved\": bool} for an open link; optional \"reason\". 409 when used, decided or expired; 400 when changed.").response("ConversationResponse").example("{}").errors(&[400, 403, 409]),
     },
     Route {
+        method: "GET",
+        path: "/grants",
+        need: Api(Viewer),
+        serve: Serve::Handler(|| get(rest::grants::list)),
+        doc: Doc::new("The live grants (REACH.md §3), newest first: who granted, the tool and server, the `match` pointers and their values, the scope (`conversation` with its id, or `agent`), when it expires and how many calls it let run.").response("GrantList"),
+    },
+    Route {
+        method: "DELETE",
+        path: "/grants/{id}",
+        need: Api(Approver),
+        serve: Serve::Handler(|| delete(rest::grants::revoke)),
+        doc: Doc::new("Revokes a live grant (its creator or an admin), audited as grant.revoked; the next identical call asks again. Answers {\"grant\": …} as revoked. 404 when no live grant has this id.").errors(&[403, 404]),
+    },
+    Route {
         method: "POST",
         path: "/integrations/slack/interactions",
         need: Open,

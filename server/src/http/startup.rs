@@ -178,6 +178,9 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
         Arc::new(crate::a2a::A2aClient::default()),
         events,
     );
+    // The gate's grants, before the first call (a resumed one included)
+    // meets it.
+    engine.load_grants().await?;
     if store.shared() {
         engine.start_replica_tasks(config.store.lease_seconds);
     } else {
@@ -195,6 +198,7 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
     engine.start_expiry().await;
     // Every MCP tool compared with its pin before requests are served.
     engine.start_pins().await;
+
     let a2a: Arc<dyn a2a::executor::Executor> = executor(s.a2a_conformance);
     Ok(AppState {
         store,

@@ -14,6 +14,7 @@
 //! one (it could never be reached), options of another action.
 
 mod explain;
+pub mod grants;
 mod predicate;
 #[cfg(test)]
 mod tests;

@@ -40,6 +40,9 @@ pub(crate) struct DecisionRecord {
     /// Decided through a signed link (POLICY.md §5): its id, recorded as
     /// used in the decision's transaction (a link works once).
     pub(crate) link: Option<String>,
+    /// An approval that grants later calls (REACH.md §3): written with
+    /// `grant.created` when the approval moves to approved.
+    pub(crate) grant: Option<super::grants::GrantRow>,
 }
 
 /// What a decision did.
@@ -202,6 +205,10 @@ impl Store {
             }
             if let Some(text) = &d.answer {
                 tx.set_result(&d.message_id, text, true)?;
+            }
+            if let Some(g) = d.grant.as_ref().filter(|_| d.approve) {
+                tx.insert_grant(g)?;
+                super::grants::audit_created(tx, g)?;
             }
             tx.set_status(&d.conversation_id, ConversationStatus::Active)?;
             tx.set_turn_running(&d.conversation_id, true)?;

@@ -11,7 +11,7 @@
 //! - `tx.rs`: [`Tx`], one sub-trait per entity, plus the statements that
 //!   span entities.
 //! - [`conversations`], [`messages`], [`approvals`], [`leases`], [`pins`],
-//!   [`outbox`], [`push`], [`audit`], [`sessions`]: each entity's types,
+//!   [`outbox`], [`push`], [`audit`], [`sessions`], [`grants`]: each entity's types,
 //!   the decoders both backends share, and its intents (`impl Store`).
 //! - `turns`, `calls`, `decisions`, `expiry`, [`recovery`], `inbox`,
 //!   `lookups`, `event_rows`: intents that span entities.
@@ -31,6 +31,7 @@ mod decisions;
 mod error;
 mod event_rows;
 mod expiry;
+pub(crate) mod grants;
 mod inbox;
 pub(crate) mod leases;
 mod lookups;

@@ -125,6 +125,7 @@ fn decision(cid: &str, mid: &str, uuid: &str, approve: bool) -> DecisionRecord {
         expires: false,
         edited: None,
         link: None,
+        grant: None,
     }
 }
 
@@ -1191,5 +1192,113 @@ async fn tasks_by_state_come_from_an_index_and_a_kept_count() {
             4,
             "{kind}"
         );
+    }
+}
+
+/// A grant row written with its decision; each use is counted while it is
+/// live and gives the call an approval approved by `grant:<id>`; a revoked
+/// or expired grant spares nothing (REACH.md §3).
+#[tokio::test]
+async fn a_grant_is_used_only_while_live() {
+    for (kind, _guard, s) in stores().await {
+        let (cid, mid, uuid) = waiting(&s).await;
+        let grant = |id: &str, expires_at: &str| grants::GrantRow {
+            roles: vec!["approver".into()],
+            signin: Some("signin-hash".into()),
+            grant: app::models::Grant {
+                id: id.into(),
+                tool: "add".into(),
+                server: None,
+                scope: "conversation".into(),
+                conversation_id: Some(cid.clone()),
+                rule: "annotation".into(),
+                match_pointers: Some(vec!["/x".into()]),
+                values: serde_json::json!({"/x": 1}),
+                created_by: "op".into(),
+                created_via: "rest".into(),
+                created_at: now(),
+                expires_at: expires_at.into(),
+                approval_uuid: uuid.clone(),
+                uses: 0,
+                last_used_at: None,
+                revoked_at: None,
+                revoked_by: None,
+            },
+        };
+        let d = DecisionRecord {
+            grant: Some(grant("g1", "2999-01-01T00:00:00.000Z")),
+            ..decision(&cid, &mid, &uuid, true)
+        };
+        assert_eq!(s.decide(d).await.unwrap(), Decided::Done, "{kind}");
+        let live = s.live_grants(None).await.unwrap();
+        assert_eq!(live.len(), 1, "{kind}");
+        let mut want = grant("g1", "2999-01-01T00:00:00.000Z");
+        want.grant.created_at = live[0].grant.created_at.clone();
+        assert_eq!(live[0], want, "{kind}: read back as written");
+        let of_tool = s.live_grants(Some(("add".into(), None))).await.unwrap();
+        assert_eq!(of_tool.len(), 1, "{kind}: server NULL matches NULL");
+        assert!(
+            s.live_grants(Some(("add".into(), Some("x".into()))))
+                .await
+                .unwrap()
+                .is_empty(),
+            "{kind}"
+        );
+
+        // A use: counted, and an approval approved by the grant.
+        let used = s
+            .use_grant("g1", add_approval(&cid, &mid, "Run add"), "s2")
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("{kind}: the live grant was not used"));
+        assert_eq!(used.status, ApprovalStatus::Approved, "{kind}");
+        assert_eq!(used.decided_by.as_deref(), Some("grant:g1"), "{kind}");
+        assert_eq!(
+            used.approval.decided_via.as_deref(),
+            Some("grant"),
+            "{kind}"
+        );
+        assert_eq!(
+            s.grant("g1").await.unwrap().unwrap().grant.uses,
+            1,
+            "{kind}"
+        );
+
+        // Revoked (its sign-in ended): no more uses; a second revoke is a no.
+        assert_eq!(
+            s.revoke_signin_grants("signin-hash", "op").await.unwrap(),
+            vec!["g1".to_string()],
+            "{kind}"
+        );
+        assert!(
+            s.use_grant("g1", add_approval(&cid, &mid, "Run add"), "s3")
+                .await
+                .unwrap()
+                .is_none(),
+            "{kind}"
+        );
+        assert_eq!(
+            s.revoke_grant("g1", "op", None).await.unwrap(),
+            grants::Revoked::NotLive,
+            "{kind}"
+        );
+        assert!(s.live_grants(None).await.unwrap().is_empty(), "{kind}");
+
+        // An expired grant is neither listed nor used.
+        let expired = grant("g2", "2000-01-01T00:00:00.000Z");
+        s.write(move |tx| tx.insert_grant(&expired)).await.unwrap();
+        assert!(s.live_grants(None).await.unwrap().is_empty(), "{kind}");
+        assert!(
+            s.use_grant("g2", add_approval(&cid, &mid, "Run add"), "s4")
+                .await
+                .unwrap()
+                .is_none(),
+            "{kind}"
+        );
+        let rows = s.audit_page(0, 100).await.unwrap();
+        let events: Vec<&str> = rows.iter().map(|r| r.event.as_str()).collect();
+        for e in ["grant.created", "grant.used", "grant.revoked"] {
+            assert!(events.contains(&e), "{kind}: no {e} in {events:?}");
+        }
     }
 }

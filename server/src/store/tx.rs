@@ -42,6 +42,7 @@ pub(crate) trait Tx:
     + PushTx
     + AuditTx
     + SessionTx
+    + GrantTx
 {
     /// A new conversation in `session`, asked by `name`, with its first
     /// message and its turn running:
@@ -330,6 +331,24 @@ pub(crate) trait AuditTx {
     fn audit(&self, e: &Event<'_>) -> Result<(), StoreError>;
     fn audit_page(&self, after: i64, limit: u32) -> Result<Vec<audit::Row>, StoreError>;
     fn audit_head(&self) -> Result<(i64, String), StoreError>;
+}
+
+/// Grants (REACH.md §3).
+pub(crate) trait GrantTx {
+    fn insert_grant(&self, g: &super::grants::GrantRow) -> Result<(), StoreError>;
+    fn grant(&self, id: &str) -> Result<Option<super::grants::GrantRow>, StoreError>;
+    /// The grants live at `now`, newest first; of one (tool, server) when given.
+    fn live_grants(
+        &self,
+        now: &str,
+        tool: Option<(&str, Option<&str>)>,
+    ) -> Result<Vec<super::grants::GrantRow>, StoreError>;
+    /// Counts a use of a grant that is live at `now`; false if it is not.
+    fn use_grant(&self, id: &str, now: &str) -> Result<bool, StoreError>;
+    /// Ends a live grant; false if it had ended.
+    fn revoke_grant(&self, id: &str, by: &str, now: &str) -> Result<bool, StoreError>;
+    /// The ids of the live grants made in the sign-in session `signin`.
+    fn signin_grants(&self, signin: &str) -> Result<Vec<String>, StoreError>;
 }
 
 /// Sign-in sessions (by the hash of their id).

@@ -29,11 +29,52 @@ pub(crate) enum Gate {
     },
     /// Never runs; the model is told why.
     Deny { rule: String, reason: String },
+    /// Would ask (`ask`), but a live grant lets it run (REACH.md §3); if
+    /// the grant turns out to have ended when its use is recorded, `ask`
+    /// stands.
+    Granted { grant: String, ask: Box<Gate> },
 }
 
 impl Engine {
-    /// The gate of `tc` (`info`: the tool as listed) in `scope`.
-    pub(super) fn gate(&self, tc: &ToolCall, info: Option<&ToolInfo>, scope: &Scope) -> Gate {
+    /// The gate of `tc` (`info`: the tool as listed) in `scope`, in
+    /// conversation `conversation_id`: the rules' (or annotations') answer,
+    /// then, where that is to ask one approver, a live grant's.
+    pub(super) fn gate(
+        &self,
+        tc: &ToolCall,
+        info: Option<&ToolInfo>,
+        scope: &Scope,
+        conversation_id: &str,
+    ) -> Gate {
+        let gate = self.rules_gate(tc, info, scope);
+        let Gate::Ask {
+            rule,
+            approvers,
+            quorum: 1,
+            ..
+        } = &gate
+        else {
+            return gate;
+        };
+        let auth_on = self.inner.config.auth.mode != crate::config::AuthMode::None;
+        let found = self.inner.grants.find(
+            (&tc.name, tc.server.as_deref(), conversation_id),
+            &tc.arguments,
+            rule,
+            &crate::domain::ids::now(),
+            |name, roles| !auth_on || super::grants::admits(approvers, name, roles),
+        );
+        match found {
+            Some(g) => Gate::Granted {
+                grant: g.id.clone(),
+                ask: Box::new(gate),
+            },
+            None => gate,
+        }
+    }
+
+    /// The gate as the rules, the pins and the annotations say.
+    fn rules_gate(&self, tc: &ToolCall, info: Option<&ToolInfo>, scope: &Scope) -> Gate {
         // The engine's own `exit_loop` is not a tool anyone guards.
         if info.is_some_and(|i| i.server == "engine") {
             return Gate::Run;

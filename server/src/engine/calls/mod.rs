@@ -7,6 +7,7 @@
 //! - `execute`: running a call write-ahead and recording its result;
 //! - `edit`: an approver's edit of the arguments, checked like the model's;
 //! - `pins`: the tool pins and their drift checks;
+//! - `grants`: approvals that spare later identical calls (REACH.md §3);
 //! - `delegate`: calls to sub-agents, with proxied approvals.
 
 mod approval;
@@ -14,6 +15,7 @@ pub(super) mod delegate;
 pub(super) mod edit;
 mod execute;
 pub(super) mod gate;
+pub(crate) mod grants;
 pub(super) mod pins;
 pub(crate) mod question;
 
@@ -124,9 +126,30 @@ impl Engine {
             None => store.approval_for_message(&message_id).await?,
         };
         // Only a call nobody has ruled on yet meets the gate.
-        let gate = match approval {
-            None => self.gate(&tc, info.as_ref(), scope),
+        let mut gate = match approval {
+            None => self.gate(&tc, info.as_ref(), scope, conversation_id),
             Some(_) => Gate::Run,
+        };
+        // Replicas share grants through the store: before asking, read this
+        // tool's again (another replica may have granted it just now).
+        if matches!(gate, Gate::Ask { quorum: 1, .. }) && store.shared() {
+            self.refresh_grants(&tc.name, tc.server.as_deref()).await?;
+            gate = self.gate(&tc, info.as_ref(), scope, conversation_id);
+        }
+        // A grant spares the question: the call gets an approval approved
+        // by the grant (its use recorded), and goes on like any approved
+        // call; a grant that ended meanwhile leaves the question.
+        let (approval, gate) = match gate {
+            Gate::Granted { grant, ask } => {
+                match self
+                    .run_granted(conversation_id, &message_id, &tc, &grant, &ask, ctx)
+                    .await?
+                {
+                    Some(a) => (Some(a), Gate::Run),
+                    None => (approval, *ask),
+                }
+            }
+            g => (approval, g),
         };
         if let Some(LocalAction::A2a { agent, url }) =
             scope.local_tool(&tc.name).map(|t| t.action.clone())

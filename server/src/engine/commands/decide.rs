@@ -15,6 +15,8 @@ pub(crate) struct Decision {
     pub(crate) reason: Option<String>,
     /// Approve with these arguments instead of the model's (POLICY.md §3).
     pub(crate) arguments: Option<serde_json::Value>,
+    /// Approve, and let later identical calls run for a while (REACH.md §3).
+    pub(crate) grant: Option<app::models::GrantRequest>,
 }
 
 /// What a decision's transaction recorded, told as soon as it committed
@@ -100,6 +102,21 @@ impl Engine {
         if let Some(edited) = &decision.arguments {
             self.check_edit(&found, edited)?;
         }
+        let grant = match &decision.grant {
+            None => None,
+            Some(_) if !decision.approve => {
+                return Err(EngineError::Invalid(
+                    "a grant goes with an approval: a rejection grants nothing".into(),
+                ));
+            }
+            Some(req) => {
+                let ran_with = decision
+                    .arguments
+                    .as_ref()
+                    .unwrap_or(&found.approval.tool_args);
+                Some(self.grant_of(req, &found, ran_with, &ctx)?)
+            }
+        };
         let conversation_id = found.approval.conversation_id.clone();
         // With a quorum each principal votes once; in auth mode none there
         // are no principals, so browser sessions are counted instead.
@@ -135,6 +152,7 @@ impl Engine {
                     (after, changes)
                 }),
                 link,
+                grant: grant.clone(),
             })
             .await?;
         if let Some(tx) = committed {
@@ -150,7 +168,11 @@ impl Engine {
             }
         }
         match outcome {
-            Decided::Done => {}
+            Decided::Done => {
+                if let Some(g) = &grant {
+                    self.granted(g);
+                }
+            }
             Decided::Lost(status) => {
                 return Err(EngineError::AlreadyDecided {
                     uuid: uuid.to_string(),

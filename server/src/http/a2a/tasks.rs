@@ -355,6 +355,7 @@ pub(crate) async fn plan(state: &AppState, m: &Incoming, d: Dialect) -> Result<P
                     approve: d.approved,
                     reason: d.reason,
                     arguments: d.arguments,
+                    grant: None,
                 },
             }),
             None => Err(RpcError::params(format!(

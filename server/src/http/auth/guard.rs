@@ -75,10 +75,12 @@ pub(crate) fn peer(req: &Request) -> IpAddr {
         .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))
 }
 
+/// Who the request is (`signin`: set to the browser session it came with).
 async fn identify(
     state: &AppState,
     h: &HeaderMap,
     ip: IpAddr,
+    signin: &mut Option<crate::domain::principal::SignIn>,
 ) -> Result<Option<Principal>, Failure> {
     let auth = &state.auth;
     let token = bearer(h);
@@ -109,12 +111,17 @@ async fn identify(
         }
     }
     if let Some(c) = session::read_cookie(h, COOKIE) {
+        let id_hash = session::digest(&c);
         let found = state
             .store
-            .session(session::digest(&c))
+            .session(id_hash.clone())
             .await
             .map_err(|e| Failure::Unavailable(e.to_string()))?;
         if let Some(s) = found {
+            *signin = Some(crate::domain::principal::SignIn {
+                id_hash,
+                expires_at: s.expires_at.clone(),
+            });
             return Ok(Some(Principal {
                 name: s.name,
                 roles: Roles::from_names(s.roles.iter().map(String::as_str)),
@@ -146,7 +153,8 @@ pub(crate) async fn layer(State(state): State<AppState>, mut req: Request, next:
         crate::http::ui::is_static_file(p, &site_root)
     });
     let ip = peer(&req);
-    let found = identify(&state, req.headers(), ip).await;
+    let mut signin = None;
+    let found = identify(&state, req.headers(), ip, &mut signin).await;
     let principal = match found {
         Ok(p) => p,
         Err(_) if need == Need::Open => None,
@@ -192,6 +200,11 @@ pub(crate) async fn layer(State(state): State<AppState>, mut req: Request, next:
             return crate::http::ApiError::Forbidden(why).into_response();
         }
         _ => {}
+    }
+    if let (Some(s), Some(p)) = (signin, &principal)
+        && p.source == Source::Session
+    {
+        req.extensions_mut().insert(s);
     }
     req.extensions_mut().insert(match principal {
         Some(p) => Identity(Arc::new(p)),

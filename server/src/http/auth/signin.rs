@@ -257,7 +257,13 @@ pub(crate) async fn sign_out(
         crate::http::ui::forms::UiForm::from_request(req, &state).await?;
     }
     if let Some(c) = session::read_cookie(&headers, COOKIE) {
-        state.store.sign_out(session::digest(&c)).await?;
+        let id_hash = session::digest(&c);
+        let who = state.store.session(id_hash.clone()).await?.map(|s| s.name);
+        state.store.sign_out(id_hash.clone()).await?;
+        // A grant never outlives the sign-in it was made in.
+        if let Some(name) = who {
+            state.engine.end_signin_grants(&id_hash, &name).await?;
+        }
     }
     let wants_html = headers
         .get(header::ACCEPT)

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 const SHAPES: &str = "send {\"approved\": true|false}, {\"action\": \"approve\"|\"reject\"} or {\"answer\": \"yes\"|\"no\"}, \
-                      optionally with \"reason\" (and, approving, \"arguments\" to run the tool with)";
+                      optionally with \"reason\" (and, approving, \"arguments\" to run the tool with and \"grant\" to allow it again)";
 
 /// Reads a decision from any accepted body shape.
 pub(crate) fn parse_decision(body: &Value) -> Result<Decision, String> {
@@ -64,10 +64,29 @@ pub(crate) fn parse_decision(body: &Value) -> Result<Decision, String> {
     if arguments.is_some() && !approve {
         return Err("\"arguments\" only go with an approval: a rejection runs nothing".into());
     }
+    let grant = match m.get("grant") {
+        None | Some(Value::Null) => None,
+        Some(v @ Value::Object(_)) => Some(
+            serde_json::from_value::<app::models::GrantRequest>(v.clone()).map_err(|e| {
+                format!(
+                    "\"grant\" must be {{\"scope\": \"conversation\"|\"agent\", \"for\": \"1h\", \"match\": [\"/pointer\"]}} (each optional): {e}"
+                )
+            })?,
+        ),
+        Some(_) => {
+            return Err(
+                "\"grant\" must be an object: {\"scope\", \"for\", \"match\"}".into(),
+            );
+        }
+    };
+    if grant.is_some() && !approve {
+        return Err("\"grant\" only goes with an approval: a rejection grants nothing".into());
+    }
     Ok(Decision {
         approve,
         reason,
         arguments,
+        grant,
     })
 }
 

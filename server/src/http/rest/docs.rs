@@ -13,7 +13,7 @@ use crate::http::state::AppState;
 use app::models::{
     AgentInfo, AnswerQuestion, ApprovalDecision, ApprovalList, ConversationList,
     ConversationResponse, CreateConversation, DeliveryList, ErrorBody, Event, FullConversationList,
-    Health, LinkView, Question, QuestionPage, SendMessage, ToolList, Viewer,
+    GrantList, Health, LinkView, Question, QuestionPage, SendMessage, ToolList, Viewer,
 };
 use app::pipeline::{PipelineState, PipelineView};
 use axum::Json;
@@ -46,6 +46,7 @@ fn components() -> Map<String, Value> {
         AgentInfo,
         ToolList,
         DeliveryList,
+        GrantList,
         LinkView,
         CreateConversation,
         ConversationResponse,

@@ -148,6 +148,7 @@ pub(crate) async fn use_link(
                 approve,
                 reason,
                 arguments: None,
+                grant: None,
             },
             ctx,
             c.link.clone(),

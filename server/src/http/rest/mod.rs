@@ -6,6 +6,7 @@ pub(crate) mod audit;
 pub(crate) mod conversations;
 pub(crate) mod docs;
 pub(crate) mod events;
+pub(crate) mod grants;
 pub(crate) mod health;
 pub(crate) mod links;
 pub(crate) mod notifications;

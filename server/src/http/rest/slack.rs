@@ -189,6 +189,7 @@ async fn decide(
         approve: c.approve,
         reason: (!c.approve).then(|| REJECT_REASON.to_string()),
         arguments: None,
+        grant: None,
     };
     let (tx, rx) = tokio::sync::oneshot::channel();
     let engine = state.engine.clone();

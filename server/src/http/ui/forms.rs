@@ -229,14 +229,47 @@ pub(crate) async fn decide(
     } else {
         None
     };
+    let grant = if f.get("grant") == Some("1") {
+        if !approve {
+            return refused(
+                ApiError::BadRequest("a grant only goes with an approval".into()),
+                &back,
+            );
+        }
+        Some(grant_of(&f))
+    } else {
+        None
+    };
     let decision = Decision {
         approve,
         reason: f.text("reason"),
         arguments,
+        grant,
     };
     match state.engine.decide(&uuid, decision, ctx).await {
         Ok(_) => see_other(&back),
         Err(e) => refused(e.into(), &back),
+    }
+}
+
+/// The grant an "Approve and allow again…" form asks for: `grant_scope`,
+/// `grant_for`, and one `grant_match` per argument that must repeat
+/// (`grant_offered`: how many the form offered; all of them checked means
+/// every argument, none is refused by the engine as an empty match).
+fn grant_of(f: &Fields) -> app::models::GrantRequest {
+    let picked: Vec<String> = f
+        .all("grant_match")
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let offered: usize = f
+        .get("grant_offered")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(usize::MAX);
+    app::models::GrantRequest {
+        scope: f.text("grant_scope"),
+        duration: f.text("grant_for"),
+        match_pointers: (picked.len() != offered).then_some(picked),
     }
 }
 

@@ -36,6 +36,7 @@ mod conn;
 mod conversations;
 mod counts;
 mod events;
+mod grants;
 mod leases;
 mod messages;
 mod outbox;
@@ -91,6 +92,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("v8.sql"),
     include_str!("v9.sql"),
     include_str!("v10.sql"),
+    include_str!("v11.sql"),
 ];
 /// The advisory lock migrations run under (any constant shared by replicas).
 const MIGRATION_LOCK: i64 = 0x5354_4f50_474f; // "STOPGO"

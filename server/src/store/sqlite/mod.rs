@@ -40,6 +40,7 @@
 mod approvals;
 mod audit;
 mod conversations;
+mod grants;
 mod leases;
 mod messages;
 mod migrations;

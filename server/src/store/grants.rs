@@ -1,0 +1,273 @@
+//! Grants as rows (REACH.md §3): an approval that lets later calls of the
+//! same tool with the same arguments (at its pointers) run without asking,
+//! until it expires or is revoked.
+//!
+//! A grant is written in its decision's transaction (`decisions.rs`), with
+//! `grant.created`. A use is one transaction too: the grant's row is
+//! bumped only while it is live (`revoked_at IS NULL AND expires_at >
+//! now`), and in the same transaction the call gets an approval row
+//! already approved by `grant:<id>` (so every surface shows why it ran,
+//! and the call is claimed and run exactly as an approved one) and the
+//! audit gets `grant.used`. A revoked or expired grant therefore spares
+//! nothing, whatever a replica's in-memory index still holds.
+
+use super::approvals::{Approval, Decider, NewApproval};
+use super::audit::Event;
+use super::{Store, StoreError, now};
+use crate::domain::digest::digest;
+use app::models::{ApprovalStatus, Grant};
+
+/// A grant's row: the grant as REST shows it, and what only the store
+/// and the gate need.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct GrantRow {
+    pub(crate) grant: Grant,
+    /// The granter's roles when they granted.
+    pub(crate) roles: Vec<String>,
+    /// The hash of the sign-in session it was granted in (it ends with
+    /// it); `None`: a bearer token's grant, bounded by its `for` alone.
+    pub(crate) signin: Option<String>,
+}
+
+pub(in crate::store) const GRANT_COLUMNS: &str = "id, created_at, created_by, created_roles, created_via, signin, approval_uuid, scope, \
+     conversation_id, tool, server, rule, match_pointers, match_values, expires_at, uses, last_used_at, revoked_at, revoked_by";
+
+/// The columns of [`GRANT_COLUMNS`] as read, in order.
+pub(in crate::store) struct RawGrant {
+    pub(in crate::store) id: String,
+    pub(in crate::store) created_at: String,
+    pub(in crate::store) created_by: String,
+    pub(in crate::store) created_roles: String,
+    pub(in crate::store) created_via: String,
+    pub(in crate::store) signin: Option<String>,
+    pub(in crate::store) approval_uuid: String,
+    pub(in crate::store) scope: String,
+    pub(in crate::store) conversation_id: Option<String>,
+    pub(in crate::store) tool: String,
+    pub(in crate::store) server: Option<String>,
+    pub(in crate::store) rule: String,
+    pub(in crate::store) match_pointers: Option<String>,
+    pub(in crate::store) match_values: String,
+    pub(in crate::store) expires_at: String,
+    pub(in crate::store) uses: i64,
+    pub(in crate::store) last_used_at: Option<String>,
+    pub(in crate::store) revoked_at: Option<String>,
+    pub(in crate::store) revoked_by: Option<String>,
+}
+
+impl RawGrant {
+    pub(in crate::store) fn decode(self) -> Result<GrantRow, StoreError> {
+        let corrupt = |e: serde_json::Error| StoreError::Corrupt(format!("grant {}: {e}", self.id));
+        let match_pointers = match &self.match_pointers {
+            Some(j) => Some(serde_json::from_str(j).map_err(corrupt)?),
+            None => None,
+        };
+        let values = serde_json::from_str(&self.match_values).map_err(corrupt)?;
+        Ok(GrantRow {
+            roles: self
+                .created_roles
+                .split(',')
+                .filter(|r| !r.is_empty())
+                .map(str::to_string)
+                .collect(),
+            signin: self.signin,
+            grant: Grant {
+                id: self.id,
+                tool: self.tool,
+                server: self.server,
+                scope: self.scope,
+                conversation_id: self.conversation_id,
+                rule: self.rule,
+                match_pointers,
+                values,
+                created_by: self.created_by,
+                created_via: self.created_via,
+                created_at: self.created_at,
+                expires_at: self.expires_at,
+                approval_uuid: self.approval_uuid,
+                uses: self.uses.max(0) as u64,
+                last_used_at: self.last_used_at,
+                revoked_at: self.revoked_at,
+                revoked_by: self.revoked_by,
+            },
+        })
+    }
+}
+
+/// The JSON texts a grant row stores: (match pointers, values).
+pub(in crate::store) fn encode(g: &Grant) -> Result<(Option<String>, String), StoreError> {
+    let pointers = match &g.match_pointers {
+        Some(p) => Some(serde_json::to_string(p).map_err(|e| StoreError::Corrupt(e.to_string()))?),
+        None => None,
+    };
+    let values =
+        serde_json::to_string(&g.values).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    Ok((pointers, values))
+}
+
+/// Records `grant.created` for `g` (in the decision's transaction).
+pub(in crate::store) fn audit_created(tx: &dyn super::Tx, g: &GrantRow) -> Result<(), StoreError> {
+    let gr = &g.grant;
+    tx.audit(&Event {
+        actor: &gr.created_by,
+        event: "grant.created",
+        conversation_id: gr.conversation_id.as_deref(),
+        approval_uuid: Some(&gr.approval_uuid),
+        details: serde_json::json!({
+            "grant": gr.id,
+            "tool": gr.tool,
+            "server": gr.server,
+            "scope": gr.scope,
+            "rule": gr.rule,
+            "match": gr.match_pointers,
+            "values_digest": digest(&gr.values),
+            "expires_at": gr.expires_at,
+            "via": gr.created_via,
+        }),
+    })
+}
+
+/// What revoking did.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Revoked {
+    /// Revoked now (the row as it was).
+    Done(Box<GrantRow>),
+    /// No such grant, or it had ended already.
+    NotLive,
+}
+
+impl Store {
+    /// The live grants, newest first; of one (tool, server) when given.
+    pub(crate) async fn live_grants(
+        &self,
+        tool: Option<(String, Option<String>)>,
+    ) -> Result<Vec<GrantRow>, StoreError> {
+        self.read(move |tx| {
+            tx.live_grants(
+                &now(),
+                tool.as_ref().map(|(t, s)| (t.as_str(), s.as_deref())),
+            )
+        })
+        .await
+    }
+
+    /// One grant (live or not).
+    pub(crate) async fn grant(&self, id: &str) -> Result<Option<GrantRow>, StoreError> {
+        let id = id.to_string();
+        self.read(move |tx| tx.grant(&id)).await
+    }
+
+    /// Revokes a live grant, audited `grant.revoked` by `by` (`why`: said
+    /// in the audit row, e.g. "signed out").
+    pub(crate) async fn revoke_grant(
+        &self,
+        id: &str,
+        by: &str,
+        why: Option<&str>,
+    ) -> Result<Revoked, StoreError> {
+        let (id, by, why) = (id.to_string(), by.to_string(), why.map(str::to_string));
+        self.write(move |tx| {
+            let Some(g) = tx.grant(&id)? else {
+                return Ok(Revoked::NotLive);
+            };
+            if !tx.revoke_grant(&id, &by, &now())? {
+                return Ok(Revoked::NotLive);
+            }
+            audit_revoked(tx, &g, &by, why.as_deref())?;
+            Ok(Revoked::Done(Box::new(g)))
+        })
+        .await
+    }
+
+    /// Ends the live grants made in the sign-in session `signin` (its
+    /// sign-out), each audited `grant.revoked`; returns their ids.
+    pub(crate) async fn revoke_signin_grants(
+        &self,
+        signin: &str,
+        by: &str,
+    ) -> Result<Vec<String>, StoreError> {
+        let (signin, by) = (signin.to_string(), by.to_string());
+        self.write(move |tx| {
+            let mut ended = Vec::new();
+            for id in tx.signin_grants(&signin)? {
+                if let Some(g) = tx.grant(&id)?
+                    && tx.revoke_grant(&id, &by, &now())?
+                {
+                    audit_revoked(tx, &g, &by, Some("the granter signed out"))?;
+                    ended.push(id);
+                }
+            }
+            Ok(ended)
+        })
+        .await
+    }
+
+    /// Lets a call run under grant `grant_id`: if the grant is still live,
+    /// its use is counted and the call gets an approval row approved by
+    /// `grant:<id>` (audited `grant.used`), all in one transaction.
+    /// `None`: the grant ended meanwhile (the call must ask).
+    pub(crate) async fn use_grant(
+        &self,
+        grant_id: &str,
+        new: NewApproval,
+        session: &str,
+    ) -> Result<Option<Approval>, StoreError> {
+        let (grant_id, session) = (grant_id.to_string(), session.to_string());
+        self.write(move |tx| {
+            tx.fence(&new.conversation_id)?;
+            if !tx.use_grant(&grant_id, &now())? {
+                return Ok(None);
+            }
+            let by = Decider {
+                name: format!("grant:{grant_id}"),
+                via: "grant".into(),
+                session,
+            };
+            let a = tx.insert_approval(new)?;
+            let uuid = a.approval.uuid.clone();
+            tx.transition(
+                &uuid,
+                &[ApprovalStatus::Pending],
+                ApprovalStatus::Approved,
+                Some(&by),
+                None,
+            )?;
+            tx.audit(&Event {
+                actor: &by.name,
+                event: "grant.used",
+                conversation_id: Some(&a.approval.conversation_id),
+                approval_uuid: Some(&uuid),
+                details: serde_json::json!({
+                    "grant": grant_id,
+                    "tool": a.approval.tool_name,
+                    "server": a.approval.server,
+                    "arguments_digest": digest(&a.approval.tool_args),
+                    "rule": a.approval.rule,
+                }),
+            })?;
+            tx.approval(&uuid)
+        })
+        .await
+    }
+}
+
+fn audit_revoked(
+    tx: &dyn super::Tx,
+    g: &GrantRow,
+    by: &str,
+    why: Option<&str>,
+) -> Result<(), StoreError> {
+    tx.audit(&Event {
+        actor: by,
+        event: "grant.revoked",
+        conversation_id: g.grant.conversation_id.as_deref(),
+        approval_uuid: Some(&g.grant.approval_uuid),
+        details: serde_json::json!({
+            "grant": g.grant.id,
+            "tool": g.grant.tool,
+            "server": g.grant.server,
+            "uses": g.grant.uses,
+            "reason": why,
+        }),
+    })
+}
