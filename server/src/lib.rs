@@ -32,5 +32,5 @@ pub mod store;
 pub mod telemetry;
 
 pub use http::serve::run;
-pub use http::startup::{SITE_NAME, StartError, Startup, build_state, leptos_options};
+pub use http::startup::{SITE_NAME, StartError, Startup, build_state, leptos_options, live_grants};
 pub use http::state::AppState;

@@ -89,7 +89,7 @@ async fn main() -> std::process::ExitCode {
             },
     }) = &args.command
     {
-        return explain(&args.config, tool, server.as_deref(), call);
+        return explain(&args.config, tool, server.as_deref(), call).await;
     }
     // The config first: its `name` names the agent in traces.
     let config = match server::config::load(&args.config) {
@@ -156,7 +156,7 @@ async fn serve(args: Args, config: server::config::Config) -> anyhow::Result<()>
 
 /// `agent audit verify`: walks the chain of the config's database.
 /// `agent policy explain`.
-fn explain(
+async fn explain(
     config: &std::path::Path,
     tool: &str,
     server: Option<&str>,
@@ -191,6 +191,20 @@ fn explain(
             config.unannotated_tools
         )
     );
+    // What the live grants (REACH.md §3) would do, read from the store.
+    let policy = config.policy();
+    if server::policy::grants_note(&policy, &[], tool, server, &call).is_some() {
+        match server::live_grants(&config).await {
+            Ok(grants) => {
+                if let Some(note) =
+                    server::policy::grants_note(&policy, &grants, tool, server, &call)
+                {
+                    print!("{note}");
+                }
+            }
+            Err(e) => println!("note: the live grants could not be read ({e})"),
+        }
+    }
     std::process::ExitCode::SUCCESS
 }
 

@@ -67,20 +67,17 @@ pub struct Startup {
 /// client and the engine. A model that cannot be used (missing key) is
 /// logged and reported by `/health`, not fatal: existing conversations and
 /// approvals stay usable.
-pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
-    if s.a2a_conformance && !cfg!(feature = "a2a-tck") {
-        return Err(StartError::NoConformance);
-    }
-    let audit_key = s
-        .config
+/// The config's store (SQLite in `data_dir`, or PostgreSQL), migrated.
+async fn open_store(config: &Config) -> Result<Store, crate::store::StoreError> {
+    let audit_key = config
         .audit
         .key
         .as_ref()
         .map(|k| k.expose().as_bytes().to_vec());
-    let store = match (&s.config.store.backend, &s.config.store.url) {
+    Ok(match (&config.store.backend, &config.store.url) {
         (config::StoreBackend::Postgres, Some(url)) => {
-            let (url, max) = (url.expose().to_string(), s.config.store.max_connections);
-            let lease = s.config.store.lease_seconds.min(3600) as u32;
+            let (url, max) = (url.expose().to_string(), config.store.max_connections);
+            let lease = config.store.lease_seconds.min(3600) as u32;
             // Connecting may wait (30 s of retries): off the async workers.
             tokio::task::spawn_blocking(move || {
                 Store::open_postgres(&url, max, lease, audit_key.as_deref())
@@ -88,8 +85,26 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
             .await
             .map_err(|e| crate::store::StoreError::Worker(e.to_string()))??
         }
-        _ => Store::open_keyed(&s.config.data_dir, audit_key.as_deref())?,
-    };
+        _ => Store::open_keyed(&config.data_dir, audit_key.as_deref())?,
+    })
+}
+
+/// The live grants in the config's store (`agent policy explain`).
+pub async fn live_grants(config: &Config) -> Result<Vec<app::models::Grant>, StartError> {
+    let store = open_store(config).await?;
+    Ok(store
+        .live_grants(None)
+        .await?
+        .into_iter()
+        .map(|g| g.grant)
+        .collect())
+}
+
+pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
+    if s.a2a_conformance && !cfg!(feature = "a2a-tck") {
+        return Err(StartError::NoConformance);
+    }
+    let store = open_store(&s.config).await?;
     // Notification rows are written by the store's intents, in the
     // transaction of the event they announce (POLICY.md §5).
     let mut store = store;

@@ -119,3 +119,77 @@ fn why(r: &Rule, tool: &str, args: &Value) -> String {
     }
     parts.join("; ")
 }
+
+/// What the live `grants` would do to the call (REACH.md §3), for the end
+/// of an explanation: the grants that would let it run without asking,
+/// or `None` when the call would not ask one approver (a grant never
+/// spares a `deny`, an `allow` needs none, a quorum is never granted).
+/// When no rule decides, the annotations would ask (as `annotation` or
+/// `unannotated`): grants of either count.
+pub fn grants_note(
+    policy: &Policy,
+    grants: &[app::models::Grant],
+    tool: &str,
+    server: Option<&str>,
+    args: &Value,
+) -> Option<String> {
+    let rules: Vec<&str> = match policy.evaluate(tool, server, args) {
+        Some(r) => match &r.action {
+            Action::Approve(ask) if ask.quorum <= 1 => vec![r.name.as_str()],
+            _ => return None,
+        },
+        None => vec!["annotation", "unannotated"],
+    };
+    let now = crate::domain::ids::now();
+    let hits: Vec<String> = grants
+        .iter()
+        .filter(|g| {
+            g.tool == tool
+                && g.server.as_deref() == server
+                && rules.contains(&g.rule.as_str())
+                && g.revoked_at.is_none()
+                && g.expires_at > now
+                && matches_values(g, args)
+        })
+        .map(|g| {
+            format!(
+                "  grant {} by {} ({}): {}, {}, until {}, used {} time{}\n",
+                g.id,
+                g.created_by,
+                g.rule,
+                match &g.match_pointers {
+                    Some(ps) => format!(
+                        "when {} repeat{}",
+                        ps.join(", "),
+                        if ps.len() == 1 { "s" } else { "" }
+                    ),
+                    None => "when every argument repeats".into(),
+                },
+                match &g.conversation_id {
+                    Some(c) => format!("in conversation {c} only"),
+                    None => "in every conversation".into(),
+                },
+                g.expires_at,
+                g.uses,
+                if g.uses == 1 { "" } else { "s" }
+            )
+        })
+        .collect();
+    Some(if hits.is_empty() {
+        "=> no live grant would spare this call\n".to_string()
+    } else {
+        format!(
+            "=> a live grant would allow it without asking (where its scope holds):\n{}",
+            hits.join("")
+        )
+    })
+}
+
+/// Whether `args` repeat the grant's values at its pointers (all of them
+/// when it has none).
+fn matches_values(g: &app::models::Grant, args: &Value) -> bool {
+    match &g.match_pointers {
+        None => &g.values == args,
+        Some(ps) => ps.iter().all(|p| args.pointer(p) == g.values.get(p)),
+    }
+}

@@ -20,7 +20,7 @@ mod predicate;
 mod tests;
 
 pub(crate) use crate::domain::duration::{parse as parse_duration, show as show_duration};
-pub use explain::explain;
+pub use explain::{explain, grants_note};
 pub(crate) use predicate::Predicate;
 
 use crate::domain::principal::{Principal, Role};
