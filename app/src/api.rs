@@ -111,6 +111,7 @@ mod backend {
         fn list_approvals(&self, q: ApprovalQuery) -> BoxFuture<Result<ApprovalList, ApiError>>;
         fn list_questions(&self, q: ApprovalQuery) -> BoxFuture<Result<QuestionPage, ApiError>>;
         fn list_tools(&self) -> BoxFuture<Result<ToolList, ApiError>>;
+        fn list_grants(&self) -> BoxFuture<Result<crate::models::GrantList, ApiError>>;
         fn pipeline(&self) -> BoxFuture<Result<PipelineView, ApiError>>;
         fn notifications(&self) -> BoxFuture<Result<DeliveryList, ApiError>>;
         fn link(&self, token: String) -> BoxFuture<Result<LinkView, ApiError>>;
@@ -228,6 +229,18 @@ pub async fn list_tools() -> Result<ToolList, ApiError> {
     #[cfg(not(feature = "ssr"))]
     {
         client::get_json("/tools").await
+    }
+}
+
+/// `GET /grants`: the live grants (REACH.md §3).
+pub async fn list_grants() -> Result<crate::models::GrantList, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend::backend()?.list_grants().await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        client::get_json("/grants").await
     }
 }
 

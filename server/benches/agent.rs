@@ -25,7 +25,9 @@
 //! 10. the approver on a phone: navigation to the first Approve that takes
 //!     effect on a slow link, and the WebAssembly's size ([`phone`]);
 //! 11. questions: a question's round trip beside an approval's
-//!     ([`questions`]).
+//!     ([`questions`]);
+//! 12. reach: a decision from Slack to the tool starting beside a REST
+//!     one, and the gate with 1,000 live grants ([`reach`]).
 
 #[path = "agent/auth.rs"]
 mod auth;
@@ -43,6 +45,8 @@ mod phone;
 mod policy;
 #[path = "agent/questions.rs"]
 mod questions;
+#[path = "agent/reach.rs"]
+mod reach;
 #[path = "agent/replicas.rs"]
 mod replicas;
 
@@ -282,7 +286,7 @@ async fn main() {
         .build()
         .unwrap();
     let mut rows: Vec<(String, String, String)> = Vec::new();
-    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`, `phone`, `pg`, `policy`, `notify`, `questions`; `pgturns`, `pglists`, `pgflight`: one part of `pg`): those rows alone.
+    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`, `phone`, `pg`, `policy`, `notify`, `questions`, `reach`; `pgturns`, `pglists`, `pgflight`: one part of `pg`): those rows alone.
     let only = std::env::var("BENCH_ONLY").ok();
     let wants = |part: &str| only.as_deref().is_none_or(|o| o == part);
     if wants("core") {
@@ -323,6 +327,11 @@ async fn main() {
     // 11. Questions.
     if wants("questions") {
         questions::rows(&http, &mut rows, quick).await;
+    }
+
+    // 12. Slack decisions and grants.
+    if wants("reach") {
+        reach::rows(&http, &mut rows, quick).await;
     }
 
     // 9. Approval rules.

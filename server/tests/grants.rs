@@ -291,3 +291,70 @@ async fn a_grant_spares_the_same_call_and_nothing_more() {
     );
     assert_eq!(grants(&a).await.len(), 1);
 }
+
+/// A grant made in a browser sign-in never outlives it: its expiry is
+/// capped at the session's, and signing out revokes it (audited).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_ends_with_the_sign_in_it_was_made_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    let a = Agent::start_with_env(&cfg, &env());
+    let body = say(&a, None, "add apples 5").await;
+    let conv = body["conversation"]["id"].as_str().unwrap().to_string();
+    let uuid = waiting_uuid(&body);
+    let jar = reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let r = jar
+        .post(a.url("/ui/sign-in"))
+        .json(&json!({"token": ALICE, "next": "/ui/approvals"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let me: Value = jar
+        .get(a.url("/auth/me"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let r = jar
+        .post(a.url(&format!("/approvals/{uuid}")))
+        .json(&json!({"approved": true, "grant": {"for": "24h", "match": ["/name"]}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let g = grants(&a).await[0].clone();
+    // The session lasts 12 h (auth.session_hours): so does the grant.
+    let expires = chrono::DateTime::parse_from_rfc3339(g["expires_at"].as_str().unwrap()).unwrap();
+    let left = expires.signed_duration_since(chrono::Utc::now());
+    assert!(
+        left <= chrono::Duration::hours(12) && left > chrono::Duration::hours(11),
+        "{g}"
+    );
+    let body = say(&a, Some(&conv), "add apples 6").await;
+    assert_eq!(body["result"]["waiting_approval"], false, "{body}");
+    // Signing out ends it.
+    let r = jar
+        .post(a.url("/ui/sign-out"))
+        .json(&json!({"form_token": me["form_token"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert!(grants(&a).await.is_empty());
+    let body = say(&a, Some(&conv), "add apples 7").await;
+    assert_eq!(body["result"]["waiting_approval"], true, "{body}");
+    let revoked: Vec<Value> = audit_rows(&a, OPS)
+        .await
+        .into_iter()
+        .filter(|r| r["event"] == "grant.revoked")
+        .collect();
+    assert_eq!(revoked.len(), 1);
+    assert_eq!(revoked[0]["details"]["reason"], "the granter signed out");
+}

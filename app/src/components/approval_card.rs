@@ -118,6 +118,7 @@ pub fn ApprovalCard(
                                         {edit_button(&approval, on_edited, editing.clone())}
                                     </div>
                                 </form>
+                                {grant_form(&approval, token.clone().unwrap_or_default(), here.clone())}
                                 {edit_opener(&approval, on_edited, &here)}
                                 {edit_form(&approval, on_edited, editing.clone(), here.clone(), token)}
                             })},
@@ -238,6 +239,67 @@ fn edit_button(
                 "Edit arguments"
             </button>
         }
+    })
+}
+
+/// "Approve and allow again…" (REACH.md §3): approve, and let later calls
+/// of this tool whose checked arguments repeat run without asking, in this
+/// conversation or (admins) every one, for a while. A plain form post in a
+/// `<details>`, so it works with and without JavaScript and costs the
+/// WebAssembly nothing to run. Not offered where no grant can be made (a
+/// quorum, a sub-agent's approval, a changed tool).
+fn grant_form(
+    approval: &PendingApproval,
+    token: String,
+    back: String,
+) -> Option<impl IntoView + use<>> {
+    let grantable = approval.quorum.max(1) <= 1
+        && approval.remote_task_id.is_none()
+        && approval.rule.as_deref() != Some("tool-changed");
+    if !grantable {
+        return None;
+    }
+    let args: Vec<String> = approval
+        .tool_args
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    let offered = args.len().to_string();
+    let action = format!("/ui/approvals/{}/decide", approval.uuid);
+    Some(view! {
+        <details class="grant-form">
+            <summary class="btn">"Approve and allow again…"</summary>
+            <form method="post" action=action>
+                <input type="hidden" name="form_token" value=token/>
+                <input type="hidden" name="back" value=back/>
+                <input type="hidden" name="decision" value="approve"/>
+                <input type="hidden" name="grant" value="1"/>
+                <input type="hidden" name="grant_offered" value=offered/>
+                <fieldset>
+                    <legend>"Later calls run without asking when these arguments repeat"</legend>
+                    {args.into_iter().map(|a| {
+                        let pointer = format!("/{}", a.replace('~', "~0").replace('/', "~1"));
+                        view! { <label><input type="checkbox" name="grant_match" value=pointer checked=true/>" " <code>{a}</code></label> }
+                    }).collect_view()}
+                </fieldset>
+                <label>"For "
+                    <select name="grant_for">
+                        <option value="15m">"15 minutes"</option>
+                        <option value="1h" selected=true>"1 hour"</option>
+                        <option value="4h">"4 hours"</option>
+                        <option value="8h">"8 hours"</option>
+                        <option value="24h">"24 hours"</option>
+                    </select>
+                </label>
+                <label>" in "
+                    <select name="grant_scope">
+                        <option value="conversation" selected=true>"this conversation"</option>
+                        <option value="agent">"every conversation (admins)"</option>
+                    </select>
+                </label>
+                <button type="submit" class="btn btn-approve">"Approve and allow again"</button>
+            </form>
+        </details>
     })
 }
 

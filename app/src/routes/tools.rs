@@ -1,6 +1,8 @@
 //! `/ui/tools`: every tool the agent can call (MCP tools and, later, A2A
 //! sub-agents) with its server, description, input schema, whether it
-//! needs approval (in words, not colour alone) and whether its server is up.
+//! needs approval (in words, not colour alone) and whether its server is up;
+//! then the live grants (REACH.md §3), each with a Revoke form that posts
+//! with or without JavaScript.
 
 use crate::api;
 use crate::models::ToolDescription;
@@ -37,6 +39,61 @@ pub fn ToolsPage() -> impl IntoView {
                             <p>"Could not load the tools: " {e.to_string()}</p>
                             <a href="/ui/tools" class="btn">"Retry"</a>
                         </div>
+                    }),
+                }
+            })})}
+        </Transition>
+        <Grants/>
+    }
+}
+
+/// The live grants: what they let run without asking, until when, and a
+/// Revoke form (a plain post, so it works before and without hydration).
+#[component]
+fn Grants() -> impl IntoView {
+    let grants = ArcResource::new(|| (), |_| api::list_grants());
+    view! {
+        <section class="page-head"><h2 id="grants-title">"Grants"</h2></section>
+        <Transition fallback=|| ()>
+            {reloading(move || { let grants = grants.clone(); Suspend::new(async move {
+                match grants.await {
+                    Ok(l) if l.grants.is_empty() => leptos::either::EitherOf3::A(view! {
+                        <p class="muted" id="no-grants">"No live grants: every call that needs approval asks."</p>
+                    }),
+                    Ok(l) => {
+                        let token = crate::components::viewer::current().await.form_token.unwrap_or_default();
+                        leptos::either::EitherOf3::B(view! {
+                            <ul class="grants" id="grants" aria-labelledby="grants-title">
+                                {l.grants.into_iter().map(|g| {
+                                    let action = format!("/ui/grants/{}/revoke", g.id);
+                                    let matches = match &g.match_pointers {
+                                        Some(_) => format!("when {} repeat{}", g.values, if g.values.as_object().is_some_and(|m| m.len() == 1) { "s" } else { "" }),
+                                        None => format!("when the arguments are exactly {}", g.values),
+                                    };
+                                    let scope = match &g.conversation_id {
+                                        Some(c) => view! { "in " <a href=format!("/ui/conversations/{c}")>"one conversation"</a> }.into_any(),
+                                        None => view! { "in every conversation" }.into_any(),
+                                    };
+                                    view! {
+                                        <li class="grant" data-grant=g.id.clone() data-tool=g.tool.clone()>
+                                            <p>
+                                                <code>{g.tool.clone()}</code>
+                                                {g.server.clone().map(|s| format!(" on {s}"))}
+                                                " runs without asking " {matches} ", " {scope}
+                                                {format!(", until {} (granted by {}; used {} time{})", crate::components::time::short_time(&g.expires_at), g.created_by, g.uses, if g.uses == 1 { "" } else { "s" })}
+                                            </p>
+                                            <form method="post" action=action class="revoke-form">
+                                                <input type="hidden" name="form_token" value=token.clone()/>
+                                                <button type="submit" class="btn btn-reject">"Revoke"</button>
+                                            </form>
+                                        </li>
+                                    }
+                                }).collect_view()}
+                            </ul>
+                        })
+                    }
+                    Err(e) => leptos::either::EitherOf3::C(view! {
+                        <p class="alert alert-error" role="alert">"Could not load the grants: " {e.to_string()}</p>
                     }),
                 }
             })})}

@@ -327,6 +327,13 @@ pub(crate) static ROUTES: &[Route] = &[
     },
     Route {
         method: "POST",
+        path: "/ui/grants/{id}/revoke",
+        need: Page(Approver),
+        serve: Serve::Handler(|| post(ui::forms::revoke_grant)),
+        doc: Doc::new("The tools page's Revoke form (urlencoded `form_token`; the grant's creator or an admin): like `DELETE /grants/{id}`, then 303 back to `/ui/tools`, or to `/ui/refused` saying why.").status(303).errors(&[403, 415]),
+    },
+    Route {
+        method: "POST",
         path: "/ui/notifications/{id}/retry",
         need: Page(Admin),
         serve: Serve::Handler(|| post(ui::forms::retry)),

@@ -409,6 +409,22 @@ pub(crate) async fn retry(
     }
 }
 
+/// `POST /ui/grants/:id/revoke` (its granter or an admin): back to the
+/// tools page.
+pub(crate) async fn revoke_grant(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Caller(mut ctx): Caller,
+    UiForm(_): UiForm,
+) -> Response {
+    ctx.via = "ui";
+    let back = "/ui/tools";
+    match state.engine.revoke_grant(&id, &ctx).await {
+        Ok(_) => see_other(back),
+        Err(e) => refused(e.into(), back),
+    }
+}
+
 #[derive(Deserialize)]
 pub(crate) struct RefusedQuery {
     back: Option<String>,

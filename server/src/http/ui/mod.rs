@@ -82,6 +82,18 @@ impl UiBackend for StoreBackend {
         Box::pin(async move { Ok(list) })
     }
 
+    fn list_grants(&self) -> BoxFuture<Result<app::models::GrantList, app::api::ApiError>> {
+        let engine = self.state.engine.clone();
+        Box::pin(async move {
+            Ok(app::models::GrantList {
+                grants: engine
+                    .grants()
+                    .await
+                    .map_err(|e| app::api::ApiError::from(crate::http::ApiError::from(e)))?,
+            })
+        })
+    }
+
     fn pipeline(&self) -> BoxFuture<Result<app::pipeline::PipelineView, app::api::ApiError>> {
         let view = crate::http::rest::pipeline::view(&self.state);
         Box::pin(async move { Ok(view) })
