@@ -63,17 +63,39 @@ async fn started(
     }
 }
 
+/// A receiver for the Slack messages and the `response_url` posts, on a
+/// runtime (and thread) of its own, so handling them never delays the
+/// bench's reading of the event stream; its URL, and its keeper.
+fn receiver() -> (String, std::sync::mpsc::Sender<()>) {
+    let (url_tx, url_rx) = std::sync::mpsc::channel();
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let hook = Receiver::start("whsec-bench-0123456789").await;
+            url_tx.send(hook.url.clone()).unwrap();
+            // Until the bench is done with it.
+            let _ = tokio::task::spawn_blocking(move || stop_rx.recv()).await;
+            drop(hook);
+        });
+    });
+    (url_rx.recv().unwrap(), stop_tx)
+}
+
 async fn decision_rows(
     http: &reqwest::Client,
     rows: &mut Vec<(String, String, String)>,
     quick: bool,
 ) {
-    let hook = Receiver::start("whsec-bench-0123456789").await;
+    let (hook_url, _keep) = receiver();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let rules = root.join("testdata/e2e-rules.yaml");
     let extra = format!(
         "notifications:\n  targets:\n    - name: slack\n      url: \"{}\"\n      format: slack\n      events: [approval.decided]\n      interactive:\n        signing_secret: \"${{SLACK_SIGNING_SECRET}}\"\n        users: {{U0BENCH: bench}}\n        response_hosts: [\"127.0.0.1\"]\n",
-        hook.url
+        hook_url
     );
     let agent = Agent::start_model(
         &format!("scripted:{}", rules.display()),
@@ -109,7 +131,7 @@ async fn decision_rows(
                 "U0BENCH",
                 "stopgo_approve",
                 &uuid,
-                &hook.url,
+                &hook_url,
                 &serde_json::json!({}),
                 0,
             );

@@ -92,7 +92,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("v8.sql"),
     include_str!("v9.sql"),
     include_str!("v10.sql"),
-    include_str!("v11.sql"),
+    include_str!("../grants.sql"), // v11
 ];
 /// The advisory lock migrations run under (any constant shared by replicas).
 const MIGRATION_LOCK: i64 = 0x5354_4f50_474f; // "STOPGO"

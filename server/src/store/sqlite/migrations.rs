@@ -352,33 +352,8 @@ const MIGRATIONS: &[&str] = &[
         UPDATE task_counts SET n = n - 1 WHERE state = old.task_state;
     END;
     "#,
-    // 14: grants (REACH.md §3): an approval that lets later identical
-    // calls run without asking, for a while.
-    r#"
-    CREATE TABLE grants (
-        id             TEXT PRIMARY KEY,
-        created_at     TEXT NOT NULL,
-        created_by     TEXT NOT NULL,
-        created_roles  TEXT NOT NULL,
-        created_via    TEXT NOT NULL,
-        signin         TEXT,
-        approval_uuid  TEXT NOT NULL,
-        scope          TEXT NOT NULL,
-        conversation_id TEXT,
-        tool           TEXT NOT NULL,
-        server         TEXT,
-        rule           TEXT NOT NULL,
-        match_pointers TEXT,
-        match_values   TEXT NOT NULL,
-        expires_at     TEXT NOT NULL,
-        uses           BIGINT NOT NULL DEFAULT 0,
-        last_used_at   TEXT,
-        revoked_at     TEXT,
-        revoked_by     TEXT
-    );
-    CREATE INDEX grants_live ON grants(expires_at) WHERE revoked_at IS NULL;
-    CREATE INDEX grants_by_signin ON grants(signin) WHERE revoked_at IS NULL;
-    "#,
+    // 14: grants (REACH.md §3), the same text as PostgreSQL's v11.
+    include_str!("../grants.sql"),
 ];
 
 /// The schema version this binary writes.

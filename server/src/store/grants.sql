@@ -1,5 +1,6 @@
--- Schema v11: grants (REACH.md §3): an approval that lets later identical
--- calls of the same tool run without asking, for a while.
+-- Grants (REACH.md §3): an approval that lets later identical calls of the
+-- same tool run without asking, for a while. One text for both backends:
+-- SQLite migration 14 and PostgreSQL schema v11.
 CREATE TABLE grants (
     id             TEXT PRIMARY KEY,
     created_at     TEXT NOT NULL,
