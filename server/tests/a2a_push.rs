@@ -255,7 +255,7 @@ async fn pushes_deliver_each_state_once_with_credentials_and_survive_a_restart()
 /// order).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_task_never_leaves_a_final_state_over_fifty_runs() {
-    let hook = Receiver::start("unused").await;
+    let hook = std::sync::Arc::new(Receiver::start("unused").await);
     let dir = tempfile::tempdir().unwrap();
     let yaml = format!("{}{SWITCH}", resources_yaml("push-order", dir.path()));
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
@@ -270,13 +270,22 @@ async fn a_task_never_leaves_a_final_state_over_fifty_runs() {
         ]);
         let mut runs = Vec::new();
         for i in 0..10 {
-            let (a, url) = (a.clone(), hook.url.clone());
+            let (a, url, hook) = (a.clone(), hook.url.clone(), hook.clone());
             runs.push(tokio::spawn(async move {
                 let id = format!("order-{round}-{i}");
                 let r = rpc(&a, "SendMessage", send_with_push(&id, "add apples 1", &url)).await;
                 let task = &r["result"]["task"];
                 assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{r}");
                 let tid = task["id"].as_str().unwrap().to_string();
+                // Decided only once `input-required` was delivered: the
+                // watcher announces the state it reads, so a decision
+                // faster than it (a loaded machine) would skip that state,
+                // which this test does not measure.
+                let deadline = std::time::Instant::now() + Duration::from_secs(30);
+                while delivered(&hook.received(), &tid, "TASK_STATE_INPUT_REQUIRED") == 0 {
+                    assert!(std::time::Instant::now() < deadline, "{tid}: input-required never delivered");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
                 let c: Value = client()
                     .get(a.url(&format!("/conversations/{tid}")))
                     .send()

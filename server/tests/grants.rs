@@ -137,6 +137,13 @@ async fn a_grant_spares_the_same_call_and_nothing_more() {
             "{bad} → {b}"
         );
     }
+    // (No Slack target is interactive here: Slack's route says so.)
+    let r = support::client()
+        .post(a.url("/integrations/slack/interactions"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 404);
     // Scope `agent` needs an admin.
     let (status, b) = decide(
         &a,

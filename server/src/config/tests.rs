@@ -468,3 +468,43 @@ fn shipped_configs_are_valid() {
         ]
     );
 }
+
+#[test]
+fn interactive_slack_targets_are_checked_against_auth() {
+    let target = |users: &str| {
+        format!(
+            "notifications:\n  targets:\n    - name: s\n      url: https://hooks.slack.com/services/T/B/x\n      format: slack\n      interactive: {{signing_secret: \"${{TOKEN}}\", users: {users}}}\n"
+        )
+    };
+    // The secret from the environment only.
+    assert_problem(
+        "notifications:\n  targets:\n    - {name: s, url: \"https://hooks.slack.com/x\", format: slack, interactive: {signing_secret: literal}}\n",
+        "notifications.targets[0].interactive.signing_secret",
+        "environment",
+    );
+    // Mode tokens: every mapped principal is a token's name.
+    assert_problem(
+        &format!(
+            "auth:\n  mode: tokens\n  tokens:\n    - {{name: alice, token: \"${{TOKEN}}\", roles: [approver]}}\n{}",
+            target("{U1: alice, U2: alcie}")
+        ),
+        "notifications.targets[0].interactive.users.U2",
+        "\"alcie\" is not the name of any auth.tokens entry",
+    );
+    // Mode proxy: no roles for a Slack user.
+    assert_problem(
+        &format!(
+            "auth:\n  mode: proxy\n  proxy: {{user_header: X-User, trusted_proxies: [127.0.0.1]}}\n{}",
+            target("{U1: alice}")
+        ),
+        "notifications.targets[0].interactive.users",
+        "auth mode proxy",
+    );
+    // Only on Slack targets.
+    assert_problem(
+        "notifications:\n  targets:\n    - {name: j, url: \"https://example.com/h\", interactive: {signing_secret: \"${TOKEN}\"}}\n",
+        "notifications.targets[0].interactive",
+        "format: slack",
+    );
+    assert!(load_str(&target("{U1: anyone}")).is_ok(), "mode none maps anyone");
+}

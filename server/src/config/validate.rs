@@ -86,6 +86,7 @@ pub fn validate(config: &Config, base_dir: &Path) -> Vec<Problem> {
     }
     super::auth::validate(&config.auth, &config.audit, &mut p);
     super::notifications::validate(&config.notifications, &mut p);
+    check_slack_users(config, &mut p);
     if let Err(problems) = crate::policy::Policy::compile(&config.approvals, &config.tool_servers())
     {
         p.extend(problems);
@@ -475,5 +476,36 @@ mod tests {
         assert!(check_http_url("ftp://a").is_err());
         assert!(check_http_url("http://").is_err());
         assert!(check_http_url("http:// a").is_err());
+    }
+}
+
+/// Interactive Slack targets decide as the principals their `users` name,
+/// with those principals' roles: in mode `tokens` each must be a token's
+/// name (a typo would only show at the first click); in mode `proxy` no
+/// roles are known here without a request from the proxy, so Slack
+/// cannot decide at all.
+fn check_slack_users(config: &Config, p: &mut Vec<Problem>) {
+    for (i, t) in config.notifications.targets.iter().enumerate() {
+        let Some(inter) = &t.interactive else {
+            continue;
+        };
+        let at = format!("notifications.targets[{i}].interactive.users");
+        match config.auth.mode {
+            super::AuthMode::Proxy => p.push(Problem::new(
+                at,
+                "Slack decisions need the mapped principals' roles, which in auth mode proxy only the proxy knows: use mode tokens or oidc, or leave out `interactive`",
+            )),
+            super::AuthMode::Tokens => {
+                for (id, who) in &inter.users {
+                    if !config.auth.tokens.iter().any(|tk| &tk.name == who) {
+                        p.push(Problem::new(
+                            format!("{at}.{id}"),
+                            format!("{who:?} is not the name of any auth.tokens entry, so it has no roles to decide with"),
+                        ));
+                    }
+                }
+            }
+            super::AuthMode::None | super::AuthMode::Oidc => {}
+        }
     }
 }

@@ -137,7 +137,7 @@ pub(crate) fn verify<'a>(
         .map(str::trim)
         .filter(|s| s.starts_with("v0=") && s.len() <= 200)
         .ok_or(Unsigned::Missing("X-Slack-Signature"))?;
-    if (now - at).abs() > WINDOW_SECS {
+    if now.abs_diff(at) > WINDOW_SECS.unsigned_abs() {
         return Err(Unsigned::Stale);
     }
     apps.iter()
@@ -241,6 +241,13 @@ mod tests {
             verify(&apps, Some(ts), Some("a2114d"), body, now).err(),
             Some(Unsigned::Missing("X-Slack-Signature"))
         );
+        // Timestamps at the ends of i64 are stale, never an overflow.
+        for far in ["-9223372036854775808", "9223372036854775807"] {
+            assert_eq!(
+                verify(&apps, Some(far), Some(sig), body, now).err(),
+                Some(Unsigned::Stale)
+            );
+        }
     }
 
     #[test]

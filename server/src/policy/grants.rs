@@ -168,6 +168,21 @@ impl GrantIndex {
             .insert(g);
     }
 
+    /// Drops the grants that expired before `now` (RFC 3339).
+    pub fn prune(&self, now: &str) {
+        let mut all = self.buckets.write().unwrap_or_else(|e| e.into_inner());
+        for b in all.values_mut() {
+            for (_, m) in &mut b.groups {
+                m.retain(|_, v| {
+                    v.retain(|g| g.expires_at.as_str() > now);
+                    !v.is_empty()
+                });
+            }
+            b.groups.retain(|(_, m)| !m.is_empty());
+        }
+        all.retain(|_, b| !b.groups.is_empty());
+    }
+
     pub fn remove(&self, id: &str) {
         let mut all = self.buckets.write().unwrap_or_else(|e| e.into_inner());
         for b in all.values_mut() {
@@ -320,6 +335,11 @@ mod tests {
             .is_none(),
             "the rule's approvers no longer admit the granter"
         );
+        idx.prune(NOW);
+        assert_eq!(idx.len(), 1, "not expired yet");
+        idx.prune("3000-01-01T00:00:00Z");
+        assert!(idx.is_empty(), "expired grants are pruned");
+        idx.insert(grant("g1", Some(vec!["/name"]), &approved, Some("c1")));
         idx.remove("g1");
         assert!(idx.is_empty());
     }

@@ -179,44 +179,29 @@ impl Store {
         .await
     }
 
-    /// Ends the live grants made in the sign-in session `signin` (its
-    /// sign-out), each audited `grant.revoked`; returns their ids.
-    pub(crate) async fn revoke_signin_grants(
-        &self,
-        signin: &str,
-        by: &str,
-    ) -> Result<Vec<String>, StoreError> {
-        let (signin, by) = (signin.to_string(), by.to_string());
-        self.write(move |tx| {
-            let mut ended = Vec::new();
-            for id in tx.signin_grants(&signin)? {
-                if let Some(g) = tx.grant(&id)?
-                    && tx.revoke_grant(&id, &by, &now())?
-                {
-                    audit_revoked(tx, &g, &by, Some("the granter signed out"))?;
-                    ended.push(id);
-                }
-            }
-            Ok(ended)
-        })
-        .await
-    }
-
-    /// Lets a call run under grant `grant_id`: if the grant is still live,
+    /// Lets a call run under grant `u.grant`: if the grant is still live,
     /// its use is counted and the call gets an approval row approved by
-    /// `grant:<id>` (audited `grant.used`), all in one transaction.
-    /// `None`: the grant ended meanwhile (the call must ask).
+    /// `grant:<id>` (audited `grant.used`), all in one transaction. A call
+    /// the granter asked for themselves is spared only for an admin (and
+    /// recorded as overriding separation of duties), as their decision
+    /// would be.
     pub(crate) async fn use_grant(
         &self,
-        grant_id: &str,
+        u: GrantUse,
         new: NewApproval,
         session: &str,
-    ) -> Result<Option<Approval>, StoreError> {
-        let (grant_id, session) = (grant_id.to_string(), session.to_string());
+    ) -> Result<Used, StoreError> {
+        let session = session.to_string();
         self.write(move |tx| {
             tx.fence(&new.conversation_id)?;
+            let own = u.separation_of_duties
+                && tx.requester_of(&new.conversation_id)?.as_deref() == Some(u.granter.as_str());
+            if own && !u.granter_admin {
+                return Ok(Used::OwnRequest);
+            }
+            let grant_id = u.grant;
             if !tx.use_grant(&grant_id, &now())? {
-                return Ok(None);
+                return Ok(Used::Ended);
             }
             let by = Decider {
                 name: format!("grant:{grant_id}"),
@@ -232,23 +217,72 @@ impl Store {
                 Some(&by),
                 None,
             )?;
+            let mut details = serde_json::json!({
+                "grant": grant_id,
+                "tool": a.approval.tool_name,
+                "server": a.approval.server,
+                "arguments_digest": digest(&a.approval.tool_args),
+                "rule": a.approval.rule,
+            });
+            if own {
+                details["override"] = "separation_of_duties".into();
+            }
             tx.audit(&Event {
                 actor: &by.name,
                 event: "grant.used",
                 conversation_id: Some(&a.approval.conversation_id),
                 approval_uuid: Some(&uuid),
-                details: serde_json::json!({
-                    "grant": grant_id,
-                    "tool": a.approval.tool_name,
-                    "server": a.approval.server,
-                    "arguments_digest": digest(&a.approval.tool_args),
-                    "rule": a.approval.rule,
-                }),
+                details,
             })?;
-            tx.approval(&uuid)
+            Ok(match tx.approval(&uuid)? {
+                Some(a) => Used::Ran(Box::new(a)),
+                None => Used::Ended,
+            })
         })
         .await
     }
+}
+
+/// A use of a grant, as the engine asks for it.
+#[derive(Clone, Debug)]
+pub(crate) struct GrantUse {
+    pub(crate) grant: String,
+    /// Who granted it, whether they are an admin now, and whether
+    /// separation of duties is in force.
+    pub(crate) granter: String,
+    pub(crate) granter_admin: bool,
+    pub(crate) separation_of_duties: bool,
+}
+
+/// What using a grant did.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Used {
+    /// The call may run under this approval (approved by the grant).
+    Ran(Box<Approval>),
+    /// The grant had ended (revoked, expired): the call must ask.
+    Ended,
+    /// The granter asked for this call themselves and may not decide their
+    /// own request: the call must ask.
+    OwnRequest,
+}
+
+/// Ends the live grants made in the sign-in session `signin` (in its
+/// sign-out's transaction), each audited `grant.revoked`; their ids.
+pub(in crate::store) fn end_signin_grants(
+    tx: &dyn super::Tx,
+    signin: &str,
+    by: &str,
+) -> Result<Vec<String>, StoreError> {
+    let mut ended = Vec::new();
+    for id in tx.signin_grants(signin)? {
+        if let Some(g) = tx.grant(&id)?
+            && tx.revoke_grant(&id, by, &now())?
+        {
+            audit_revoked(tx, &g, by, Some("the granter signed out"))?;
+            ended.push(id);
+        }
+    }
+    Ok(ended)
 }
 
 fn audit_revoked(

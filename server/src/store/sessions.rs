@@ -60,11 +60,14 @@ impl Store {
         .await
     }
 
-    /// Ends a session and records `auth.signed_out`; false if there was none.
-    pub(crate) async fn sign_out(&self, id_hash: String) -> Result<bool, StoreError> {
+    /// Ends a session and records `auth.signed_out`, and in the same
+    /// transaction ends the grants made in it (REACH.md §3: a grant never
+    /// outlives its sign-in), each `grant.revoked`; returns their ids
+    /// (`None`: there was no such session).
+    pub(crate) async fn sign_out(&self, id_hash: String) -> Result<Option<Vec<String>>, StoreError> {
         self.write(move |tx| {
             let Some(s) = tx.delete_session(&id_hash)? else {
-                return Ok(false);
+                return Ok(None);
             };
             tx.audit(&Event {
                 actor: &s.name,
@@ -73,7 +76,7 @@ impl Store {
                 approval_uuid: None,
                 details: serde_json::json!({}),
             })?;
-            Ok(true)
+            super::grants::end_signin_grants(tx, &id_hash, &s.name).map(Some)
         })
         .await
     }

@@ -1246,11 +1246,28 @@ async fn a_grant_is_used_only_while_live() {
         );
 
         // A use: counted, and an approval approved by the grant.
-        let used = s
-            .use_grant("g1", add_approval(&cid, &mid, "Run add"), "s2")
+        let by = |id: &str, admin: bool| grants::GrantUse {
+            grant: id.into(),
+            granter: "alice".into(),
+            granter_admin: admin,
+            separation_of_duties: true,
+        };
+        // Alice asked in this conversation: her own grant spares her call
+        // only as an admin, recorded as an override.
+        assert_eq!(
+            s.use_grant(by("g1", false), add_approval(&cid, &mid, "Run add"), "s2")
+                .await
+                .unwrap(),
+            grants::Used::OwnRequest,
+            "{kind}"
+        );
+        let grants::Used::Ran(used) = s
+            .use_grant(by("g1", true), add_approval(&cid, &mid, "Run add"), "s2")
             .await
             .unwrap()
-            .unwrap_or_else(|| panic!("{kind}: the live grant was not used"));
+        else {
+            panic!("{kind}: the live grant was not used")
+        };
         assert_eq!(used.status, ApprovalStatus::Approved, "{kind}");
         assert_eq!(used.decided_by.as_deref(), Some("grant:g1"), "{kind}");
         assert_eq!(

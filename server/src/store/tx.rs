@@ -349,6 +349,9 @@ pub(crate) trait GrantTx {
     fn revoke_grant(&self, id: &str, by: &str, now: &str) -> Result<bool, StoreError>;
     /// The ids of the live grants made in the sign-in session `signin`.
     fn signin_grants(&self, signin: &str) -> Result<Vec<String>, StoreError>;
+    /// Who sent the latest request of a conversation (its approvals'
+    /// `requested_by`).
+    fn requester_of(&self, conversation_id: &str) -> Result<Option<String>, StoreError>;
 }
 
 /// Sign-in sessions (by the hash of their id).

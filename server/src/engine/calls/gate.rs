@@ -32,7 +32,10 @@ pub(crate) enum Gate {
     /// Would ask (`ask`), but a live grant lets it run (REACH.md §3); if
     /// the grant turns out to have ended when its use is recorded, `ask`
     /// stands.
-    Granted { grant: String, ask: Box<Gate> },
+    Granted {
+        grant: std::sync::Arc<crate::policy::grants::LiveGrant>,
+        ask: Box<Gate>,
+    },
 }
 
 impl Engine {
@@ -62,11 +65,13 @@ impl Engine {
             &tc.arguments,
             rule,
             &crate::domain::ids::now(),
-            |name, roles| !auth_on || super::grants::admits(approvers, name, roles),
+            |name, roles| {
+                !auth_on || super::grants::admits(approvers, name, &self.roles_now(name, roles))
+            },
         );
         match found {
-            Some(g) => Gate::Granted {
-                grant: g.id.clone(),
+            Some(grant) => Gate::Granted {
+                grant,
                 ask: Box::new(gate),
             },
             None => gate,

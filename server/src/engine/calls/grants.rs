@@ -14,7 +14,7 @@ use crate::domain::tools::CallContext;
 use crate::engine::{Engine, EngineError};
 use crate::policy::grants::{LiveGrant, values_of};
 use crate::store::approvals::Approval;
-use crate::store::grants::{GrantRow, Revoked};
+use crate::store::grants::{GrantRow, GrantUse, Revoked, Used};
 use app::models::{Grant, GrantRequest};
 use std::time::Duration;
 
@@ -56,6 +56,21 @@ pub(crate) fn admits(approvers: &[String], name: &str, roles: &[String]) -> bool
 }
 
 impl Engine {
+    /// The roles a granter has now: in mode `tokens` their token's (a
+    /// token removed or demoted in the config takes its grants' power with
+    /// it); otherwise those they had when they granted (`recorded`).
+    pub(super) fn roles_now(&self, name: &str, recorded: &[String]) -> Vec<String> {
+        let auth = &self.inner.config.auth;
+        if auth.mode != crate::config::AuthMode::Tokens {
+            return recorded.to_vec();
+        }
+        auth.tokens
+            .iter()
+            .filter(|t| t.name == name)
+            .flat_map(|t| t.roles.iter().cloned())
+            .collect()
+    }
+
     /// Loads the live grants into the gate's index (at startup).
     pub(crate) async fn load_grants(&self) -> Result<(), crate::store::StoreError> {
         let rows = self.inner.store.live_grants(None).await?;
@@ -223,7 +238,7 @@ impl Engine {
         conversation_id: &str,
         message_id: &str,
         tc: &app::models::ToolCall,
-        grant: &str,
+        grant: &LiveGrant,
         ask: &super::gate::Gate,
         ctx: &CallContext,
     ) -> Result<Option<Approval>, EngineError> {
@@ -254,27 +269,39 @@ impl Engine {
             quorum: *quorum,
             expires_in: None,
         };
-        let used = self
-            .inner
-            .store
-            .use_grant(grant, new, &ctx.session_id)
-            .await?;
-        match &used {
-            Some(a) => {
-                tracing::info!(grant = %grant, tool = %tc.name, approval = %a.approval.uuid, "call allowed by a grant");
+        let roles = self.roles_now(&grant.granter, &grant.roles);
+        let auth = &self.inner.config.auth;
+        let u = GrantUse {
+            grant: grant.id.clone(),
+            granter: grant.granter.clone(),
+            granter_admin: auth.mode == crate::config::AuthMode::None
+                || roles.iter().any(|r| r == "admin"),
+            separation_of_duties: auth.separation_of_duties(),
+        };
+        let id = &grant.id;
+        match self.inner.store.use_grant(u, new, &ctx.session_id).await? {
+            Used::Ran(a) => {
+                tracing::info!(grant = %id, tool = %tc.name, approval = %a.approval.uuid, "call allowed by a grant");
+                Ok(Some(*a))
             }
-            None => {
-                tracing::info!(grant = %grant, tool = %tc.name, "the grant ended before its use: the call asks");
-                self.inner.grants.remove(grant);
+            Used::Ended => {
+                tracing::info!(grant = %id, tool = %tc.name, "the grant ended before its use: the call asks");
+                self.inner.grants.remove(id);
+                Ok(None)
+            }
+            Used::OwnRequest => {
+                tracing::info!(grant = %id, tool = %tc.name, "the granter asked for this call themselves: it asks");
+                Ok(None)
             }
         }
-        Ok(used)
     }
 
     /// A grant this decision created, now in force here (other replicas
     /// read it before their next call that would ask).
     pub(crate) fn granted(&self, g: &GrantRow) {
         tracing::info!(grant = %g.grant.id, tool = %g.grant.tool, scope = %g.grant.scope, expires_at = %g.grant.expires_at, "grant created");
+        // Expired grants leave the index as new ones come.
+        self.inner.grants.prune(&crate::domain::ids::now());
         self.inner.grants.insert(live(g));
     }
 

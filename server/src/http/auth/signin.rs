@@ -257,12 +257,10 @@ pub(crate) async fn sign_out(
         crate::http::ui::forms::UiForm::from_request(req, &state).await?;
     }
     if let Some(c) = session::read_cookie(&headers, COOKIE) {
-        let id_hash = session::digest(&c);
-        let who = state.store.session(id_hash.clone()).await?.map(|s| s.name);
-        state.store.sign_out(id_hash.clone()).await?;
-        // A grant never outlives the sign-in it was made in.
-        if let Some(name) = who {
-            state.engine.end_signin_grants(&id_hash, &name).await?;
+        // A grant never outlives the sign-in it was made in: the sign-out
+        // revokes them in its transaction.
+        if let Some(ended) = state.store.sign_out(session::digest(&c)).await? {
+            state.engine.forget_grants(&ended);
         }
     }
     let wants_html = headers

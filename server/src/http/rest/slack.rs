@@ -14,7 +14,6 @@
 use crate::domain::principal::Role;
 use crate::domain::tools::CallContext;
 use crate::engine::{Committed, Decision, EngineError};
-use crate::http::caller::SessionId;
 use crate::http::error::ApiError;
 use crate::http::state::AppState;
 use crate::notify::slack::{self, SlackApp};
@@ -26,15 +25,14 @@ use serde_json::Value;
 use std::net::IpAddr;
 use std::time::Duration;
 
-/// The largest body read.
-const MAX_BODY: usize = 256 * 1024;
 
 /// The route's path (the cross-site check lets its urlencoded body in).
 pub(crate) const PATH: &str = "/integrations/slack/interactions";
 
-/// How long the handler waits for the decision to commit before it
-/// answers Slack anyway (the outcome still reaches the `response_url`).
-const COMMIT_WAIT: Duration = Duration::from_millis(2500);
+/// How long after a request arrives it is answered at the latest (Slack
+/// allows 3 s); a decision not recorded by then is told on the
+/// `response_url` when it is.
+const ANSWER_BY: Duration = Duration::from_millis(2200);
 
 /// The reason recorded for a rejection from Slack (buttons carry none).
 const REJECT_REASON: &str = "rejected from Slack";
@@ -90,19 +88,37 @@ fn click(body: &[u8]) -> Result<Option<Click>, ApiError> {
 
 /// `POST /integrations/slack/interactions` → 200 (the outcome follows on
 /// the `response_url`), 401 for a request Slack did not sign, 400 for a
-/// body that is not a Slack payload.
+/// body that is not a Slack payload, 404 when no target is interactive.
 pub(crate) async fn interactions(State(state): State<AppState>, req: Request) -> Response {
-    let ip = crate::http::auth::guard::peer(&req);
-    let sid = req.extensions().get::<SessionId>().cloned();
-    let (parts, body) = req.into_parts();
-    let headers = parts.headers;
-    // Slack's payloads are a few kilobytes; a message's blocks at most ~50.
-    let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
-        return ApiError::BadRequest(format!(
-            "the body is larger than {} KiB, more than a Slack payload",
-            MAX_BODY / 1024
-        ))
+    // Slack gives up after 3 s: the answer goes by this deadline at the
+    // latest, the outcome following on the `response_url`.
+    let deadline = tokio::time::Instant::now() + ANSWER_BY;
+    if state.notify.slack_apps().is_empty() {
+        return ApiError::NotFound(
+            "Slack interactivity is not configured here: add `interactive` to a Slack notification target"
+                .into(),
+        )
         .into_response();
+    }
+    let ip = crate::http::auth::guard::peer(&req);
+    let headers = req.headers().clone();
+    // The raw bytes, as signed (within the agent's body limit).
+    let body = match <axum::body::Bytes as axum::extract::FromRequest<AppState>>::from_request(
+        req, &state,
+    )
+    .await
+    {
+        Ok(b) => b,
+        Err(r) if r.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return ApiError::PayloadTooLarge(
+                "the body is larger than the agent accepts (max_body_bytes), far more than a Slack payload"
+                    .into(),
+            )
+            .into_response();
+        }
+        Err(_) => {
+            return ApiError::BadRequest("the body could not be read".into()).into_response();
+        }
     };
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let now = chrono::Utc::now().timestamp();
@@ -130,57 +146,72 @@ pub(crate) async fn interactions(State(state): State<AppState>, req: Request) ->
         Ok(None) => return StatusCode::OK.into_response(),
         Err(e) => return e.into_response(),
     };
-    let session_id = sid
-        .map(|s| s.0)
-        .unwrap_or_else(crate::http::caller::generate);
-    let (outcome, pending) = decide(&state, &app, &c, session_id, ip).await;
-    if let Some(url) = c.response_url.clone() {
-        let message = slack::outcome_message(&c.message, &outcome, pending);
-        let notify = state.notify.clone();
-        tokio::spawn(async move { notify.respond_to_slack(&app, &url, &message).await });
-    }
+    let c = std::sync::Arc::new(c);
+    let told = decide(&state, &app, &c, ip, deadline).await;
+    let (state2, app2, c2) = (state.clone(), app.clone(), c.clone());
+    tokio::spawn(async move {
+        // A decision slower than Slack's limit is told when it is recorded.
+        let (outcome, pending) = match told {
+            Told::Now(outcome, pending) => (outcome, pending),
+            Told::Later(committed) => {
+                let r = committed
+                    .await
+                    .unwrap_or_else(|e| Err(EngineError::Task(e.to_string())));
+                describe(&state2, &c2, ip, r).await
+            }
+        };
+        if let Some(url) = &c2.response_url {
+            let message = slack::outcome_message(&c2.message, &outcome, pending);
+            state2.notify.respond_to_slack(&app2, url, &message).await;
+        }
+    });
     StatusCode::OK.into_response()
 }
 
-/// Decides the click as its mapped principal; returns what to tell the
-/// channel and whether the approval still waits (its buttons stay).
+/// What to tell the channel: now, or once the decision is recorded.
+enum Told {
+    /// The outcome, and whether the approval still waits (its buttons
+    /// stay).
+    Now(String, bool),
+    /// The decision had not committed by Slack's deadline.
+    Later(tokio::task::JoinHandle<Result<Committed, EngineError>>),
+}
+
+/// Decides the click as its mapped principal, waiting for the decision to
+/// commit until `deadline`.
 async fn decide(
     state: &AppState,
     app: &SlackApp,
-    c: &Click,
-    session_id: String,
+    c: &std::sync::Arc<Click>,
     ip: IpAddr,
-) -> (String, bool) {
-    let refuse = |why: String| async move {
-        crate::http::auth::guard::deny(state, ip, &format!("slack:{}", c.user), PATH, &why).await;
-        (why, true)
-    };
+    deadline: tokio::time::Instant,
+) -> Told {
     let Some(name) = app.principal_of(&c.user) else {
-        return refuse(format!("You ({}) are not mapped to an approver", c.user)).await;
+        let why = format!("You ({}) are not mapped to an approver", c.user);
+        return Told::Now(refuse(state, c, ip, why).await, true);
     };
     let principal = match state.auth.principal_named(&state.store, name).await {
         Ok(Some(p)) => p,
         Ok(None) => {
-            return refuse(format!(
+            let why = format!(
                 "You ({}) act as {name}, whose roles are unknown here: {name} must sign in to the web UI once",
                 c.user
-            ))
-            .await;
+            );
+            return Told::Now(refuse(state, c, ip, why).await, true);
         }
         Err(e) => {
             tracing::error!(error = %e, "could not read a Slack user's roles");
-            return ("Could not decide now: try again shortly".into(), true);
+            return Told::Now("Could not decide now: try again shortly".into(), true);
         }
     };
     if !principal.allow(Role::Approver) {
-        return refuse(format!(
-            "{name} (you, {}) does not have the approver role",
-            c.user
-        ))
-        .await;
+        let why = format!("{name} (you, {}) does not have the approver role", c.user);
+        return Told::Now(refuse(state, c, ip, why).await, true);
     }
     let ctx = CallContext {
-        session_id,
+        // One Slack user is one voter, whatever request carries the click
+        // (in auth mode `none` votes are counted by session).
+        session_id: format!("slack:{}", c.user),
         principal,
         via: "slack",
         ..CallContext::default()
@@ -194,28 +225,58 @@ async fn decide(
     let (tx, rx) = tokio::sync::oneshot::channel();
     let engine = state.engine.clone();
     let uuid = c.uuid.clone();
-    let mut task =
+    let task =
         tokio::spawn(async move { engine.decide_reporting(&uuid, decision, ctx, tx).await });
-    let committed = tokio::select! {
-        told = rx => told.ok(),
-        _ = tokio::time::sleep(COMMIT_WAIT) => None,
+    // What the decision recorded, or why it recorded nothing.
+    let mut committed = tokio::spawn(async move {
+        match rx.await {
+            Ok(c) => Ok(c),
+            Err(_) => match task.await {
+                Ok(Err(e)) => Err(e),
+                Ok(Ok(_)) => Err(EngineError::Task("the decision recorded nothing".into())),
+                Err(e) => Err(EngineError::Task(e.to_string())),
+            },
+        }
+    });
+    match tokio::time::timeout_at(deadline, &mut committed).await {
+        Ok(r) => {
+            let r = r.unwrap_or_else(|e| Err(EngineError::Task(e.to_string())));
+            let (outcome, pending) = describe(state, c, ip, r).await;
+            Told::Now(outcome, pending)
+        }
+        Err(_) => Told::Later(committed),
+    }
+}
+
+/// Refuses a click: audited `auth.denied` (as `slack:<user id>`), and the
+/// text the channel is told.
+async fn refuse(state: &AppState, c: &Click, ip: IpAddr, why: String) -> String {
+    crate::http::auth::guard::deny(state, ip, &format!("slack:{}", c.user), PATH, &why).await;
+    why
+}
+
+/// What a decision (or its refusal) means for the channel, and whether
+/// the approval still waits.
+async fn describe(
+    state: &AppState,
+    c: &Click,
+    ip: IpAddr,
+    r: Result<Committed, EngineError>,
+) -> (String, bool) {
+    let name = c.user.as_str();
+    let who = |state: &AppState| {
+        state
+            .notify
+            .slack_apps()
+            .iter()
+            .find_map(|a| a.principal_of(name))
+            .unwrap_or(name)
+            .to_string()
     };
-    let committed = match committed {
-        Some(c) => Ok(c),
-        // Refused before it committed (or it is slow: the turn goes on).
-        None => match tokio::time::timeout(Duration::from_millis(100), &mut task).await {
-            Ok(Ok(Err(e))) => Err(e),
-            _ => {
-                return (
-                    "Your decision was received; the channel is told when it is recorded".into(),
-                    true,
-                );
-            }
-        },
-    };
-    match committed {
-        Ok(Committed::Decided(true)) => (format!("Approved by {name}"), false),
-        Ok(Committed::Decided(false)) => (format!("Rejected by {name}: {REJECT_REASON}"), false),
+    let me = who(state);
+    match r {
+        Ok(Committed::Decided(true)) => (format!("Approved by {me}"), false),
+        Ok(Committed::Decided(false)) => (format!("Rejected by {me}: {REJECT_REASON}"), false),
         Ok(Committed::Voted { approvals, quorum }) => {
             let more = quorum.saturating_sub(approvals);
             let s = if more == 1 { "" } else { "s" };
@@ -227,11 +288,11 @@ async fn decide(
         Err(EngineError::AlreadyDecided { status, .. }) => {
             (already(state, &c.uuid, status).await, false)
         }
-        Err(EngineError::AlreadyVoted { .. }) => {
-            (format!("{name} has voted on this already"), true)
-        }
+        Err(EngineError::AlreadyVoted { .. }) => (format!("{me} has voted on this already"), true),
         Err(EngineError::NotFound(_)) => ("This approval no longer exists".into(), false),
-        Err(EngineError::Forbidden(why)) => refuse(format!("Refused: {why}")).await,
+        Err(EngineError::Forbidden(why)) => {
+            (refuse(state, c, ip, format!("Refused: {why}")).await, true)
+        }
         Err(e) => {
             tracing::warn!(error = %e, approval = %c.uuid, "a decision from Slack failed");
             ("Could not decide now: try again shortly".into(), true)

@@ -236,7 +236,10 @@ pub(crate) async fn decide(
                 &back,
             );
         }
-        Some(grant_of(&f))
+        match grant_of(&f) {
+            Ok(g) => Some(g),
+            Err(e) => return refused(e, &back),
+        }
     } else {
         None
     };

@@ -96,6 +96,14 @@ impl GrantTx for PgTx<'_> {
             .map(|r| r.get(0))
             .collect())
     }
+    fn requester_of(&self, conversation_id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .first(
+                "SELECT requested_by FROM conversations WHERE id = $1",
+                &[&conversation_id],
+            )?
+            .and_then(|r| r.get::<_, Option<String>>(0)))
+    }
 }
 
 fn raw(r: &Row) -> RawGrant {

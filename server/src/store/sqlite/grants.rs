@@ -90,6 +90,13 @@ impl GrantTx for Connection {
             .query_map([signin], |r| r.get(0))?
             .collect::<Result<_, _>>()?)
     }
+    fn requester_of(&self, conversation_id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .prepare_cached("SELECT requested_by FROM conversations WHERE id = ?1")?
+            .query_row([conversation_id], |r| r.get::<_, Option<String>>(0))
+            .optional()?
+            .flatten())
+    }
 }
 
 fn raw(r: &Row<'_>) -> rusqlite::Result<RawGrant> {
