@@ -283,7 +283,10 @@ async fn a_task_never_leaves_a_final_state_over_fifty_runs() {
                 // which this test does not measure.
                 let deadline = std::time::Instant::now() + Duration::from_secs(30);
                 while delivered(&hook.received(), &tid, "TASK_STATE_INPUT_REQUIRED") == 0 {
-                    assert!(std::time::Instant::now() < deadline, "{tid}: input-required never delivered");
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "{tid}: input-required never delivered"
+                    );
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
                 let c: Value = client()

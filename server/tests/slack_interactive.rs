@@ -445,4 +445,3 @@ async fn wait_for_status(a: &Agent, id: &str, want: &str) -> Value {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
-

@@ -506,5 +506,8 @@ fn interactive_slack_targets_are_checked_against_auth() {
         "notifications.targets[0].interactive",
         "format: slack",
     );
-    assert!(load_str(&target("{U1: anyone}")).is_ok(), "mode none maps anyone");
+    assert!(
+        load_str(&target("{U1: anyone}")).is_ok(),
+        "mode none maps anyone"
+    );
 }

@@ -64,7 +64,10 @@ impl Store {
     /// transaction ends the grants made in it (REACH.md §3: a grant never
     /// outlives its sign-in), each `grant.revoked`; returns their ids
     /// (`None`: there was no such session).
-    pub(crate) async fn sign_out(&self, id_hash: String) -> Result<Option<Vec<String>>, StoreError> {
+    pub(crate) async fn sign_out(
+        &self,
+        id_hash: String,
+    ) -> Result<Option<Vec<String>>, StoreError> {
         self.write(move |tx| {
             let Some(s) = tx.delete_session(&id_hash)? else {
                 return Ok(None);

@@ -1281,17 +1281,29 @@ async fn a_grant_is_used_only_while_live() {
             "{kind}"
         );
 
-        // Revoked (its sign-in ended): no more uses; a second revoke is a no.
+        // Its sign-in ends: the sign-out revokes it; no more uses; a
+        // second revoke is a no.
+        s.sign_in(
+            "signin-hash".into(),
+            sessions::Session {
+                name: "op".into(),
+                roles: vec!["approver".into()],
+                expires_at: "2999-01-01T00:00:00.000Z".into(),
+            },
+            "token",
+        )
+        .await
+        .unwrap();
         assert_eq!(
-            s.revoke_signin_grants("signin-hash", "op").await.unwrap(),
-            vec!["g1".to_string()],
+            s.sign_out("signin-hash".into()).await.unwrap(),
+            Some(vec!["g1".to_string()]),
             "{kind}"
         );
-        assert!(
-            s.use_grant("g1", add_approval(&cid, &mid, "Run add"), "s3")
+        assert_eq!(
+            s.use_grant(by("g1", true), add_approval(&cid, &mid, "Run add"), "s3")
                 .await
-                .unwrap()
-                .is_none(),
+                .unwrap(),
+            grants::Used::Ended,
             "{kind}"
         );
         assert_eq!(
@@ -1305,11 +1317,11 @@ async fn a_grant_is_used_only_while_live() {
         let expired = grant("g2", "2000-01-01T00:00:00.000Z");
         s.write(move |tx| tx.insert_grant(&expired)).await.unwrap();
         assert!(s.live_grants(None).await.unwrap().is_empty(), "{kind}");
-        assert!(
-            s.use_grant("g2", add_approval(&cid, &mid, "Run add"), "s4")
+        assert_eq!(
+            s.use_grant(by("g2", true), add_approval(&cid, &mid, "Run add"), "s4")
                 .await
-                .unwrap()
-                .is_none(),
+                .unwrap(),
+            grants::Used::Ended,
             "{kind}"
         );
         let rows = s.audit_page(0, 100).await.unwrap();
@@ -1317,5 +1329,11 @@ async fn a_grant_is_used_only_while_live() {
         for e in ["grant.created", "grant.used", "grant.revoked"] {
             assert!(events.contains(&e), "{kind}: no {e} in {events:?}");
         }
+        let used_row = rows.iter().find(|r| r.event == "grant.used").unwrap();
+        assert_eq!(used_row.actor, "grant:g1", "{kind}");
+        assert_eq!(
+            used_row.details["override"], "separation_of_duties",
+            "{kind}: the admin's own request"
+        );
     }
 }

@@ -356,16 +356,12 @@ impl Engine {
         }
     }
 
-    /// Ends the grants of a sign-in session (its sign-out).
-    pub(crate) async fn end_signin_grants(
-        &self,
-        signin: &str,
-        by: &str,
-    ) -> Result<(), EngineError> {
-        for id in self.inner.store.revoke_signin_grants(signin, by).await? {
-            self.inner.grants.remove(&id);
+    /// Grants that ended with their sign-in (its sign-out revoked them in
+    /// its transaction) leave the index.
+    pub(crate) fn forget_grants(&self, ids: &[String]) {
+        for id in ids {
+            self.inner.grants.remove(id);
             tracing::info!(grant = %id, "grant ended: its granter signed out");
         }
-        Ok(())
     }
 }

@@ -25,7 +25,6 @@ use serde_json::Value;
 use std::net::IpAddr;
 use std::time::Duration;
 
-
 /// The route's path (the cross-site check lets its urlencoded body in).
 pub(crate) const PATH: &str = "/integrations/slack/interactions";
 
@@ -225,8 +224,7 @@ async fn decide(
     let (tx, rx) = tokio::sync::oneshot::channel();
     let engine = state.engine.clone();
     let uuid = c.uuid.clone();
-    let task =
-        tokio::spawn(async move { engine.decide_reporting(&uuid, decision, ctx, tx).await });
+    let task = tokio::spawn(async move { engine.decide_reporting(&uuid, decision, ctx, tx).await });
     // What the decision recorded, or why it recorded nothing.
     let mut committed = tokio::spawn(async move {
         match rx.await {

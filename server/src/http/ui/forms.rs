@@ -259,7 +259,7 @@ pub(crate) async fn decide(
 /// `grant_for`, and one `grant_match` per argument that must repeat
 /// (`grant_offered`: how many the form offered; all of them checked means
 /// every argument, none is refused by the engine as an empty match).
-fn grant_of(f: &Fields) -> app::models::GrantRequest {
+fn grant_of(f: &Fields) -> Result<app::models::GrantRequest, ApiError> {
     let picked: Vec<String> = f
         .all("grant_match")
         .into_iter()
@@ -269,11 +269,17 @@ fn grant_of(f: &Fields) -> app::models::GrantRequest {
         .get("grant_offered")
         .and_then(|n| n.parse().ok())
         .unwrap_or(usize::MAX);
-    app::models::GrantRequest {
+    if picked.is_empty() && offered > 0 {
+        return Err(ApiError::BadRequest(
+            "check at least one argument that later calls must repeat (all of them: every argument must repeat)"
+                .into(),
+        ));
+    }
+    Ok(app::models::GrantRequest {
         scope: f.text("grant_scope"),
         duration: f.text("grant_for"),
         match_pointers: (picked.len() != offered).then_some(picked),
-    }
+    })
 }
 
 /// The arguments an "Edit arguments" form posted, read against the tool's
