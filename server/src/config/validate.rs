@@ -454,31 +454,6 @@ pub fn check_http_url(url: &str) -> Result<(), String> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn placeholders_are_identifiers_in_braces() {
-        assert_eq!(
-            placeholders("Use {analysis} and {user_message}, not {\"a\": 1} or { } or {analysis}"),
-            vec!["analysis", "user_message"]
-        );
-        assert_eq!(placeholders("{{nested}}"), vec!["nested"]);
-        assert!(placeholders("no braces").is_empty());
-        assert!(placeholders("unclosed {key").is_empty());
-    }
-
-    #[test]
-    fn urls_must_be_http() {
-        assert!(check_http_url("http://localhost:1/mcp").is_ok());
-        assert!(check_http_url("https://a.example").is_ok());
-        assert!(check_http_url("ftp://a").is_err());
-        assert!(check_http_url("http://").is_err());
-        assert!(check_http_url("http:// a").is_err());
-    }
-}
-
 /// Interactive Slack targets decide as the principals their `users` name,
 /// with those principals' roles: in mode `tokens` each must be a token's
 /// name (a typo would only show at the first click); in mode `proxy` no
@@ -507,5 +482,30 @@ fn check_slack_users(config: &Config, p: &mut Vec<Problem>) {
             }
             super::AuthMode::None | super::AuthMode::Oidc => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_identifiers_in_braces() {
+        assert_eq!(
+            placeholders("Use {analysis} and {user_message}, not {\"a\": 1} or { } or {analysis}"),
+            vec!["analysis", "user_message"]
+        );
+        assert_eq!(placeholders("{{nested}}"), vec!["nested"]);
+        assert!(placeholders("no braces").is_empty());
+        assert!(placeholders("unclosed {key").is_empty());
+    }
+
+    #[test]
+    fn urls_must_be_http() {
+        assert!(check_http_url("http://localhost:1/mcp").is_ok());
+        assert!(check_http_url("https://a.example").is_ok());
+        assert!(check_http_url("ftp://a").is_err());
+        assert!(check_http_url("http://").is_err());
+        assert!(check_http_url("http:// a").is_err());
     }
 }
