@@ -217,13 +217,10 @@ pub(crate) fn slack_body(n: &Notification, links: &LinkSet, interactive: bool) -
             "text": {"type": "mrkdwn", "text": clip(&format!("```{}```", mrkdwn(&args)), 3000)}
         }));
     }
-    let waiting = matches!(
-        n.delivery.event.as_str(),
-        "approval.requested" | "approval.reminder" | "approval.escalated"
-    );
+    // An approve link is made only while the approval waits.
     let real = n.payload["approval"]["uuid"]
         .as_str()
-        .filter(|_| interactive && waiting);
+        .filter(|_| interactive && links.approve.is_some());
     if let Some(uuid) = real {
         blocks.push(json!({
             "type": "actions",

@@ -149,7 +149,7 @@ pub fn grants_note(
                 && rules.contains(&g.rule.as_str())
                 && g.revoked_at.is_none()
                 && g.expires_at > now
-                && matches_values(g, args)
+                && super::grants::repeats(g.match_pointers.as_deref(), &g.values, args)
         })
         .map(|g| {
             format!(
@@ -183,13 +183,4 @@ pub fn grants_note(
             hits.join("")
         )
     })
-}
-
-/// Whether `args` repeat the grant's values at its pointers (all of them
-/// when it has none).
-fn matches_values(g: &app::models::Grant, args: &Value) -> bool {
-    match &g.match_pointers {
-        None => &g.values == args,
-        Some(ps) => ps.iter().all(|p| args.pointer(p) == g.values.get(p)),
-    }
 }

@@ -69,15 +69,26 @@ pub fn values_of(pointers: Option<&[String]>, args: &Value) -> Option<Value> {
     }
 }
 
-/// The key of a grant's own values (the inverse of [`values_of`]).
-fn own_key(g: &LiveGrant) -> Option<String> {
-    match &g.pointers {
-        None => serde_json::to_string(&g.values).ok(),
+/// The key of recorded `values` (what [`values_of`] made), comparable
+/// with a call's [`values_key`].
+fn recorded_key(pointers: Option<&[String]>, values: &Value) -> Option<String> {
+    match pointers {
+        None => serde_json::to_string(values).ok(),
         Some(ps) => {
-            let at: Option<Vec<&Value>> = ps.iter().map(|p| g.values.get(p)).collect();
+            let at: Option<Vec<&Value>> = ps.iter().map(|p| values.get(p)).collect();
             serde_json::to_string(&at?).ok()
         }
     }
+}
+
+/// Whether `args` repeat the recorded `values` at `pointers` (every
+/// argument when `None`): what a grant matches.
+pub fn repeats(pointers: Option<&[String]>, values: &Value, args: &Value) -> bool {
+    recorded_key(pointers, values).is_some_and(|k| Some(k) == values_key(pointers, args))
+}
+
+fn own_key(g: &LiveGrant) -> Option<String> {
+    recorded_key(g.pointers.as_deref(), &g.values)
 }
 
 /// The grants on one pointer set, by the canonical JSON of their values.

@@ -123,6 +123,15 @@ impl Approver {
     }
 }
 
+/// Whether a rule's recorded `approvers` (`role:approver`, names) admit
+/// `p`; empty admits everyone (the role the route needs still applies).
+pub(crate) fn admitted(approvers: &[String], p: &Principal) -> bool {
+    approvers.is_empty()
+        || approvers
+            .iter()
+            .any(|entry| Approver::parse(entry).is_ok_and(|who| who.admits(p)))
+}
+
 impl std::fmt::Display for Approver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -47,12 +47,7 @@ pub(crate) fn admits(approvers: &[String], name: &str, roles: &[String]) -> bool
         roles: Roles::from_names(roles.iter().map(String::as_str)),
         source: Default::default(),
     };
-    if approvers.is_empty() {
-        return p.allow(Role::Approver);
-    }
-    approvers
-        .iter()
-        .any(|entry| crate::policy::Approver::parse(entry).is_ok_and(|who| who.admits(&p)))
+    p.allow(Role::Approver) && crate::policy::admitted(approvers, &p)
 }
 
 impl Engine {
@@ -131,10 +126,12 @@ impl Engine {
                 a.needed()
             )));
         }
-        let roles: Vec<String> = [Role::Viewer, Role::Requester, Role::Approver, Role::Admin]
+        let roles: Vec<String> = ctx
+            .principal
+            .roles
+            .names()
             .into_iter()
-            .filter(|r| ctx.principal.roles.allow(*r))
-            .map(|r| r.as_str().to_string())
+            .map(str::to_string)
             .collect();
         let auth_on = self.inner.config.auth.mode != crate::config::AuthMode::None;
         if auth_on && !admits(&a.approvers, &ctx.principal.name, &roles) {

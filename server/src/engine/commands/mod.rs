@@ -67,14 +67,7 @@ fn may_decide_by_rule(
     a: &app::models::PendingApproval,
     p: &crate::domain::principal::Principal,
 ) -> Result<(), EngineError> {
-    if a.approvers.is_empty() {
-        return Ok(());
-    }
-    let admitted = a
-        .approvers
-        .iter()
-        .any(|entry| crate::policy::Approver::parse(entry).is_ok_and(|who| who.admits(p)));
-    if admitted {
+    if crate::policy::admitted(&a.approvers, p) {
         return Ok(());
     }
     Err(EngineError::Forbidden(format!(

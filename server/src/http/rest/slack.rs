@@ -156,7 +156,7 @@ pub(crate) async fn interactions(State(state): State<AppState>, req: Request) ->
                 let r = committed
                     .await
                     .unwrap_or_else(|e| Err(EngineError::Task(e.to_string())));
-                describe(&state2, &c2, ip, r).await
+                describe(&state2, &app2, &c2, ip, r).await
             }
         };
         if let Some(url) = &c2.response_url {
@@ -239,7 +239,7 @@ async fn decide(
     match tokio::time::timeout_at(deadline, &mut committed).await {
         Ok(r) => {
             let r = r.unwrap_or_else(|e| Err(EngineError::Task(e.to_string())));
-            let (outcome, pending) = describe(state, c, ip, r).await;
+            let (outcome, pending) = describe(state, app, c, ip, r).await;
             Told::Now(outcome, pending)
         }
         Err(_) => Told::Later(committed),
@@ -257,21 +257,12 @@ async fn refuse(state: &AppState, c: &Click, ip: IpAddr, why: String) -> String 
 /// the approval still waits.
 async fn describe(
     state: &AppState,
+    app: &SlackApp,
     c: &Click,
     ip: IpAddr,
     r: Result<Committed, EngineError>,
 ) -> (String, bool) {
-    let name = c.user.as_str();
-    let who = |state: &AppState| {
-        state
-            .notify
-            .slack_apps()
-            .iter()
-            .find_map(|a| a.principal_of(name))
-            .unwrap_or(name)
-            .to_string()
-    };
-    let me = who(state);
+    let me = app.principal_of(&c.user).unwrap_or(&c.user);
     match r {
         Ok(Committed::Decided(true)) => (format!("Approved by {me}"), false),
         Ok(Committed::Decided(false)) => (format!("Rejected by {me}: {REJECT_REASON}"), false),
