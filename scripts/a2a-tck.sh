@@ -51,7 +51,7 @@ for _ in $(seq 50); do
 done
 cd "$TCK"
 if [[ "$VERSION" == "1.0" ]]; then
-  .venv/bin/python run_tck.py --sut-host "http://127.0.0.1:$PORT" --transport "${TCK_TRANSPORT:-jsonrpc}" --level "${TCK_LEVEL:-must}"
+  .venv/bin/python run_tck.py --sut-host "http://127.0.0.1:$PORT" --transport "${TCK_TRANSPORT:-jsonrpc}" --level "${TCK_LEVEL:-must}" ${TCK_ARGS:-}
 else
   .venv/bin/python run_tck.py --sut-url "http://127.0.0.1:$PORT/a2a" --category "${TCK_CATEGORY:-mandatory}"
 fi

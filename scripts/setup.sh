@@ -137,19 +137,22 @@ need_builder_image() {
 }
 
 # The official A2A Python SDK, for the interop tests and the bench's
-# baseline: 1.3.0 speaks A2A 1.0, 0.3.26 speaks 0.3. One virtualenv each
-# under .tools/ (uvicorn serves the SDK's test agent).
+# baseline: 1.3.0 speaks A2A 1.0 (with its gRPC binding and card
+# signatures: grpcio, PyJWT), 0.3.26 speaks 0.3. One virtualenv each under
+# .tools/ (uvicorn serves the SDK's test agent).
 a2a_python_sdks() {
-  local spec v pkg venv want
-  for spec in "1:1.3.0" "03:0.3.26"; do
-    v=${spec%%:*} want=${spec#*:}
+  local spec v extras venv want
+  for spec in "1:1.3.0:http-server,grpc,signing" "03:0.3.26:http-server"; do
+    v=${spec%%:*} want=${spec#*:} extras=${want#*:} want=${want%%:*}
     venv="$TOOLS/a2a-sdk-$v"
-    if [[ "$(cat "$venv/.version" 2>/dev/null || true)" != "$want" ]]; then
+    if [[ "$(cat "$venv/.version" 2>/dev/null || true)" != "$want[$extras]" ]]; then
       say "installing the A2A Python SDK $want into .tools/a2a-sdk-$v"
       rm -rf "$venv"
       python3 -m venv "$venv"
-      "$venv/bin/pip" install --quiet "a2a-sdk[http-server]==$want" "uvicorn==0.38.0"
-      echo "$want" > "$venv/.version"
+      local more=()
+      [[ "$v" == 1 ]] && more=("grpcio==1.85.3" "grpcio-status==1.85.3")
+      "$venv/bin/pip" install --quiet "a2a-sdk[$extras]==$want" "uvicorn==0.38.0" "${more[@]}"
+      echo "$want[$extras]" > "$venv/.version"
     fi
   done
 }

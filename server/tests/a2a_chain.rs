@@ -105,6 +105,39 @@ async fn rest_only_card(agent: &Agent) -> (String, Forwarded) {
     (url, forwarded)
 }
 
+/// Serves `agent`'s card with only its gRPC interface (the agent's own
+/// `host:port`: gRPC is HTTP/2 on the agent's port), so a client that
+/// reads this card can speak nothing but gRPC to it. Returns the URL.
+async fn grpc_only_card(agent: &Agent) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let mut card = support::get_json(agent, "/.well-known/agent-card.json").await;
+    card.as_object_mut().unwrap().remove("url");
+    let grpc: Vec<Value> = card["supportedInterfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["protocolBinding"] == "GRPC")
+        .cloned()
+        .collect();
+    assert_eq!(grpc.len(), 1, "{card}");
+    card["supportedInterfaces"] = json!(grpc);
+    let app = axum::Router::new().route(
+        "/.well-known/agent-card.json",
+        axum::routing::get(move || std::future::ready(axum::Json(card.clone()))),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+/// Which of C's bindings B finds on C's card.
+#[derive(Clone, Copy, PartialEq)]
+enum Offers {
+    All,
+    RestOnly,
+    GrpcOnly,
+}
+
 /// A free port (for an agent that must come back on the same address).
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -136,13 +169,18 @@ impl Chain {
     /// [`Chain::start`] with `c_extra` and `b_extra` appended to C's and
     /// B's configs (e.g. `approvals:`).
     async fn start_with(depth: usize, a_yaml: Option<&str>, c_extra: &str, b_extra: &str) -> Chain {
-        Self::build(depth, a_yaml, c_extra, b_extra, false).await
+        Self::build(depth, a_yaml, c_extra, b_extra, Offers::All).await
     }
 
     /// A chain of two where B finds C through a card that offers C's
     /// HTTP+JSON interface alone, so B speaks only that binding to C.
     async fn start_rest_only() -> Chain {
-        Self::build(2, None, "", "", true).await
+        Self::build(2, None, "", "", Offers::RestOnly).await
+    }
+
+    /// A chain of two where C's card (as B finds it) offers only gRPC.
+    async fn start_grpc_only() -> Chain {
+        Self::build(2, None, "", "", Offers::GrpcOnly).await
     }
 
     async fn build(
@@ -150,7 +188,7 @@ impl Chain {
         a_yaml: Option<&str>,
         c_extra: &str,
         b_extra: &str,
-        rest_only: bool,
+        offers: Offers,
     ) -> Chain {
         let fake = FakeState::new(Rules::parse(RULES).unwrap());
         let base = test_support::fake_llm::spawn(fake.clone()).await.unwrap();
@@ -176,9 +214,12 @@ impl Chain {
         );
         chain.add(dir, &c_yaml, None);
         let mut c_url = chain.agents[0].base.clone();
-        if rest_only {
+        if offers == Offers::RestOnly {
             let (url, forwarded) = rest_only_card(&chain.agents[0]).await;
             (c_url, chain.forwarded) = (url, forwarded);
+        }
+        if offers == Offers::GrpcOnly {
+            c_url = grpc_only_card(&chain.agents[0]).await;
         }
         let b_port = free_port();
         let b_yaml = format!(
@@ -550,6 +591,89 @@ async fn a_sub_agent_offering_only_http_json_is_spoken_to_in_it() {
             "/a2a/message:send".to_string(),
             format!("/a2a/tasks/{c_task}:cancel"),
         ]
+    );
+}
+
+/// The same with C's card offering only gRPC: B sends the request, the
+/// decision and a cancel as gRPC calls (C counts them by binding), and the
+/// tool runs once, after the approval; a rejection's reason gets through.
+#[tokio::test]
+async fn a_sub_agent_offering_only_grpc_is_spoken_to_in_it() {
+    let chain = Chain::start_grpc_only().await;
+    let b = chain.b();
+    let (status, body) = post_json(b, "/conversations", json!({"message": "add plums 6"})).await;
+    assert_eq!(status, 201, "{body}");
+    let a = &body["result"]["approval"];
+    assert_eq!(
+        a["tool_args"],
+        json!({"name": "plums", "value": 6}),
+        "{body}"
+    );
+    assert_eq!(a["remote_agent_name"], "c");
+    assert_eq!(chain.resources(), 0);
+    let answer = approve(b, a).await;
+    assert!(answer.starts_with("B relayed: C added:"), "{answer}");
+    assert_eq!(chain.resources(), 1);
+
+    let (_, body) = post_json(b, "/conversations", json!({"message": "add limes 3"})).await;
+    let uuid = body["result"]["approval"]["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, body) = post_json(
+        b,
+        &format!("/approvals/{uuid}"),
+        json!({"approved": false, "reason": "no limes"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let response = body["result"]["response"].as_str().unwrap();
+    assert!(response.contains("no limes"), "{response}");
+    assert_eq!(chain.resources(), 1);
+
+    let (_, body) = post_json(b, "/conversations", json!({"message": "add figs 2"})).await;
+    let b_task = body["conversation"]["id"].as_str().unwrap().to_string();
+    let c_task = body["result"]["approval"]["remote_task_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let cancelled = rpc(b, Some("1.0"), "CancelTask", json!({"id": b_task})).await;
+    assert_eq!(
+        cancelled["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{cancelled}"
+    );
+    let at_c = support::get_json(chain.c(), &format!("/conversations/{c_task}")).await;
+    assert_eq!(at_c["conversation"]["status"], "cancelled", "{at_c}");
+    assert_eq!(chain.resources(), 1);
+    // Every call C answered came over gRPC: 5 sends (3 asks, 2
+    // decisions) and the cancel; none over JSON-RPC or HTTP+JSON.
+    let metrics = client()
+        .get(chain.c().url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let count = |method: &str, binding: &str| -> u64 {
+        metrics
+            .lines()
+            .find(|l| {
+                l.starts_with("stopgo_a2a_requests_total")
+                    && l.contains(&format!("method=\"{method}\""))
+                    && l.contains(&format!("\"{binding}\""))
+            })
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    assert_eq!(count("SendMessage", "grpc"), 5, "{metrics}");
+    assert_eq!(count("CancelTask", "grpc"), 1, "{metrics}");
+    assert!(
+        !metrics
+            .lines()
+            .any(|l| l.starts_with("stopgo_a2a_requests_total") && !l.contains("\"grpc\"")),
+        "{metrics}"
     );
 }
 

@@ -1,8 +1,9 @@
 //! Interop with the official A2A Python SDK (`a2a-sdk` from PyPI, 1.3.0 for
 //! A2A 1.0 and 0.3.26 for 0.3; `scripts/setup.sh test` installs both under
 //! `.tools/`): the SDK's own client against our server (blocking send,
-//! approval and continuation, cancel, get, streaming), and an agent built
-//! with the SDK as a sub-agent behind our client.
+//! approval and continuation, cancel, get, streaming) over JSON-RPC,
+//! HTTP+JSON and gRPC, and an agent built with the SDK as a sub-agent
+//! behind our client.
 
 mod support;
 
@@ -93,6 +94,18 @@ fn the_python_sdk_1_0_client_drives_our_server_over_http_json() {
     sdk_1_0_steps(&steps);
 }
 
+/// The same steps with the SDK's gRPC transport: the card's `GRPC`
+/// interface (`host:port`), HTTP/2 on the agent's own port.
+#[test]
+fn the_python_sdk_1_0_client_drives_our_server_over_grpc() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let a = rt.block_on(async { resources_agent(dir.path()) });
+    let steps = run_client_with("1", "client.py", &a.base, &["--transport", "grpc"]);
+    assert_eq!(step(&steps, "transport")["binding"], "GRPC");
+    sdk_1_0_steps(&steps);
+}
+
 fn sdk_1_0_steps(steps: &[Value]) {
     let steps = steps.to_vec();
     assert_eq!(step(&steps, "send")["state"], "TASK_STATE_COMPLETED");
@@ -144,6 +157,66 @@ fn the_python_sdk_0_3_client_drives_our_server() {
         &json!(["status-update", "completed"])
     );
     assert!(events.iter().any(|e| e[0] == "artifact-update"));
+}
+
+/// The 1.x SDK's gRPC server as our sub-agent (its card offers only gRPC):
+/// an answer, then an approval the SDK agent asks for, proxied across the
+/// gRPC hop and decided here; the decision reaches it as the continuation's
+/// data part.
+#[tokio::test]
+async fn a_python_sdk_grpc_agent_works_as_our_sub_agent_with_an_approval_across_it() {
+    let free = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let (port, grpc_port) = (free(), free());
+    let mut cmd = Command::new(python("1"));
+    cmd.arg(root().join("testdata/a2a_interop/agent.py"))
+        .arg(port.to_string())
+        .args(["--grpc", &grpc_port.to_string()]);
+    let mut py = test_support::process::Process::start(
+        cmd,
+        "listening on",
+        "the Python SDK gRPC agent",
+        std::time::Duration::from_secs(30),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.yaml");
+    std::fs::write(
+        &rules,
+        "rules:\n  - match: \"(?s)^(.*)$\"\n    steps:\n      - call: a2a_py\n        args: {message: \"$1\"}\n      - reply: \"py said: {result}\"\n",
+    )
+    .unwrap();
+    let yaml = format!(
+        "llm: {{model: \"scripted:{}\"}}\na2a:\n  - {{name: py, url: \"http://127.0.0.1:{port}\"}}\n",
+        rules.display()
+    );
+    let a = Agent::start(&write_config(dir.path(), &dir.path().join("data"), &yaml));
+    let (status, body) =
+        support::post_json(&a, "/conversations", json!({"message": "hello there"})).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(
+        body["result"]["response"], "py said: py-agent got: hello there",
+        "{body}"
+    );
+
+    let (_, body) =
+        support::post_json(&a, "/conversations", json!({"message": "delete apples"})).await;
+    let uuid = support::waiting_uuid(&body);
+    let approval = &body["result"]["approval"];
+    assert_eq!(approval["remote_agent_name"], "py", "{body}");
+    assert_eq!(approval["tool_args"], json!({"name": "apples"}), "{body}");
+    let (status, body) =
+        support::post_json(&a, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
+    py.kill9();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["result"]["response"], "py said: py-agent deleted apples",
+        "{body}"
+    );
 }
 
 /// Our client delegating to agents built with the SDK, in both versions,

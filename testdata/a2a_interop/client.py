@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 """Drives one of our agents with the official Python SDK's 1.x client.
 
-    client.py AGENT_BASE_URL [--transport jsonrpc|http_json]
+    client.py AGENT_BASE_URL [--transport jsonrpc|http_json|grpc]
 
 Uses the SDK's own card resolution and transport (not raw HTTP), JSON-RPC
-unless --transport http_json picks the card's HTTP+JSON (REST) interface:
+unless --transport picks the card's HTTP+JSON (REST) or gRPC interface:
 a blocking send that completes, one that needs approval, the continuation
 that approves it, a cancel, a get, and a streaming send. Prints one JSON
 object per step, states as the SDK names them (TASK_STATE_*); exits
 non-zero with the SDK's error if a call fails. With --transport the
 first line is {"step": "transport", "binding": B}, B being the binding of
-the transport the SDK actually built ("JSONRPC", "HTTP+JSON"). Used by
+the transport the SDK actually built ("JSONRPC", "HTTP+JSON", "GRPC"). Used by
 server/tests/a2a_interop.rs against the agent on testdata/e2e-rules.yaml.
 """
 import asyncio
@@ -18,8 +18,10 @@ import json
 import sys
 import uuid
 
+import grpc
 import httpx
 from a2a.client import ClientConfig, create_client
+from a2a.client.transports.grpc import GrpcTransport
 from a2a.client.transports.jsonrpc import JsonRpcTransport
 from a2a.client.transports.rest import RestTransport
 from a2a.compat.v0_3.jsonrpc_transport import CompatJsonRpcTransport
@@ -35,13 +37,15 @@ from a2a.types import (
 )
 
 
-BINDINGS = {"jsonrpc": "JSONRPC", "http_json": "HTTP+JSON"}
+BINDINGS = {"jsonrpc": "JSONRPC", "http_json": "HTTP+JSON", "grpc": "GRPC"}
 
 
 def binding_of(client):
     """The binding of the transport the SDK built (unwrapping a tenant)."""
     transport = client._transport
     transport = getattr(transport, "_base", transport)  # TenantTransportDecorator
+    if isinstance(transport, GrpcTransport):
+        return "GRPC"
     if isinstance(transport, (RestTransport, CompatRestTransport)):
         return "HTTP+JSON"
     if isinstance(transport, (JsonRpcTransport, CompatJsonRpcTransport)):
@@ -85,7 +89,11 @@ async def main(base, transport=None):
 
         def config(streaming):
             return ClientConfig(
-                streaming=streaming, httpx_client=http, supported_protocol_bindings=list(bindings)
+                streaming=streaming,
+                httpx_client=http,
+                supported_protocol_bindings=list(bindings),
+                # The card's gRPC address is host:port over plain HTTP/2.
+                grpc_channel_factory=lambda target: grpc.aio.insecure_channel(target),
             )
 
         blocking = await create_client(base, config(False))
@@ -123,7 +131,7 @@ async def main(base, transport=None):
 
 
 def parse_args(argv):
-    """AGENT_BASE_URL [--transport jsonrpc|http_json]"""
+    """AGENT_BASE_URL [--transport jsonrpc|http_json|grpc]"""
     args, transport = [], None
     while argv:
         a = argv.pop(0)
@@ -134,7 +142,7 @@ def parse_args(argv):
         else:
             args.append(a)
     if len(args) != 1 or (transport is not None and transport not in BINDINGS):
-        sys.exit("usage: client.py AGENT_BASE_URL [--transport jsonrpc|http_json]")
+        sys.exit("usage: client.py AGENT_BASE_URL [--transport jsonrpc|http_json|grpc]")
     return args[0], transport
 
 

@@ -42,10 +42,11 @@ pub(crate) enum A2aError {
     Protocol(String),
 }
 
-/// An A2A client over reqwest.
+/// An A2A client over reqwest (and tonic for gRPC).
 #[derive(Default)]
 pub(crate) struct A2aClient {
     http: reqwest::Client,
+    grpc: super::grpc::GrpcClient,
     /// Where each configured sub-agent lives, from its card.
     discovery: Discovery,
 }
@@ -74,6 +75,9 @@ impl A2aClient {
             .discovery
             .target(&self.http, url, &ctx.session_id)
             .await?;
+        if target.dialect == Dialect::Grpc {
+            return self.call_grpc(url, &target, ctx, timeout, op).await;
+        }
         let request = |endpoint: &str| {
             let req = match target.dialect {
                 Dialect::Rest => rest(&self.http, endpoint, op),
@@ -124,6 +128,51 @@ impl A2aClient {
             return rest_answer(status, answer, &endpoint);
         }
         Ok(answer)
+    }
+
+    /// `op` over gRPC (`super::grpc`), falling back to the configured
+    /// agent's own address when the card's cannot be connected to.
+    async fn call_grpc(
+        &self,
+        url: &str,
+        target: &super::discovery::Target,
+        ctx: &CallContext,
+        timeout: Duration,
+        op: Op<'_>,
+    ) -> Result<Value, A2aError> {
+        use super::grpc::{Call, Failure};
+        let mut headers = identity_headers(ctx);
+        headers.push(("x-session-id".into(), ctx.session_id.clone()));
+        headers.push(("x-a2a-hop-count".into(), (ctx.hops + 1).to_string()));
+        headers.push(("a2a-version".into(), "1.0".into()));
+        for (k, v) in crate::telemetry::inject() {
+            headers.push((k.to_string(), v));
+        }
+        let call = || match op {
+            Op::Send(out) => Call::Send(build(Dialect::V1, out).1),
+            Op::Get(id) => Call::Get(id.to_string()),
+            Op::Cancel(id) => Call::Cancel(id.to_string()),
+        };
+        let mut at = target.endpoint.clone();
+        let mut sent = self.grpc.call(&at, &headers, timeout, call()).await;
+        if let (Err(Failure::Connect(_)), Some(fallback)) = (&sent, &target.fallback) {
+            at = fallback.clone();
+            sent = self.grpc.call(&at, &headers, timeout, call()).await;
+        }
+        sent.map_err(|f| {
+            let e = match f {
+                Failure::Connect(reason) => A2aError::Unreachable {
+                    url: at.clone(),
+                    reason,
+                },
+                Failure::Other(e) => e,
+            };
+            if matches!(e, A2aError::Unreachable { .. }) {
+                self.discovery.forget(url);
+                self.grpc.forget(&at);
+            }
+            e
+        })
     }
 
     async fn send_message(
@@ -195,7 +244,7 @@ impl RemoteAgents for A2aClient {
 /// `A2A-Version` to send.
 fn jsonrpc(dialect: Dialect, op: Op) -> (&'static str, Value, Option<&'static str>) {
     let version = match dialect {
-        Dialect::V1 | Dialect::Rest => Some("1.0"),
+        Dialect::V1 | Dialect::Rest | Dialect::Grpc => Some("1.0"),
         Dialect::V03 => Some("0.3"),
         Dialect::Legacy => None,
     };
@@ -309,7 +358,7 @@ fn build(dialect: Dialect, out: &Outgoing) -> (&'static str, Value, Option<&'sta
                 .map(|a| json!({ "question_answer": a }))
         });
     match dialect {
-        Dialect::V1 | Dialect::Rest => {
+        Dialect::V1 | Dialect::Rest | Dialect::Grpc => {
             let mut parts = vec![json!({"text": out.text})];
             if let Some(d) = data {
                 parts.push(json!({"data": d}));
@@ -557,17 +606,25 @@ fn parts_text(v: &Value) -> String {
 /// The caller's identity on a request to a sub-agent: the sub-agent's own
 /// configured headers (its credential) if any, else the forwarded bearer.
 fn with_identity(mut req: reqwest::RequestBuilder, ctx: &CallContext) -> reqwest::RequestBuilder {
+    for (k, v) in identity_headers(ctx) {
+        req = req.header(k, v);
+    }
+    req
+}
+
+/// Who the call is for: the caller's bearer (unless the entry's own
+/// `headers` name an `Authorization`), then the entry's headers.
+fn identity_headers(ctx: &CallContext) -> Vec<(String, String)> {
     let own_auth = ctx
         .headers
         .iter()
         .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+    let mut out = Vec::new();
     if !own_auth && let Some(token) = &ctx.bearer {
-        req = req.bearer_auth(token);
+        out.push(("authorization".to_string(), format!("Bearer {token}")));
     }
-    for (k, v) in &ctx.headers {
-        req = req.header(k.as_str(), v.as_str());
-    }
-    req
+    out.extend(ctx.headers.iter().cloned());
+    out
 }
 
 #[cfg(test)]

@@ -39,6 +39,9 @@ pub(crate) enum Dialect {
     V1,
     /// A2A 1.0 over HTTP+JSON (a card offering no JSON-RPC 1.0 interface).
     Rest,
+    /// A2A 1.0 over gRPC (a card offering neither JSON-RPC 1.0 nor
+    /// HTTP+JSON); `endpoint` is its `host:port`.
+    Grpc,
     V03,
     Legacy,
 }
@@ -189,11 +192,13 @@ pub(crate) fn pick(card: &Value, configured: &str) -> Target {
         dialect,
     };
     if let Some(list) = card.get("supportedInterfaces").and_then(Value::as_array) {
-        // JSON-RPC 1.0, then HTTP+JSON 1.0, then a 1.0 card listing only a
-        // 0.3 JSON-RPC interface; within each, the configured URL first.
+        // JSON-RPC 1.0, then HTTP+JSON 1.0, then gRPC 1.0, then a 1.0
+        // card listing only a 0.3 JSON-RPC interface; within each, the
+        // configured URL first.
         let offers = [
             ("JSONRPC", "1.", Dialect::V1),
             ("HTTP+JSON", "1.", Dialect::Rest),
+            ("GRPC", "1.", Dialect::Grpc),
             ("JSONRPC", "0.3", Dialect::V03),
         ];
         for (binding, version, dialect) in offers {
@@ -202,6 +207,19 @@ pub(crate) fn pick(card: &Value, configured: &str) -> Target {
                 .filter(|i| offers_binding(i, binding, version))
                 .filter_map(|i| i.get("url").and_then(Value::as_str))
                 .collect();
+            if dialect == Dialect::Grpc
+                && let Some(url) = urls.first()
+            {
+                // The configured agent's own host:port is where this agent
+                // reaches it (ours serve gRPC on the same port).
+                let configured = grpc_address(configured);
+                let url = urls.iter().find(|u| **u == configured).unwrap_or(url);
+                return Target {
+                    fallback: (*url != configured).then_some(configured),
+                    endpoint: url.to_string(),
+                    dialect,
+                };
+            }
             if let Some(url) = urls.iter().find(|u| same(u)).or(urls.first()) {
                 return target(url.to_string(), dialect);
             }
@@ -215,6 +233,18 @@ pub(crate) fn pick(card: &Value, configured: &str) -> Target {
     match card.get("url").and_then(Value::as_str) {
         Some(url) if !url.is_empty() => target(url.to_string(), dialect),
         _ => target(configured.to_string(), dialect),
+    }
+}
+
+/// The `host:port` of a URL (the form gRPC addresses take in cards).
+fn grpc_address(url: &str) -> String {
+    match Url::parse(url) {
+        Ok(u) => format!(
+            "{}:{}",
+            u.host_str().unwrap_or("localhost"),
+            u.port_or_known_default().unwrap_or(80)
+        ),
+        Err(_) => url.to_string(),
     }
 }
 
@@ -342,6 +372,26 @@ mod tests {
             {"url": "http://f/a2a", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
             {"url": "http://f/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]});
         assert_eq!(pick(&both, "http://f/a2a").dialect, Dialect::V1);
+    }
+
+    #[test]
+    fn grpc_is_spoken_when_it_is_all_a_1_0_card_offers() {
+        let grpc = json!({"name": "g", "supportedInterfaces": [
+            {"url": "public.example:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+            {"url": "http://g:7/rpc03", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}]});
+        let t = pick(&grpc, "http://g:7/a2a");
+        assert_eq!(
+            (t.endpoint.as_str(), t.dialect, t.fallback.as_deref()),
+            ("public.example:443", Dialect::Grpc, Some("g:7"))
+        );
+        let own = json!({"name": "g", "supportedInterfaces": [
+            {"url": "g:7", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]});
+        let t = pick(&own, "http://g:7");
+        assert_eq!((t.endpoint.as_str(), t.fallback), ("g:7", None));
+        let all = json!({"name": "h", "supportedInterfaces": [
+            {"url": "h:1", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+            {"url": "http://h:1", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}]});
+        assert_eq!(pick(&all, "http://h:1").dialect, Dialect::Rest);
     }
 
     #[test]

@@ -15,6 +15,8 @@
 
 pub(crate) mod client;
 pub(crate) mod discovery;
+pub(crate) mod grpc;
+pub(crate) mod proto;
 pub(crate) mod wire;
 
 pub(crate) use client::{A2aClient, A2aError};

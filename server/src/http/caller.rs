@@ -119,44 +119,49 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
         parts: &mut axum::http::request::Parts,
         _state: &S,
     ) -> Result<Self, Self::Rejection> {
-        use crate::domain::principal::Source;
-        let session_id = parts
-            .extensions
-            .get::<SessionId>()
-            .map(|s| s.0.clone())
-            .unwrap_or_else(generate);
-        let principal = parts
-            .extensions
-            .get::<crate::http::auth::guard::Identity>()
-            .map(|i| (*i.0).clone())
-            .unwrap_or_default();
-        let forwardable = matches!(
-            principal.source,
-            Source::Anonymous | Source::Jwt | Source::Proxy
-        );
-        let bearer = crate::http::auth::guard::bearer(&parts.headers)
-            .filter(|_| forwardable)
-            .map(str::to_string);
-        let from_ui = principal.source == Source::Session
-            || parts
-                .headers
-                .get(UI_CLIENT_HEADER)
-                .is_some_and(|v| v.as_bytes() == b"ui");
-        Ok(Caller(crate::domain::tools::CallContext {
-            bearer,
-            session_id,
-            hops: 0,
-            principal,
-            via: if from_ui { "ui" } else { "rest" },
-            headers: Vec::new(),
-            message_id: None,
-            asker: None,
-            resume: None,
-            signin: parts
-                .extensions
-                .get::<crate::domain::principal::SignIn>()
-                .cloned(),
-        }))
+        Ok(Caller(context(&parts.headers, &parts.extensions)))
+    }
+}
+
+/// The caller context of a request's headers and extensions (also for
+/// the gRPC binding, whose requests carry both as tonic metadata).
+pub(crate) fn context(
+    headers: &axum::http::HeaderMap,
+    extensions: &axum::http::Extensions,
+) -> crate::domain::tools::CallContext {
+    use crate::domain::principal::Source;
+    let session_id = extensions
+        .get::<SessionId>()
+        .map(|s| s.0.clone())
+        .unwrap_or_else(generate);
+    let principal = extensions
+        .get::<crate::http::auth::guard::Identity>()
+        .map(|i| (*i.0).clone())
+        .unwrap_or_default();
+    let forwardable = matches!(
+        principal.source,
+        Source::Anonymous | Source::Jwt | Source::Proxy
+    );
+    let bearer = crate::http::auth::guard::bearer(headers)
+        .filter(|_| forwardable)
+        .map(str::to_string);
+    let from_ui = principal.source == Source::Session
+        || headers
+            .get(UI_CLIENT_HEADER)
+            .is_some_and(|v| v.as_bytes() == b"ui");
+    crate::domain::tools::CallContext {
+        bearer,
+        session_id,
+        hops: 0,
+        principal,
+        via: if from_ui { "ui" } else { "rest" },
+        headers: Vec::new(),
+        message_id: None,
+        asker: None,
+        resume: None,
+        signin: extensions
+            .get::<crate::domain::principal::SignIn>()
+            .cloned(),
     }
 }
 

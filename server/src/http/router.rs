@@ -22,7 +22,13 @@ pub(crate) fn router(state: AppState) -> Router {
             api = api.route(r.path, method_router());
         }
     }
-    let api = api.method_not_allowed_fallback(method_not_allowed);
+    // A2A's gRPC binding: HTTP/2 on the same port, through the same
+    // middleware (its methods' roles are checked by the service, as
+    // JSON-RPC's are by its handler).
+    let grpc_path = format!("{}{{method}}", super::a2a::grpc::PREFIX);
+    let api = api
+        .route_service(&grpc_path, super::a2a::grpc::service(state.clone()))
+        .method_not_allowed_fallback(method_not_allowed);
     // Outermost first: session id and log span, cross-site refusal and
     // security headers, then who is calling and whether they may, then
     // the browser's form cookie (which the pages' forms are bound to).

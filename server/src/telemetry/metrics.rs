@@ -155,7 +155,7 @@ impl Metrics {
         .with_label_values::<&str>(&[]);
         let a2a_requests = counter(
             "stopgo_a2a_requests_total",
-            "A2A JSON-RPC requests served, by method and dialect (1.0, 0.3, legacy).",
+            "A2A requests served, by method and binding or dialect (1.0, 0.3, legacy for JSON-RPC; http+json; grpc).",
             &["method", "dialect"],
         );
         let mcp_up = IntGaugeVec::new(

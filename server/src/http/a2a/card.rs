@@ -10,7 +10,8 @@
 //! agent binds to). Skills are the agent's tools and sub-agents. The card
 //! is cacheable (`Cache-Control`, `ETag`, `Last-Modified`, `304` on
 //! `If-None-Match` or `If-Modified-Since`). It lists JSON-RPC (1.0 and
-//! 0.3) and HTTP+JSON (1.0) at `/a2a`; with operator authentication on,
+//! 0.3) and HTTP+JSON (1.0) at `/a2a`, and gRPC (1.0) at the agent's
+//! `host:port` (HTTP/2 on the same port); with operator authentication on,
 //! an extended card (`extended`) for known callers.
 
 use crate::config::A2aCardMode;
@@ -52,7 +53,8 @@ pub(crate) fn card(state: &AppState, headers: &HeaderMap) -> Value {
         "supportedInterfaces": [
             {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
             {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
-            {"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
+            {"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+            {"url": grpc_target(&base), "protocolBinding": "GRPC", "protocolVersion": "1.0"}
         ],
         "capabilities": {"streaming": true, "pushNotifications": true,
                          "extendedAgentCard": state.auth.enforced()},
@@ -104,6 +106,24 @@ fn declare_security(card: &mut Value, c: &crate::config::Config) {
             card["securitySchemes"] = json!({"bearer": scheme});
             card["security"] = json!([{"bearer": []}]);
         }
+    }
+}
+
+/// The gRPC binding's address: the card's base as the `host:port` a gRPC
+/// client dials (what the A2A SDKs and TCK pass to `grpc.insecure_channel`
+/// or `secure_channel`); the port of the scheme when the base has none.
+fn grpc_target(base: &str) -> String {
+    match url::Url::parse(base) {
+        Ok(u) => {
+            let host = match u.host() {
+                Some(url::Host::Ipv6(a)) => format!("[{a}]"),
+                Some(h) => h.to_string(),
+                None => "localhost".into(),
+            };
+            let port = u.port_or_known_default().unwrap_or(80);
+            format!("{host}:{port}")
+        }
+        Err(_) => base.to_string(),
     }
 }
 

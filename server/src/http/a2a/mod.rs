@@ -1,7 +1,8 @@
 //! Inbound A2A (`../shared/A2A.md`): the agent answering other agents.
 //!
 //! [`card`] (the agent card), [`rpc`] (JSON-RPC framing, dialect choice,
-//! errors), [`jsonrpc`] (`POST /a2a`) and [`rest`] (the HTTP+JSON binding),
+//! errors), [`jsonrpc`] (`POST /a2a`), [`rest`] (the HTTP+JSON binding) and
+//! [`grpc`] (the gRPC binding),
 //! [`tasks`] (tasks over conversations), [`stream`] (SSE), [`push`] (push
 //! notifications), [`authorize`] (who may continue a task), [`executor`]
 //! (what runs a message: the engine, or the TCK's [`conformance`] script).
@@ -12,6 +13,7 @@ pub(crate) mod card;
 #[cfg(feature = "a2a-tck")]
 pub(crate) mod conformance;
 pub(crate) mod executor;
+pub(crate) mod grpc;
 pub(crate) mod jsonrpc;
 pub(crate) mod push;
 pub(crate) mod rest;

@@ -77,7 +77,7 @@ impl RpcError {
     }
 
     /// The ErrorInfo reason of the code.
-    fn reason(&self) -> &'static str {
+    pub(crate) fn reason(&self) -> &'static str {
         REASONS
             .iter()
             .find(|(code, _)| *code == self.code)
@@ -101,7 +101,7 @@ impl RpcError {
     }
 
     /// The `google.rpc.Status` name that goes with [`Self::rest_status`].
-    fn grpc_status(&self) -> &'static str {
+    pub(crate) fn grpc_status(&self) -> &'static str {
         match (self.rest_status(), self.code) {
             (401, _) => "UNAUTHENTICATED",
             (403, _) => "PERMISSION_DENIED",

@@ -36,8 +36,8 @@ pub(crate) enum Framing {
     Rest,
 }
 
-/// One frame to send.
-enum Frame {
+/// One frame of a stream (the gRPC binding reads them too).
+pub(crate) enum Frame {
     Result(Value),
     Error(RpcError),
 }
@@ -48,8 +48,21 @@ pub(crate) async fn send(
     id: Framing,
     params: Value,
     d: Dialect,
-    mut ctx: Ctx,
+    ctx: Ctx,
 ) -> Response {
+    match open_send(state, params, d, ctx).await {
+        Ok(rx) => sse(id, d, rx),
+        Err(e) => early_error(id, e, d),
+    }
+}
+
+/// Starts a send stream: its frames, or the error found before the first.
+pub(crate) async fn open_send(
+    state: AppState,
+    params: Value,
+    d: Dialect,
+    mut ctx: Ctx,
+) -> Result<mpsc::Receiver<Frame>, RpcError> {
     let start = async {
         let mut m = wire::incoming(&params, d).map_err(RpcError::params)?;
         m.dialect = Some(d);
@@ -65,10 +78,7 @@ pub(crate) async fn send(
         let plan = plan.on(&cid);
         Ok::<_, RpcError>((cid, plan))
     };
-    let (cid, plan) = match start.await {
-        Ok(x) => x,
-        Err(e) => return early_error(id, e, d),
-    };
+    let (cid, plan) = start.await?;
     let sub = state.engine.events().subscribe(None);
     let (tx, rx) = mpsc::channel::<Frame>(64);
     tokio::spawn(async move {
@@ -132,30 +142,35 @@ pub(crate) async fn send(
             }
         }
     });
-    sse(id, d, rx)
+    Ok(rx)
 }
 
 /// `SubscribeToTask` / `tasks/resubscribe`: the current snapshot, then live
 /// updates until the task is terminal (1.0) or also interrupted (0.3).
 pub(crate) async fn subscribe(state: AppState, id: Framing, params: Value, d: Dialect) -> Response {
+    match open_subscribe(state, params, d).await {
+        Ok(rx) => sse(id, d, rx),
+        Err(e) => early_error(id, e, d),
+    }
+}
+
+/// Starts a subscription: its frames, or the error found before the first.
+pub(crate) async fn open_subscribe(
+    state: AppState,
+    params: Value,
+    d: Dialect,
+) -> Result<mpsc::Receiver<Frame>, RpcError> {
     let Some(tid) = rpc::param_str(&params, "id", "id") else {
-        return early_error(id, RpcError::params("`id` is required"), d);
+        return Err(RpcError::params("`id` is required"));
     };
     let sub = state.engine.events().subscribe(None);
-    let c = match tasks::load(&state, &tid).await {
-        Ok(c) => c,
-        Err(e) => return early_error(id, e, d),
-    };
+    let c = tasks::load(&state, &tid).await?;
     let v = tasks::view_of(&state, &c, None);
     if v.state.is_terminal() {
-        return early_error(
-            id,
-            RpcError::unsupported(format!(
-                "task {tid:?} is {}: there is nothing more to follow; use GetTask",
-                v.state.wire(Dialect::V03)
-            )),
-            d,
-        );
+        return Err(RpcError::unsupported(format!(
+            "task {tid:?} is {}: there is nothing more to follow; use GetTask",
+            v.state.wire(Dialect::V03)
+        )));
     }
     let (tx, rx) = mpsc::channel::<Frame>(64);
     tokio::spawn(async move {
@@ -203,7 +218,7 @@ pub(crate) async fn subscribe(state: AppState, id: Framing, params: Value, d: Di
             }
         }
     });
-    sse(id, d, rx)
+    Ok(rx)
 }
 
 /// The last frames of a stream: the answer as an artifact (when there is

@@ -28,12 +28,15 @@ use Role::{Requester, Viewer};
 /// What no declared route serves, tried in order after the routes:
 /// `(method, path prefix, need)`, `*` matching any method. Assets are
 /// open; other `/ui/` pages (the 404 page) need a viewer's session; the
-/// rest of the A2A binding and unknown API paths need a known caller.
+/// rest of the A2A bindings and unknown API paths need a known caller.
 const FALLBACK: &[(&str, &str, Need)] = &[
     ("*", "/pkg/", Open),
     ("GET", "/ui/auth/", Open),
     ("GET", "/ui/", Page(Viewer)),
     ("*", "/a2a/", Api(Viewer)),
+    // A2A's gRPC binding: a known caller; each method's role is checked by
+    // the service (`a2a_method`).
+    ("POST", crate::http::a2a::grpc::PREFIX, Api(Viewer)),
 ];
 
 fn matches(pattern: &str, path: &str) -> bool {

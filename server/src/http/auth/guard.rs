@@ -153,15 +153,26 @@ pub(crate) async fn layer(State(state): State<AppState>, mut req: Request, next:
         crate::http::ui::is_static_file(p, &site_root)
     });
     let ip = peer(&req);
+    // A2A's gRPC binding: its clients read refusals as gRPC statuses.
+    let grpc = path.starts_with(crate::http::a2a::grpc::PREFIX)
+        && crate::http::a2a::grpc::is_grpc(req.headers());
     let mut signin = None;
     let found = identify(&state, req.headers(), ip, &mut signin).await;
     let principal = match found {
         Ok(p) => p,
         Err(_) if need == Need::Open => None,
+        Err(Failure::Limited(wait)) if grpc => {
+            return crate::http::a2a::grpc::refusal_of(tonic::Status::resource_exhausted(format!(
+                "too many failed sign-ins from this address: try again in {wait} s"
+            )));
+        }
         Err(Failure::Limited(wait)) => return too_many(wait),
         Err(Failure::Invalid(why)) => {
             auth.failures.fail(ip);
             deny(&state, ip, "-", &path, &why).await;
+            if grpc {
+                return crate::http::a2a::grpc::refusal(&RpcError::unauthenticated(&why));
+            }
             if is_a2a_rest(&path) {
                 return challenged(a2a_rest(RpcError::unauthenticated(&why)), true);
             }
@@ -169,6 +180,11 @@ pub(crate) async fn layer(State(state): State<AppState>, mut req: Request, next:
         }
         Err(Failure::Unavailable(why)) => {
             tracing::error!(error = %why, "cannot check credentials");
+            if grpc {
+                return crate::http::a2a::grpc::refusal_of(tonic::Status::unavailable(
+                    "credentials cannot be checked right now (the identity provider is unreachable); try again shortly",
+                ));
+            }
             return crate::http::ApiError::Unavailable(
                 "credentials cannot be checked right now (the identity provider is unreachable); try again shortly".into(),
             )
@@ -182,6 +198,9 @@ pub(crate) async fn layer(State(state): State<AppState>, mut req: Request, next:
         (Need::Open, _) => {}
         (Need::Api(_), None) => {
             let why = "authentication required: send Authorization: Bearer <token>, or sign in at /ui/sign-in";
+            if grpc {
+                return crate::http::a2a::grpc::refusal(&RpcError::unauthenticated(why));
+            }
             if is_a2a_rest(&path) {
                 return challenged(a2a_rest(RpcError::unauthenticated(why)), false);
             }
@@ -191,6 +210,9 @@ pub(crate) async fn layer(State(state): State<AppState>, mut req: Request, next:
         (Need::Api(role) | Need::Page(role), Some(p)) if !p.allow(role) => {
             let why = missing(role);
             deny(&state, ip, &p.name, &path, &why).await;
+            if grpc {
+                return crate::http::a2a::grpc::refusal(&RpcError::forbidden(&why));
+            }
             if is_a2a_rest(&path) {
                 return a2a_rest(RpcError::forbidden(&why));
             }

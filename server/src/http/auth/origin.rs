@@ -128,7 +128,11 @@ pub(crate) fn check(
     // signature, checked by the handler over the raw body, is what a
     // foreign page cannot make.
     let slack = path == crate::http::rest::slack::PATH && is_form(h);
-    if has_body(h) && !is_json(h) && !a2a && !page_form && !slack {
+    // A2A's gRPC binding: `application/grpc` is not a type a page can
+    // send without a CORS preflight, and gRPC needs HTTP/2 besides.
+    let grpc =
+        path.starts_with(crate::http::a2a::grpc::PREFIX) && crate::http::a2a::grpc::is_grpc(h);
+    if has_body(h) && !is_json(h) && !a2a && !page_form && !slack && !grpc {
         return Some(ApiError::UnsupportedMediaType(
             "a request that changes state must send its body as Content-Type: application/json"
                 .into(),
