@@ -40,6 +40,14 @@ pub(crate) enum A2aError {
     Failed { state: String, text: String },
     #[error("unexpected answer: {0}")]
     Protocol(String),
+    /// Its card is not signed by the key pinned for it (`a2a[].trust`):
+    /// delegation is held until the card verifies again.
+    #[error("held: its agent card cannot be trusted: {reason}")]
+    Untrusted {
+        reason: String,
+        /// The first time this reason is seen for the agent (to audit once).
+        new: bool,
+    },
 }
 
 /// An A2A client over reqwest (and tonic for gRPC).
@@ -60,6 +68,15 @@ enum Op<'a> {
 }
 
 impl A2aClient {
+    /// A client that checks the cards of these configured URLs against
+    /// their pinned signing keys.
+    pub(crate) fn with_trust(trust: Vec<(String, super::signing::Trust)>) -> A2aClient {
+        A2aClient {
+            discovery: Discovery::with_trust(trust),
+            ..A2aClient::default()
+        }
+    }
+
     /// Sends `op` to the agent configured at `url`, in the binding and
     /// dialect its card offers. Returns the answer in JSON-RPC's shape
     /// (`{"result": …}` or `{"error": {code, message}}`) whichever binding

@@ -20,6 +20,7 @@
 //! max-age` (else 5 minutes) and forgotten when the agent cannot be reached.
 
 use super::client::{A2aError, short};
+use super::signing::Trust;
 use reqwest::Url;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -61,9 +62,24 @@ pub(crate) struct Target {
 #[derive(Default)]
 pub(crate) struct Discovery {
     cards: Mutex<HashMap<String, (Target, Instant)>>,
+    /// The signing keys pinned per configured URL (`a2a[].trust`).
+    trust: HashMap<String, Trust>,
+    /// The last reason each pinned agent's card was not trusted (so the
+    /// engine audits a reason once, not every call).
+    untrusted: Mutex<HashMap<String, String>>,
 }
 
 impl Discovery {
+    pub(crate) fn with_trust(trust: Vec<(String, Trust)>) -> Discovery {
+        Discovery {
+            trust: trust
+                .into_iter()
+                .map(|(u, t)| (u.trim_end_matches('/').to_string(), t))
+                .collect(),
+            ..Discovery::default()
+        }
+    }
+
     /// The target of the agent configured at `url`, from the cache or its
     /// card (read with the caller's session id and trace context, so the
     /// reads show up with the action that caused them).
@@ -84,7 +100,19 @@ impl Discovery {
         {
             return Ok(t);
         }
-        let (target, ttl) = read(http, &key, sid).await?;
+        let (target, ttl) = match read(http, &key, sid, self.trust.get(&key)).await {
+            Err(A2aError::Untrusted { reason, .. }) => {
+                let mut seen = self.untrusted.lock().unwrap_or_else(|p| p.into_inner());
+                let new = seen.get(&key) != Some(&reason);
+                seen.insert(key.clone(), reason.clone());
+                return Err(A2aError::Untrusted { reason, new });
+            }
+            other => other?,
+        };
+        self.untrusted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&key);
         self.cards
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -101,11 +129,13 @@ impl Discovery {
     }
 }
 
-/// Reads the card of the agent configured at `url` (no trailing slash).
+/// Reads the card of the agent configured at `url` (no trailing slash);
+/// with `trust`, only a card signed by a pinned key is taken.
 async fn read(
     http: &reqwest::Client,
     url: &str,
     sid: &str,
+    trust: Option<&Trust>,
 ) -> Result<(Target, Duration), A2aError> {
     let parsed =
         Url::parse(url).map_err(|e| A2aError::BadCard(format!("{url} is not a URL: {e}")))?;
@@ -140,7 +170,16 @@ async fn read(
         if !is_card(&card) {
             continue;
         }
+        if let Some(t) = trust {
+            check_signed(http, &card, t).await?;
+        }
         return Ok((pick(&card, &endpoint), Duration::from_secs(ttl)));
+    }
+    if trust.is_some() {
+        return Err(A2aError::Untrusted {
+            reason: format!("{url} serves no agent card, and a signing key is pinned for it"),
+            new: true,
+        });
     }
     let target = Target {
         endpoint,
@@ -148,6 +187,38 @@ async fn read(
         dialect: Dialect::Legacy,
     };
     Ok((target, Duration::from_secs(DEFAULT_CARD_TTL)))
+}
+
+/// Whether `card` carries a signature by a key `trust` names (a JWKS is
+/// read now, so a key the agent rotated to and published counts).
+async fn check_signed(http: &reqwest::Client, card: &Value, trust: &Trust) -> Result<(), A2aError> {
+    let untrusted = |reason: String| A2aError::Untrusted { reason, new: true };
+    let keys = match trust {
+        Trust::Keys(k) => k.clone(),
+        Trust::Jwks { url, kid } => {
+            let resp = http
+                .get(url)
+                .header(reqwest::header::ACCEPT, "application/json")
+                .timeout(CARD_TIMEOUT)
+                .send()
+                .await
+                .map_err(|e| untrusted(format!("its JWKS {url} cannot be read: {}", short(&e))))?;
+            if !resp.status().is_success() {
+                return Err(untrusted(format!(
+                    "its JWKS {url} answered {}",
+                    resp.status()
+                )));
+            }
+            let set: Value = resp
+                .json()
+                .await
+                .map_err(|e| untrusted(format!("its JWKS {url} is not JSON: {e}")))?;
+            super::signing::keys_of_jwks(&set, kid.as_deref()).map_err(untrusted)?
+        }
+    };
+    super::signing::verify(card, &keys)
+        .map(|_| ())
+        .map_err(untrusted)
 }
 
 /// The card URLs to try for the agent configured at `url`, in order.

@@ -17,6 +17,7 @@ pub(crate) mod client;
 pub(crate) mod discovery;
 pub(crate) mod grpc;
 pub(crate) mod proto;
+pub(crate) mod signing;
 pub(crate) mod wire;
 
 pub(crate) use client::{A2aClient, A2aError};

@@ -202,6 +202,9 @@ pub fn literal_secrets(raw: &serde_yaml::Value) -> Vec<Problem> {
     if let Some(audit) = get(raw, "audit") {
         check(get(&audit, "key"), "audit.key".into());
     }
+    if let Some(signing) = get(raw, "a2a_card_signing") {
+        check(get(&signing, "key"), "a2a_card_signing.key".into());
+    }
     if let Some(n) = get(raw, "notifications") {
         check(get(&n, "link_key"), "notifications.link_key".into());
         if let Some(Value::Sequence(targets)) = get(&n, "targets") {

@@ -35,6 +35,9 @@ pub struct Config {
     pub public_url: Option<String>,
     #[serde(default)]
     pub a2a_card: A2aCardMode,
+    /// Sign the agent card (A2A 1.0 §8.4): a JWS in its `signatures`.
+    #[serde(default)]
+    pub a2a_card_signing: Option<CardSigningConfig>,
     #[serde(default = "default_max_body_bytes")]
     pub max_body_bytes: usize,
     #[serde(default)]
@@ -227,6 +230,45 @@ pub struct A2aAgentConfig {
     /// e.g. its own `Authorization`, which replaces the forwarded bearer.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// The key its card must be signed with; without one the card is
+    /// read unsigned, as before.
+    #[serde(default)]
+    pub trust: Option<CardTrustConfig>,
+}
+
+/// `a2a_card_signing`: the private key our card is signed with.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CardSigningConfig {
+    /// The PEM (PKCS#8, P-256 for ES256 or Ed25519 for EdDSA) from the
+    /// environment (`${VAR}`).
+    #[serde(default)]
+    pub key: Option<super::auth::Secret>,
+    /// Or a file holding it (relative to the config's folder).
+    #[serde(default)]
+    pub key_file: Option<PathBuf>,
+    /// The key's id, in each signature's protected header and the JWKS.
+    pub kid: String,
+}
+
+/// `a2a[].trust`: the key a sub-agent's card must be signed with.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CardTrustConfig {
+    /// A public key PEM (P-256 or Ed25519).
+    #[serde(default)]
+    pub public_key: Option<String>,
+    /// Or a file holding it.
+    #[serde(default)]
+    pub public_key_file: Option<PathBuf>,
+    /// Or the agent's JWKS (`https://b/.well-known/jwks.json`), read
+    /// with the card, so a key the agent rotates to is trusted once it
+    /// publishes it there.
+    #[serde(default)]
+    pub jwks_url: Option<String>,
+    /// Only this key id (with a JWKS: the one key of the set to trust).
+    #[serde(default)]
+    pub kid: Option<String>,
 }
 
 /// The kind of an orchestration node.

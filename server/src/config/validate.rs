@@ -81,6 +81,7 @@ pub fn validate(config: &Config, base_dir: &Path) -> Vec<Problem> {
     }
     check_mcp_servers(config, &mut p);
     check_a2a_list(&config.a2a, "a2a", &mut p);
+    check_card_signing(config, &mut p);
     if let Some(root) = &config.agent {
         check_tree(root, base_dir, &mut p);
     }
@@ -236,6 +237,49 @@ fn check_a2a_list(list: &[A2aAgentConfig], at: &str, p: &mut Vec<Problem>) {
             p.push(Problem::new(format!("{here}.url"), e));
         }
         check_headers(&a.headers, &here, p);
+        if let Some(t) = &a.trust {
+            let given = [
+                t.public_key.is_some(),
+                t.public_key_file.is_some(),
+                t.jwks_url.is_some(),
+            ];
+            if given.iter().filter(|g| **g).count() != 1 {
+                p.push(Problem::new(
+                    format!("{here}.trust"),
+                    "give exactly one of public_key (a PEM), public_key_file or jwks_url",
+                ));
+            }
+            if let Some(u) = &t.jwks_url
+                && let Err(e) = check_http_url(u)
+            {
+                p.push(Problem::new(format!("{here}.trust.jwks_url"), e));
+            }
+            if t.kid.as_deref().is_some_and(|k| k.trim().is_empty()) {
+                p.push(Problem::new(
+                    format!("{here}.trust.kid"),
+                    "must not be empty (leave it out to trust any key id)",
+                ));
+            }
+        }
+    }
+}
+
+/// `a2a_card_signing`: one key source and a key id.
+fn check_card_signing(config: &Config, p: &mut Vec<Problem>) {
+    let Some(s) = &config.a2a_card_signing else {
+        return;
+    };
+    if s.key.is_some() == s.key_file.is_some() {
+        p.push(Problem::new(
+            "a2a_card_signing",
+            "give exactly one of key (\"${VAR}\" holding a PEM) or key_file",
+        ));
+    }
+    if s.kid.trim().is_empty() {
+        p.push(Problem::new(
+            "a2a_card_signing.kid",
+            "must not be empty: it names the key in each signature and in /.well-known/jwks.json",
+        ));
     }
 }
 

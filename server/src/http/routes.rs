@@ -256,6 +256,13 @@ pub(crate) static ROUTES: &[Route] = &[
         doc: Doc::new("The A2A agent card (also at `/.well-known/agent.json`): 1.0 `supportedInterfaces` plus the 0.3 top-level fields unless `a2a_card: v1`. See README, \"A2A\"."),
     },
     Route {
+        method: "GET",
+        path: "/.well-known/jwks.json",
+        need: Open,
+        serve: Serve::Handler(|| get(a2a::card::jwks)),
+        doc: Doc::new("The public key the agent card is signed with (`a2a_card_signing`), as a JWKS; 404 when the card is not signed.").media("application/json").errors(&[404]),
+    },
+    Route {
         method: "POST",
         path: "/a2a",
         need: Api(Viewer),

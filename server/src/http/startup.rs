@@ -38,6 +38,9 @@ pub enum StartError {
     Tools(Box<dyn std::error::Error + Send + Sync>),
     #[error("{0}")]
     Notifications(String),
+    /// A card signing key, or a sub-agent's pinned key, that cannot be used.
+    #[error("{0}")]
+    CardKeys(String),
     /// `a2a_conformance` asked of a build without the `a2a-tck` feature.
     #[error("this agent was built without A2A conformance mode (cargo feature a2a-tck)")]
     NoConformance,
@@ -190,7 +193,10 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
         llm,
         tools,
         models,
-        Arc::new(crate::a2a::A2aClient::default()),
+        Arc::new(crate::a2a::A2aClient::with_trust(card_trust(
+            &s.config_dir,
+            &config,
+        )?)),
         events,
     );
     // The gate's grants, before the first call (a resumed one included)
@@ -215,7 +221,9 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
     engine.start_pins().await;
 
     let a2a: Arc<dyn a2a::executor::Executor> = executor(s.a2a_conformance);
+    let card_signer = card_signer(&s.config_dir, &config)?;
     Ok(AppState {
+        card_signer,
         store,
         notify,
         engine,
@@ -224,6 +232,70 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
         config,
         leptos: leptos_options(&s.site_root),
     })
+}
+
+/// `a2a_card_signing`'s key, read once: a key that cannot sign stops the
+/// start, naming it.
+fn card_signer(
+    dir: &std::path::Path,
+    c: &Config,
+) -> Result<Option<Arc<crate::a2a::signing::CardSigner>>, StartError> {
+    let Some(s) = &c.a2a_card_signing else {
+        return Ok(None);
+    };
+    let pem = match (&s.key, &s.key_file) {
+        (Some(k), _) => k.expose().to_string(),
+        (None, Some(f)) => std::fs::read_to_string(dir.join(f)).map_err(|e| {
+            StartError::CardKeys(format!("a2a_card_signing.key_file {}: {e}", f.display()))
+        })?,
+        (None, None) => return Ok(None),
+    };
+    crate::a2a::signing::CardSigner::from_pem(&pem, &s.kid)
+        .map(|k| Some(Arc::new(k)))
+        .map_err(|e| StartError::CardKeys(format!("a2a_card_signing: {e}")))
+}
+
+/// The sub-agents (top-level `a2a` and every node's) whose cards must be
+/// signed, by configured URL, with the keys pinned for them.
+fn card_trust(
+    dir: &std::path::Path,
+    c: &Config,
+) -> Result<Vec<(String, crate::a2a::signing::Trust)>, StartError> {
+    use crate::a2a::signing::{Trust, keys_of_pem};
+    fn walk<'a>(n: &'a config::NodeConfig, out: &mut Vec<&'a config::A2aAgentConfig>) {
+        out.extend(n.a2a.iter());
+        for child in &n.agents {
+            walk(child, out);
+        }
+    }
+    let mut entries: Vec<&config::A2aAgentConfig> = c.a2a.iter().collect();
+    if let Some(root) = &c.agent {
+        walk(root, &mut entries);
+    }
+    let mut out = Vec::new();
+    for a in entries {
+        let Some(t) = &a.trust else { continue };
+        let at = format!("the trust of sub-agent {}", a.name);
+        let trust = if let Some(u) = &t.jwks_url {
+            Trust::Jwks {
+                url: u.clone(),
+                kid: t.kid.clone(),
+            }
+        } else {
+            let pem = match (&t.public_key, &t.public_key_file) {
+                (Some(p), _) => p.clone(),
+                (None, Some(f)) => std::fs::read_to_string(dir.join(f))
+                    .map_err(|e| StartError::CardKeys(format!("{at}: {}: {e}", f.display())))?,
+                (None, None) => continue,
+            };
+            Trust::Keys(
+                keys_of_pem(&pem, t.kid.as_deref())
+                    .map_err(|e| StartError::CardKeys(format!("{at}: {e}")))?,
+            )
+        };
+        out.push((a.url.clone(), trust));
+    }
+    Ok(out)
 }
 
 /// What serves `/a2a`: the engine, or (only in `a2a-tck` builds, checked

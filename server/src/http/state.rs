@@ -26,6 +26,8 @@ pub struct AppState {
     pub(crate) auth: Arc<crate::http::auth::Auth>,
     /// The validated config, read-only after startup.
     pub(crate) config: Arc<Config>,
+    /// The key our agent card is signed with (`a2a_card_signing`).
+    pub(crate) card_signer: Option<Arc<crate::a2a::signing::CardSigner>>,
     /// Where the UI's assets are and what they are called; Leptos reads it
     /// from the state when it renders a page or serves a file.
     pub(crate) leptos: LeptosOptions,

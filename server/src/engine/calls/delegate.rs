@@ -372,6 +372,18 @@ impl Engine {
                 Ok(Handled::Other)
             }
             Err(e) => {
+                if let crate::a2a::A2aError::Untrusted { reason, new: true } = &e {
+                    // Once per reason: the operator learns the card changed.
+                    let details = serde_json::json!({"agent": target.agent, "url": target.url, "reason": reason});
+                    if let Err(err) = self
+                        .inner
+                        .store
+                        .audit("agent".into(), "a2a.card_untrusted", details)
+                        .await
+                    {
+                        tracing::error!(error = %err, "could not record a2a.card_untrusted");
+                    }
+                }
                 let text = format!("sub-agent {} unavailable: {e}", target.agent);
                 tracing::warn!(agent = %target.agent, error = %e, "sub-agent call failed");
                 self.finish_call(conversation_id, message_id, tc, &text, true, gate, scope)

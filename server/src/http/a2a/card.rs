@@ -69,7 +69,43 @@ pub(crate) fn card(state: &AppState, headers: &HeaderMap) -> Value {
         card["supportsAuthenticatedExtendedCard"] = json!(state.auth.enforced());
     }
     declare_security(&mut card, c);
+    sign(state, &base, &mut card);
     card
+}
+
+/// Signs the card with `a2a_card_signing`'s key (A2A 1.0 §8.4), naming
+/// our JWKS as `jku`. A card that cannot be signed is served unsigned and
+/// the reason logged (it cannot happen with a key that loaded: the card
+/// is always an AgentCard).
+fn sign(state: &AppState, base: &str, card: &mut Value) {
+    if let Some(s) = &state.card_signer {
+        let jku = format!("{base}{JWKS_PATH}");
+        if let Err(e) = s.sign(card, Some(&jku)) {
+            tracing::error!(error = %e, "cannot sign the agent card");
+        }
+    }
+}
+
+/// Where our card's public signing key is published.
+pub(crate) const JWKS_PATH: &str = "/.well-known/jwks.json";
+
+/// `GET /.well-known/jwks.json`: the public key the card is signed with
+/// (404 when the card is not signed).
+pub(crate) async fn jwks(State(state): State<AppState>) -> Response {
+    match &state.card_signer {
+        Some(s) => (
+            [(
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("public, max-age=300"),
+            )],
+            axum::Json(s.jwks()),
+        )
+            .into_response(),
+        None => crate::http::ApiError::NotFound(
+            "this agent's card is not signed (a2a_card_signing is not set)".into(),
+        )
+        .into_response(),
+    }
 }
 
 /// With auth on, the card says how to authenticate (AUTH.md §3): a bearer
@@ -207,6 +243,8 @@ pub(crate) fn extended(
             }
         }
     }
+    // What the extended card adds is signed too.
+    sign(state, &base_url(state, headers), &mut c);
     Ok(c)
 }
 
