@@ -11,6 +11,12 @@
 # The TCK's push webhook receiver listens on localhost, so conformance runs
 # allow pushes to loopback (a2a_push_allow_private; off by default).
 #
+# TCK_AUTH=1 (1.0) turns operator authentication on (mode tokens, one
+# admin token) so the agent serves its extended card, and gives the TCK
+# that token: scripts/tck-auth/sitecustomize.py adds it to every request
+# (the TCK has no setting for credentials). The extended card's tests run
+# then; CORE-CAP-003 (no extended card) runs only without it.
+#
 # The checkout needs a Python >= 3.11 virtualenv with its dependencies:
 #   python3 -m venv .venv && .venv/bin/pip install -e .
 # The 1.0 TCK rejects the 0.3 fields of our dual-stack card, so 1.0 runs
@@ -43,6 +49,16 @@ public_url: http://127.0.0.1:$PORT
 llm:
   model: "scripted:$ROOT/testdata/e2e-rules.yaml"
 YAML
+if [[ "${TCK_AUTH:-}" == 1 ]]; then
+  export TCK_BEARER="tck-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+  export PYTHONPATH="$ROOT/scripts/tck-auth${PYTHONPATH:+:$PYTHONPATH}"
+  cat >> "$WORK/agent.yaml" <<YAML
+auth:
+  mode: tokens
+  tokens:
+    - {name: tck, token: "\${TCK_BEARER}", roles: [admin]}
+YAML
+fi
 "$AGENT" --config "$WORK/agent.yaml" --a2a-conformance > "$WORK/agent.log" 2>&1 &
 PID=$!
 for _ in $(seq 50); do

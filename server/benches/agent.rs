@@ -27,7 +27,9 @@
 //! 11. questions: a question's round trip beside an approval's
 //!     ([`questions`]);
 //! 12. reach: a decision from Slack to the tool starting beside a REST
-//!     one, and the gate with 1,000 live grants ([`reach`]).
+//!     one, and the gate with 1,000 live grants ([`reach`]);
+//! 13. A2A's gRPC binding beside JSON-RPC, `SendMessage` at concurrency 1
+//!     and 32 ([`grpc`]).
 
 #[path = "agent/auth.rs"]
 mod auth;
@@ -35,6 +37,8 @@ mod auth;
 mod filesystem;
 #[path = "agent/floor.rs"]
 mod floor;
+#[path = "agent/grpc.rs"]
+mod grpc;
 #[path = "agent/notify.rs"]
 mod notify;
 #[path = "agent/observe.rs"]
@@ -286,7 +290,7 @@ async fn main() {
         .build()
         .unwrap();
     let mut rows: Vec<(String, String, String)> = Vec::new();
-    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`, `phone`, `pg`, `policy`, `notify`, `questions`, `reach`; `pgturns`, `pglists`, `pgflight`: one part of `pg`): those rows alone.
+    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`, `phone`, `pg`, `policy`, `notify`, `questions`, `reach`, `grpc`; `pgturns`, `pglists`, `pgflight`: one part of `pg`): those rows alone.
     let only = std::env::var("BENCH_ONLY").ok();
     let wants = |part: &str| only.as_deref().is_none_or(|o| o == part);
     if wants("core") {
@@ -297,6 +301,9 @@ async fn main() {
     fake.set_latency(Duration::ZERO);
     if wants("a2a") {
         a2a_rows(&http, &fake_base, &mut rows, quick).await;
+    }
+    if wants("grpc") {
+        grpc::rows(&http, &fake_base, &mut rows, quick).await;
     }
 
     // 5. Auth.

@@ -136,6 +136,8 @@ enum Offers {
     All,
     RestOnly,
     GrpcOnly,
+    /// All, with B's entry for C saying `binding: grpc`.
+    AllPreferringGrpc,
 }
 
 /// A free port (for an agent that must come back on the same address).
@@ -183,6 +185,11 @@ impl Chain {
         Self::build(2, None, "", "", Offers::GrpcOnly).await
     }
 
+    /// A chain of two where C offers every binding and B prefers gRPC.
+    async fn start_preferring_grpc() -> Chain {
+        Self::build(2, None, "", "", Offers::AllPreferringGrpc).await
+    }
+
     async fn build(
         depth: usize,
         a_yaml: Option<&str>,
@@ -222,8 +229,13 @@ impl Chain {
             c_url = grpc_only_card(&chain.agents[0]).await;
         }
         let b_port = free_port();
+        let binding = if offers == Offers::AllPreferringGrpc {
+            ", binding: grpc"
+        } else {
+            ""
+        };
         let b_yaml = format!(
-            "name: agent-b\nprompt: You are agent B, the relay.\na2a:\n  - {{name: c, url: \"{c_url}\", description: The resource keeper}}\n{b_extra}"
+            "name: agent-b\nprompt: You are agent B, the relay.\na2a:\n  - {{name: c, url: \"{c_url}\", description: The resource keeper{binding}}}\n{b_extra}"
         );
         chain.add(tempfile::tempdir().unwrap(), &b_yaml, Some(b_port));
         if depth == 3 {
@@ -599,7 +611,17 @@ async fn a_sub_agent_offering_only_http_json_is_spoken_to_in_it() {
 /// tool runs once, after the approval; a rejection's reason gets through.
 #[tokio::test]
 async fn a_sub_agent_offering_only_grpc_is_spoken_to_in_it() {
-    let chain = Chain::start_grpc_only().await;
+    grpc_chain(Chain::start_grpc_only().await).await;
+}
+
+/// `binding: grpc` on the entry: C's card offers every binding, B speaks
+/// gRPC (the same calls, counted by C as gRPC).
+#[tokio::test]
+async fn an_entry_may_prefer_grpc_over_the_cards_first_binding() {
+    grpc_chain(Chain::start_preferring_grpc().await).await;
+}
+
+async fn grpc_chain(chain: Chain) {
     let b = chain.b();
     let (status, body) = post_json(b, "/conversations", json!({"message": "add plums 6"})).await;
     assert_eq!(status, 201, "{body}");

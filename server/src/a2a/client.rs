@@ -68,11 +68,12 @@ enum Op<'a> {
 }
 
 impl A2aClient {
-    /// A client that checks the cards of these configured URLs against
-    /// their pinned signing keys.
-    pub(crate) fn with_trust(trust: Vec<(String, super::signing::Trust)>) -> A2aClient {
+    /// A client with what the config says of each sub-agent (by its
+    /// configured URL): the keys its card must be signed with, the
+    /// binding to prefer.
+    pub(crate) fn with_settings(settings: Vec<(String, super::discovery::Settings)>) -> A2aClient {
         A2aClient {
-            discovery: Discovery::with_trust(trust),
+            discovery: Discovery::with_settings(settings),
             ..A2aClient::default()
         }
     }

@@ -58,21 +58,31 @@ pub(crate) struct Target {
     pub(crate) dialect: Dialect,
 }
 
+/// What the config says of one sub-agent beyond its URL.
+#[derive(Clone, Default)]
+pub(crate) struct Settings {
+    /// The keys its card must be signed with (`a2a[].trust`).
+    pub(crate) trust: Option<Trust>,
+    /// The 1.0 binding to speak when its card offers it (`a2a[].binding`:
+    /// `V1`, `Rest` or `Grpc`).
+    pub(crate) prefer: Option<Dialect>,
+}
+
 /// Cards read, by configured URL, with the time until which they hold.
 #[derive(Default)]
 pub(crate) struct Discovery {
     cards: Mutex<HashMap<String, (Target, Instant)>>,
-    /// The signing keys pinned per configured URL (`a2a[].trust`).
-    trust: HashMap<String, Trust>,
+    /// The settings per configured URL.
+    settings: HashMap<String, Settings>,
     /// The last reason each pinned agent's card was not trusted (so the
     /// engine audits a reason once, not every call).
     untrusted: Mutex<HashMap<String, String>>,
 }
 
 impl Discovery {
-    pub(crate) fn with_trust(trust: Vec<(String, Trust)>) -> Discovery {
+    pub(crate) fn with_settings(settings: Vec<(String, Settings)>) -> Discovery {
         Discovery {
-            trust: trust
+            settings: settings
                 .into_iter()
                 .map(|(u, t)| (u.trim_end_matches('/').to_string(), t))
                 .collect(),
@@ -100,7 +110,8 @@ impl Discovery {
         {
             return Ok(t);
         }
-        let (target, ttl) = match read(http, &key, sid, self.trust.get(&key)).await {
+        let settings = self.settings.get(&key).cloned().unwrap_or_default();
+        let (target, ttl) = match read(http, &key, sid, &settings).await {
             Err(A2aError::Untrusted { reason, .. }) => {
                 let mut seen = self.untrusted.lock().unwrap_or_else(|p| p.into_inner());
                 let new = seen.get(&key) != Some(&reason);
@@ -135,8 +146,9 @@ async fn read(
     http: &reqwest::Client,
     url: &str,
     sid: &str,
-    trust: Option<&Trust>,
+    settings: &Settings,
 ) -> Result<(Target, Duration), A2aError> {
+    let trust = settings.trust.as_ref();
     let parsed =
         Url::parse(url).map_err(|e| A2aError::BadCard(format!("{url} is not a URL: {e}")))?;
     let endpoint = endpoint_of(&parsed, url);
@@ -173,7 +185,10 @@ async fn read(
         if let Some(t) = trust {
             check_signed(http, &card, t).await?;
         }
-        return Ok((pick(&card, &endpoint), Duration::from_secs(ttl)));
+        return Ok((
+            pick(&card, &endpoint, settings.prefer),
+            Duration::from_secs(ttl),
+        ));
     }
     if trust.is_some() {
         return Err(A2aError::Untrusted {
@@ -254,8 +269,9 @@ fn is_card(v: &Value) -> bool {
             || v.get("supportedInterfaces").is_some_and(Value::is_array))
 }
 
-/// The target a card offers; `configured` is the endpoint the config implies.
-pub(crate) fn pick(card: &Value, configured: &str) -> Target {
+/// The target a card offers; `configured` is the endpoint the config
+/// implies; the `prefer`red 1.0 binding is tried first.
+pub(crate) fn pick(card: &Value, configured: &str, prefer: Option<Dialect>) -> Target {
     let same = |u: &str| u.trim_end_matches('/') == configured.trim_end_matches('/');
     let target = |endpoint: String, dialect| Target {
         fallback: (!same(&endpoint)).then(|| configured.to_string()),
@@ -266,12 +282,16 @@ pub(crate) fn pick(card: &Value, configured: &str) -> Target {
         // JSON-RPC 1.0, then HTTP+JSON 1.0, then gRPC 1.0, then a 1.0
         // card listing only a 0.3 JSON-RPC interface; within each, the
         // configured URL first.
-        let offers = [
+        let mut offers = vec![
             ("JSONRPC", "1.", Dialect::V1),
             ("HTTP+JSON", "1.", Dialect::Rest),
             ("GRPC", "1.", Dialect::Grpc),
             ("JSONRPC", "0.3", Dialect::V03),
         ];
+        if let Some(i) = offers.iter().position(|o| Some(o.2) == prefer) {
+            let first = offers.remove(i);
+            offers.insert(0, first);
+        }
         for (binding, version, dialect) in offers {
             let urls: Vec<&str> = list
                 .iter()
@@ -391,7 +411,7 @@ mod tests {
         let dual = json!({"url": "http://b/a2a", "protocolVersion": "0.3.0",
             "supportedInterfaces": [{"url": "http://b/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]});
         assert_eq!(
-            pick(&dual, "http://b/a2a"),
+            pick(&dual, "http://b/a2a", None),
             Target {
                 endpoint: "http://b/a2a".into(),
                 fallback: None,
@@ -399,13 +419,13 @@ mod tests {
             }
         );
         let v03 = json!({"url": "http://c/rpc", "protocolVersion": "0.3.0"});
-        let t = pick(&v03, "http://c/a2a");
+        let t = pick(&v03, "http://c/a2a", None);
         assert_eq!(
             (t.endpoint.as_str(), t.dialect),
             ("http://c/rpc", Dialect::V03)
         );
         assert_eq!(t.fallback.as_deref(), Some("http://c/a2a"));
-        let seed = pick(&json!({"name": "x"}), "http://d:8082/a2a");
+        let seed = pick(&json!({"name": "x"}), "http://d:8082/a2a", None);
         assert_eq!(
             (seed.endpoint.as_str(), seed.dialect, seed.fallback),
             ("http://d:8082/a2a", Dialect::Legacy, None)
@@ -418,12 +438,12 @@ mod tests {
             {"url": "https://public.example/b", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
             {"url": "http://b:8080/a2a/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
             {"url": "http://b:8080/a2a", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]});
-        let t = pick(&card, "http://b:8080/a2a");
+        let t = pick(&card, "http://b:8080/a2a", None);
         assert_eq!(
             (t.endpoint.as_str(), t.fallback),
             ("http://b:8080/a2a/", None)
         );
-        let t = pick(&card, "http://elsewhere/a2a");
+        let t = pick(&card, "http://elsewhere/a2a", None);
         assert_eq!(t.endpoint, "https://public.example/b");
         assert_eq!(t.fallback.as_deref(), Some("http://elsewhere/a2a"));
     }
@@ -434,7 +454,7 @@ mod tests {
             {"url": "http://e:9/rpc03", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
             {"url": "http://e:9", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
             {"url": "http://e:9/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]});
-        let t = pick(&rest, "http://e:9/a2a");
+        let t = pick(&rest, "http://e:9/a2a", None);
         assert_eq!(
             (t.endpoint.as_str(), t.dialect),
             ("http://e:9", Dialect::Rest)
@@ -442,7 +462,7 @@ mod tests {
         let both = json!({"name": "f", "supportedInterfaces": [
             {"url": "http://f/a2a", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
             {"url": "http://f/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]});
-        assert_eq!(pick(&both, "http://f/a2a").dialect, Dialect::V1);
+        assert_eq!(pick(&both, "http://f/a2a", None).dialect, Dialect::V1);
     }
 
     #[test]
@@ -450,19 +470,28 @@ mod tests {
         let grpc = json!({"name": "g", "supportedInterfaces": [
             {"url": "public.example:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
             {"url": "http://g:7/rpc03", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}]});
-        let t = pick(&grpc, "http://g:7/a2a");
+        let t = pick(&grpc, "http://g:7/a2a", None);
         assert_eq!(
             (t.endpoint.as_str(), t.dialect, t.fallback.as_deref()),
             ("public.example:443", Dialect::Grpc, Some("g:7"))
         );
         let own = json!({"name": "g", "supportedInterfaces": [
             {"url": "g:7", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]});
-        let t = pick(&own, "http://g:7");
+        let t = pick(&own, "http://g:7", None);
         assert_eq!((t.endpoint.as_str(), t.fallback), ("g:7", None));
         let all = json!({"name": "h", "supportedInterfaces": [
             {"url": "h:1", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
             {"url": "http://h:1", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}]});
-        assert_eq!(pick(&all, "http://h:1").dialect, Dialect::Rest);
+        assert_eq!(pick(&all, "http://h:1", None).dialect, Dialect::Rest);
+        let t = pick(&all, "http://h:1", Some(Dialect::Grpc));
+        assert_eq!((t.endpoint.as_str(), t.dialect), ("h:1", Dialect::Grpc));
+        // A preference the card does not offer falls back to the order.
+        let rest = json!({"name": "h", "supportedInterfaces": [
+            {"url": "http://h:1", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}]});
+        assert_eq!(
+            pick(&rest, "http://h:1", Some(Dialect::Grpc)).dialect,
+            Dialect::Rest
+        );
     }
 
     #[test]

@@ -31,9 +31,9 @@ pub use notifications::{
     TargetConfig,
 };
 pub use schema::{
-    A2aAgentConfig, A2aCardMode, ApprovalsMode, Config, DEFAULT_MAX_ITERATIONS, LegacyMcp,
-    LlmConfig, MAX_ITERATIONS_CAP, McpAuth, McpServerConfig, NodeConfig, NodeKind, OnQuestion,
-    OnReject, QuestionsConfig,
+    A2aAgentConfig, A2aBinding, A2aCardMode, ApprovalsMode, Config, DEFAULT_MAX_ITERATIONS,
+    LegacyMcp, LlmConfig, MAX_ITERATIONS_CAP, McpAuth, McpServerConfig, NodeConfig, NodeKind,
+    OnQuestion, OnReject, QuestionsConfig,
 };
 pub use store::{StoreBackend, StoreConfig};
 pub use validate::{USER_MESSAGE_KEY, placeholders};

@@ -234,6 +234,19 @@ pub struct A2aAgentConfig {
     /// read unsigned, as before.
     #[serde(default)]
     pub trust: Option<CardTrustConfig>,
+    /// The A2A 1.0 binding to use when its card offers it (default: the
+    /// card's JSON-RPC, then HTTP+JSON, then gRPC).
+    #[serde(default)]
+    pub binding: Option<A2aBinding>,
+}
+
+/// An A2A 1.0 protocol binding, as `a2a[].binding` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum A2aBinding {
+    Jsonrpc,
+    HttpJson,
+    Grpc,
 }
 
 /// `a2a_card_signing`: the private key our card is signed with.

@@ -193,7 +193,7 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
         llm,
         tools,
         models,
-        Arc::new(crate::a2a::A2aClient::with_trust(card_trust(
+        Arc::new(crate::a2a::A2aClient::with_settings(sub_agents(
             &s.config_dir,
             &config,
         )?)),
@@ -255,12 +255,14 @@ fn card_signer(
         .map_err(|e| StartError::CardKeys(format!("a2a_card_signing: {e}")))
 }
 
-/// The sub-agents (top-level `a2a` and every node's) whose cards must be
-/// signed, by configured URL, with the keys pinned for them.
-fn card_trust(
+/// What the config says of each sub-agent (top-level `a2a` and every
+/// node's), by configured URL: the keys its card must be signed with
+/// (read now), the binding to prefer.
+fn sub_agents(
     dir: &std::path::Path,
     c: &Config,
-) -> Result<Vec<(String, crate::a2a::signing::Trust)>, StartError> {
+) -> Result<Vec<(String, crate::a2a::discovery::Settings)>, StartError> {
+    use crate::a2a::discovery::{Dialect, Settings};
     use crate::a2a::signing::{Trust, keys_of_pem};
     fn walk<'a>(n: &'a config::NodeConfig, out: &mut Vec<&'a config::A2aAgentConfig>) {
         out.extend(n.a2a.iter());
@@ -274,7 +276,23 @@ fn card_trust(
     }
     let mut out = Vec::new();
     for a in entries {
-        let Some(t) = &a.trust else { continue };
+        let prefer = a.binding.map(|b| match b {
+            config::A2aBinding::Jsonrpc => Dialect::V1,
+            config::A2aBinding::HttpJson => Dialect::Rest,
+            config::A2aBinding::Grpc => Dialect::Grpc,
+        });
+        let Some(t) = &a.trust else {
+            if prefer.is_some() {
+                out.push((
+                    a.url.clone(),
+                    Settings {
+                        trust: None,
+                        prefer,
+                    },
+                ));
+            }
+            continue;
+        };
         let at = format!("the trust of sub-agent {}", a.name);
         let trust = if let Some(u) = &t.jwks_url {
             Trust::Jwks {
@@ -293,7 +311,13 @@ fn card_trust(
                     .map_err(|e| StartError::CardKeys(format!("{at}: {e}")))?,
             )
         };
-        out.push((a.url.clone(), trust));
+        out.push((
+            a.url.clone(),
+            Settings {
+                trust: Some(trust),
+                prefer,
+            },
+        ));
     }
     Ok(out)
 }
