@@ -49,6 +49,15 @@ public_url: http://127.0.0.1:$PORT
 llm:
   model: "scripted:$ROOT/testdata/e2e-rules.yaml"
 YAML
+# TCK_REQUIRED_EXTENSION=1 declares the TCK's required extension, so
+# CORE-CAP-004 runs; every other send then lacks it, so run that alone:
+#   TCK_REQUIRED_EXTENSION=1 TCK_ARGS="-- -k TestCapabilityExtensionRequired" ...
+if [[ "${TCK_REQUIRED_EXTENSION:-}" == 1 ]]; then
+  cat >> "$WORK/agent.yaml" <<YAML
+a2a_extensions:
+  - {uri: "urn:a2a:tck:required-extension", required: true, description: "The A2A TCK's required extension"}
+YAML
+fi
 if [[ "${TCK_AUTH:-}" == 1 ]]; then
   export TCK_BEARER="tck-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
   export PYTHONPATH="$ROOT/scripts/tck-auth${PYTHONPATH:+:$PYTHONPATH}"

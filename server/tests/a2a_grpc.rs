@@ -10,8 +10,11 @@ mod support;
 
 use serde_json::{Value, json};
 use support::{Agent, client, resources_yaml, write_config};
+use test_support::grpc::{
+    self, CANCELED, COMPLETED, INPUT_REQUIRED, Part, SendMessageRequest, SendMessageResponse, Task,
+    TaskIdRequest as GetTaskRequest, say, unary,
+};
 use tonic::Code;
-use tonic::metadata::MetadataValue;
 use tonic::transport::Channel;
 
 const VIEWER: &str = "viewer-token-0123456789";
@@ -27,62 +30,6 @@ const ENV: [(&str, &str); 5] = [
     ("ALICE_T", ALICE),
     ("CAROL_T", CAROL),
 ];
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct Part {
-    #[prost(string, optional, tag = "1")]
-    text: Option<String>,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct Message {
-    #[prost(string, tag = "1")]
-    message_id: String,
-    #[prost(string, tag = "3")]
-    task_id: String,
-    #[prost(int32, tag = "4")]
-    role: i32,
-    #[prost(message, repeated, tag = "5")]
-    parts: Vec<Part>,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct SendMessageRequest {
-    #[prost(message, optional, tag = "2")]
-    message: Option<Message>,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct TaskStatus {
-    #[prost(int32, tag = "1")]
-    state: i32,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct Task {
-    #[prost(string, tag = "1")]
-    id: String,
-    #[prost(message, optional, tag = "3")]
-    status: Option<TaskStatus>,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct SendMessageResponse {
-    #[prost(message, optional, tag = "1")]
-    task: Option<Task>,
-    #[prost(message, optional, tag = "2")]
-    message: Option<Message>,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct GetTaskRequest {
-    #[prost(string, tag = "2")]
-    id: String,
-}
-
-const COMPLETED: i32 = 3;
-const CANCELED: i32 = 5;
-const INPUT_REQUIRED: i32 = 6;
 
 fn start(dir: &std::path::Path) -> Agent {
     let yaml = format!(
@@ -101,55 +48,7 @@ fn start(dir: &std::path::Path) -> Agent {
 }
 
 async fn channel(a: &Agent) -> Channel {
-    Channel::from_shared(a.base.clone())
-        .unwrap()
-        .connect()
-        .await
-        .unwrap()
-}
-
-/// One unary call of `A2AService` as `token`, with extra metadata.
-async fn unary<Q, R>(
-    ch: &Channel,
-    method: &'static str,
-    token: Option<&str>,
-    meta: &[(&'static str, &str)],
-    msg: Q,
-) -> Result<R, tonic::Status>
-where
-    Q: prost::Message + Send + Sync + 'static,
-    R: prost::Message + Default + Send + Sync + 'static,
-{
-    let mut g = tonic::client::Grpc::new(ch.clone());
-    g.ready().await.unwrap();
-    let mut req = tonic::Request::new(msg);
-    if let Some(t) = token {
-        req.metadata_mut().insert(
-            "authorization",
-            MetadataValue::try_from(format!("Bearer {t}")).unwrap(),
-        );
-    }
-    for (k, v) in meta {
-        req.metadata_mut()
-            .insert(*k, MetadataValue::try_from(*v).unwrap());
-    }
-    let path = format!("/lf.a2a.v1.A2AService/{method}").parse().unwrap();
-    g.unary(req, path, tonic_prost::ProstCodec::<Q, R>::default())
-        .await
-        .map(tonic::Response::into_inner)
-}
-
-fn say(text: &str, task: Option<&str>) -> SendMessageRequest {
-    SendMessageRequest {
-        message: Some(Message {
-            message_id: uuid::Uuid::new_v4().to_string(),
-            task_id: task.unwrap_or_default().to_string(),
-            role: 1,
-            parts: vec![Part {
-                text: Some(text.into()),
-            }],
-        }),
-    }
+    grpc::channel(&a.base).await
 }
 
 async fn send(
@@ -395,4 +294,105 @@ async fn bad_grpc_input_gets_the_spec_status_and_the_server_stays_up() {
     );
     let done = send(&ch, BOB, "list resources", None).await.unwrap();
     assert_eq!(state(&done), COMPLETED);
+}
+
+/// `a2a_extensions` with a required one: the card declares it, and a
+/// message that does not activate it is refused on every binding with
+/// ExtensionSupportRequired (JSON-RPC -32008, HTTP+JSON 400, gRPC
+/// FAILED_PRECONDITION, each with its ErrorInfo reason); the header (or
+/// gRPC metadata) or the message's own `extensions` activates it.
+#[tokio::test]
+async fn a_required_extension_must_be_activated_on_every_binding() {
+    const URI: &str = "urn:example:needs-this";
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "{}a2a_extensions:\n  - {{uri: \"{URI}\", required: true, description: A test extension}}\n  - {{uri: \"urn:example:optional\"}}\n",
+        resources_yaml("ext-test", dir.path())
+    );
+    let a = Agent::start(&write_config(dir.path(), &dir.path().join("data"), &yaml));
+    let card: Value = client()
+        .get(a.url("/.well-known/agent-card.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        card["capabilities"]["extensions"],
+        json!([{"uri": URI, "required": true, "description": "A test extension"},
+               {"uri": "urn:example:optional", "required": false}]),
+        "{card}"
+    );
+    let message = json!({"message": {"messageId": "m-ext-1", "role": "ROLE_USER", "parts": [{"text": "list resources"}]}});
+    let rpc = |ext: Option<&str>, params: Value| {
+        let mut r = client()
+            .post(a.url("/a2a"))
+            .header("A2A-Version", "1.0")
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params}));
+        if let Some(e) = ext {
+            r = r.header("A2A-Extensions", e);
+        }
+        r.send()
+    };
+    let v: Value = rpc(None, message.clone())
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(v["error"]["code"], -32008, "{v}");
+    assert_eq!(
+        v["error"]["data"][0]["reason"],
+        "EXTENSION_SUPPORT_REQUIRED"
+    );
+    assert!(v["error"]["message"].as_str().unwrap().contains(URI), "{v}");
+    let v: Value = rpc(Some(&format!("urn:other, {URI}")), message.clone())
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        v["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{v}"
+    );
+    let mut own = message.clone();
+    own["message"]["messageId"] = json!("m-ext-2");
+    own["message"]["extensions"] = json!([URI]);
+    let v: Value = rpc(None, own).await.unwrap().json().await.unwrap();
+    assert!(v.get("result").is_some(), "{v}");
+
+    let r = client()
+        .post(a.url("/a2a/message:send"))
+        .header("A2A-Version", "1.0")
+        .json(&message)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["error"]["status"], "FAILED_PRECONDITION", "{v}");
+    assert_eq!(
+        v["error"]["details"][0]["reason"],
+        "EXTENSION_SUPPORT_REQUIRED"
+    );
+
+    let ch = channel(&a).await;
+    let e =
+        unary::<_, SendMessageResponse>(&ch, "SendMessage", None, &[], say("list resources", None))
+            .await
+            .unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+    assert_eq!(reason(&e), "EXTENSION_SUPPORT_REQUIRED");
+    let r: SendMessageResponse = unary(
+        &ch,
+        "SendMessage",
+        None,
+        &[("a2a-extensions", URI)],
+        say("list resources", None),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.task.as_ref().map(state), Some(COMPLETED));
 }

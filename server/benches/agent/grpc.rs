@@ -5,49 +5,13 @@
 //!
 //! JSON-RPC goes over reqwest's pool (HTTP/1.1, a connection per
 //! concurrent request); gRPC over one tonic channel (HTTP/2, every request
-//! a stream of one connection), as gRPC clients do. The messages are
-//! declared here with the fields the bench sends and reads (protobuf skips
-//! the rest).
+//! a stream of one connection), as gRPC clients do, with
+//! `test_support::grpc`'s client.
 
 use super::{Agent, a2a_sends, load};
 use std::time::Duration;
+use test_support::grpc::{SendMessageResponse, say, unary};
 use tonic::transport::Channel;
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct Part {
-    #[prost(string, optional, tag = "1")]
-    text: Option<String>,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct Message {
-    #[prost(string, tag = "1")]
-    message_id: String,
-    #[prost(int32, tag = "4")]
-    role: i32,
-    #[prost(message, repeated, tag = "5")]
-    parts: Vec<Part>,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct SendMessageRequest {
-    #[prost(message, optional, tag = "2")]
-    message: Option<Message>,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct Task {
-    #[prost(string, tag = "1")]
-    id: String,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct SendMessageResponse {
-    #[prost(message, optional, tag = "1")]
-    task: Option<Task>,
-    #[prost(message, optional, tag = "2")]
-    message: Option<Message>,
-}
 
 /// `SendMessage` over gRPC: (per second, sorted latencies).
 async fn grpc_sends(ch: &Channel, n: usize, concurrency: usize) -> (f64, Vec<Duration>) {
@@ -55,27 +19,9 @@ async fn grpc_sends(ch: &Channel, n: usize, concurrency: usize) -> (f64, Vec<Dur
     load(n, concurrency, move || {
         let ch = ch.clone();
         async move {
-            let mut g = tonic::client::Grpc::new(ch);
-            g.ready().await.unwrap();
-            let msg = SendMessageRequest {
-                message: Some(Message {
-                    message_id: uuid::Uuid::new_v4().to_string(),
-                    role: 1,
-                    parts: vec![Part {
-                        text: Some("hello".into()),
-                    }],
-                }),
-            };
-            let path = "/lf.a2a.v1.A2AService/SendMessage".parse().unwrap();
-            let r = g
-                .unary(
-                    tonic::Request::new(msg),
-                    path,
-                    tonic_prost::ProstCodec::<SendMessageRequest, SendMessageResponse>::default(),
-                )
+            let r: SendMessageResponse = unary(&ch, "SendMessage", None, &[], say("hello", None))
                 .await
-                .unwrap()
-                .into_inner();
+                .unwrap();
             assert!(r.task.is_some() || r.message.is_some());
         }
     })
@@ -91,12 +37,7 @@ pub(crate) async fn rows(
     let (n1, n32) = if quick { (100, 500) } else { (500, 3000) };
     let agent = Agent::start(fake_base, false);
     let url = format!("{}/a2a", agent.base);
-    let ch = Channel::from_shared(agent.base.clone())
-        .unwrap()
-        .tcp_nodelay(true)
-        .connect()
-        .await
-        .unwrap();
+    let ch = test_support::grpc::channel(&agent.base).await;
     let _ = a2a_sends(http, &url, 50, 1).await;
     let _ = grpc_sends(&ch, 50, 1).await;
     let rounds = if quick { 1 } else { 3 };

@@ -501,13 +501,15 @@ pub(crate) fn decision_in_full(m: &Incoming) -> Option<ContinuationDecision> {
 /// The `google.rpc.ErrorInfo` reason of each A2A / JSON-RPC error code:
 /// what the HTTP+JSON binding carries instead of the code (read back by our
 /// client with [`code_of`]; the server half writes it).
-pub(crate) const REASONS: [(i64, &str); 12] = [
+pub(crate) const REASONS: [(i64, &str); 14] = [
     (-32001, "TASK_NOT_FOUND"),
     (-32002, "TASK_NOT_CANCELABLE"),
     (-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
     (-32004, "UNSUPPORTED_OPERATION"),
     (-32005, "CONTENT_TYPE_NOT_SUPPORTED"),
+    (-32006, "INVALID_AGENT_RESPONSE"),
     (-32007, "EXTENDED_AGENT_CARD_NOT_CONFIGURED"),
+    (-32008, "EXTENSION_SUPPORT_REQUIRED"),
     (-32009, "VERSION_NOT_SUPPORTED"),
     (-32700, "PARSE_ERROR"),
     (-32600, "INVALID_REQUEST"),

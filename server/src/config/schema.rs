@@ -58,6 +58,10 @@ pub struct Config {
     /// addresses (off: a task cannot make the agent call internal services).
     #[serde(default)]
     pub a2a_push_allow_private: bool,
+    /// A2A extensions the card declares (`capabilities.extensions`); a
+    /// message that does not activate a `required` one is refused.
+    #[serde(default)]
+    pub a2a_extensions: Vec<A2aExtensionConfig>,
     /// The orchestration tree; absent means simple mode.
     #[serde(default)]
     pub agent: Option<NodeConfig>,
@@ -247,6 +251,19 @@ pub enum A2aBinding {
     Jsonrpc,
     HttpJson,
     Grpc,
+}
+
+/// `a2a_extensions[]`: an A2A extension this agent declares.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct A2aExtensionConfig {
+    pub uri: String,
+    #[serde(default)]
+    pub description: String,
+    /// Clients must activate it (`A2A-Extensions` header, or the message's
+    /// `extensions`), else their messages get ExtensionSupportRequired.
+    #[serde(default)]
+    pub required: bool,
 }
 
 /// `a2a_card_signing`: the private key our card is signed with.

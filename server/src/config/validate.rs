@@ -82,6 +82,17 @@ pub fn validate(config: &Config, base_dir: &Path) -> Vec<Problem> {
     check_mcp_servers(config, &mut p);
     check_a2a_list(&config.a2a, "a2a", &mut p);
     check_card_signing(config, &mut p);
+    for (i, e) in config.a2a_extensions.iter().enumerate() {
+        if e.uri.trim().is_empty() || e.uri.contains(',') || e.uri.contains(char::is_whitespace) {
+            p.push(Problem::new(
+                format!("a2a_extensions[{i}].uri"),
+                format!(
+                    "{:?} is not an extension URI: one URI, no spaces or commas",
+                    e.uri
+                ),
+            ));
+        }
+    }
     if let Some(root) = &config.agent {
         check_tree(root, base_dir, &mut p);
     }

@@ -62,6 +62,19 @@ pub(crate) fn card(state: &AppState, headers: &HeaderMap) -> Value {
         "defaultOutputModes": ["text/plain", "application/json"],
         "skills": skills,
     });
+    if !c.a2a_extensions.is_empty() {
+        card["capabilities"]["extensions"] = c
+            .a2a_extensions
+            .iter()
+            .map(|e| {
+                let mut x = json!({"uri": e.uri, "required": e.required});
+                if !e.description.is_empty() {
+                    x["description"] = json!(e.description);
+                }
+                x
+            })
+            .collect();
+    }
     if c.a2a_card == A2aCardMode::Dual {
         card["url"] = json!(endpoint);
         card["protocolVersion"] = json!("0.3.0");

@@ -130,6 +130,15 @@ impl Grpc {
     }
 }
 
+impl Grpc {
+    /// The required extensions a message must activate
+    /// (`rpc::check_extensions`), from the `a2a-extensions` metadata.
+    fn extensions<T>(&self, req: &Request<T>, params: &Value) -> Result<(), Status> {
+        let headers = req.metadata().clone().into_headers();
+        rpc::check_extensions(&self.state.config, &headers, params).map_err(|e| status(&e))
+    }
+}
+
 /// Frames as the service's stream of responses (an error ends it with
 /// that status).
 fn frames(rx: mpsc::Receiver<Frame>) -> Frames {
@@ -157,6 +166,7 @@ impl A2aService for Grpc {
     ) -> Result<Response<proto::SendMessageResponse>, Status> {
         let ctx = self.arrive(&req, "SendMessage")?;
         let params = to_json(req.get_ref())?;
+        self.extensions(&req, &params)?;
         answer(tasks::send(&self.state, &params, D, ctx).await)
     }
 
@@ -168,6 +178,7 @@ impl A2aService for Grpc {
     ) -> Result<Response<Frames>, Status> {
         let ctx = self.arrive(&req, "SendStreamingMessage")?;
         let params = to_json(req.get_ref())?;
+        self.extensions(&req, &params)?;
         match stream::open_send(self.state.clone(), params, D, ctx).await {
             Ok(rx) => Ok(Response::new(frames(rx))),
             Err(e) => Err(status(&e)),

@@ -43,6 +43,13 @@ pub(crate) async fn handle(
     span.record("rpc", tracing::field::display(&req.method));
     span.record("hops", hops);
     crate::telemetry::metrics::get().a2a(known_method(&req.method), d.label());
+    if matches!(
+        req.method.as_str(),
+        "SendMessage" | "message/send" | "SendStreamingMessage" | "message/stream"
+    ) && let Err(e) = rpc::check_extensions(&state.config, &headers, p)
+    {
+        return plain_error(&id, &e, d);
+    }
     let out = match req.method.as_str() {
         "SendMessage" | "message/send" => tasks::send(&state, p, d, ctx).await,
         "GetTask" | "tasks/get" => tasks::get(&state, p, d).await,

@@ -123,6 +123,7 @@ pub(crate) async fn send(
 ) -> Response {
     let params = match arrive(&state, &headers, &mut ctx, "SendMessage")
         .and_then(|()| body_of(&headers, &body))
+        .and_then(|p| rpc::check_extensions(&state.config, &headers, &p).map(|()| p))
     {
         Ok(p) => p,
         Err(e) => return error(&e),
@@ -139,6 +140,7 @@ pub(crate) async fn stream(
 ) -> Response {
     let params = match arrive(&state, &headers, &mut ctx, "SendStreamingMessage")
         .and_then(|()| body_of(&headers, &body))
+        .and_then(|p| rpc::check_extensions(&state.config, &headers, &p).map(|()| p))
     {
         Ok(p) => p,
         Err(e) => return error(&e),

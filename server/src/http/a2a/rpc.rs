@@ -278,6 +278,49 @@ pub(crate) fn json_content(headers: &HeaderMap) -> bool {
     }
 }
 
+/// A message must activate every extension the card declares `required`
+/// (`a2a_extensions`): in the `A2A-Extensions` header (0.3's
+/// `X-A2A-Extensions` too; gRPC metadata under the same name), a
+/// comma-separated list, or the message's own `extensions`. Otherwise
+/// -32008 (ExtensionSupportRequired) naming what to send.
+pub(crate) fn check_extensions(
+    config: &crate::config::Config,
+    headers: &HeaderMap,
+    params: &Value,
+) -> Result<(), RpcError> {
+    let mut active: Vec<String> = ["a2a-extensions", "x-a2a-extensions"]
+        .iter()
+        .flat_map(|h| headers.get_all(*h).iter())
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|u| u.trim().to_string())
+        .collect();
+    if let Some(list) = params
+        .get("message")
+        .and_then(|m| m.get("extensions"))
+        .and_then(Value::as_array)
+    {
+        active.extend(list.iter().filter_map(Value::as_str).map(str::to_string));
+    }
+    let missing: Vec<&str> = config
+        .a2a_extensions
+        .iter()
+        .filter(|e| e.required && !active.contains(&e.uri))
+        .map(|e| e.uri.as_str())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(RpcError::new(
+        -32008,
+        format!(
+            "this agent requires the extension {}: activate it with the header A2A-Extensions: {}",
+            missing.join(", "),
+            missing.join(",")
+        ),
+    ))
+}
+
 /// The HTTP+JSON binding speaks 1.0 only: another `A2A-Version` is -32009.
 pub(crate) fn check_v1(headers: &HeaderMap) -> Result<(), RpcError> {
     let v = version(headers);
