@@ -303,7 +303,7 @@ pub(crate) fn pick(card: &Value, configured: &str, prefer: Option<Dialect>) -> T
             {
                 // The configured agent's own host:port is where this agent
                 // reaches it (ours serve gRPC on the same port).
-                let configured = grpc_address(configured);
+                let configured = super::grpc::address_of(configured);
                 let url = urls.iter().find(|u| **u == configured).unwrap_or(url);
                 return Target {
                     fallback: (*url != configured).then_some(configured),
@@ -324,18 +324,6 @@ pub(crate) fn pick(card: &Value, configured: &str, prefer: Option<Dialect>) -> T
     match card.get("url").and_then(Value::as_str) {
         Some(url) if !url.is_empty() => target(url.to_string(), dialect),
         _ => target(configured.to_string(), dialect),
-    }
-}
-
-/// The `host:port` of a URL (the form gRPC addresses take in cards).
-fn grpc_address(url: &str) -> String {
-    match Url::parse(url) {
-        Ok(u) => format!(
-            "{}:{}",
-            u.host_str().unwrap_or("localhost"),
-            u.port_or_known_default().unwrap_or(80)
-        ),
-        Err(_) => url.to_string(),
     }
 }
 

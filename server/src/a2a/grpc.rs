@@ -48,6 +48,23 @@ pub(crate) struct GrpcClient {
     channels: Mutex<HashMap<String, Channel>>,
 }
 
+/// The gRPC address (`host:port`, the form cards carry) of a URL: its
+/// host and port, the scheme's port when it names none. Our card's
+/// interface and the client's fallback both come from here.
+pub(crate) fn address_of(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(u) => {
+            let host = match u.host() {
+                Some(url::Host::Ipv6(a)) => format!("[{a}]"),
+                Some(h) => h.to_string(),
+                None => "localhost".into(),
+            };
+            format!("{host}:{}", u.port_or_known_default().unwrap_or(80))
+        }
+        Err(_) => url.to_string(),
+    }
+}
+
 /// The URI tonic dials for a card's gRPC address: `host:port` (what the
 /// A2A SDKs put in cards), `dns:///host:port`, or an http(s) URL.
 pub(crate) fn dial_uri(target: &str) -> String {
@@ -265,6 +282,13 @@ fn is_connect(s: &Status) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_give_their_grpc_address() {
+        assert_eq!(address_of("http://b:8080/a2a"), "b:8080");
+        assert_eq!(address_of("https://b.example"), "b.example:443");
+        assert_eq!(address_of("http://[::1]:9"), "[::1]:9");
+    }
 
     #[test]
     fn card_addresses_become_dial_uris() {

@@ -54,7 +54,7 @@ pub(crate) fn card(state: &AppState, headers: &HeaderMap) -> Value {
             {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
             {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
             {"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
-            {"url": grpc_target(&base), "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+            {"url": crate::a2a::grpc::address_of(&base), "protocolBinding": "GRPC", "protocolVersion": "1.0"}
         ],
         "capabilities": {"streaming": true, "pushNotifications": true,
                          "extendedAgentCard": state.auth.enforced()},
@@ -155,24 +155,6 @@ fn declare_security(card: &mut Value, c: &crate::config::Config) {
             card["securitySchemes"] = json!({"bearer": scheme});
             card["security"] = json!([{"bearer": []}]);
         }
-    }
-}
-
-/// The gRPC binding's address: the card's base as the `host:port` a gRPC
-/// client dials (what the A2A SDKs and TCK pass to `grpc.insecure_channel`
-/// or `secure_channel`); the port of the scheme when the base has none.
-fn grpc_target(base: &str) -> String {
-    match url::Url::parse(base) {
-        Ok(u) => {
-            let host = match u.host() {
-                Some(url::Host::Ipv6(a)) => format!("[{a}]"),
-                Some(h) => h.to_string(),
-                None => "localhost".into(),
-            };
-            let port = u.port_or_known_default().unwrap_or(80);
-            format!("{host}:{port}")
-        }
-        Err(_) => base.to_string(),
     }
 }
 

@@ -114,6 +114,16 @@ impl Grpc {
     /// What every call checks first (as the JSON bindings do): the
     /// version, the hop count, the role; the caller context.
     fn arrive<T>(&self, req: &Request<T>, method: &'static str) -> Result<Ctx, Status> {
+        self.arrive_reading(req, method).map(|(ctx, _)| ctx)
+    }
+
+    /// [`Self::arrive`], also giving the metadata as headers (for the
+    /// calls that read more of them), read once.
+    fn arrive_reading<T>(
+        &self,
+        req: &Request<T>,
+        method: &'static str,
+    ) -> Result<(Ctx, HeaderMap), Status> {
         // tonic keeps the HTTP request's extensions: the guard's identity,
         // the session id.
         let headers = req.metadata().clone().into_headers();
@@ -126,16 +136,15 @@ impl Grpc {
         span.record("hops", ctx.hops);
         crate::telemetry::metrics::get().a2a(method, "grpc");
         super::authorize::method(&self.state, method, &ctx).map_err(|e| status(&e))?;
-        Ok(ctx)
+        Ok((ctx, headers))
     }
 }
 
 impl Grpc {
     /// The required extensions a message must activate
     /// (`rpc::check_extensions`), from the `a2a-extensions` metadata.
-    fn extensions<T>(&self, req: &Request<T>, params: &Value) -> Result<(), Status> {
-        let headers = req.metadata().clone().into_headers();
-        rpc::check_extensions(&self.state.config, &headers, params).map_err(|e| status(&e))
+    fn extensions(&self, headers: &HeaderMap, params: &Value) -> Result<(), Status> {
+        rpc::check_extensions(&self.state.config, headers, params).map_err(|e| status(&e))
     }
 }
 
@@ -164,9 +173,9 @@ impl A2aService for Grpc {
         &self,
         req: Request<proto::SendMessageRequest>,
     ) -> Result<Response<proto::SendMessageResponse>, Status> {
-        let ctx = self.arrive(&req, "SendMessage")?;
+        let (ctx, headers) = self.arrive_reading(&req, "SendMessage")?;
         let params = to_json(req.get_ref())?;
-        self.extensions(&req, &params)?;
+        self.extensions(&headers, &params)?;
         answer(tasks::send(&self.state, &params, D, ctx).await)
     }
 
@@ -176,9 +185,9 @@ impl A2aService for Grpc {
         &self,
         req: Request<proto::SendMessageRequest>,
     ) -> Result<Response<Frames>, Status> {
-        let ctx = self.arrive(&req, "SendStreamingMessage")?;
+        let (ctx, headers) = self.arrive_reading(&req, "SendStreamingMessage")?;
         let params = to_json(req.get_ref())?;
-        self.extensions(&req, &params)?;
+        self.extensions(&headers, &params)?;
         match stream::open_send(self.state.clone(), params, D, ctx).await {
             Ok(rx) => Ok(Response::new(frames(rx))),
             Err(e) => Err(status(&e)),
@@ -257,8 +266,7 @@ impl A2aService for Grpc {
         &self,
         req: Request<proto::GetExtendedAgentCardRequest>,
     ) -> Result<Response<proto::AgentCard>, Status> {
-        self.arrive(&req, "GetExtendedAgentCard")?;
-        let headers = req.metadata().clone().into_headers();
+        let (_, headers) = self.arrive_reading(&req, "GetExtendedAgentCard")?;
         answer(super::card::extended(&self.state, &headers, D))
     }
 
