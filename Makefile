@@ -96,7 +96,7 @@ lint:
 ## replica tests, then the REST and A2A suites again with every agent on PostgreSQL
 PG_SUITES = --test api_conversations --test live_api --test agent_flow --test a2a_chain --test a2a_rest --test a2a_push \
 	--test a2a_conformance --test a2a_interop --test a2a_discovery --test approval_rules \
-	--test notifications --test mcp_questions --test slack_interactive --test grants
+	--test notifications --test mcp_questions --test slack_interactive --test grants --test a2a_signing
 # Without incremental compilation: a test run builds each test binary once,
 # and the incremental caches of ~40 of them took tens of GB of disk.
 unit: export CARGO_INCREMENTAL = 0

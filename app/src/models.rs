@@ -507,13 +507,17 @@ pub struct ToolDescription {
     /// (`annotation` or `unannotated`). Empty from older servers.
     #[serde(default)]
     pub rules: Vec<ToolRule>,
-    /// Its pinned definition (POLICY.md §4), for MCP tools.
+    /// Its pinned definition (POLICY.md §4), for MCP tools; its pinned
+    /// Agent Card, for a sub-agent whose signing key is pinned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pin: Option<ToolPin>,
 }
 
 /// A tool's pin: `pinned` (as first seen or last accepted) or `changed`
 /// (the server presents another definition; held until an admin accepts).
+/// For a sub-agent whose signing key is pinned (`a2a[].trust`), its Agent
+/// Card: `pinned` (the card last trusted) or `held` (its card cannot be
+/// trusted; held until it verifies again or an admin accepts it).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 pub struct ToolPin {
@@ -527,6 +531,12 @@ pub struct ToolPin {
     /// destructiveHint went from true to false (always held).
     #[serde(default)]
     pub downgrade: bool,
+    /// A sub-agent's card held (`status: held`): why it cannot be trusted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The admin who accepted the pinned card or definition, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepted_by: Option<String>,
 }
 
 /// One entry of a tool's effective rule list.

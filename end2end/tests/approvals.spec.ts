@@ -228,3 +228,51 @@ test('a tool whose definition changed is held, shows its diff, and an accept rel
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a sub-agent whose card is signed by a key nobody pinned is held, and an accept releases it', async ({ page, consoleErrors }) => {
+  const root = path.resolve(__dirname, '..', '..');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stopgo-e2e-'));
+  const keys = path.join(root, 'testdata', 'card-keys');
+  const write = (name: string, lines: string[]) => {
+    fs.mkdirSync(path.join(dir, name), { recursive: true });
+    const cfg = path.join(dir, name, 'agent.yaml');
+    fs.writeFileSync(
+      cfg,
+      [
+        `name: ${name}`,
+        'host: 127.0.0.1',
+        'port: 0',
+        `data_dir: ${path.join(dir, name, 'data')}`,
+        `llm: {model: "scripted:${path.join(root, 'testdata', 'e2e-rules.yaml')}"}`,
+        ...lines,
+        '',
+      ].join('\n'),
+    );
+    return cfg;
+  };
+  // B signs its card with b-2; A trusts only b-1 for it.
+  const b = new Agent(dir, write('b', [`a2a_card_signing: {key_file: "${path.join(keys, 'b2.pem')}", kid: b-2}`]));
+  let a: Agent | undefined;
+  try {
+    await b.start();
+    a = new Agent(dir, write('a', [
+      'a2a:',
+      `  - {name: b, url: "${b.baseURL}", trust: {public_key_file: "${path.join(keys, 'b1.pub')}", kid: b-1}}`,
+    ]));
+    await a.start();
+    // Checked at startup: held before anyone calls it.
+    const row = page.locator('[data-tool="a2a_b"]');
+    await expect(async () => {
+      await page.goto(a!.baseURL + '/ui/tools');
+      await expect(row.locator('.tool-changed')).toContainText('Agent card not trusted: held', { timeout: 1000 });
+    }).toPass({ timeout: 20000 });
+    await hydrated(page);
+    await expect(row.locator('.tool-changed')).toContainText('signed by b-2');
+    await row.getByRole('button', { name: 'Accept the card it serves now' }).click();
+    await expect(row.locator('.tool-changed')).toHaveCount(0);
+  } finally {
+    await a?.stop();
+    await b.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -226,6 +226,11 @@ async fn card_server(b: &Agent, b2: &Agent, steer: Arc<Steer>) -> String {
 
 /// A with sub-agent `b` at `url`, trusting per `trust` (YAML flow map).
 fn delegating(dir: &Path, url: &str, trust: &str) -> Agent {
+    Agent::start(&delegating_config(dir, url, trust, ""))
+}
+
+/// [`delegating`]'s config, with `more` YAML.
+fn delegating_config(dir: &Path, url: &str, trust: &str, more: &str) -> PathBuf {
     let rules = dir.join("rules.yaml");
     std::fs::write(
         &rules,
@@ -233,16 +238,45 @@ fn delegating(dir: &Path, url: &str, trust: &str) -> Agent {
     )
     .unwrap();
     let yaml = format!(
-        "name: a\nllm: {{model: \"scripted:{}\"}}\na2a:\n  - {{name: b, url: \"{url}\", trust: {trust}}}\n",
+        "name: a\nllm: {{model: \"scripted:{}\"}}\na2a:\n  - {{name: b, url: \"{url}\", trust: {trust}}}\n{more}",
         rules.display()
     );
-    Agent::start(&write_config(dir, &dir.join("data"), &yaml))
+    write_config(dir, &dir.join("data"), &yaml)
 }
 
 async fn ask(a: &Agent) -> String {
     let (status, body) = post_json(a, "/conversations", json!({"message": "hello"})).await;
     assert_eq!(status, 201, "{body}");
     body["result"]["response"].as_str().unwrap().to_string()
+}
+
+/// [`ask`] signed in as the bearer `token`.
+async fn ask_as(a: &Agent, token: &str) -> String {
+    let (status, body) =
+        support::post_bearer(a, token, "/conversations", json!({"message": "hello"})).await;
+    assert_eq!(status, 201, "{body}");
+    body["result"]["response"].as_str().unwrap().to_string()
+}
+
+/// The pin `GET /tools` shows for `a2a_b`, once `done` holds of it (the
+/// card is checked in the background: at startup and every minute).
+async fn card_pin(a: &Agent, token: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let tools = support::get_bearer(a, token, "/tools").await;
+        let pin = tools["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "a2a_b")
+            .map(|t| t["pin"].clone())
+            .unwrap_or(Value::Null);
+        if done(&pin) {
+            return pin;
+        }
+        assert!(std::time::Instant::now() < deadline, "not seen: {tools}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
 }
 
 async fn untrusted_rows(a: &Agent) -> Vec<Value> {
@@ -360,4 +394,164 @@ fn bad_signing_config_stops_the_start_naming_the_key() {
     let (status, out) = support::run_to_exit(&cfg);
     assert!(!status.success());
     assert!(out.contains("a2a_card_signing"), "{out}");
+}
+
+/// "An admin accepts the new card, as with tool pins": a card held (here
+/// B2's, signed by a key nobody pinned) shows in `GET /tools` with the
+/// reason and what changed; only an admin accepts it (audited); that card
+/// is then trusted, across a restart, and another change is held again.
+/// A card is checked at startup, so a hold shows before anyone calls.
+#[tokio::test]
+async fn an_admin_accepts_a_held_card_and_it_stays_accepted() {
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let signing = |k: &str, kid: &str| {
+        format!(
+            "a2a_card_signing: {{key_file: \"{}\", kid: {kid}}}\n",
+            key(k).display()
+        )
+    };
+    let b = answering(d1.path(), "b", "from B", &signing("b1.pem", "b-1"), &[]);
+    let b2 = answering(d2.path(), "b", "from B2", &signing("b2.pem", "b-2"), &[]);
+    let steer = Arc::new(Steer {
+        serve: Mutex::new(Serve::B),
+        jwks_b2: Mutex::new(false),
+    });
+    let url = card_server(&b, &b2, steer.clone()).await;
+    let (carol, ops) = (
+        "carol-token-0123456789abcdef",
+        "ops-token-0123456789abcdef0",
+    );
+    let env = [("CAROL_T", carol), ("OPS_T", ops)];
+    let auth = "auth:\n  mode: tokens\n  tokens:\n    - {name: carol, token: \"${CAROL_T}\", roles: [requester, approver]}\n    - {name: ops, token: \"${OPS_T}\", roles: [admin]}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let trust = format!(
+        "{{public_key_file: \"{}\", kid: b-1}}",
+        key("b1.pub").display()
+    );
+    let cfg = delegating_config(dir.path(), &url, &trust, auth);
+    let a = Agent::start_with_env(&cfg, &env);
+    // Checked at startup: B's card, verified, is the pin.
+    let pin = card_pin(&a, carol, |p| p["status"] == "pinned").await;
+    assert!(pin.get("accepted_by").is_none(), "{pin}");
+
+    // B2's card: held, the answer says how it ends, /tools says why.
+    *steer.serve.lock().unwrap() = Serve::B2;
+    let held = ask_as(&a, carol).await;
+    assert!(
+        held.contains("signed by b-2") && held.contains("POST /tools/a2a_b/accept"),
+        "{held}"
+    );
+    let pin = card_pin(&a, carol, |p| p["status"] == "held").await;
+    assert!(
+        pin["reason"].as_str().unwrap().contains("signed by b-2"),
+        "{pin}"
+    );
+    let diff = pin["diff"].to_string();
+    assert!(diff.contains("/signatures: "), "{pin}");
+
+    // Only an admin accepts it; then that card is trusted.
+    let accept = "/tools/a2a_b/accept";
+    let (status, _) = support::post_bearer(&a, carol, accept, json!({})).await;
+    assert_eq!(status, 403);
+    assert!(ask_as(&a, carol).await.contains("held"), "still held");
+    let (status, body) = support::post_bearer(&a, ops, accept, json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["tool"]["pin"]["status"], "pinned", "{body}");
+    assert_eq!(body["tool"]["pin"]["accepted_by"], "ops", "{body}");
+    let (status, body) = support::post_bearer(&a, ops, accept, json!({})).await;
+    assert_eq!(status, 409, "nothing left to accept: {body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("not held"),
+        "{body}"
+    );
+    let (status, _) = support::post_bearer(&a, ops, "/tools/a2a_nobody/accept", json!({})).await;
+    assert_eq!(status, 404);
+    assert_eq!(ask_as(&a, carol).await, "b said: from B2");
+    let rows = support::audit_rows(&a, ops).await;
+    let accepted: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["event"] == "a2a.card_accepted")
+        .collect();
+    assert_eq!(accepted.len(), 1, "{rows:?}");
+    assert_eq!(accepted[0]["actor"], "ops");
+    assert_eq!(accepted[0]["details"]["agent"], "b");
+
+    // Kept across a restart.
+    drop(a);
+    let a = Agent::start_with_env(&cfg, &env);
+    assert_eq!(ask_as(&a, carol).await, "b said: from B2");
+    // Accepting a card trusts that card only: another one is held again.
+    *steer.serve.lock().unwrap() = Serve::Changed;
+    assert!(ask_as(&a, carol).await.contains("held"));
+    drop(a);
+
+    // A fresh agent whose sub-agent serves an unsigned card: held and
+    // audited at startup, before any call.
+    *steer.serve.lock().unwrap() = Serve::Unsigned;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = delegating_config(dir.path(), &url, &trust, auth);
+    let a = Agent::start_with_env(&cfg, &env);
+    let pin = card_pin(&a, carol, |p| p["status"] == "held").await;
+    assert!(
+        pin["reason"].as_str().unwrap().contains("not signed"),
+        "{pin}"
+    );
+    let rows = support::audit_rows(&a, ops).await;
+    assert!(
+        rows.iter().any(|r| r["event"] == "a2a.card_untrusted"),
+        "{rows:?}"
+    );
+}
+
+/// Replicas (REPLICAS.md): a card an admin accepted on one replica is
+/// trusted by the other at its next call (the store says so), without a
+/// second acceptance and with one `a2a.card_untrusted` row for the card.
+#[tokio::test]
+async fn a_card_accepted_on_one_replica_is_trusted_on_the_other() {
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let signing = |k: &str, kid: &str| {
+        format!(
+            "a2a_card_signing: {{key_file: \"{}\", kid: {kid}}}\n",
+            key(k).display()
+        )
+    };
+    let b = answering(d1.path(), "b", "from B", &signing("b1.pem", "b-1"), &[]);
+    let b2 = answering(d2.path(), "b", "from B2", &signing("b2.pem", "b-2"), &[]);
+    let steer = Arc::new(Steer {
+        serve: Mutex::new(Serve::B2),
+        jwks_b2: Mutex::new(false),
+    });
+    let url = card_server(&b, &b2, steer.clone()).await;
+    let db = test_support::postgres::fresh_database("cards");
+    let more = format!(
+        "store:\n  backend: postgres\n  url: \"{db}\"\n  lease_seconds: 3\n\
+         auth:\n  mode: tokens\n  tokens:\n    - {{name: ops, token: \"${{OPS_T}}\", roles: [admin, requester]}}\n"
+    );
+    let ops = "ops-token-0123456789abcdef0";
+    let trust = format!(
+        "{{public_key_file: \"{}\", kid: b-1}}",
+        key("b1.pub").display()
+    );
+    let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let r1 = Agent::start_with_env(
+        &delegating_config(dirs.0.path(), &url, &trust, &more),
+        &[("OPS_T", ops)],
+    );
+    let r2 = Agent::start_with_env(
+        &delegating_config(dirs.1.path(), &url, &trust, &more),
+        &[("OPS_T", ops)],
+    );
+    assert!(ask_as(&r1, ops).await.contains("signed by b-2"));
+    assert!(ask_as(&r2, ops).await.contains("signed by b-2"));
+    let (status, body) = support::post_bearer(&r1, ops, "/tools/a2a_b/accept", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(ask_as(&r2, ops).await, "b said: from B2");
+    assert_eq!(ask_as(&r1, ops).await, "b said: from B2");
+    let rows = support::audit_rows(&r2, ops).await;
+    let count = |e: &str| rows.iter().filter(|r| r["event"] == e).count();
+    assert_eq!(
+        (count("a2a.card_untrusted"), count("a2a.card_accepted")),
+        (1, 1),
+        "{rows:?}"
+    );
 }

@@ -131,7 +131,8 @@ fn always_asks(t: &ToolDescription) -> bool {
 
 #[component]
 fn ToolRow(t: ToolDescription, reload: Callback<()>) -> impl IntoView {
-    let changed = t.pin.clone().filter(|p| p.status == "changed").map(|p| {
+    let changed = t.pin.clone().filter(|p| p.status == "changed" || p.status == "held").map(|p| {
+        let card = p.status == "held";
         let error = ArcRwSignal::new(None::<String>);
         let shown = error.clone();
         let name = t.name.clone();
@@ -145,15 +146,16 @@ fn ToolRow(t: ToolDescription, reload: Callback<()>) -> impl IntoView {
             });
         };
         view! {
-            <div class="tool-changed" data-tool-changed="true">
+            <div class="tool-changed" data-tool-changed="true" data-card-held=card.to_string()>
                 <p>
-                    <span class="pill pill-down">"Definition changed: held"</span>
+                    <span class="pill pill-down">{if card { "Agent card not trusted: held" } else { "Definition changed: held" }}</span>
                     {p.downgrade.then_some(" It no longer says it is destructive, so it stays held until accepted, whatever on_tool_change says.")}
+                    {p.reason.clone().map(|r| format!(" {r}."))}
                 </p>
                 <ul class="tool-diff" aria-label="What changed since it was pinned">
                     {p.diff.iter().map(|l| view! { <li><code>{l.clone()}</code></li> }).collect_view()}
                 </ul>
-                <button type="button" class="btn" on:click=accept>"Accept the new definition"</button>
+                <button type="button" class="btn" on:click=accept>{if card { "Accept the card it serves now" } else { "Accept the new definition" }}</button>
                 <p class="form-error" role="alert">{move || shown.get()}</p>
             </div>
         }

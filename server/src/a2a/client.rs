@@ -41,12 +41,15 @@ pub(crate) enum A2aError {
     #[error("unexpected answer: {0}")]
     Protocol(String),
     /// Its card is not signed by the key pinned for it (`a2a[].trust`):
-    /// delegation is held until the card verifies again.
+    /// delegation is held until the card verifies again or an admin
+    /// accepts the card.
     #[error("held: its agent card cannot be trusted: {reason}")]
     Untrusted {
         reason: String,
         /// The first time this reason is seen for the agent (to audit once).
         new: bool,
+        /// The card held (none when no card could be read to judge).
+        card: Option<Box<super::discovery::ReadCard>>,
     },
 }
 
@@ -255,6 +258,23 @@ impl RemoteAgents for A2aClient {
         ctx: &'a CallContext,
     ) -> BoxFuture<'a, Result<RemoteReply, A2aError>> {
         Box::pin(self.send_message(url, message, ctx))
+    }
+
+    fn check_card<'a>(&'a self, url: &'a str, sid: &'a str) -> BoxFuture<'a, Result<(), A2aError>> {
+        Box::pin(async move {
+            self.discovery
+                .target(&self.http, url, sid)
+                .await
+                .map(|_| ())
+        })
+    }
+
+    fn take_verified(&self, url: &str) -> Option<super::discovery::ReadCard> {
+        self.discovery.take_verified(url)
+    }
+
+    fn set_accepted(&self, accepted: std::collections::HashMap<String, String>) {
+        self.discovery.set_accepted(accepted);
     }
 }
 

@@ -68,6 +68,28 @@ pub(crate) struct Settings {
     pub(crate) prefer: Option<Dialect>,
 }
 
+/// A card read from a sub-agent whose key is pinned, with the digest of
+/// its content (the card without `signatures`, canonical JSON): what an
+/// admin accepts, and what the engine pins.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ReadCard {
+    pub(crate) digest: String,
+    pub(crate) card: Value,
+}
+
+impl ReadCard {
+    fn of(card: &Value) -> ReadCard {
+        let mut content = card.clone();
+        if let Some(o) = content.as_object_mut() {
+            o.remove("signatures");
+        }
+        ReadCard {
+            digest: crate::domain::digest::digest(&content),
+            card: card.clone(),
+        }
+    }
+}
+
 /// Cards read, by configured URL, with the time until which they hold.
 #[derive(Default)]
 pub(crate) struct Discovery {
@@ -77,6 +99,11 @@ pub(crate) struct Discovery {
     /// The last reason each pinned agent's card was not trusted (so the
     /// engine audits a reason once, not every call).
     untrusted: Mutex<HashMap<String, String>>,
+    /// The content digest of the card an admin accepted, per URL: trusted
+    /// without a verifying signature.
+    accepted: Mutex<HashMap<String, String>>,
+    /// Cards whose signature verified, not yet taken by the engine.
+    verified: Mutex<HashMap<String, ReadCard>>,
 }
 
 impl Discovery {
@@ -111,24 +138,61 @@ impl Discovery {
             return Ok(t);
         }
         let settings = self.settings.get(&key).cloned().unwrap_or_default();
-        let (target, ttl) = match read(http, &key, sid, &settings).await {
-            Err(A2aError::Untrusted { reason, .. }) => {
-                let mut seen = self.untrusted.lock().unwrap_or_else(|p| p.into_inner());
-                let new = seen.get(&key) != Some(&reason);
-                seen.insert(key.clone(), reason.clone());
-                return Err(A2aError::Untrusted { reason, new });
-            }
-            other => other?,
-        };
+        let accepted = self
+            .accepted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .cloned();
+        let (target, ttl, verified) =
+            match read(http, &key, sid, &settings, accepted.as_deref()).await {
+                Err(A2aError::Untrusted { reason, card, .. }) => {
+                    let mut seen = self.untrusted.lock().unwrap_or_else(|p| p.into_inner());
+                    let new = seen.get(&key) != Some(&reason);
+                    seen.insert(key.clone(), reason.clone());
+                    return Err(A2aError::Untrusted { reason, new, card });
+                }
+                other => other?,
+            };
         self.untrusted
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&key);
+        if let Some(v) = verified {
+            self.verified
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(key.clone(), v);
+        }
         self.cards
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(key, (target.clone(), Instant::now() + ttl));
         Ok(target)
+    }
+
+    /// See [`super::client::A2aClient::take_verified`].
+    pub(crate) fn take_verified(&self, url: &str) -> Option<ReadCard> {
+        self.verified
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(url.trim_end_matches('/'))
+    }
+
+    /// See [`super::client::A2aClient::set_accepted`].
+    pub(crate) fn set_accepted(&self, accepted: HashMap<String, String>) {
+        let accepted: HashMap<String, String> = accepted
+            .into_iter()
+            .map(|(u, d)| (u.trim_end_matches('/').to_string(), d))
+            .collect();
+        let mut now = self.accepted.lock().unwrap_or_else(|p| p.into_inner());
+        if *now != accepted {
+            let mut cards = self.cards.lock().unwrap_or_else(|p| p.into_inner());
+            for url in now.keys().chain(accepted.keys()) {
+                cards.remove(url);
+            }
+            *now = accepted;
+        }
     }
 
     /// Forgets a card (after a failure: the agent may have moved).
@@ -141,13 +205,15 @@ impl Discovery {
 }
 
 /// Reads the card of the agent configured at `url` (no trailing slash);
-/// with `trust`, only a card signed by a pinned key is taken.
+/// with `trust`, only a card signed by a pinned key is taken, or the card
+/// whose content digest is `accepted`; a verified card is given back.
 async fn read(
     http: &reqwest::Client,
     url: &str,
     sid: &str,
     settings: &Settings,
-) -> Result<(Target, Duration), A2aError> {
+    accepted: Option<&str>,
+) -> Result<(Target, Duration, Option<ReadCard>), A2aError> {
     let trust = settings.trust.as_ref();
     let parsed =
         Url::parse(url).map_err(|e| A2aError::BadCard(format!("{url} is not a URL: {e}")))?;
@@ -182,18 +248,34 @@ async fn read(
         if !is_card(&card) {
             continue;
         }
+        let mut verified = None;
         if let Some(t) = trust {
-            check_signed(http, &card, t).await?;
+            let read = ReadCard::of(&card);
+            match check_signed(http, &card, t).await {
+                Ok(()) => verified = Some(read),
+                // The card an admin accepted: trusted as it is.
+                Err(_) if accepted == Some(read.digest.as_str()) => {}
+                Err(A2aError::Untrusted { reason, new, .. }) => {
+                    return Err(A2aError::Untrusted {
+                        reason,
+                        new,
+                        card: Some(Box::new(read)),
+                    });
+                }
+                Err(e) => return Err(e),
+            }
         }
         return Ok((
             pick(&card, &endpoint, settings.prefer),
             Duration::from_secs(ttl),
+            verified,
         ));
     }
     if trust.is_some() {
         return Err(A2aError::Untrusted {
             reason: format!("{url} serves no agent card, and a signing key is pinned for it"),
             new: true,
+            card: None,
         });
     }
     let target = Target {
@@ -201,13 +283,17 @@ async fn read(
         fallback: None,
         dialect: Dialect::Legacy,
     };
-    Ok((target, Duration::from_secs(DEFAULT_CARD_TTL)))
+    Ok((target, Duration::from_secs(DEFAULT_CARD_TTL), None))
 }
 
 /// Whether `card` carries a signature by a key `trust` names (a JWKS is
 /// read now, so a key the agent rotated to and published counts).
 async fn check_signed(http: &reqwest::Client, card: &Value, trust: &Trust) -> Result<(), A2aError> {
-    let untrusted = |reason: String| A2aError::Untrusted { reason, new: true };
+    let untrusted = |reason: String| A2aError::Untrusted {
+        reason,
+        new: true,
+        card: None,
+    };
     let keys = match trust {
         Trust::Keys(k) => k.clone(),
         Trust::Jwks { url, kid } => {

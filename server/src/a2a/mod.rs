@@ -163,4 +163,16 @@ pub(crate) trait RemoteAgents: Send + Sync {
         task_id: &'a str,
         ctx: &'a CallContext,
     ) -> BoxFuture<'a, Result<RemoteReply, A2aError>>;
+
+    /// Reads the card of the agent at `url` as a call would (a signing key
+    /// pinned for it is checked): `Untrusted` when it cannot be trusted.
+    fn check_card<'a>(&'a self, url: &'a str, sid: &'a str) -> BoxFuture<'a, Result<(), A2aError>>;
+
+    /// A card of the agent at `url` whose signature verified since the
+    /// last call, once.
+    fn take_verified(&self, url: &str) -> Option<discovery::ReadCard>;
+
+    /// The cards an admin accepted (content digest by configured URL):
+    /// trusted without a verifying signature.
+    fn set_accepted(&self, accepted: std::collections::HashMap<String, String>);
 }

@@ -113,6 +113,21 @@ pub fn parse(
 }
 
 impl Config {
+    /// Every `a2a` entry: the top level's, then each node's, depth first.
+    pub(crate) fn sub_agent_entries(&self) -> Vec<&A2aAgentConfig> {
+        fn walk<'a>(n: &'a NodeConfig, out: &mut Vec<&'a A2aAgentConfig>) {
+            out.extend(n.a2a.iter());
+            for child in &n.agents {
+                walk(child, out);
+            }
+        }
+        let mut entries: Vec<&A2aAgentConfig> = self.a2a.iter().collect();
+        if let Some(root) = &self.agent {
+            walk(root, &mut entries);
+        }
+        entries
+    }
+
     /// `mcp_servers` plus the legacy `mcp:` entry (named `mcp`), in order.
     pub fn effective_mcp_servers(&self) -> Vec<McpServerConfig> {
         let mut all = Vec::with_capacity(self.mcp_servers.len() + 1);

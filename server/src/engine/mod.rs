@@ -173,6 +173,8 @@ struct Inner {
     policy: crate::policy::Policy,
     /// The tool pins (POLICY.md §4).
     pins: calls::pins::PinBoard,
+    /// The sub-agents' card pins (signed Agent Cards).
+    cards: calls::cards::CardBoard,
     /// The live grants the gate consults (REACH.md §3).
     grants: crate::policy::grants::GrantIndex,
     /// Each question as it is asked (a request waiting on a turn whose
@@ -227,6 +229,7 @@ impl Engine {
             inner: Arc::new(Inner {
                 policy,
                 pins: calls::pins::PinBoard::default(),
+                cards: calls::cards::CardBoard::default(),
                 grants: crate::policy::grants::GrantIndex::new(),
                 store,
                 config,

@@ -219,6 +219,7 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
     engine.start_expiry().await;
     // Every MCP tool compared with its pin before requests are served.
     engine.start_pins().await;
+    engine.start_cards().await;
 
     let a2a: Arc<dyn a2a::executor::Executor> = executor(s.a2a_conformance);
     let card_signer = card_signer(&s.config_dir, &config)?;
@@ -264,16 +265,7 @@ fn sub_agents(
 ) -> Result<Vec<(String, crate::a2a::discovery::Settings)>, StartError> {
     use crate::a2a::discovery::{Dialect, Settings};
     use crate::a2a::signing::{Trust, keys_of_pem};
-    fn walk<'a>(n: &'a config::NodeConfig, out: &mut Vec<&'a config::A2aAgentConfig>) {
-        out.extend(n.a2a.iter());
-        for child in &n.agents {
-            walk(child, out);
-        }
-    }
-    let mut entries: Vec<&config::A2aAgentConfig> = c.a2a.iter().collect();
-    if let Some(root) = &c.agent {
-        walk(root, &mut entries);
-    }
+    let entries = c.sub_agent_entries();
     let mut out = Vec::new();
     for a in entries {
         let prefer = a.binding.map(|b| match b {

@@ -11,7 +11,7 @@
 //! - `tx.rs`: [`Tx`], one sub-trait per entity, plus the statements that
 //!   span entities.
 //! - [`conversations`], [`messages`], [`approvals`], [`leases`], [`pins`],
-//!   [`outbox`], [`push`], [`audit`], [`sessions`], [`grants`]: each entity's types,
+//!   [`card_pins`], [`outbox`], [`push`], [`audit`], [`sessions`], [`grants`]: each entity's types,
 //!   the decoders both backends share, and its intents (`impl Store`).
 //! - `turns`, `calls`, `decisions`, `expiry`, [`recovery`], `inbox`,
 //!   `lookups`, `event_rows`: intents that span entities.
@@ -26,6 +26,7 @@
 pub(crate) mod approvals;
 pub mod audit;
 mod calls;
+pub(crate) mod card_pins;
 pub(crate) mod conversations;
 mod decisions;
 mod error;

@@ -1337,3 +1337,101 @@ async fn a_grant_is_used_only_while_live() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_held_card_is_audited_once_and_trusted_once_accepted() {
+    use card_pins::{CardSeen, SeenCard};
+    for (kind, _guard, s) in stores().await {
+        let seen = |digest: &'static str, untrusted: Option<&'static str>| SeenCard {
+            agent: "b",
+            url: "http://b",
+            digest,
+            card: "{\"name\":\"b\"}",
+            untrusted,
+        };
+        let events = |s: Store| async move {
+            let rows = s.audit_page(0, 100).await.unwrap();
+            rows.into_iter()
+                .map(|r| r.event)
+                .filter(|e| e.starts_with("a2a."))
+                .collect::<Vec<_>>()
+        };
+        // Verified: pinned silently.
+        assert_eq!(
+            s.observe_card(seen("d1", None)).await.unwrap(),
+            CardSeen::Trusted
+        );
+        let pin = s.card_pins().await.unwrap().remove(0);
+        assert_eq!(
+            (pin.digest.as_deref(), pin.pinned_by.as_deref()),
+            (Some("d1"), None),
+            "{kind}"
+        );
+        // Another card that does not verify: held, audited once.
+        for first in [true, false] {
+            let held = s
+                .observe_card(seen("d2", Some("signed by x")))
+                .await
+                .unwrap();
+            assert_eq!(held, CardSeen::Held { first }, "{kind}");
+        }
+        assert_eq!(events(s.clone()).await, ["a2a.card_untrusted"], "{kind}");
+        // The pinned card, unverifiable, is not trusted either (only an
+        // admin's acceptance trusts a card without a verifying signature).
+        assert_eq!(
+            s.observe_card(seen("d1", Some("unsigned"))).await.unwrap(),
+            CardSeen::Held { first: true },
+            "{kind}"
+        );
+        let accepted = s.accept_card("b", "root").await.unwrap().expect("held");
+        assert_eq!(
+            (
+                accepted.digest.as_deref(),
+                accepted.pinned_by.as_deref(),
+                accepted.held
+            ),
+            (Some("d1"), Some("root"), None),
+            "{kind}"
+        );
+        assert!(
+            s.accept_card("b", "root").await.unwrap().is_none(),
+            "{kind}: nothing held"
+        );
+        assert!(
+            s.accept_card("nobody", "root").await.unwrap().is_none(),
+            "{kind}"
+        );
+        // The accepted card is trusted unverified; another is held again.
+        assert_eq!(
+            s.observe_card(seen("d1", Some("unsigned"))).await.unwrap(),
+            CardSeen::Trusted,
+            "{kind}"
+        );
+        assert_eq!(
+            s.observe_card(seen("d3", Some("unsigned"))).await.unwrap(),
+            CardSeen::Held { first: true },
+            "{kind}"
+        );
+        // A verifying card ends the hold and becomes the pin.
+        assert_eq!(
+            s.observe_card(seen("d4", None)).await.unwrap(),
+            CardSeen::Trusted
+        );
+        let pin = s.card_pins().await.unwrap().remove(0);
+        assert_eq!(
+            (pin.digest.as_deref(), pin.pinned_by, pin.held),
+            (Some("d4"), None, None),
+            "{kind}"
+        );
+        assert_eq!(
+            events(s.clone()).await,
+            [
+                "a2a.card_untrusted",
+                "a2a.card_untrusted",
+                "a2a.card_accepted",
+                "a2a.card_untrusted"
+            ],
+            "{kind}"
+        );
+    }
+}

@@ -38,6 +38,7 @@ pub(crate) trait Tx:
     + QuestionTx
     + LeaseTx
     + PinTx
+    + CardPinTx
     + OutboxTx
     + PushTx
     + AuditTx
@@ -237,6 +238,15 @@ pub(crate) trait PinTx {
     ) -> Result<(), StoreError>;
     /// The changed definition becomes the pin; false when none waited.
     fn accept_pin(&self, server: &str, tool: &str) -> Result<bool, StoreError>;
+}
+
+/// Agent Card pins (signed cards, `a2a[].trust`).
+pub(crate) trait CardPinTx {
+    fn card_pins(&self) -> Result<Vec<super::card_pins::CardPinRow>, StoreError>;
+    /// The pin of `agent`, locked for this transaction where the backend can.
+    fn card_pin(&self, agent: &str) -> Result<Option<super::card_pins::CardPinRow>, StoreError>;
+    /// Writes the whole row (inserted, or replacing the agent's).
+    fn put_card_pin(&self, p: &super::card_pins::CardPinRow) -> Result<(), StoreError>;
 }
 
 /// The notification outbox (POLICY.md §5).

@@ -325,11 +325,21 @@ impl Engine {
             tool = %tc.name,
             outcome = tracing::field::Empty,
         );
-        let mut sent = tracing::Instrument::instrument(
-            self.inner.a2a.send(target.url, &out, &agent_ctx),
-            span.clone(),
-        )
-        .await;
+        let send = || {
+            tracing::Instrument::instrument(
+                self.inner.a2a.send(target.url, &out, &agent_ctx),
+                span.clone(),
+            )
+        };
+        let mut sent = send().await;
+        // What the card read (if one was) showed is recorded; a held card
+        // an admin accepted on another replica lets the call go on.
+        if self
+            .note_card(target.agent, target.url, sent.as_ref().err())
+            .await
+        {
+            sent = send().await;
+        }
         // Inside a pipeline node nothing can pause on a question: the
         // remote hears `decline`, as a tool's question there would.
         let mut declined = 0;
@@ -372,19 +382,13 @@ impl Engine {
                 Ok(Handled::Other)
             }
             Err(e) => {
-                if let crate::a2a::A2aError::Untrusted { reason, new: true } = &e {
-                    // Once per reason: the operator learns the card changed.
-                    let details = serde_json::json!({"agent": target.agent, "url": target.url, "reason": reason});
-                    if let Err(err) = self
-                        .inner
-                        .store
-                        .audit("agent".into(), "a2a.card_untrusted", details)
-                        .await
-                    {
-                        tracing::error!(error = %err, "could not record a2a.card_untrusted");
-                    }
+                let mut text = format!("sub-agent {} unavailable: {e}", target.agent);
+                if let crate::a2a::A2aError::Untrusted { card: Some(_), .. } = &e {
+                    text.push_str(&format!(
+                        " (an admin can accept the card it serves now: POST /tools/a2a_{}/accept)",
+                        target.agent
+                    ));
                 }
-                let text = format!("sub-agent {} unavailable: {e}", target.agent);
                 tracing::warn!(agent = %target.agent, error = %e, "sub-agent call failed");
                 self.finish_call(conversation_id, message_id, tc, &text, true, gate, scope)
                     .await?;

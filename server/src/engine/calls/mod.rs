@@ -7,10 +7,12 @@
 //! - `execute`: running a call write-ahead and recording its result;
 //! - `edit`: an approver's edit of the arguments, checked like the model's;
 //! - `pins`: the tool pins and their drift checks;
+//! - `cards`: trust in sub-agents' signed Agent Cards, held and accepted;
 //! - `grants`: approvals that spare later identical calls (REACH.md §3);
 //! - `delegate`: calls to sub-agents, with proxied approvals.
 
 mod approval;
+pub(super) mod cards;
 pub(super) mod delegate;
 pub(super) mod edit;
 mod execute;

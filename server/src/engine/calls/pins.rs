@@ -188,10 +188,13 @@ impl Engine {
                 Vec::new()
             },
             downgrade: changed && declared_destructive(&k.definition) && !t.destructive,
+            reason: None,
+            accepted_by: None,
         })
     }
 
-    /// Accepts the changed definition of `tool` (an admin's decision).
+    /// Accepts the changed definition of `tool` (an admin's decision), or
+    /// the held card of the sub-agent an `a2a_<name>` tool calls.
     /// `Ok(false)`: nothing waited; `NotFound` for an unknown tool.
     pub(crate) async fn accept_tool(
         &self,
@@ -205,6 +208,9 @@ impl Engine {
             .into_iter()
             .find(|t| t.name == tool)
         else {
+            if let Some(agent) = tool.strip_prefix("a2a_") {
+                return self.accept_card(agent, by).await;
+            }
             return Err(crate::engine::EngineError::NotFound(format!(
                 "no tool named {tool:?}"
             )));

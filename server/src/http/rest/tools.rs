@@ -34,7 +34,10 @@ pub(crate) fn tool_list(state: &AppState) -> ToolList {
                         conditional: r.conditional,
                     })
                     .collect();
-                d.pin = state.engine.pin_view(t);
+                d.pin = state
+                    .engine
+                    .pin_view(t)
+                    .or_else(|| state.engine.card_view(t));
                 if !total {
                     d.rules.push(ToolRule {
                         name: if t.hinted {
@@ -62,8 +65,14 @@ pub(crate) async fn accept(
     crate::http::caller::Caller(ctx): crate::http::caller::Caller,
 ) -> Result<Json<Value>, crate::http::error::ApiError> {
     if !state.engine.accept_tool(&name, &ctx.principal.name).await? {
+        let agent = name.strip_prefix("a2a_");
+        let what = if agent.is_some_and(|a| state.engine.sub_agent_url(a).is_some()) {
+            format!("the agent card behind `{name}` is not held")
+        } else {
+            format!("the definition of `{name}` has not changed since it was pinned")
+        };
         return Err(crate::http::error::ApiError::Conflict(format!(
-            "the definition of `{name}` has not changed since it was pinned: there is nothing to accept"
+            "{what}: there is nothing to accept"
         )));
     }
     let tool = tool_list(&state).tools.into_iter().find(|t| t.name == name);

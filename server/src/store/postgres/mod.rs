@@ -32,6 +32,7 @@
 
 mod approvals;
 mod audit;
+mod card_pins;
 mod conn;
 mod conversations;
 mod counts;
@@ -92,7 +93,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("v8.sql"),
     include_str!("v9.sql"),
     include_str!("v10.sql"),
-    include_str!("../grants.sql"), // v11
+    include_str!("../grants.sql"),    // v11
+    include_str!("../card_pins.sql"), // v12
 ];
 /// The advisory lock migrations run under (any constant shared by replicas).
 const MIGRATION_LOCK: i64 = 0x5354_4f50_474f; // "STOPGO"

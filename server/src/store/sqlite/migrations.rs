@@ -354,6 +354,8 @@ const MIGRATIONS: &[&str] = &[
     "#,
     // 14: grants (REACH.md §3), the same text as PostgreSQL's v11.
     include_str!("../grants.sql"),
+    // 15: Agent Card pins (signed cards), the same text as PostgreSQL's v12.
+    include_str!("../card_pins.sql"),
 ];
 
 /// The schema version this binary writes.

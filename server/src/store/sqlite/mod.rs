@@ -39,6 +39,7 @@
 
 mod approvals;
 mod audit;
+mod card_pins;
 mod conversations;
 mod grants;
 mod leases;
