@@ -245,18 +245,22 @@ pub async fn list_grants() -> Result<crate::models::GrantList, ApiError> {
 }
 
 /// `POST /tools/:name/accept` (admin): accepts a held tool's changed
-/// definition (POLICY.md §4).
-pub async fn accept_tool(name: String) -> Result<serde_json::Value, ApiError> {
+/// definition (POLICY.md §4) or a sub-agent's held card, the one of
+/// `digest` (what the page showed).
+pub async fn accept_tool(
+    name: String,
+    digest: Option<String>,
+) -> Result<serde_json::Value, ApiError> {
     #[cfg(feature = "ssr")]
     {
-        let _ = name;
+        let _ = (name, digest);
         Err(browser_only())
     }
     #[cfg(not(feature = "ssr"))]
     {
         client::post_json(
             &format!("/tools/{}/accept", encode_component(&name)),
-            &serde_json::json!({}),
+            &serde_json::json!({ "digest": digest }),
         )
         .await
     }

@@ -534,9 +534,13 @@ pub struct ToolPin {
     /// A sub-agent's card held (`status: held`): why it cannot be trusted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// The admin who accepted the pinned card or definition, when one did.
+    /// The admin who accepted the pinned card, when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accepted_by: Option<String>,
+    /// The digest of what waits for an admin (`changed` or `held`): send
+    /// it back with the accept, so only what was looked at is accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
 }
 
 /// One entry of a tool's effective rule list.

@@ -161,6 +161,8 @@ struct Steer {
     serve: Mutex<Serve>,
     /// Whose JWKS it publishes: B's (false) or B2's (true).
     jwks_b2: Mutex<bool>,
+    /// The JWKS answers 503.
+    jwks_down: Mutex<bool>,
 }
 
 /// The card server between A and B (and B2): the chosen card, never
@@ -201,6 +203,9 @@ async fn card_server(b: &Agent, b2: &Agent, steer: Arc<Steer>) -> String {
     let jwks = move || {
         let (b, b2, steer) = (b.clone(), b2.clone(), steer.clone());
         async move {
+            if *steer.jwks_down.lock().unwrap() {
+                return Err(axum::http::StatusCode::SERVICE_UNAVAILABLE);
+            }
             let from = if *steer.jwks_b2.lock().unwrap() {
                 b2
             } else {
@@ -214,7 +219,7 @@ async fn card_server(b: &Agent, b2: &Agent, steer: Arc<Steer>) -> String {
                 .json()
                 .await
                 .unwrap();
-            axum::Json(set)
+            Ok(axum::Json(set))
         }
     };
     let app = axum::Router::new()
@@ -263,7 +268,11 @@ async fn ask_as(a: &Agent, token: &str) -> String {
 async fn card_pin(a: &Agent, token: &str, done: impl Fn(&Value) -> bool) -> Value {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
-        let tools = support::get_bearer(a, token, "/tools").await;
+        let tools = if token.is_empty() {
+            support::get_json(a, "/tools").await
+        } else {
+            support::get_bearer(a, token, "/tools").await
+        };
         let pin = tools["tools"]
             .as_array()
             .unwrap()
@@ -313,6 +322,7 @@ async fn a_pinned_key_holds_delegation_to_a_card_it_did_not_sign() {
     let steer = Arc::new(Steer {
         serve: Mutex::new(Serve::B),
         jwks_b2: Mutex::new(false),
+        jwks_down: Mutex::new(false),
     });
     let url = card_server(&b, &b2, steer.clone()).await;
     let dir = tempfile::tempdir().unwrap();
@@ -367,6 +377,17 @@ async fn a_pinned_key_holds_delegation_to_a_card_it_did_not_sign() {
     assert!(held.contains("signed by b-2"), "not yet published: {held}");
     *steer.jwks_b2.lock().unwrap() = true;
     assert_eq!(ask(&a2).await, "b said: from B2");
+    // Its keys unavailable: held, but the card is not judged, so there is
+    // nothing for an admin to accept (the pin stays the card trusted).
+    *steer.jwks_down.lock().unwrap() = true;
+    let held = ask(&a2).await;
+    assert!(
+        held.contains("its JWKS") && held.contains("503") && !held.contains("/accept"),
+        "{held}"
+    );
+    let pin = card_pin(&a2, "", |p| !p.is_null()).await;
+    assert_eq!(pin["status"], "pinned", "{pin}");
+    *steer.jwks_down.lock().unwrap() = false;
     *steer.serve.lock().unwrap() = Serve::Changed;
     let held = ask(&a2).await;
     assert!(held.contains("no signature verifies"), "{held}");
@@ -415,6 +436,7 @@ async fn an_admin_accepts_a_held_card_and_it_stays_accepted() {
     let steer = Arc::new(Steer {
         serve: Mutex::new(Serve::B),
         jwks_b2: Mutex::new(false),
+        jwks_down: Mutex::new(false),
     });
     let url = card_server(&b, &b2, steer.clone()).await;
     let (carol, ops) = (
@@ -449,12 +471,21 @@ async fn an_admin_accepts_a_held_card_and_it_stays_accepted() {
     let diff = pin["diff"].to_string();
     assert!(diff.contains("/signatures: "), "{pin}");
 
-    // Only an admin accepts it; then that card is trusted.
+    // Only an admin accepts it, and only the card looked at (its digest);
+    // then that card is trusted.
     let accept = "/tools/a2a_b/accept";
+    let digest = pin["digest"].as_str().unwrap().to_string();
     let (status, _) = support::post_bearer(&a, carol, accept, json!({})).await;
     assert_eq!(status, 403);
     assert!(ask_as(&a, carol).await.contains("held"), "still held");
-    let (status, body) = support::post_bearer(&a, ops, accept, json!({})).await;
+    let (status, body) =
+        support::post_bearer(&a, ops, accept, json!({"digest": "0".repeat(64)})).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains(&digest),
+        "names what waits: {body}"
+    );
+    let (status, body) = support::post_bearer(&a, ops, accept, json!({"digest": digest})).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["tool"]["pin"]["status"], "pinned", "{body}");
     assert_eq!(body["tool"]["pin"]["accepted_by"], "ops", "{body}");
@@ -520,6 +551,7 @@ async fn a_card_accepted_on_one_replica_is_trusted_on_the_other() {
     let steer = Arc::new(Steer {
         serve: Mutex::new(Serve::B2),
         jwks_b2: Mutex::new(false),
+        jwks_down: Mutex::new(false),
     });
     let url = card_server(&b, &b2, steer.clone()).await;
     let db = test_support::postgres::fresh_database("cards");

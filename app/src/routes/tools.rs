@@ -136,10 +136,11 @@ fn ToolRow(t: ToolDescription, reload: Callback<()>) -> impl IntoView {
         let error = ArcRwSignal::new(None::<String>);
         let shown = error.clone();
         let name = t.name.clone();
+        let digest = p.digest.clone();
         let accept = move |_| {
-            let (name, error) = (name.clone(), error.clone());
+            let (name, digest, error) = (name.clone(), digest.clone(), error.clone());
             leptos::task::spawn_local(async move {
-                match api::accept_tool(name).await {
+                match api::accept_tool(name, digest).await {
                     Ok(_) => reload.run(()),
                     Err(e) => error.set(Some(e.to_string())),
                 }

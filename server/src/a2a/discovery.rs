@@ -164,6 +164,16 @@ impl Discovery {
                 .unwrap_or_else(|p| p.into_inner())
                 .insert(key.clone(), v);
         }
+        // Judged against accepted cards that changed meanwhile: not kept.
+        let now = self
+            .accepted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .cloned();
+        if now != accepted {
+            return Ok(target);
+        }
         self.cards
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -251,18 +261,20 @@ async fn read(
         let mut verified = None;
         if let Some(t) = trust {
             let read = ReadCard::of(&card);
-            match check_signed(http, &card, t).await {
-                Ok(()) => verified = Some(read),
-                // The card an admin accepted: trusted as it is.
-                Err(_) if accepted == Some(read.digest.as_str()) => {}
-                Err(A2aError::Untrusted { reason, new, .. }) => {
-                    return Err(A2aError::Untrusted {
-                        reason,
-                        new,
-                        card: Some(Box::new(read)),
-                    });
+            // The card an admin accepted is trusted as it is; any other
+            // needs a signature by a pinned key.
+            if accepted != Some(read.digest.as_str()) {
+                let keys = trusted_keys(http, t).await?;
+                match super::signing::verify(&card, &keys) {
+                    Ok(_) => verified = Some(read),
+                    Err(reason) => {
+                        return Err(A2aError::Untrusted {
+                            reason,
+                            new: true,
+                            card: Some(Box::new(read)),
+                        });
+                    }
                 }
-                Err(e) => return Err(e),
             }
         }
         return Ok((
@@ -286,15 +298,19 @@ async fn read(
     Ok((target, Duration::from_secs(DEFAULT_CARD_TTL), None))
 }
 
-/// Whether `card` carries a signature by a key `trust` names (a JWKS is
-/// read now, so a key the agent rotated to and published counts).
-async fn check_signed(http: &reqwest::Client, card: &Value, trust: &Trust) -> Result<(), A2aError> {
+/// The keys `trust` names (a JWKS is read now, so a key the agent rotated
+/// to and published counts). When they cannot be had, the card cannot be
+/// judged: `Untrusted` without a card (nothing for an admin to accept).
+async fn trusted_keys(
+    http: &reqwest::Client,
+    trust: &Trust,
+) -> Result<Vec<super::signing::TrustedKey>, A2aError> {
     let untrusted = |reason: String| A2aError::Untrusted {
         reason,
         new: true,
         card: None,
     };
-    let keys = match trust {
+    Ok(match trust {
         Trust::Keys(k) => k.clone(),
         Trust::Jwks { url, kid } => {
             let resp = http
@@ -316,10 +332,7 @@ async fn check_signed(http: &reqwest::Client, card: &Value, trust: &Trust) -> Re
                 .map_err(|e| untrusted(format!("its JWKS {url} is not JSON: {e}")))?;
             super::signing::keys_of_jwks(&set, kid.as_deref()).map_err(untrusted)?
         }
-    };
-    super::signing::verify(card, &keys)
-        .map(|_| ())
-        .map_err(untrusted)
+    })
 }
 
 /// The card URLs to try for the agent configured at `url`, in order.

@@ -386,6 +386,16 @@ fn node_keys_apply_only_to_their_kinds() {
         "agent.a2a",
         "apply to `llm` nodes",
     );
+    // A name whose card key is pinned names one agent in the whole config.
+    assert_problem(
+        "a2a: [{name: b, url: 'http://x', trust: {jwks_url: 'http://x/jwks'}}]\nagent: {name: r, type: llm, a2a: [{name: b, url: 'http://y'}]}\n",
+        "a2a",
+        "used by more than one `a2a` entry",
+    );
+    assert!(
+        load_str("a2a: [{name: b, url: 'http://x'}]\nagent: {name: r, type: llm, a2a: [{name: b, url: 'http://y'}]}\n").is_ok(),
+        "without trust a name may repeat across lists, as before"
+    );
     assert_problem(
         "agent: {name: r, type: llm, output_key: '9x'}\n",
         "agent.output_key",

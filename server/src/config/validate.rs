@@ -81,6 +81,7 @@ pub fn validate(config: &Config, base_dir: &Path) -> Vec<Problem> {
     }
     check_mcp_servers(config, &mut p);
     check_a2a_list(&config.a2a, "a2a", &mut p);
+    check_trusted_names(config, &mut p);
     check_card_signing(config, &mut p);
     for (i, e) in config.a2a_extensions.iter().enumerate() {
         if e.uri.trim().is_empty() || e.uri.contains(',') || e.uri.contains(char::is_whitespace) {
@@ -219,6 +220,31 @@ fn check_mcp_servers(config: &Config, p: &mut Vec<Problem>) {
         && m.command.trim().is_empty()
     {
         p.push(Problem::new("mcp.command", "must not be empty"));
+    }
+}
+
+/// A sub-agent whose card key is pinned keeps its card pin (the card last
+/// trusted, a held one, an admin's acceptance) under its name: the name
+/// must mean one agent in the whole config, not one per `a2a` list.
+fn check_trusted_names(config: &Config, p: &mut Vec<Problem>) {
+    let entries = config.sub_agent_entries();
+    let mut told = BTreeSet::new();
+    for (i, a) in entries.iter().enumerate() {
+        let twice = entries[..i].iter().any(|b| b.name == a.name);
+        if twice
+            && entries
+                .iter()
+                .any(|b| b.name == a.name && b.trust.is_some())
+            && told.insert(a.name.as_str())
+        {
+            p.push(Problem::new(
+                "a2a",
+                format!(
+                    "the sub-agent name `{}` is used by more than one `a2a` entry and one of them pins a card key (`trust`): give each a name of its own (the card it trusts is kept by name)",
+                    a.name
+                ),
+            ));
+        }
     }
 }
 

@@ -157,7 +157,10 @@ impl Engine {
                     ..Default::default()
                 },
             );
-            let (result, is_error) = match self.inner.a2a.get(&url, &task, &ctx).await {
+            let got = self.inner.a2a.get(&url, &task, &ctx).await;
+            // A card held or trusted here is recorded as a call's would be.
+            self.note_card(&agent, &url, got.as_ref().err()).await;
+            let (result, is_error) = match got {
                 Ok(
                     crate::a2a::RemoteReply::NeedsApproval(_)
                     | crate::a2a::RemoteReply::NeedsAnswer(_),

@@ -176,7 +176,7 @@ pub(crate) static ROUTES: &[Route] = &[
         path: "/tools/{name}/accept",
         need: Api(Admin),
         serve: Serve::Handler(|| post(rest::tools::accept)),
-        doc: Doc::new("Admins: accepts the changed definition of a held tool (POLICY.md §4: its description, input schema or annotations differ from the pinned ones), audited as tool.accepted; for a sub-agent's tool `a2a_<name>`, the agent card it serves now, held because it cannot be trusted (a2a[].trust), audited as a2a.card_accepted. Answers {\"tool\": …} as GET /tools lists it. 409 when nothing changed or is held.").example("{}").errors(&[403, 404, 409]),
+        doc: Doc::new("Admins: accepts the changed definition of a held tool (POLICY.md §4: its description, input schema or annotations differ from the pinned ones), audited as tool.accepted; for a sub-agent's tool `a2a_<name>`, its agent card as held because it cannot be trusted (a2a[].trust), audited as a2a.card_accepted. Optional body {\"digest\": …}: the pin's digest from GET /tools, so only what was looked at is accepted (409 when what waits is another). Answers {\"tool\": …} as GET /tools lists it. 409 when nothing changed or is held.").example(r#"{"digest": "9f2c…"}"#).errors(&[403, 404, 409]),
     },
     Route {
         method: "GET",

@@ -12,6 +12,7 @@
 //! transaction with its audit row.
 
 use super::audit::Event;
+use super::pins::Acceptance;
 use super::{Store, StoreError, now};
 
 /// One sub-agent's pin.
@@ -138,21 +139,27 @@ impl Store {
         .await
     }
 
-    /// Accepts the held card of `agent` (`a2a.card_accepted` by `by`): it
-    /// becomes the pin. `None` when no card is held; else the pin now.
+    /// Accepts the held card of `agent` (`a2a.card_accepted` by `by`),
+    /// when it is the one of digest `expected` (if given): it becomes the
+    /// pin.
     pub(crate) async fn accept_card(
         &self,
         agent: &str,
         by: &str,
-    ) -> Result<Option<CardPinRow>, StoreError> {
+        expected: Option<&str>,
+    ) -> Result<Acceptance, StoreError> {
         let (agent, by) = (agent.to_string(), by.to_string());
+        let expected = expected.map(str::to_string);
         self.write(move |tx| {
             let Some(mut row) = tx.card_pin(&agent)? else {
-                return Ok(None);
+                return Ok(Acceptance::Nothing);
             };
             let Some(held) = row.held.take() else {
-                return Ok(None);
+                return Ok(Acceptance::Nothing);
             };
+            if expected.as_ref().is_some_and(|e| *e != held.digest) {
+                return Ok(Acceptance::Moved(held.digest));
+            }
             let previous = row.digest.replace(held.digest.clone());
             row.card = Some(held.card);
             (row.pinned_at, row.pinned_by) = (Some(now()), Some(by.clone()));
@@ -170,7 +177,7 @@ impl Store {
                     "reason": held.reason,
                 }),
             })?;
-            Ok(Some(row))
+            Ok(Acceptance::Accepted)
         })
         .await
     }

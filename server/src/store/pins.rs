@@ -35,6 +35,16 @@ pub(crate) enum Observed {
     Reverted,
 }
 
+/// What an admin's acceptance did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Acceptance {
+    Accepted,
+    /// Nothing waits for an admin.
+    Nothing,
+    /// What waits is not what the admin looked at: its digest now.
+    Moved(String),
+}
+
 pub(in crate::store) const PIN_COLUMNS: &str =
     "server, tool, digest, definition, pinned_at, changed_digest, changed_definition, changed_at";
 
@@ -114,24 +124,29 @@ impl Store {
         .await
     }
 
-    /// Accepts the changed definition of `tool` (`tool.accepted` by `by`);
-    /// false when no change waits.
+    /// Accepts the changed definition of `tool` (`tool.accepted` by `by`),
+    /// when it is the one of digest `expected` (if given).
     pub(crate) async fn accept_tool(
         &self,
         server: &str,
         tool: &str,
         by: &str,
-    ) -> Result<bool, StoreError> {
+        expected: Option<&str>,
+    ) -> Result<Acceptance, StoreError> {
         let (server, tool, by) = (server.to_string(), tool.to_string(), by.to_string());
+        let expected = expected.map(str::to_string);
         self.write(move |tx| {
             let Some(pin) = tx.pin(&server, &tool)? else {
-                return Ok(false);
+                return Ok(Acceptance::Nothing);
             };
             let Some((digest, _, _)) = pin.changed else {
-                return Ok(false);
+                return Ok(Acceptance::Nothing);
             };
+            if expected.as_ref().is_some_and(|e| *e != digest) {
+                return Ok(Acceptance::Moved(digest));
+            }
             if !tx.accept_pin(&server, &tool)? {
-                return Ok(false);
+                return Ok(Acceptance::Nothing);
             }
             tx.audit(&Event {
                 actor: &by,
@@ -145,7 +160,7 @@ impl Store {
                     "digest": digest,
                 }),
             })?;
-            Ok(true)
+            Ok(Acceptance::Accepted)
         })
         .await
     }

@@ -1341,6 +1341,7 @@ async fn a_grant_is_used_only_while_live() {
 #[tokio::test]
 async fn a_held_card_is_audited_once_and_trusted_once_accepted() {
     use card_pins::{CardSeen, SeenCard};
+    use pins::Acceptance;
     for (kind, _guard, s) in stores().await {
         let seen = |digest: &'static str, untrusted: Option<&'static str>| SeenCard {
             agent: "b",
@@ -1383,7 +1384,18 @@ async fn a_held_card_is_audited_once_and_trusted_once_accepted() {
             CardSeen::Held { first: true },
             "{kind}"
         );
-        let accepted = s.accept_card("b", "root").await.unwrap().expect("held");
+        // Only the card the admin looked at is accepted.
+        assert_eq!(
+            s.accept_card("b", "root", Some("d2")).await.unwrap(),
+            Acceptance::Moved("d1".into()),
+            "{kind}"
+        );
+        assert_eq!(
+            s.accept_card("b", "root", Some("d1")).await.unwrap(),
+            Acceptance::Accepted,
+            "{kind}"
+        );
+        let accepted = s.card_pins().await.unwrap().remove(0);
         assert_eq!(
             (
                 accepted.digest.as_deref(),
@@ -1393,13 +1405,15 @@ async fn a_held_card_is_audited_once_and_trusted_once_accepted() {
             (Some("d1"), Some("root"), None),
             "{kind}"
         );
-        assert!(
-            s.accept_card("b", "root").await.unwrap().is_none(),
-            "{kind}: nothing held"
-        );
-        assert!(
-            s.accept_card("nobody", "root").await.unwrap().is_none(),
+        let nothing = Acceptance::Nothing;
+        assert_eq!(
+            s.accept_card("b", "root", None).await.unwrap(),
+            nothing,
             "{kind}"
+        );
+        assert_eq!(
+            s.accept_card("nobody", "root", None).await.unwrap(),
+            nothing
         );
         // The accepted card is trusted unverified; another is held again.
         assert_eq!(

@@ -19,6 +19,7 @@ use crate::a2a::A2aError;
 use crate::domain::tools::ToolInfo;
 use crate::engine::{Engine, EngineError};
 use crate::store::card_pins::{CardPinRow, CardSeen, SeenCard};
+use crate::store::pins::Acceptance;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::RwLock;
@@ -59,6 +60,8 @@ impl Engine {
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 every.tick().await;
+                // What other replicas recorded or accepted meanwhile.
+                engine.reload_cards().await;
                 for (name, url) in &agents {
                     let read = engine.inner.a2a.check_card(url, "card-check").await;
                     engine.note_card(name, url, read.as_ref().err()).await;
@@ -124,7 +127,8 @@ impl Engine {
                 }
                 None => {}
             },
-            // No card to judge (none served, its JWKS unreadable): once per reason.
+            // No card to judge (none served, its keys unavailable): audited
+            // once per reason.
             Some(A2aError::Untrusted {
                 reason,
                 new: true,
@@ -175,7 +179,9 @@ impl Engine {
     /// `GET /tools`' view of a sub-agent tool's card pin: `pinned`, or
     /// `held` with why and what changed since the card last trusted.
     pub(crate) fn card_view(&self, t: &ToolInfo) -> Option<app::models::ToolPin> {
-        if t.name != format!("a2a_{}", t.server) {
+        if t.name != format!("a2a_{}", t.server)
+            || !self.pinned_agents().iter().any(|(n, _)| *n == t.server)
+        {
             return None;
         }
         let map = self
@@ -203,29 +209,34 @@ impl Engine {
             downgrade: false,
             reason: r.held.as_ref().map(|h| h.reason.clone()),
             accepted_by: r.pinned_by.clone(),
+            digest: r.held.as_ref().map(|h| h.digest.clone()),
         })
     }
 
     /// Accepts the held card of the sub-agent `agent` (an admin's
-    /// decision). `Ok(false)`: nothing held; `NotFound` for an agent that
-    /// is not configured.
-    pub(crate) async fn accept_card(&self, agent: &str, by: &str) -> Result<bool, EngineError> {
-        let Some((_, url)) = self.pinned_agents().into_iter().find(|(n, _)| n == agent) else {
+    /// decision): the card as recorded when it was held (what `GET /tools`
+    /// showed; the agent is not asked again, it is the party not trusted),
+    /// with `expected` only when its digest is that. `NotFound` for an
+    /// agent that is not configured.
+    pub(crate) async fn accept_card(
+        &self,
+        agent: &str,
+        by: &str,
+        expected: Option<&str>,
+    ) -> Result<Acceptance, EngineError> {
+        if !self.pinned_agents().iter().any(|(n, _)| n == agent) {
             if self.sub_agent_url(agent).is_some() {
-                return Ok(false);
+                return Ok(Acceptance::Nothing);
             }
             return Err(EngineError::NotFound(format!(
                 "no tool named \"a2a_{agent}\""
             )));
-        };
-        // What the agent serves now is what gets accepted.
-        let read = self.inner.a2a.check_card(&url, "card-check").await;
-        self.note_card(agent, &url, read.as_ref().err()).await;
-        let accepted = self.inner.store.accept_card(agent, by).await?;
+        }
+        let accepted = self.inner.store.accept_card(agent, by, expected).await?;
         self.reload_cards().await;
-        if accepted.is_some() {
+        if accepted == Acceptance::Accepted {
             tracing::info!(agent, by, "a sub-agent's held card was accepted");
         }
-        Ok(accepted.is_some())
+        Ok(accepted)
     }
 }

@@ -13,6 +13,7 @@
 use crate::config::OnToolChange;
 use crate::domain::tools::ToolInfo;
 use crate::engine::Engine;
+use crate::store::pins::Acceptance;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::RwLock;
@@ -133,7 +134,7 @@ impl Engine {
                         && let Err(e) = self
                             .inner
                             .store
-                            .accept_tool(&t.server, &t.name, "agent")
+                            .accept_tool(&t.server, &t.name, "agent", Some(&d))
                             .await
                     {
                         tracing::warn!(tool = %t.name, error = %e, "could not accept a changed tool");
@@ -190,17 +191,20 @@ impl Engine {
             downgrade: changed && declared_destructive(&k.definition) && !t.destructive,
             reason: None,
             accepted_by: None,
+            digest: changed.then(|| t.digest.clone()),
         })
     }
 
     /// Accepts the changed definition of `tool` (an admin's decision), or
-    /// the held card of the sub-agent an `a2a_<name>` tool calls.
-    /// `Ok(false)`: nothing waited; `NotFound` for an unknown tool.
+    /// the held card of the sub-agent an `a2a_<name>` tool calls; with
+    /// `expected`, only when what waits has that digest (what the admin
+    /// looked at). `NotFound` for an unknown tool.
     pub(crate) async fn accept_tool(
         &self,
         tool: &str,
         by: &str,
-    ) -> Result<bool, crate::engine::EngineError> {
+        expected: Option<&str>,
+    ) -> Result<Acceptance, crate::engine::EngineError> {
         let Some(t) = self
             .inner
             .tools
@@ -209,7 +213,7 @@ impl Engine {
             .find(|t| t.name == tool)
         else {
             if let Some(agent) = tool.strip_prefix("a2a_") {
-                return self.accept_card(agent, by).await;
+                return self.accept_card(agent, by, expected).await;
             }
             return Err(crate::engine::EngineError::NotFound(format!(
                 "no tool named {tool:?}"
@@ -217,9 +221,13 @@ impl Engine {
         };
         // What the server presents now is what gets accepted.
         self.check_tools().await;
-        let accepted = self.inner.store.accept_tool(&t.server, &t.name, by).await?;
+        let accepted = self
+            .inner
+            .store
+            .accept_tool(&t.server, &t.name, by, expected)
+            .await?;
         self.reload_pins().await;
-        if accepted {
+        if accepted == Acceptance::Accepted {
             tracing::info!(server = %t.server, tool = %t.name, by, "a changed tool definition was accepted");
         }
         Ok(accepted)

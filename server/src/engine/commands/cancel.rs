@@ -55,7 +55,11 @@ impl Engine {
                 continue;
             };
             let agent_ctx = self.ctx_for_agent(&agent, &ctx);
-            match self.inner.a2a.cancel(&url, &task, &agent_ctx).await {
+            let mut sent = self.inner.a2a.cancel(&url, &task, &agent_ctx).await;
+            if self.note_card(&agent, &url, sent.as_ref().err()).await {
+                sent = self.inner.a2a.cancel(&url, &task, &agent_ctx).await;
+            }
+            match sent {
                 Ok(()) => tracing::info!(agent = %agent, task = %task, "remote task cancelled"),
                 Err(e) => {
                     tracing::warn!(agent = %agent, task = %task, error = %e, "could not cancel the remote task")

@@ -103,13 +103,18 @@ pub(crate) async fn open_send(
         }
         let (st, ctx2) = (state.clone(), ctx);
         let mut op = tokio::spawn(async move { st.a2a.run(&st, plan, ctx2).await });
+        let mut ended = false;
+        let follow = |p: &crate::events::Published| {
+            progress(&p.event).map(|text| Frame::Result(working(&snapshot, d, text)))
+        };
         let outcome = loop {
             tokio::select! {
                 done = &mut op => break done,
                 next = sub.next() => match next {
                     Some(Delivery::Event(p)) if p.event.conversation_id == cid => {
-                        if let Some(text) = progress(&p.event) {
-                            let _ = tx.send(Frame::Result(working(&snapshot, d, text))).await;
+                        ended |= ends_turn(&p.event);
+                        if let Some(f) = follow(&p) {
+                            let _ = tx.send(f).await;
                         }
                     }
                     Some(_) => {}
@@ -117,6 +122,24 @@ pub(crate) async fn open_send(
                 }
             }
         };
+        // With replicas, events reach subscribers once written, so the
+        // turn's last progress may come after the turn returned: read on
+        // until its end shows (briefly at most).
+        if matches!(outcome, Ok(Ok(Ran::Task(_)))) && !ended {
+            let until = tokio::time::Instant::now() + LATE_EVENTS;
+            while let Ok(Some(next)) = tokio::time::timeout_at(until, sub.next()).await {
+                let Delivery::Event(p) = next else { continue };
+                if p.event.conversation_id != cid {
+                    continue;
+                }
+                if let Some(f) = follow(&p) {
+                    let _ = tx.send(f).await;
+                }
+                if ends_turn(&p.event) {
+                    break;
+                }
+            }
+        }
         match outcome {
             Ok(Ok(Ran::Task(c))) => {
                 let v = tasks::view_of(&state, &c, None);
@@ -219,6 +242,18 @@ pub(crate) async fn open_subscribe(
         }
     });
     Ok(rx)
+}
+
+/// How long a stream waits for the events of a turn that has returned.
+const LATE_EVENTS: Duration = Duration::from_millis(300);
+
+/// Whether an event marks the end of a turn: it settled, or it waits.
+fn ends_turn(e: &Event) -> bool {
+    match e.kind {
+        EventKind::StatusChanged => e.running == Some(false),
+        EventKind::ApprovalRequested | EventKind::QuestionAsked => true,
+        _ => false,
+    }
 }
 
 /// The last frames of a stream: the answer as an artifact (when there is

@@ -3,6 +3,7 @@
 //! behind them.
 
 use crate::http::state::AppState;
+use crate::store::pins::Acceptance;
 use app::models::{ToolList, ToolRule};
 use axum::Json;
 use axum::extract::State;
@@ -56,24 +57,50 @@ pub(crate) fn tool_list(state: &AppState) -> ToolList {
     }
 }
 
+/// The body of an accept: the digest of what the admin looked at (the
+/// pin's `digest` in `GET /tools`), optional.
+#[derive(serde::Deserialize)]
+pub(crate) struct Accept {
+    #[serde(default)]
+    digest: Option<String>,
+}
+
 /// `POST /tools/:name/accept` (admin): accepts the changed definition of a
-/// held tool (POLICY.md §4), audited as `tool.accepted`; answers the tool
-/// as `GET /tools` lists it. 404 unknown tool, 409 nothing to accept.
+/// held tool (POLICY.md §4), audited as `tool.accepted`, or the held agent
+/// card of a sub-agent's tool (`a2a.card_accepted`); answers the tool as
+/// `GET /tools` lists it. 404 unknown tool, 409 nothing to accept or not
+/// what `digest` names.
 pub(crate) async fn accept(
     State(state): State<AppState>,
     axum::extract::Path(name): axum::extract::Path<String>,
     crate::http::caller::Caller(ctx): crate::http::caller::Caller,
+    crate::http::extract::ApiJson(body): crate::http::extract::ApiJson<Accept>,
 ) -> Result<Json<Value>, crate::http::error::ApiError> {
-    if !state.engine.accept_tool(&name, &ctx.principal.name).await? {
-        let agent = name.strip_prefix("a2a_");
-        let what = if agent.is_some_and(|a| state.engine.sub_agent_url(a).is_some()) {
-            format!("the agent card behind `{name}` is not held")
-        } else {
-            format!("the definition of `{name}` has not changed since it was pinned")
-        };
-        return Err(crate::http::error::ApiError::Conflict(format!(
-            "{what}: there is nothing to accept"
-        )));
+    let card = name
+        .strip_prefix("a2a_")
+        .is_some_and(|a| state.engine.sub_agent_url(a).is_some());
+    let (what, waits) = if card {
+        ("the agent card", "held")
+    } else {
+        ("the definition", "changed")
+    };
+    let conflict = |text: String| Err(crate::http::error::ApiError::Conflict(text));
+    match state
+        .engine
+        .accept_tool(&name, &ctx.principal.name, body.digest.as_deref())
+        .await?
+    {
+        Acceptance::Accepted => {}
+        Acceptance::Nothing => {
+            return conflict(format!(
+                "{what} of `{name}` is not {waits}: there is nothing to accept"
+            ));
+        }
+        Acceptance::Moved(now) => {
+            return conflict(format!(
+                "{what} of `{name}` that waits is not the one you looked at (digest {now}): look again (GET /tools), then accept"
+            ));
+        }
     }
     let tool = tool_list(&state).tools.into_iter().find(|t| t.name == name);
     Ok(Json(json!({ "tool": tool })))
