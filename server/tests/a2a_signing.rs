@@ -229,6 +229,47 @@ async fn card_server(b: &Agent, b2: &Agent, steer: Arc<Steer>) -> String {
     url
 }
 
+/// B (its card signed with b-1) and B2 (b-2), both named `b`, behind a
+/// steered card server at `url`, first serving `serve`.
+struct SignedPair {
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+    _agents: (Agent, Agent),
+    steer: Arc<Steer>,
+    url: String,
+}
+
+impl SignedPair {
+    async fn start(serve: Serve) -> SignedPair {
+        let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let signing = |k: &str, kid: &str| {
+            format!(
+                "a2a_card_signing: {{key_file: \"{}\", kid: {kid}}}\n",
+                key(k).display()
+            )
+        };
+        let b = answering(dirs.0.path(), "b", "from B", &signing("b1.pem", "b-1"), &[]);
+        let b2 = answering(
+            dirs.1.path(),
+            "b",
+            "from B2",
+            &signing("b2.pem", "b-2"),
+            &[],
+        );
+        let steer = Arc::new(Steer {
+            serve: Mutex::new(serve),
+            jwks_b2: Mutex::new(false),
+            jwks_down: Mutex::new(false),
+        });
+        let url = card_server(&b, &b2, steer.clone()).await;
+        SignedPair {
+            _dirs: dirs,
+            _agents: (b, b2),
+            steer,
+            url,
+        }
+    }
+}
+
 /// A with sub-agent `b` at `url`, trusting per `trust` (YAML flow map).
 fn delegating(dir: &Path, url: &str, trust: &str) -> Agent {
     Agent::start(&delegating_config(dir, url, trust, ""))
@@ -298,33 +339,8 @@ async fn untrusted_rows(a: &Agent) -> Vec<Value> {
 
 #[tokio::test]
 async fn a_pinned_key_holds_delegation_to_a_card_it_did_not_sign() {
-    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let b = answering(
-        d1.path(),
-        "b",
-        "from B",
-        &format!(
-            "a2a_card_signing: {{key_file: \"{}\", kid: b-1}}\n",
-            key("b1.pem").display()
-        ),
-        &[],
-    );
-    let b2 = answering(
-        d2.path(),
-        "b",
-        "from B2",
-        &format!(
-            "a2a_card_signing: {{key_file: \"{}\", kid: b-2}}\n",
-            key("b2.pem").display()
-        ),
-        &[],
-    );
-    let steer = Arc::new(Steer {
-        serve: Mutex::new(Serve::B),
-        jwks_b2: Mutex::new(false),
-        jwks_down: Mutex::new(false),
-    });
-    let url = card_server(&b, &b2, steer.clone()).await;
+    let pair = SignedPair::start(Serve::B).await;
+    let (steer, url) = (pair.steer.clone(), pair.url.clone());
     let dir = tempfile::tempdir().unwrap();
     let a = delegating(
         dir.path(),
@@ -424,21 +440,8 @@ fn bad_signing_config_stops_the_start_naming_the_key() {
 /// A card is checked at startup, so a hold shows before anyone calls.
 #[tokio::test]
 async fn an_admin_accepts_a_held_card_and_it_stays_accepted() {
-    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let signing = |k: &str, kid: &str| {
-        format!(
-            "a2a_card_signing: {{key_file: \"{}\", kid: {kid}}}\n",
-            key(k).display()
-        )
-    };
-    let b = answering(d1.path(), "b", "from B", &signing("b1.pem", "b-1"), &[]);
-    let b2 = answering(d2.path(), "b", "from B2", &signing("b2.pem", "b-2"), &[]);
-    let steer = Arc::new(Steer {
-        serve: Mutex::new(Serve::B),
-        jwks_b2: Mutex::new(false),
-        jwks_down: Mutex::new(false),
-    });
-    let url = card_server(&b, &b2, steer.clone()).await;
+    let pair = SignedPair::start(Serve::B).await;
+    let (steer, url) = (pair.steer.clone(), pair.url.clone());
     let (carol, ops) = (
         "carol-token-0123456789abcdef",
         "ops-token-0123456789abcdef0",
@@ -539,21 +542,8 @@ async fn an_admin_accepts_a_held_card_and_it_stays_accepted() {
 /// second acceptance and with one `a2a.card_untrusted` row for the card.
 #[tokio::test]
 async fn a_card_accepted_on_one_replica_is_trusted_on_the_other() {
-    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let signing = |k: &str, kid: &str| {
-        format!(
-            "a2a_card_signing: {{key_file: \"{}\", kid: {kid}}}\n",
-            key(k).display()
-        )
-    };
-    let b = answering(d1.path(), "b", "from B", &signing("b1.pem", "b-1"), &[]);
-    let b2 = answering(d2.path(), "b", "from B2", &signing("b2.pem", "b-2"), &[]);
-    let steer = Arc::new(Steer {
-        serve: Mutex::new(Serve::B2),
-        jwks_b2: Mutex::new(false),
-        jwks_down: Mutex::new(false),
-    });
-    let url = card_server(&b, &b2, steer.clone()).await;
+    let pair = SignedPair::start(Serve::B2).await;
+    let url = pair.url.clone();
     let db = test_support::postgres::fresh_database("cards");
     let more = format!(
         "store:\n  backend: postgres\n  url: \"{db}\"\n  lease_seconds: 3\n\

@@ -42,6 +42,23 @@ pub(crate) struct HeldCard {
     pub(crate) at: String,
 }
 
+impl HeldCard {
+    /// The held card of a row's four `held_*` columns (all set, or none).
+    pub(in crate::store) fn of(
+        digest: Option<String>,
+        card: Option<String>,
+        reason: Option<String>,
+        at: Option<String>,
+    ) -> Option<HeldCard> {
+        Some(HeldCard {
+            digest: digest?,
+            card: card?,
+            reason: reason?,
+            at: at?,
+        })
+    }
+}
+
 pub(in crate::store) const CARD_PIN_COLUMNS: &str =
     "agent, url, digest, card, pinned_at, pinned_by, held_digest, held_card, held_reason, held_at";
 

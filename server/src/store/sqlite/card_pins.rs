@@ -50,14 +50,6 @@ fn row(r: &Row<'_>) -> rusqlite::Result<CardPinRow> {
         card: r.get(3)?,
         pinned_at: r.get(4)?,
         pinned_by: r.get(5)?,
-        held: match (r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?) {
-            (Some(digest), Some(card), Some(reason), Some(at)) => Some(HeldCard {
-                digest,
-                card,
-                reason,
-                at,
-            }),
-            _ => None,
-        },
+        held: HeldCard::of(r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?),
     })
 }
