@@ -268,7 +268,7 @@ test('a sub-agent whose card is signed by a key nobody pinned is held, and an ac
     }).toPass({ timeout: 20000 });
     await hydrated(page);
     await expect(row.locator('.tool-changed')).toContainText('signed by b-2');
-    await row.getByRole('button', { name: 'Accept the card it serves now' }).click();
+    await row.getByRole('button', { name: 'Accept the held card' }).click();
     await expect(row.locator('.tool-changed')).toHaveCount(0);
   } finally {
     await a?.stop();

@@ -156,7 +156,7 @@ fn ToolRow(t: ToolDescription, reload: Callback<()>) -> impl IntoView {
                 <ul class="tool-diff" aria-label="What changed since it was pinned">
                     {p.diff.iter().map(|l| view! { <li><code>{l.clone()}</code></li> }).collect_view()}
                 </ul>
-                <button type="button" class="btn" on:click=accept>{if card { "Accept the card it serves now" } else { "Accept the new definition" }}</button>
+                <button type="button" class="btn" on:click=accept>{if card { "Accept the held card" } else { "Accept the new definition" }}</button>
                 <p class="form-error" role="alert">{move || shown.get()}</p>
             </div>
         }

@@ -385,7 +385,7 @@ impl Engine {
                 let mut text = format!("sub-agent {} unavailable: {e}", target.agent);
                 if let crate::a2a::A2aError::Untrusted { card: Some(_), .. } = &e {
                     text.push_str(&format!(
-                        " (an admin can accept the card it serves now: POST /tools/a2a_{}/accept)",
+                        " (an admin can accept the card held: POST /tools/a2a_{}/accept)",
                         target.agent
                     ));
                 }
