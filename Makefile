@@ -42,8 +42,10 @@ build-once:
 build-all: setup
 	scripts/build-all.sh
 
-## test: formatting, clippy, every Rust test, Playwright against the release build, and the containers
-test: setup-test lint unit build build-once e2e compose-test
+## test: formatting, clippy, every Rust test, Playwright against the release build, and the containers;
+## each stage timed (a table at the end, logs in target/stages/)
+test:
+	scripts/stages.sh setup-test lint unit build build-once e2e compose-test
 
 setup:
 	scripts/setup.sh build
