@@ -80,7 +80,10 @@ ENTRYPOINT ["/usr/sbin/haproxy", "-W", "-db", "-f", "/etc/haproxy/haproxy.cfg"]
 
 # `--target prebuilt`: the binaries and site `make build` left on the host.
 FROM runtime AS prebuilt
-COPY target/release/agent target/release/mcp-resources target/release/mcp-filesystem /usr/local/bin/
+# `make test` builds this from its debug binaries (--build-arg
+# BIN_DIR=target/debug) with the release site: the image is what it tests.
+ARG BIN_DIR=target/release
+COPY ${BIN_DIR}/agent ${BIN_DIR}/mcp-resources ${BIN_DIR}/mcp-filesystem /usr/local/bin/
 COPY target/site /app/site
 COPY config /app/config
 # agent.yaml and demo.yaml listen on this machine only (`make run`); in a

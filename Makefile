@@ -19,8 +19,12 @@ ifeq ($(strip $(KEYS)),)
   export AGENT_MODEL ?= scripted:chain-rules.yaml
 endif
 PROFILE ?=
+# Where compose-test's image and Playwright take the binaries from: `make
+# build`'s by default; `make test` uses the debug build its Rust tests made
+# (with the release site), so CI compiles the native tree once for tests.
+BIN_DIR ?= target/release
 
-.PHONY: run test build build-once build-all setup setup-test setup-containers lint unit e2e bench fuzz clean \
+.PHONY: run test build build-once build-all site setup setup-test setup-containers lint unit e2e bench fuzz clean \
         image image-prebuilt compose-up compose-down compose-test
 
 ## run: install what is missing, build, and start the agent with the web UI
@@ -42,10 +46,15 @@ build-once:
 build-all: setup
 	scripts/build-all.sh
 
-## test: formatting, clippy, every Rust test, Playwright against the release build, and the containers;
-## each stage timed (a table at the end, logs in target/stages/)
+## test: formatting, clippy (which also checks the release build), every Rust test, the release
+## site, Playwright and the containers against the tests' debug binaries; each stage timed
+## (a table at the end, logs in target/stages/)
 test:
-	scripts/stages.sh setup-test lint unit build build-once e2e compose-test
+	BIN_DIR=target/debug scripts/stages.sh setup-test lint unit site e2e compose-test
+
+## site: the release web UI alone in target/site/ (the wasm at its shipped size)
+site: setup
+	cargo leptos build --release --precompress --frontend-only
 
 setup:
 	scripts/setup.sh build
@@ -63,9 +72,10 @@ image: setup-containers
 	podman build --format docker -v /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro \
 	  -t localhost/stopgo:latest .
 
-## image-prebuilt: the runtime image from `make build`'s binaries and site (about a minute)
-image-prebuilt: setup-containers build
-	podman build --format docker --target prebuilt -t localhost/stopgo:latest .
+## image-prebuilt: the runtime image from `make build`'s binaries and site (about a minute);
+## BIN_DIR=target/debug takes the debug binaries and the site as they are (make test built them)
+image-prebuilt: setup-containers $(if $(filter target/release,$(BIN_DIR)),build)
+	podman build --format docker --target prebuilt --build-arg BIN_DIR=$(BIN_DIR) -t localhost/stopgo:latest .
 
 ## image-replicas: the PostgreSQL and haproxy images of the replicas profile (Debian packages)
 image-replicas: setup-containers
@@ -87,30 +97,34 @@ compose-down:
 compose-test: image-prebuilt image-replicas
 	scripts/compose-test.sh
 
-## lint: formatting, the module graph (no import cycle in any crate, the agent's layers), clippy
+## lint: formatting, the module graph (no import cycle in any crate, the agent's layers), clippy;
+## clippy checks the release profile, so this also proves the release build compiles
 lint:
 	scripts/check-layers.py
 	cargo fmt --all --check
-	cargo clippy --workspace --exclude frontend --all-targets --features server/a2a-tck -- -D warnings
+	cargo clippy --release --workspace --exclude frontend --all-targets --features server/a2a-tck -- -D warnings
 	cargo clippy -p frontend -p app --target wasm32-unknown-unknown -- -D warnings
 
 ## unit: every Rust test on a throwaway PostgreSQL cluster (scripts/pg.sh) for the store suite and the
 ## replica tests, then the REST and A2A suites again with every agent on PostgreSQL
-PG_SUITES = --test api_conversations --test live_api --test agent_flow --test a2a_chain --test a2a_rest --test a2a_push \
-	--test a2a_conformance --test a2a_interop --test a2a_discovery --test approval_rules \
-	--test notifications --test mcp_questions --test slack_interactive --test grants --test a2a_signing
+PG_SUITES = api_conversations|live_api|agent_flow|a2a_chain|a2a_rest|a2a_push|a2a_conformance|a2a_interop|a2a_discovery|approval_rules|notifications|mcp_questions|slack_interactive|grants|a2a_signing
+# One feature set for the tests and the binaries they start (the MCP servers
+# included): `--tests` takes in the dev-dependencies' features, so the
+# native tree is compiled once and nextest then finds it all fresh.
+RUST_TESTS = --workspace --exclude frontend --features server/a2a-tck
 # Without incremental compilation: a test run builds each test binary once,
-# and the incremental caches of ~40 of them took tens of GB of disk.
+# and incremental caches of test binaries took tens of GB of disk.
 unit: export CARGO_INCREMENTAL = 0
 unit:
 	PGDIR=$$(mktemp -d /tmp/stopgo-pg.XXXXXX); trap 'scripts/pg.sh stop "$$PGDIR"' EXIT; \
 	export STOPGO_TEST_DATABASE_URL=$$(scripts/pg.sh start "$$PGDIR"); \
-	cargo build -p mcp-filesystem -p mcp-resources && \
-	cargo test --workspace --exclude frontend --features server/a2a-tck && \
-	STOPGO_TEST_BACKEND=postgres cargo test --workspace --exclude frontend --features server/a2a-tck $(PG_SUITES)
+	cargo build $(RUST_TESTS) --lib --bins --tests && \
+	cargo nextest run $(RUST_TESTS) --no-fail-fast && \
+	STOPGO_TEST_BACKEND=postgres cargo nextest run $(RUST_TESTS) --no-fail-fast \
+	  -E 'binary(it) & test(/^($(PG_SUITES))::/)'
 
 e2e:
-	cd end2end && npx playwright test
+	cd end2end && STOPGO_BIN_DIR=$(CURDIR)/$(BIN_DIR) npx playwright test
 
 ## bench: print the benchmark table (release build; takes a few minutes)
 bench: setup-test build
@@ -121,7 +135,7 @@ bench: setup-test build
 
 ## fuzz: mcp-filesystem's resolver, tools and patch parser for FUZZ_SECONDS each (default 60)
 fuzz:
-	cargo test --release -p mcp-filesystem --test fuzz_filesystem -- --ignored --nocapture --test-threads 1
+	cargo test --release -p mcp-filesystem --test it -- fuzz_filesystem:: --ignored --nocapture --test-threads 1
 
 clean:
 	cargo clean

@@ -1,6 +1,6 @@
 import { defineConfig } from '@playwright/test';
 
-// Each test starts its own real `agent` (target/release/agent) on a free
+// Each test starts its own real `agent` (STOPGO_BIN_DIR, see tests/agent.ts) on a free
 // port with a temporary data directory (see tests/agent.ts), so tests can
 // restart it and never share state. The browser is Debian's Chromium:
 // Playwright's own browser download is not reachable from these machines.

@@ -117,3 +117,6 @@ done
 say "asked and approved through the balancer, both replicas served the session, ran once"
 
 say "compose-test passed"
+# The four checks above (the image, the chain, the default stack, the
+# replicas), in the plain form the stage table counts.
+echo "compose-test: 4 passed, 0 failed"

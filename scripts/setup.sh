@@ -17,6 +17,20 @@ BINARYEN_VERSION=132.0.0
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 TOOLS="$ROOT/.tools"
 export PATH="$TOOLS/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+# .tools/ (the test tools: virtualenvs, npm packages, the providers' specs)
+# is a link to one folder kept outside the clone, so a fresh clone on a
+# machine that has them installs nothing again (each piece is still checked
+# against its version or lockfile). STOPGO_TOOLS moves it; a .tools/ that is
+# a folder of its own (an older clone) is used as it is.
+SHARED_TOOLS="${STOPGO_TOOLS:-$HOME/.cache/stopgo/tools}"
+if [[ ! -e "$TOOLS" && ! -L "$TOOLS" ]]; then
+  mkdir -p "$SHARED_TOOLS"
+  ln -s "$SHARED_TOOLS" "$TOOLS"
+fi
+# Virtualenvs record their own path: make them at the real one, never
+# through the link of a clone that may be deleted.
+mkdir -p "$TOOLS"
+TOOLS="$(cd -P "$TOOLS" && pwd)"
 
 say() { printf '==> %s\n' "$*"; }
 
@@ -216,15 +230,25 @@ apt_packages() {
   return 1
 }
 
-# npm ci in DIR unless node_modules/.bin/BIN exists and was installed from
-# the current package-lock.json (a copy is kept as a stamp).
+# DIR/node_modules as `npm ci` in DIR makes it, installed once per
+# package-lock.json under .tools/npm/ (keyed by the lockfile's digest) and
+# linked into DIR, so a fresh clone links instead of installing. Node
+# resolves a package through the link from its real path, where its own
+# dependencies are. BIN (may be empty) is a command the install must have.
 npm_ci() {
-  local dir=$1 bin=$2 what=$3
-  # `bin` may be empty for a package with no command (the lock marker
-  # alone then says whether the install is current).
-  if { [[ -n "$bin" ]] && [[ ! -x "$dir/node_modules/.bin/$bin" ]]; } || ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.stopgo-lock"; then
-    say "installing $what (npm ci in ${dir#"$ROOT"/})"
-    (cd "$dir" && npm ci --no-audit --no-fund && cp package-lock.json node_modules/.stopgo-lock)
+  local dir=$1 bin=$2 what=$3 sum cache
+  sum=$(sha256sum "$dir/package-lock.json" | cut -c1-16)
+  cache="$TOOLS/npm/$(basename "$dir")-$sum"
+  if [[ ! -f "$cache/.installed" ]] || { [[ -n "$bin" ]] && [[ ! -x "$cache/node_modules/.bin/$bin" ]]; }; then
+    say "installing $what (npm ci of ${dir#"$ROOT"/}/package-lock.json into .tools/npm/)"
+    rm -rf "$cache" && mkdir -p "$cache"
+    cp "$dir/package.json" "$dir/package-lock.json" "$cache/"
+    (cd "$cache" && npm ci --no-audit --no-fund)
+    touch "$cache/.installed"
+  fi
+  if [[ "$(readlink "$dir/node_modules" 2>/dev/null || true)" != "$cache/node_modules" ]]; then
+    rm -rf "$dir/node_modules"
+    ln -s "$cache/node_modules" "$dir/node_modules"
   fi
 }
 

@@ -31,6 +31,8 @@ for m in re.finditer(r"^\s*(\d+) passed \(", text, re.M):
     passed += int(m[1]); found = True
 for m in re.finditer(r"^\s*(\d+) failed$", text, re.M):
     failed += int(m[1])
+for m in re.finditer(r"^[\w-]+: (\d+) passed, (\d+) failed$", text, re.M):
+    passed += int(m[1]); failed += int(m[2]); found = True
 if found:
     print(f"{passed} passed, {failed} failed")
 EOF

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A minimal MCP server in the style of the seed's Go servers: tool hints at
 the top level of each tool (`destructiveHint`, `readOnlyHint`), no
-`annotations`. Used by server/tests/mcp_hints.rs.
+`annotations`. Used by server/tests/it/mcp_hints.rs.
 
     seed_mcp_server.py              stdio
     seed_mcp_server.py --http       Streamable HTTP on 127.0.0.1, a free port,
@@ -15,7 +15,7 @@ before it, 7 at start) and sends
 `notifications/tools/list_changed` (stdio only: over HTTP a notification
 needs an open stream, which this small server does not keep).
 
-Tool pinning (server/tests/approval_rules.rs): $SEED_DELETE_DESCRIPTION
+Tool pinning (server/tests/it/approval_rules.rs): $SEED_DELETE_DESCRIPTION
 replaces `seed_delete`'s description at start (a change between restarts),
 and calling `seed_rugpull` flips `seed_delete`'s `destructiveHint` to false
 and announces it with `notifications/tools/list_changed`.
@@ -44,7 +44,7 @@ if os.environ.get("SEED_DELETE_DESCRIPTION"):
     TOOLS[0]["description"] = os.environ["SEED_DELETE_DESCRIPTION"]
 # With $SEED_HUGE set, `seed_huge {"mb": N, "structured": bool}` answers N
 # (decimal) megabytes of text at once, also as structuredContent when
-# asked (server/tests/mcp_limits.rs).
+# asked (server/tests/it/mcp_limits.rs).
 if os.environ.get("SEED_HUGE"):
     TOOLS.append({"name": "seed_huge", "description": "Answers N MB at once.", "readOnlyHint": True,
                   "inputSchema": {"type": "object", "properties": {

@@ -1,4 +1,8 @@
-// Starts the real release `agent` binary for a test and stops it again.
+// Starts the real `agent` binary for a test and stops it again. The
+// binaries come from STOPGO_BIN_DIR (default target/release, as `make
+// build` leaves them; `make test` points it at target/debug, the build its
+// Rust tests already made) and the site from LEPTOS_SITE_ROOT (default
+// target/site, always the release site: the budget test measures it).
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -8,7 +12,8 @@ import * as path from 'node:path';
 import { test as base, expect, Page } from '@playwright/test';
 
 const root = path.resolve(__dirname, '..', '..');
-const binary = process.env.AGENT_BIN || path.join(root, 'target', 'release', 'agent');
+const binDir = process.env.STOPGO_BIN_DIR ? path.resolve(root, process.env.STOPGO_BIN_DIR) : path.join(root, 'target', 'release');
+const binary = process.env.AGENT_BIN || path.join(binDir, 'agent');
 const siteRoot = process.env.LEPTOS_SITE_ROOT || path.join(root, 'target', 'site');
 
 /**
@@ -98,11 +103,11 @@ export async function startAgent(extraYaml = ''): Promise<Agent> {
 
 /**
  * The resources agent on the scripted model (testdata/e2e-rules.yaml) with
- * the real release `mcp-resources` over stdio, in its own data directory.
+ * the real `mcp-resources` over stdio, in its own data directory.
  */
 export async function startResourcesAgent(extraYaml = '', env: Record<string, string> = {}): Promise<Agent> {
   const rules = path.join(root, 'testdata', 'e2e-rules.yaml');
-  const mcp = path.join(root, 'target', 'release', 'mcp-resources');
+  const mcp = path.join(binDir, 'mcp-resources');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stopgo-e2e-'));
   const config = [
     'name: e2e-resources',
@@ -179,7 +184,7 @@ export async function startExampleAgent(example: string, edit: (yaml: string) =>
     .readFileSync(path.join(testdata, example), 'utf8')
     .replace(/^data_dir: .*$/m, `data_dir: ${path.join(dir, 'data')}`)
     .replace(/model: "scripted:([^"]+)"/, (_m, rules) => `model: "scripted:${path.join(testdata, rules)}"`)
-    .replace(/command: target\/release\/mcp-resources/, `command: ${path.join(root, 'target', 'release', 'mcp-resources')}`)
+    .replace(/command: target\/release\/mcp-resources/, `command: ${path.join(binDir, 'mcp-resources')}`)
     .replace(/args: \[--db, [^\]]+\]/, `args: [--db, ${path.join(dir, 'resources.db')}]`)
     .replace(/^port: \d+$/m, 'port: 0');
   const configPath = path.join(dir, 'agent.yaml');
@@ -191,7 +196,7 @@ export async function startExampleAgent(example: string, edit: (yaml: string) =>
 
 /**
  * config/filesystem-agent.yaml as a user would run it, on its scripted
- * model, with the real release mcp-filesystem over a temporary workspace
+ * model, with the real mcp-filesystem over a temporary workspace
  * holding `notes.md` ("hello\n").
  */
 export async function startFilesystemAgent(): Promise<Agent> {
@@ -204,7 +209,7 @@ export async function startFilesystemAgent(): Promise<Agent> {
   const config = fs
     .readFileSync(path.join(root, 'config', 'filesystem-agent.yaml'), 'utf8')
     .replace('model: gemini-2.5-flash', `model: "scripted:${path.join(root, 'config', 'filesystem-rules.yaml')}"`)
-    .replace('command: target/release/mcp-filesystem', `command: ${path.join(root, 'target', 'release', 'mcp-filesystem')}`)
+    .replace('command: target/release/mcp-filesystem', `command: ${path.join(binDir, 'mcp-filesystem')}`)
     .replace(/config\/mcp-filesystem\.yaml/g, fsConfig)
     .replace(/^port: \d+$/m, 'port: 0')
     .replace(/^data_dir: .*$/m, `data_dir: ${path.join(dir, 'data')}`);

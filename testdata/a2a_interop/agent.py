@@ -6,7 +6,7 @@
 Serves an agent card and JSON-RPC (1.0, plus the SDK's 0.3 compatibility)
 on 127.0.0.1:PORT and completes every task with the artifact
 "py-agent got: <text>". Used as a sub-agent behind our client in
-server/tests/a2a_interop.rs and as the Python baseline of `make bench`.
+server/tests/it/a2a_interop.rs and as the Python baseline of `make bench`.
 Prints "listening on http://127.0.0.1:PORT" to stderr when ready.
 
 With --rest (SDK 1.x only) it serves the SDK's HTTP+JSON (REST) binding

@@ -11,7 +11,7 @@ object per step, states as the SDK names them (TASK_STATE_*); exits
 non-zero with the SDK's error if a call fails. With --transport the
 first line is {"step": "transport", "binding": B}, B being the binding of
 the transport the SDK actually built ("JSONRPC", "HTTP+JSON", "GRPC"). Used by
-server/tests/a2a_interop.rs against the agent on testdata/e2e-rules.yaml.
+server/tests/it/a2a_interop.rs against the agent on testdata/e2e-rules.yaml.
 """
 import asyncio
 import json

@@ -8,7 +8,7 @@ Reads the card and the JWKS, parses the card into the SDK's AgentCard
 a2a.utils.signing.create_signature_verifier with the JWKS's keys (by kid)
 and ES256/EdDSA. With --tamper the card's description is changed first.
 Prints {"verified": true} or {"verified": false, "error": "..."}. Used by
-server/tests/a2a_signing.rs.
+server/tests/it/a2a_signing.rs.
 """
 import json
 import sys

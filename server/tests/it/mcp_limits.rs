@@ -1,0 +1,120 @@
+//! A tool's result over the size limit (issue 40 item 5): it fails at
+//! once with "the tool's result is N MB, over the 8 MB limit", over stdio
+//! and over Streamable HTTP alike, instead of waiting out the call's 30 s
+//! timeout (the test before the fix: 30 s, then a timeout); a large result within the limit still arrives whole, even sent
+//! twice (as text and as structured content); and the server keeps working.
+
+use crate::support;
+
+use serde_json::{Value, json};
+use std::process::Command;
+use std::time::{Duration, Instant};
+use support::{Agent, post_json, write_config};
+
+const RULES: &str = r#"
+rules:
+  - match: "(?i)^huge (\\S+) (\\w+)"
+    steps:
+      - call: seed_huge
+        args: {mb: "$1", structured: "$2"}
+      - reply: "huge answered"
+  - match: "(?i)^peek"
+    steps:
+      - call: seed_peek
+      - reply: "peek: {result}"
+default: "hello"
+"#;
+
+fn script() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/seed_mcp_server.py")
+}
+
+/// The result the model was given for the last call of `name`.
+fn result_of(body: &Value, name: &str) -> String {
+    body["conversation"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["tool_call"]["name"] == name)
+        .map(|m| {
+            m["tool_call"]["result"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .unwrap_or_else(|| panic!("no call of {name}"))
+}
+
+async fn check(a: &Agent, how: &str) {
+    // 12 MB as text and as structured content: refused at once.
+    for structured in ["true", "false"] {
+        let started = Instant::now();
+        let (s, body) = post_json(
+            a,
+            "/conversations",
+            json!({ "message": format!("huge 12 {structured}") }),
+        )
+        .await;
+        let took = started.elapsed();
+        assert_eq!(s, 201, "{how}: {body}");
+        let r = result_of(&body, "seed_huge");
+        // Sent twice as one 24 MB JSON body, rmcp's HTTP client stops
+        // reading at its fixed 16 MiB: the size is then a lower bound.
+        let want = if how == "http" && structured == "true" {
+            "the tool's result is more than 16.8 MB, over the 8 MB limit"
+        } else {
+            "the tool's result is 12 MB, over the 8 MB limit"
+        };
+        assert!(
+            r.contains(want),
+            "{how} structured={structured}: {}",
+            &r[..r.len().min(300)]
+        );
+        assert!(took < Duration::from_secs(10), "{how}: took {took:?}");
+    }
+    // 5 MB sent twice: within the limit, kept whole.
+    let (s, body) = post_json(a, "/conversations", json!({"message": "huge 5 true"})).await;
+    assert_eq!(s, 201);
+    let r = result_of(&body, "seed_huge");
+    assert_eq!(r.len(), 5_000_000, "{how}: {}", &r[..r.len().min(200)]);
+    // And the server still answers.
+    let (s, body) = post_json(a, "/conversations", json!({"message": "peek"})).await;
+    assert_eq!(s, 201);
+    assert_eq!(result_of(&body, "seed_peek"), "seed_peek ok", "{how}");
+}
+
+fn rules(dir: &std::path::Path) -> std::path::PathBuf {
+    let p = dir.join("rules.yaml");
+    std::fs::write(&p, RULES).unwrap();
+    p
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_over_the_limit_fails_at_once_over_stdio() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "llm: {{model: \"scripted:{}\"}}\nmcp_servers:\n  - name: seed\n    command: python3\n    args: [{}]\n    env: {{SEED_HUGE: \"1\"}}\n",
+        rules(dir.path()).display(),
+        script().display()
+    );
+    let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
+    let a = Agent::start(&cfg);
+    check(&a, "stdio").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_over_the_limit_fails_at_once_over_http() {
+    let mut cmd = Command::new("python3");
+    cmd.env("SEED_HUGE", "1").arg(script()).arg("--http");
+    let seed = support::Process::server(cmd, "the seed MCP server");
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "llm: {{model: \"scripted:{}\"}}\nmcp_servers:\n  - name: seed\n    url: http://{}\n",
+        rules(dir.path()).display(),
+        seed.ready
+    );
+    let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
+    let a = Agent::start(&cfg);
+    check(&a, "http").await;
+}
