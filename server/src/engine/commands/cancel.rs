@@ -42,9 +42,16 @@ impl Engine {
                 format!("Cancelled by session {by}; {n} waiting action(s) were not run.")
             }
         };
-        let (cancelled, remote) = store
+        let (cancelled, remote) = match store
             .cancel_conversation(conversation_id, decider(&ctx), note)
-            .await?;
+            .await
+        {
+            Ok(done) => done,
+            Err(e) => {
+                guard.release().await;
+                return Err(e.into());
+            }
+        };
         tracing::info!(conversation = %conversation_id, cancelled_actions = cancelled, "conversation cancelled");
         crate::telemetry::metrics::get().approvals_ended("cancelled", cancelled as u64);
         // The remote tasks that waited with us are cancelled too (down the

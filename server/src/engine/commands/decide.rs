@@ -154,7 +154,18 @@ impl Engine {
                 link,
                 grant: grant.clone(),
             })
-            .await?;
+            .await;
+        // Every way out that does not hand the guard to a turn releases it
+        // here, awaiting the lease's write: dropped, the lease would be
+        // released by a spawned task, after the answer, and the caller's
+        // next request (another vote, say) could find it still held.
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(e) => {
+                guard.release().await;
+                return Err(e.into());
+            }
+        };
         if let Some(tx) = committed {
             let told = match outcome {
                 Decided::Done => Some(Committed::Decided(decision.approve)),
@@ -174,13 +185,18 @@ impl Engine {
                 }
             }
             Decided::Lost(status) => {
+                guard.release().await;
                 return Err(EngineError::AlreadyDecided {
                     uuid: uuid.to_string(),
                     status,
                 });
             }
-            Decided::LinkUsed => return Err(EngineError::LinkUsed),
+            Decided::LinkUsed => {
+                guard.release().await;
+                return Err(EngineError::LinkUsed);
+            }
             Decided::AlreadyVoted => {
+                guard.release().await;
                 return Err(EngineError::AlreadyVoted {
                     uuid: uuid.to_string(),
                     voter: voter.unwrap_or_default(),

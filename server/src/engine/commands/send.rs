@@ -53,35 +53,46 @@ impl Engine {
         // is checked in the message's own transaction below).
         must_exist(store, conversation_id).await?;
         let guard = self.lock(conversation_id).await?;
-        if let Err(e) = self.llm() {
-            // A waiting approval is the better answer (409 naming it).
-            return Err(match store.pending_approval(conversation_id).await? {
-                Some(a) => EngineError::WaitingApproval {
-                    conversation_id: conversation_id.to_string(),
-                    approval: Box::new(a),
-                },
-                None => e,
-            });
+        // A refusal releases the guard here, awaiting the lease's write:
+        // dropped, the lease would be released after the answer, and the
+        // caller's next request could find it still held.
+        let accepted = async {
+            if let Err(e) = self.llm() {
+                // A waiting approval is the better answer (409 naming it).
+                return Err(match store.pending_approval(conversation_id).await? {
+                    Some(a) => EngineError::WaitingApproval {
+                        conversation_id: conversation_id.to_string(),
+                        approval: Box::new(a),
+                    },
+                    None => e,
+                });
+            }
+            // The pending approval is checked inside the transaction: the
+            // authority, with no snapshot read before it.
+            let waiting = store
+                .add_user_message(conversation_id, requester(&ctx), text)
+                .await?;
+            match waiting {
+                Some(crate::store::Waiting::Approval(a)) => {
+                    return Err(EngineError::WaitingApproval {
+                        conversation_id: conversation_id.to_string(),
+                        approval: a,
+                    });
+                }
+                Some(crate::store::Waiting::Question(q)) => {
+                    return Err(EngineError::WaitingInput {
+                        conversation_id: conversation_id.to_string(),
+                        question: q,
+                    });
+                }
+                None => {}
+            }
+            Ok::<(), EngineError>(())
         }
-        // The pending approval is checked inside the transaction: the
-        // authority, with no snapshot read before it.
-        let waiting = store
-            .add_user_message(conversation_id, requester(&ctx), text)
-            .await?;
-        match waiting {
-            Some(crate::store::Waiting::Approval(a)) => {
-                return Err(EngineError::WaitingApproval {
-                    conversation_id: conversation_id.to_string(),
-                    approval: a,
-                });
-            }
-            Some(crate::store::Waiting::Question(q)) => {
-                return Err(EngineError::WaitingInput {
-                    conversation_id: conversation_id.to_string(),
-                    question: q,
-                });
-            }
-            None => {}
+        .await;
+        if let Err(e) = accepted {
+            guard.release().await;
+            return Err(e);
         }
         self.inner
             .events
