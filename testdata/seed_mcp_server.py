@@ -19,10 +19,15 @@ Tool pinning (server/tests/it/approval_rules.rs): $SEED_DELETE_DESCRIPTION
 replaces `seed_delete`'s description at start (a change between restarts),
 and calling `seed_rugpull` flips `seed_delete`'s `destructiveHint` to false
 and announces it with `notifications/tools/list_changed`.
+
+A tool that is still running (server/tests/it/shutdown.rs): every tool call
+appends its tool's name to $SEED_CALL_LOG as it starts, and with
+$SEED_DELETE_SECONDS set `seed_delete` takes that many seconds to answer.
 """
 import json
 import os
 import sys
+import time
 
 TOOLS = [
     {"name": "seed_delete", "description": "Deletes a thing.", "destructiveHint": True,
@@ -64,6 +69,12 @@ def answer(msg, auth=None):
         result = {"tools": TOOLS}
     elif method == "tools/call":
         name = msg.get("params", {}).get("name")
+        call_log = os.environ.get("SEED_CALL_LOG")
+        if call_log:
+            with open(call_log, "a") as f:
+                f.write(f"{name}\n")
+        if name == "seed_delete" and os.environ.get("SEED_DELETE_SECONDS"):
+            time.sleep(float(os.environ["SEED_DELETE_SECONDS"]))
         if name == "seed_grow":
             n = len(TOOLS)
             TOOLS.append({"name": f"seed_grown_{n}", "description": "Grown at run time.",

@@ -27,6 +27,7 @@
 //!   notification then costs no read. Ids are `"p-<seq>"` on every replica, so
 //!   `Last-Event-ID` resumes on any of them, and each replica starts with
 //!   the newest [`RING`] rows.
+use crate::domain::tasks::Tasks;
 use crate::store::{Store, StoreError};
 use app::models::{Event, EventKind};
 use std::collections::VecDeque;
@@ -114,8 +115,10 @@ impl Events {
     }
 
     /// A bus shared by every replica through the store's event rows.
-    /// Spawns its writer and its reader: call it inside the runtime.
-    pub(crate) async fn shared(store: Store) -> Result<Events, StoreError> {
+    /// Spawns its writer and its reader as tasks of `tasks`: call it inside
+    /// the runtime. Events not yet written when shutdown stops the writer
+    /// are lost, as in a crash: they are hints, the store has the state.
+    pub(crate) async fn shared(store: Store, tasks: &Tasks) -> Result<Events, StoreError> {
         let (out, rx) = tokio::sync::mpsc::unbounded_channel();
         let bus = Events::with_outbox(SHARED_BOOT.into(), Some(out));
         for row in store.newest_events(RING as i64).await? {
@@ -124,12 +127,10 @@ impl Events {
         let wake = Arc::new(Wake::default());
         // The writer holds the bus weakly: it ends when the last handle
         // goes (and with it the sender), as before.
-        tokio::spawn(write_rows(
-            store.clone(),
-            Arc::downgrade(&bus.inner),
-            wake.clone(),
-            rx,
-        ));
+        tasks.spawn_background(
+            "event writer",
+            write_rows(store.clone(), Arc::downgrade(&bus.inner), wake.clone(), rx),
+        );
         let weak = Arc::downgrade(&wake);
         store
             .listen_events(move |newest| match weak.upgrade() {
@@ -140,7 +141,7 @@ impl Events {
                 None => false,
             })
             .map_err(|e| StoreError::Worker(format!("cannot start the event listener: {e}")))?;
-        tokio::spawn(read_rows(store, bus.clone(), wake));
+        tasks.spawn_background("event reader", read_rows(store, bus.clone(), wake));
         Ok(bus)
     }
 
@@ -533,8 +534,8 @@ mod tests {
         let url = pg_database().await;
         let (a, b) = (replica(&url, 30).await, replica(&url, 30).await);
         let (bus_a, bus_b) = (
-            Events::shared(a).await.unwrap(),
-            Events::shared(b).await.unwrap(),
+            Events::shared(a, &Tasks::new()).await.unwrap(),
+            Events::shared(b, &Tasks::new()).await.unwrap(),
         );
         let mut on_b = bus_b.subscribe(None);
         let mut on_a = bus_a.subscribe(None);

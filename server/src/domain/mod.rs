@@ -7,9 +7,12 @@
 //! - [`ids`]: ids and timestamps; [`duration`]: `90s`, `15m`, `24h`;
 //! - [`digest`]: hex, canonical JSON and its SHA-256;
 //! - [`net`]: loopback hosts, browser origins, CIDR blocks;
-//! - [`text`]: HTML escaping; [`problem`]: a config problem at a key path.
+//! - [`text`]: HTML escaping; [`problem`]: a config problem at a key path;
+//! - [`tasks`]: the owner of every task the agent spawns, drained on
+//!   shutdown.
 //!
-//! Key decision: these are facts and rules with no I/O, so the store, the
+//! Key decision: these are facts and rules with no I/O (the task owner
+//! spawns, but reads and writes nothing), so the store, the
 //! collaborators, the engine and the HTTP layer can all use them without
 //! depending on each other.
 
@@ -20,6 +23,7 @@ pub(crate) mod ids;
 pub mod net;
 pub(crate) mod principal;
 pub(crate) mod problem;
+pub mod tasks;
 pub(crate) mod text;
 pub(crate) mod tools;
 

@@ -27,7 +27,7 @@ impl Engine {
         self.expire_due().await;
         self.expire_questions().await;
         let engine = self.clone();
-        tokio::spawn(async move {
+        self.inner.tasks.spawn_background("expiry", async move {
             let mut every = tokio::time::interval(EVERY);
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut n: u64 = 0;
@@ -109,11 +109,13 @@ impl Engine {
                     });
                 // The turn goes on in the background: the model hears it.
                 let engine = self.clone();
-                tokio::spawn(async move {
-                    engine
-                        .resume_after(conversation, guard, trace, "an expired approval")
-                        .await;
-                });
+                self.inner
+                    .tasks
+                    .spawn_background("turn after an expiry", async move {
+                        engine
+                            .resume_after(conversation, guard, trace, "an expired approval")
+                            .await;
+                    });
             }
             Err(e) => {
                 guard.release().await;
@@ -205,11 +207,13 @@ impl Engine {
                         });
                     let engine = self.clone();
                     let trace = a.traceparent.clone();
-                    tokio::spawn(async move {
-                        engine
-                            .resume_after(conversation, guard, trace, "an expired approval")
-                            .await;
-                    });
+                    self.inner
+                        .tasks
+                        .spawn_background("turn after a proxy expiry", async move {
+                            engine
+                                .resume_after(conversation, guard, trace, "an expired approval")
+                                .await;
+                        });
                 }
                 Ok(_) => guard.release().await,
                 Err(e) => {

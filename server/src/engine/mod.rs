@@ -35,9 +35,10 @@
 //! - **Events follow commits.** Each state change is published on the
 //!   [`Events`] bus only after its transaction committed, so an SSE client
 //!   that reloads on an event sees the change.
-//! - **Turns run detached.** Each turn is a spawned task holding the
-//!   conversation's lock; the HTTP request awaits it but cannot cancel it by
-//!   disconnecting.
+//! - **Turns run on their own task.** Each turn is a task of the engine's
+//!   owner ([`Tasks`]) holding the conversation's lock; the HTTP request
+//!   awaits it but cannot cancel it by disconnecting. Shutdown stops it at
+//!   its next await point, as a crash would, and the crash rules settle it.
 
 mod calls;
 mod commands;
@@ -62,6 +63,7 @@ use turn::history;
 
 use crate::a2a::RemoteAgents;
 use crate::config::{Config, NodeConfig, NodeKind};
+use crate::domain::tasks::Tasks;
 use crate::domain::tools::{CallContext, ToolRouter};
 use crate::events::Events;
 use crate::llm::{LlmClient, LlmError};
@@ -182,6 +184,9 @@ struct Inner {
     asked: tokio::sync::broadcast::Sender<app::models::Question>,
     /// Woken on every answer recorded here (the waiting calls re-read).
     answered: tokio::sync::Notify,
+    /// The owner of every task the engine spawns (turns, their branches,
+    /// the sweepers): stopped and drained by `run` on shutdown.
+    tasks: Tasks,
 }
 
 impl Engine {
@@ -200,10 +205,13 @@ impl Engine {
             NodeModels::new(),
             Arc::new(crate::a2a::A2aClient::default()),
             Events::new(),
+            Tasks::new(),
         )
     }
 
-    /// An engine with node models, the A2A client and the event bus given.
+    /// An engine with node models, the A2A client, the event bus and the
+    /// owner of its tasks given.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn with_parts(
         store: Store,
         config: Arc<Config>,
@@ -212,6 +220,7 @@ impl Engine {
         models: NodeModels,
         a2a: Arc<dyn RemoteAgents>,
         events: Events,
+        tasks: Tasks,
     ) -> Engine {
         let (pipeline, simple_root) = match &config.agent {
             Some(root) if root.kind == NodeKind::Llm => (None, Some(root.clone())),
@@ -244,8 +253,14 @@ impl Engine {
                 a2a,
                 asked: tokio::sync::broadcast::channel(64).0,
                 answered: tokio::sync::Notify::new(),
+                tasks,
             }),
         }
+    }
+
+    /// The owner of the engine's tasks.
+    pub(crate) fn tasks(&self) -> &Tasks {
+        &self.inner.tasks
     }
 
     /// The approval rules.

@@ -21,11 +21,13 @@ impl Engine {
     pub(crate) fn resume_in_background(&self, ids: Vec<String>) {
         for id in ids {
             let engine = self.clone();
-            tokio::spawn(async move {
-                if let Ok(guard) = engine.lock(&id).await {
-                    engine.resume(id, guard).await;
-                }
-            });
+            self.inner
+                .tasks
+                .spawn_background("resume after a restart", async move {
+                    if let Ok(guard) = engine.lock(&id).await {
+                        engine.resume(id, guard).await;
+                    }
+                });
         }
     }
 

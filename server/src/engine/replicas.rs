@@ -31,7 +31,7 @@ impl Engine {
     pub(crate) fn start_replica_tasks(&self, lease_seconds: u64) {
         let beat = Duration::from_millis(lease_seconds.max(3) * 1000 / 3);
         let store = self.inner.store.clone();
-        tokio::spawn(async move {
+        self.inner.tasks.spawn_background("vacuum", async move {
             let mut every = tokio::time::interval(VACUUM_EVERY);
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
@@ -42,7 +42,7 @@ impl Engine {
             }
         });
         let engine = self.clone();
-        tokio::spawn(async move {
+        self.inner.tasks.spawn_background("heartbeat", async move {
             let mut every = tokio::time::interval(beat);
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut n: u64 = 0;
@@ -102,7 +102,11 @@ impl Engine {
                 Some(guard) => {
                     let engine = self.clone();
                     let guard = guard.with_lease(swept.lease);
-                    tokio::spawn(async move { engine.resume(id, guard).await });
+                    self.inner
+                        .tasks
+                        .spawn_background("resume after a takeover", async move {
+                            engine.resume(id, guard).await
+                        });
                 }
                 // Cannot happen (the lease was another replica's); never
                 // two writers: give it back.

@@ -66,10 +66,6 @@ pub struct Startup {
     pub a2a_conformance: bool,
 }
 
-/// Opens the store, settles work a crash left half-done, builds the model
-/// client and the engine. A model that cannot be used (missing key) is
-/// logged and reported by `/health`, not fatal: existing conversations and
-/// approvals stay usable.
 /// The config's store (SQLite in `data_dir`, or PostgreSQL), migrated.
 async fn open_store(config: &Config) -> Result<Store, crate::store::StoreError> {
     let audit_key = config
@@ -103,7 +99,23 @@ pub async fn live_grants(config: &Config) -> Result<Vec<app::models::Grant>, Sta
         .collect())
 }
 
+/// Opens the store, settles work a crash left half-done, builds the model
+/// client and the engine. A model that cannot be used (missing key) is
+/// logged and reported by `/health`, not fatal: existing conversations and
+/// approvals stay usable.
 pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
+    // Every task spawned from here on has this owner: `run` drains it; a
+    // start that fails stops what it had started.
+    let tasks = domain::tasks::Tasks::new();
+    let built = assemble(s, tasks.clone()).await;
+    if built.is_err() {
+        tasks.shutdown();
+    }
+    built
+}
+
+/// [`build_state`] with the owner of its tasks.
+async fn assemble(s: Startup, tasks: domain::tasks::Tasks) -> Result<AppState, StartError> {
     if s.a2a_conformance && !cfg!(feature = "a2a-tck") {
         return Err(StartError::NoConformance);
     }
@@ -112,6 +124,7 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
     // transaction of the event they announce (POLICY.md §5).
     let mut store = store;
     store.set_routes(notify::routes(&s.config));
+    store.set_tasks(tasks.clone());
     store.warm_pool();
     let notify = Arc::new(
         notify::link_key(&s.config, store.shared())
@@ -134,40 +147,7 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
     let (rows, head) = store.audit_head().await?;
     tracing::info!(rows, head = %head, "audit chain head");
     let config = Arc::new(s.config);
-    let load = |model: &str| {
-        config::parse_model(model)
-            .map_err(llm::LlmError::Config)
-            .and_then(|m| {
-                let env = |k: &str| std::env::var(k).ok();
-                let http = llm::http::HttpClient::with_timeout(std::time::Duration::from_secs(
-                    config.llm.timeout_seconds,
-                ));
-                llm::client_for(&m, &s.config_dir, http, &env)
-            })
-    };
-    let llm = load(&config.llm.model);
-    // Models that `llm` nodes name for themselves, loaded once each.
-    let mut models = engine::NodeModels::new();
-    let mut pending: Vec<&config::NodeConfig> = config.agent.iter().collect();
-    while let Some(n) = pending.pop() {
-        pending.extend(n.agents.iter());
-        if let Some(m) = &n.model
-            && *m != config.llm.model
-            && !models.contains_key(m)
-        {
-            let c = load(m);
-            if let Err(e) = &c {
-                tracing::error!(node = %n.name, "the model `{m}` cannot be used: {e}");
-            }
-            models.insert(m.clone(), c);
-        }
-    }
-    match &llm {
-        Ok(c) => tracing::info!(model = %c.describe(), "model ready"),
-        Err(e) => tracing::error!(
-            "the model cannot be used: {e}; new messages will fail until this is fixed"
-        ),
-    }
+    let (llm, models) = models(&config, &s.config_dir);
     let tools: Arc<dyn domain::tools::ToolRouter> = match s.tools {
         Some(t) => t,
         None => {
@@ -175,7 +155,7 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
             if servers.is_empty() {
                 Arc::new(domain::tools::NoTools)
             } else {
-                mcp::CompositeClient::start(servers, config.unannotated_tools).await?
+                mcp::CompositeClient::start(servers, config.unannotated_tools, &tasks).await?
             }
         }
     };
@@ -183,7 +163,7 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
     // half-done work is settled by the sweeper once its owner's lease
     // expires (another replica may be running it right now).
     let events = if store.shared() {
-        events::Events::shared(store.clone()).await?
+        events::Events::shared(store.clone(), &tasks).await?
     } else {
         events::Events::new()
     };
@@ -198,6 +178,7 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
             &config,
         )?)),
         events,
+        tasks.clone(),
     );
     // The gate's grants, before the first call (a resumed one included)
     // meets it.
@@ -232,7 +213,54 @@ pub async fn build_state(s: Startup) -> Result<AppState, StartError> {
         auth,
         config,
         leptos: leptos_options(&s.site_root),
+        tasks,
     })
+}
+
+/// The configured model and those that `llm` nodes name for themselves,
+/// loaded once each; a model that cannot be used is logged, not fatal.
+fn models(
+    config: &Config,
+    config_dir: &std::path::Path,
+) -> (
+    Result<Arc<dyn llm::LlmClient>, llm::LlmError>,
+    engine::NodeModels,
+) {
+    let load = |model: &str| {
+        config::parse_model(model)
+            .map_err(llm::LlmError::Config)
+            .and_then(|m| {
+                let env = |k: &str| std::env::var(k).ok();
+                let http = llm::http::HttpClient::with_timeout(std::time::Duration::from_secs(
+                    config.llm.timeout_seconds,
+                ));
+                llm::client_for(&m, config_dir, http, &env)
+            })
+    };
+    let llm = load(&config.llm.model);
+    // Models that `llm` nodes name for themselves, loaded once each.
+    let mut models = engine::NodeModels::new();
+    let mut pending: Vec<&config::NodeConfig> = config.agent.iter().collect();
+    while let Some(n) = pending.pop() {
+        pending.extend(n.agents.iter());
+        if let Some(m) = &n.model
+            && *m != config.llm.model
+            && !models.contains_key(m)
+        {
+            let c = load(m);
+            if let Err(e) = &c {
+                tracing::error!(node = %n.name, "the model `{m}` cannot be used: {e}");
+            }
+            models.insert(m.clone(), c);
+        }
+    }
+    match &llm {
+        Ok(c) => tracing::info!(model = %c.describe(), "model ready"),
+        Err(e) => tracing::error!(
+            "the model cannot be used: {e}; new messages will fail until this is fixed"
+        ),
+    }
+    (llm, models)
 }
 
 /// `a2a_card_signing`'s key, read once: a key that cannot sign stops the

@@ -31,6 +31,10 @@ pub struct AppState {
     /// Where the UI's assets are and what they are called; Leptos reads it
     /// from the state when it renders a page or serves a file.
     pub(crate) leptos: LeptosOptions,
+    /// The owner of every task the agent spawns (the same one the store,
+    /// the engine and the collaborators were given): `run` stops and drains
+    /// it on shutdown. Public so a test can see that nothing is left.
+    pub tasks: crate::domain::tasks::Tasks,
 }
 
 impl FromRef<AppState> for LeptosOptions {

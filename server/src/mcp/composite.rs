@@ -10,6 +10,7 @@
 use super::server::McpServer;
 use crate::config::{McpServerConfig, UnannotatedTools};
 use crate::domain::BoxFuture;
+use crate::domain::tasks::Tasks;
 use crate::domain::tools::{
     CallContext, ServerStatus, ToolError, ToolInfo, ToolOutput, ToolRouter,
 };
@@ -43,20 +44,22 @@ pub(crate) struct CompositeClient {
 }
 
 impl CompositeClient {
-    /// Starts every server; see the module docs for failure handling.
+    /// Starts every server, their connections and the background work
+    /// below as tasks of `owner`; see the module docs for failure handling.
     pub(crate) async fn start(
         configs: Vec<McpServerConfig>,
         unannotated: UnannotatedTools,
+        owner: &Tasks,
     ) -> Result<Arc<Self>, McpStartError> {
         let (tx, mut rx) = mpsc::unbounded_channel::<String>();
         let servers: Vec<Arc<McpServer>> = configs
             .into_iter()
-            .map(|c| McpServer::new(c, unannotated, tx.clone()))
+            .map(|c| McpServer::new(c, unannotated, tx.clone(), owner.clone()))
             .collect();
         let mut tasks = Vec::new();
         for s in &servers {
             let s = s.clone();
-            tasks.push(tokio::spawn(async move {
+            tasks.push(owner.spawn("mcp connect", async move {
                 for attempt in 1..=STARTUP_ATTEMPTS {
                     match s.connect().await {
                         Ok(()) => return true,
@@ -80,7 +83,7 @@ impl CompositeClient {
 
         // Background: re-list on tools/list_changed, retry unavailable servers.
         let weak = Arc::downgrade(&client);
-        tokio::spawn(async move {
+        owner.spawn_background("mcp tools changed", async move {
             while let Some(name) = rx.recv().await {
                 let Some(c) = weak.upgrade() else { break };
                 if let Some(s) = c.servers.iter().find(|s| s.name == name) {
@@ -94,7 +97,7 @@ impl CompositeClient {
             }
         });
         let weak = Arc::downgrade(&client);
-        tokio::spawn(async move {
+        owner.spawn_background("mcp retry", async move {
             loop {
                 tokio::time::sleep(RETRY_EVERY).await;
                 let Some(c) = weak.upgrade() else { break };

@@ -141,6 +141,9 @@ pub(crate) struct McpServer {
     /// `auth: {type: client_credentials}`: the token every connection
     /// uses (one for many calls and reconnections, renewed near expiry).
     oauth: Option<Arc<super::oauth::ClientCredentials>>,
+    /// The owner of the connection's tasks (a stdio child's pipe and log):
+    /// on shutdown they stop and the child is killed.
+    tasks: crate::domain::tasks::Tasks,
 }
 
 /// HTTP sessions kept for forwarded tokens.
@@ -151,6 +154,7 @@ impl McpServer {
         config: McpServerConfig,
         unannotated: UnannotatedTools,
         changed: mpsc::UnboundedSender<String>,
+        tasks: crate::domain::tasks::Tasks,
     ) -> Arc<Self> {
         let oauth = match (&config.auth, &config.url) {
             (Some(auth), Some(url)) => Some(Arc::new(super::oauth::ClientCredentials::new(
@@ -163,6 +167,7 @@ impl McpServer {
         Arc::new(McpServer {
             name: config.name.clone(),
             oauth,
+            tasks,
             config,
             unannotated,
             changed,
@@ -421,7 +426,7 @@ impl McpServer {
                 )));
             };
             let server = self.name.clone();
-            tokio::spawn(async move {
+            self.tasks.spawn_background("mcp server log", async move {
                 let mut lines = tokio::io::BufReader::new(stderr).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
                     tracing::debug!(target: "mcp_server", server = %server, "{line}");
@@ -435,7 +440,7 @@ impl McpServer {
             // a result over it reaches rmcp as an error for its request.
             let (ours, mut theirs) = tokio::io::duplex(64 * 1024);
             let server = self.name.clone();
-            tokio::spawn(async move {
+            self.tasks.spawn_background("mcp server pipe", async move {
                 let _child = child;
                 let mut out = tokio::io::BufReader::with_capacity(256 * 1024, stdout);
                 loop {

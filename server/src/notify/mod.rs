@@ -221,15 +221,16 @@ impl Notifier {
         !self.targets.is_empty()
     }
 
-    /// Starts the worker; links point at `base` (`public_url`, else the
-    /// address the agent listens on).
-    pub(crate) fn start(self: &Arc<Self>, base: String) {
+    /// Starts the worker, as a task of `tasks`; links point at `base`
+    /// (`public_url`, else the address the agent listens on). A delivery
+    /// cut by shutdown is sent again once its claim expires.
+    pub(crate) fn start(self: &Arc<Self>, base: String, tasks: &crate::domain::tasks::Tasks) {
         let _ = self.base.set(base.trim_end_matches('/').to_string());
         // Always: A2A push deliveries go through the outbox too.
         let me = self.clone();
-        tokio::spawn(async move { me.run().await });
+        tasks.spawn_background("notifications", async move { me.run().await });
         // Beside it, so a long prune never holds a delivery back.
-        tokio::spawn(worker::prune(self.store.clone()));
+        tasks.spawn_background("outbox prune", worker::prune(self.store.clone()));
     }
 
     fn base(&self) -> &str {

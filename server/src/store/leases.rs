@@ -13,7 +13,8 @@ use super::{Backend, Store, StoreError};
 
 /// The right to write one conversation's turn. Dropped without
 /// [`Lease::release`] (an early error return), it is released in the
-/// background.
+/// background; dropped once the agent is shutting down (its turn was
+/// stopped), it is left to expire.
 pub(crate) struct Lease {
     store: Store,
     conversation_id: String,
@@ -58,17 +59,19 @@ impl Drop for Lease {
             return;
         };
         let (pg, id, epoch) = (pg.clone(), self.conversation_id.clone(), self.epoch);
-        match tokio::runtime::Handle::try_current() {
-            Ok(rt) => {
-                rt.spawn(async move {
-                    if let Err(e) = pg.release(&id, epoch).await {
-                        tracing::warn!(conversation = %id, error = %e, "could not release a lease; it will expire");
-                    }
-                });
-            }
-            // No runtime (shutting down): it expires.
-            Err(_) => pg.forget(&id, epoch),
+        // Shutting down (the turn holding it was stopped, or there is no
+        // runtime left): it expires, as after a crash, and the sweeper
+        // settles its turn by the crash rules. Released now, it would leave
+        // a running turn that no sweeper looks at.
+        if self.store.tasks.is_stopping() || tokio::runtime::Handle::try_current().is_err() {
+            pg.forget(&id, epoch);
+            return;
         }
+        self.store.tasks.spawn_background("lease release", async move {
+            if let Err(e) = pg.release(&id, epoch).await {
+                tracing::warn!(conversation = %id, error = %e, "could not release a lease; it will expire");
+            }
+        });
     }
 }
 

@@ -81,6 +81,9 @@ pub struct Store {
     backend: Backend,
     /// Which notification targets want which events (POLICY.md §5).
     routes: Arc<outbox::Routes>,
+    /// The owner of the store's background work (the pool's warm-up, a
+    /// dropped lease's release); its own until [`Store::set_tasks`].
+    tasks: crate::domain::tasks::Tasks,
     /// SQLite's round trips: one per transaction or read (tests count a
     /// flow's with [`Store::round_trips`]).
     #[cfg(test)]
@@ -116,6 +119,7 @@ impl Store {
     fn open_file_keyed(path: &Path, audit_key: Option<&[u8]>) -> Result<Store, StoreError> {
         Ok(Store {
             routes: Arc::default(),
+            tasks: Default::default(),
             #[cfg(test)]
             trips: Arc::default(),
             backend: Backend::Sqlite(sqlite::Sqlite::open(path, audit_key)?),
@@ -133,6 +137,7 @@ impl Store {
     ) -> Result<Store, StoreError> {
         Ok(Store {
             routes: Arc::default(),
+            tasks: Default::default(),
             #[cfg(test)]
             trips: Arc::default(),
             backend: Backend::Postgres(postgres::Pg::open(
@@ -149,8 +154,15 @@ impl Store {
     pub(crate) fn warm_pool(&self) {
         if let Backend::Postgres(pg) = &self.backend {
             let pg = pg.clone();
-            tokio::spawn(async move { pg.warm().await });
+            self.tasks
+                .spawn_background("pool warm-up", async move { pg.warm().await });
         }
+    }
+
+    /// Gives the store's background work to the agent's owner (set before
+    /// the store is cloned).
+    pub(crate) fn set_tasks(&mut self, tasks: crate::domain::tasks::Tasks) {
+        self.tasks = tasks;
     }
 
     /// Where the data is, for logs: the file, or PostgreSQL's host, port

@@ -34,6 +34,7 @@ mod notifications;
 mod orchestration;
 mod replicas;
 mod seed_configs;
+mod shutdown;
 mod slack_interactive;
 mod startup;
 mod third_party_mcp;

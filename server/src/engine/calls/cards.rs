@@ -55,7 +55,7 @@ impl Engine {
         }
         self.reload_cards().await;
         let engine = self.clone();
-        tokio::spawn(async move {
+        self.inner.tasks.spawn_background("card pins", async move {
             let mut every = tokio::time::interval(EVERY);
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {

@@ -58,7 +58,7 @@ impl Engine {
         self.reload_pins().await;
         self.check_tools().await;
         let engine = self.clone();
-        tokio::spawn(async move {
+        self.inner.tasks.spawn_background("tool pins", async move {
             let mut every = tokio::time::interval(EVERY);
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             every.tick().await;

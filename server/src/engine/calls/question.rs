@@ -318,12 +318,14 @@ impl Engine {
                         self.emit_answered(&q.question, "expired");
                         let engine = self.clone();
                         let ctx = crate::engine::Ctx::default();
-                        tokio::spawn(async move {
-                            if let Err(e) = engine.run_turn(id, ctx, guard, None, None, None).await
-                            {
+                        let turn = async move {
+                            let ran = engine.run_turn(id, ctx, guard, None, None, None).await;
+                            if let Err(e) = ran {
                                 tracing::warn!(error = %e, "the turn after an expired question failed");
                             }
-                        });
+                        };
+                        let what = "turn after an expired question";
+                        self.inner.tasks.spawn_background(what, turn);
                     } else {
                         guard.release().await;
                     }

@@ -1,4 +1,7 @@
 //! The `parallel` node: children at once, each on its own tokio task.
+//! The branches are the turn's children (a child of the engine's task
+//! owner): when the turn stops (shutdown, or its future dropped), they
+//! stop with it rather than run on behind it.
 //!
 //! Results are joined in declared order (`[name]` headings when there is
 //! more than one), whatever order they finished in. Branches share session
@@ -12,17 +15,25 @@ use super::{Node, NodeEnd, Run, child_key, run_node};
 use crate::engine::EngineError;
 use std::sync::Arc;
 
+/// Why a branch has no end: the agent is shutting down.
+const STOPPED: &str = "the agent is shutting down";
+
 pub(crate) async fn run(run: Arc<Run>, node: Arc<Node>, key: &str) -> Result<NodeEnd, EngineError> {
+    let branches = run.engine.tasks().child();
+    let _stop_with_the_turn = branches.stop_on_drop();
     let handles: Vec<_> = node
         .children
         .iter()
         .map(|child| {
             let k = child_key(key, child, None);
             let span = tracing::Span::current();
-            tokio::spawn(tracing::Instrument::instrument(
-                run_node(run.clone(), child.clone(), k, None),
-                span,
-            ))
+            branches.spawn(
+                "parallel branch",
+                tracing::Instrument::instrument(
+                    run_node(run.clone(), child.clone(), k, None),
+                    span,
+                ),
+            )
         })
         .collect();
     let mut ends = Vec::new();
@@ -31,9 +42,12 @@ pub(crate) async fn run(run: Arc<Run>, node: Arc<Node>, key: &str) -> Result<Nod
     // behind the turn.
     for h in handles {
         match h.await {
-            Ok(Ok(end)) => ends.push(end),
-            Ok(Err(e)) => {
+            Ok(Some(Ok(end))) => ends.push(end),
+            Ok(Some(Err(e))) => {
                 first_error.get_or_insert(e);
+            }
+            Ok(None) => {
+                first_error.get_or_insert(EngineError::Task(STOPPED.into()));
             }
             Err(join) => {
                 first_error.get_or_insert(EngineError::Task(join.to_string()));

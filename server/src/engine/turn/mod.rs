@@ -115,12 +115,26 @@ pub(crate) fn describe_call(tool: &str, server: Option<&str>, args: &Value) -> S
     }
 }
 
+/// What the turn's task ended with: its outcome, or why it has none (it
+/// panicked, or shutdown stopped it, which leaves the store as a crash at
+/// that point would: the crash rules settle it at the next start).
+fn ended(
+    joined: Result<Option<Result<TurnOutcome, EngineError>>, tokio::task::JoinError>,
+) -> Result<TurnOutcome, EngineError> {
+    match joined {
+        Ok(Some(outcome)) => outcome,
+        Ok(None) => Err(EngineError::Task("the agent is shutting down".into())),
+        Err(e) => Err(EngineError::Task(e.to_string())),
+    }
+}
+
 impl Engine {
     /// Runs the turn of `conversation_id` until it answers or pauses, as a
-    /// detached task that owns `guard` (the conversation's lock), and builds
-    /// the reply. `first`: the conversation was created for this turn with
-    /// this message, so it has no earlier pipeline run to check, and simple
-    /// mode starts from it without reading the conversation back.
+    /// task of the engine's owner that owns `guard` (the conversation's
+    /// lock), and builds the reply. `first`: the conversation was created
+    /// for this turn with this message, so it has no earlier pipeline run to
+    /// check, and simple mode starts from it without reading the
+    /// conversation back.
     pub(crate) async fn run_turn(
         &self,
         conversation_id: String,
@@ -141,65 +155,76 @@ impl Engine {
             crate::telemetry::parent_from_traceparent(&span, tp);
         }
         let mut asked = self.inner.asked.subscribe();
-        let task = tokio::spawn(tracing::Instrument::instrument(
-            async move {
-                let started = std::time::Instant::now();
-                engine.inner.turns.start(&id);
-                let outcome = engine.drive(&id, &ctx, first, decided).await;
-                engine.inner.turns.end(&id);
-                let how = match &outcome {
-                    Ok(TurnOutcome::Done(..)) => "completed",
-                    Ok(TurnOutcome::Waiting(_)) => "waiting_approval",
-                    Ok(TurnOutcome::Asking(_)) => "waiting_input",
-                    Err(EngineError::Cancelled(_)) => "cancelled",
-                    Err(_) => "failed",
-                };
-                crate::telemetry::metrics::get().turn(how, started.elapsed());
-                // Every way out of `drive` that succeeds clears the running
-                // flag in its last write; an error may not have.
-                match &outcome {
-                    // Another replica took the turn over: it is its to end.
-                    Err(EngineError::Store(StoreError::LeaseLost(_))) => {
-                        tracing::warn!(conversation = %id, "the turn's lease was taken over by another replica; stopped");
-                    }
-                    Err(_) => {
-                        if let Err(e) = engine.inner.store.end_turn(&id).await {
-                            tracing::error!(conversation = %id, error = %e, "could not clear the running flag");
-                        }
-                    }
-                    Ok(_) => {}
-                }
-                guard.release().await;
-                match &outcome {
-                    Ok(TurnOutcome::Done(..)) | Err(_) => engine.emit_status(&id, None, false),
-                    // The approval request (or the question) already said so.
-                    Ok(TurnOutcome::Waiting(_) | TurnOutcome::Asking(_)) => {}
-                }
-                outcome
-            },
-            span,
-        ));
+        let body = async move { engine.on_task(id, ctx, guard, first, decided).await };
+        let task = self
+            .inner
+            .tasks
+            .spawn("turn", tracing::Instrument::instrument(body, span));
         // A question on a live MCP session waits inside the running turn:
         // the request that started it is answered with the question now,
         // and the turn goes on by itself once someone answers.
         let mut task = task;
         let outcome = loop {
             tokio::select! {
-                joined = &mut task => {
-                    break joined.map_err(|e| EngineError::Task(e.to_string()))??;
-                }
+                joined = &mut task => break ended(joined)?,
                 asked = asked.recv() => match asked {
                     Ok(q) if q.conversation_id == conversation_id => {
                         break TurnOutcome::Asking(Box::new(q));
                     }
                     Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => {
-                        break (&mut task).await.map_err(|e| EngineError::Task(e.to_string()))??;
+                        break ended((&mut task).await)?;
                     }
                 },
             }
         };
         self.reply(&conversation_id, outcome).await
+    }
+
+    /// The turn's own task: drives it, counts how it ended, clears the
+    /// running flag an error may have left, gives the conversation back and
+    /// says so. Shutdown may stop it at any await point (see [`ended`]).
+    async fn on_task(
+        self,
+        id: String,
+        ctx: Ctx,
+        guard: crate::engine::locks::LockGuard,
+        first: Option<StoredMessage>,
+        decided: Option<Approval>,
+    ) -> Result<TurnOutcome, EngineError> {
+        let started = std::time::Instant::now();
+        self.inner.turns.start(&id);
+        let outcome = self.drive(&id, &ctx, first, decided).await;
+        self.inner.turns.end(&id);
+        let how = match &outcome {
+            Ok(TurnOutcome::Done(..)) => "completed",
+            Ok(TurnOutcome::Waiting(_)) => "waiting_approval",
+            Ok(TurnOutcome::Asking(_)) => "waiting_input",
+            Err(EngineError::Cancelled(_)) => "cancelled",
+            Err(_) => "failed",
+        };
+        crate::telemetry::metrics::get().turn(how, started.elapsed());
+        // Every way out of `drive` that succeeds clears the running
+        // flag in its last write; an error may not have.
+        match &outcome {
+            // Another replica took the turn over: it is its to end.
+            Err(EngineError::Store(StoreError::LeaseLost(_))) => {
+                tracing::warn!(conversation = %id, "the turn's lease was taken over by another replica; stopped");
+            }
+            Err(_) => {
+                if let Err(e) = self.inner.store.end_turn(&id).await {
+                    tracing::error!(conversation = %id, error = %e, "could not clear the running flag");
+                }
+            }
+            Ok(_) => {}
+        }
+        guard.release().await;
+        match &outcome {
+            Ok(TurnOutcome::Done(..)) | Err(_) => self.emit_status(&id, None, false),
+            // The approval request (or the question) already said so.
+            Ok(TurnOutcome::Waiting(_) | TurnOutcome::Asking(_)) => {}
+        }
+        outcome
     }
 
     /// Builds the reply of a finished or paused turn.

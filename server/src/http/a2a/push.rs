@@ -425,10 +425,12 @@ pub(crate) async fn announce(state: &AppState, task_id: &str) {
     }
 }
 
-/// Starts the watcher (events of watched tasks) and the sweep.
+/// Starts the watcher (events of watched tasks) and the sweep, as tasks of
+/// the agent's owner.
 pub(crate) fn start(state: AppState) {
     let events = state.clone();
-    tokio::spawn(async move {
+    let tasks = state.tasks.clone();
+    tasks.spawn_background("push watcher", async move {
         let mut sub = events.engine.events().subscribe(None);
         while let Some(next) = sub.next().await {
             let Delivery::Event(p) = next else { continue };
@@ -438,7 +440,7 @@ pub(crate) fn start(state: AppState) {
             }
         }
     });
-    tokio::spawn(async move {
+    tasks.spawn_background("push sweep", async move {
         loop {
             sweep(&state).await;
             tokio::time::sleep(SWEEP).await;

@@ -81,7 +81,8 @@ pub(crate) async fn open_send(
     let (cid, plan) = start.await?;
     let sub = state.engine.events().subscribe(None);
     let (tx, rx) = mpsc::channel::<Frame>(64);
-    tokio::spawn(async move {
+    let owner = state.tasks.clone();
+    owner.spawn_background("a2a stream", async move {
         let mut sub = sub;
         let snapshot = match tasks::load(&state, &cid).await {
             Ok(c) => {
@@ -102,7 +103,9 @@ pub(crate) async fn open_send(
             // The client left: the turn still runs, detached.
         }
         let (st, ctx2) = (state.clone(), ctx);
-        let mut op = tokio::spawn(async move { st.a2a.run(&st, plan, ctx2).await });
+        let mut op = state
+            .tasks
+            .spawn("a2a task", async move { st.a2a.run(&st, plan, ctx2).await });
         let mut ended = false;
         let follow = |p: &crate::events::Published| {
             progress(&p.event).map(|text| Frame::Result(working(&snapshot, d, text)))
@@ -118,14 +121,16 @@ pub(crate) async fn open_send(
                         }
                     }
                     Some(_) => {}
-                    None => {}
+                    // The bus closed (shutdown): no more progress to
+                    // follow, only the end.
+                    None => break (&mut op).await,
                 }
             }
         };
         // With replicas, events reach subscribers once written, so the
         // turn's last progress may come after the turn returned: read on
         // until its end shows (briefly at most).
-        if matches!(outcome, Ok(Ok(Ran::Task(_)))) && !ended {
+        if matches!(outcome, Ok(Some(Ok(Ran::Task(_))))) && !ended {
             let until = tokio::time::Instant::now() + LATE_EVENTS;
             while let Ok(Some(next)) = tokio::time::timeout_at(until, sub.next()).await {
                 let Delivery::Event(p) = next else { continue };
@@ -140,32 +145,47 @@ pub(crate) async fn open_send(
                 }
             }
         }
-        match outcome {
-            Ok(Ok(Ran::Task(c))) => {
-                let v = tasks::view_of(&state, &c, None);
-                for f in finals(&v, d) {
-                    let _ = tx.send(Frame::Result(f)).await;
-                }
-            }
-            Ok(Ok(Ran::Message(m))) => {
-                let msg = wire::message(&m, d);
-                let r = match d {
-                    Dialect::V1 => json!({ "message": msg }),
-                    _ => msg,
-                };
-                let _ = tx.send(Frame::Result(r)).await;
-            }
-            Ok(Err(e)) => {
-                let _ = tx.send(Frame::Error(e)).await;
-            }
-            Err(join) => {
-                let _ = tx
-                    .send(Frame::Error(RpcError::internal(join.to_string())))
-                    .await;
-            }
-        }
+        finish(&state, &tx, d, outcome).await;
     });
     Ok(rx)
+}
+
+/// The end of a send stream: the task's final frames, the message, or
+/// why the turn has neither.
+async fn finish(
+    state: &AppState,
+    tx: &mpsc::Sender<Frame>,
+    d: Dialect,
+    outcome: Result<Option<Result<Ran, RpcError>>, tokio::task::JoinError>,
+) {
+    match outcome {
+        Ok(Some(Ok(Ran::Task(c)))) => {
+            let v = tasks::view_of(state, &c, None);
+            for f in finals(&v, d) {
+                let _ = tx.send(Frame::Result(f)).await;
+            }
+        }
+        Ok(Some(Ok(Ran::Message(m)))) => {
+            let msg = wire::message(&m, d);
+            let r = match d {
+                Dialect::V1 => json!({ "message": msg }),
+                _ => msg,
+            };
+            let _ = tx.send(Frame::Result(r)).await;
+        }
+        Ok(Some(Err(e))) => {
+            let _ = tx.send(Frame::Error(e)).await;
+        }
+        Ok(None) => {
+            let stopped = RpcError::internal("the agent is shutting down");
+            let _ = tx.send(Frame::Error(stopped)).await;
+        }
+        Err(join) => {
+            let _ = tx
+                .send(Frame::Error(RpcError::internal(join.to_string())))
+                .await;
+        }
+    }
 }
 
 /// `SubscribeToTask` / `tasks/resubscribe`: the current snapshot, then live
@@ -196,7 +216,8 @@ pub(crate) async fn open_subscribe(
         )));
     }
     let (tx, rx) = mpsc::channel::<Frame>(64);
-    tokio::spawn(async move {
+    let owner = state.tasks.clone();
+    owner.spawn_background("a2a subscription", async move {
         let mut sub = sub;
         let first = match d {
             Dialect::V1 => json!({"task": wire::task(&v, d, true)}),

@@ -505,7 +505,7 @@ pub(crate) async fn send(
         let id = task_for(state, &plan, &m, &ctx).await?;
         let plan = plan.on(&id);
         let (st, ctx2) = (state.clone(), ctx.clone());
-        tokio::spawn(async move {
+        state.tasks.spawn_background("a2a task", async move {
             if let Err(e) = st.a2a.run(&st, plan, ctx2).await {
                 tracing::warn!(error = %e.message, "a task sent with returnImmediately failed");
             }

@@ -148,14 +148,12 @@ pub(crate) async fn interactions(State(state): State<AppState>, req: Request) ->
     let c = std::sync::Arc::new(c);
     let told = decide(&state, &app, &c, ip, deadline).await;
     let (state2, app2, c2) = (state.clone(), app.clone(), c.clone());
-    tokio::spawn(async move {
+    state.tasks.spawn_background("slack answer", async move {
         // A decision slower than Slack's limit is told when it is recorded.
         let (outcome, pending) = match told {
             Told::Now(outcome, pending) => (outcome, pending),
             Told::Later(committed) => {
-                let r = committed
-                    .await
-                    .unwrap_or_else(|e| Err(EngineError::Task(e.to_string())));
+                let r = joined(committed.await);
                 describe(&state2, &app2, &c2, ip, r).await
             }
         };
@@ -173,7 +171,19 @@ enum Told {
     /// stay).
     Now(String, bool),
     /// The decision had not committed by Slack's deadline.
-    Later(tokio::task::JoinHandle<Result<Committed, EngineError>>),
+    Later(tokio::task::JoinHandle<Option<Result<Committed, EngineError>>>),
+}
+
+/// What a task of the agent's owner answered: its result, or why it has
+/// none (it panicked, or shutdown stopped it).
+fn joined<T>(
+    r: Result<Option<Result<T, EngineError>>, tokio::task::JoinError>,
+) -> Result<T, EngineError> {
+    match r {
+        Ok(Some(r)) => r,
+        Ok(None) => Err(EngineError::Task("the agent is shutting down".into())),
+        Err(e) => Err(EngineError::Task(e.to_string())),
+    }
 }
 
 /// Decides the click as its mapped principal, waiting for the decision to
@@ -224,21 +234,22 @@ async fn decide(
     let (tx, rx) = tokio::sync::oneshot::channel();
     let engine = state.engine.clone();
     let uuid = c.uuid.clone();
-    let task = tokio::spawn(async move { engine.decide_reporting(&uuid, decision, ctx, tx).await });
+    let task = state.tasks.spawn("slack decision", async move {
+        engine.decide_reporting(&uuid, decision, ctx, tx).await
+    });
     // What the decision recorded, or why it recorded nothing.
-    let mut committed = tokio::spawn(async move {
+    let mut committed = state.tasks.spawn("slack decision", async move {
         match rx.await {
             Ok(c) => Ok(c),
-            Err(_) => match task.await {
-                Ok(Err(e)) => Err(e),
-                Ok(Ok(_)) => Err(EngineError::Task("the decision recorded nothing".into())),
-                Err(e) => Err(EngineError::Task(e.to_string())),
+            Err(_) => match joined(task.await) {
+                Err(e) => Err(e),
+                Ok(_) => Err(EngineError::Task("the decision recorded nothing".into())),
             },
         }
     });
     match tokio::time::timeout_at(deadline, &mut committed).await {
         Ok(r) => {
-            let r = r.unwrap_or_else(|e| Err(EngineError::Task(e.to_string())));
+            let r = joined(r);
             let (outcome, pending) = describe(state, app, c, ip, r).await;
             Told::Now(outcome, pending)
         }

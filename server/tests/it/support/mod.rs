@@ -42,14 +42,23 @@ pub struct Agent {
     pub config_path: PathBuf,
 }
 
-/// An in-process agent's stop switch.
-struct Served(Option<tokio::sync::oneshot::Sender<()>>);
+/// An in-process agent's stop switch, the task serving it and the owner
+/// of every task it spawned.
+struct Served {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    run: Option<tokio::task::JoinHandle<()>>,
+    tasks: server::domain::tasks::Tasks,
+}
 
 impl Drop for Served {
+    /// Dropped without [`Agent::stop`]: asks `run` to stop and stops every
+    /// task now (no request waits for a grace period here), so nothing the
+    /// agent started goes on behind the test.
     fn drop(&mut self) {
-        if let Some(stop) = self.0.take() {
+        if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
+        self.tasks.shutdown();
     }
 }
 
@@ -134,7 +143,8 @@ impl Agent {
         let listener = mcp_serve::listen("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(async move {
+        let tasks = state.tasks.clone();
+        let run = tokio::spawn(async move {
             let shutdown = async move {
                 let _ = stopped.await;
             };
@@ -145,9 +155,40 @@ impl Agent {
         Agent {
             base: format!("http://{addr}"),
             process: None,
-            _served: Some(Served(Some(stop))),
+            _served: Some(Served {
+                stop: Some(stop),
+                run: Some(run),
+                tasks,
+            }),
             config_path: config.to_path_buf(),
         }
+    }
+
+    /// Stops an in-process agent as SIGTERM stops the binary (requests in
+    /// flight get their grace, then every task is stopped and drained) and
+    /// waits until `run` has returned; answers the owner of the agent's
+    /// tasks, for a test to see that none is left.
+    pub async fn stop(mut self) -> server::domain::tasks::Tasks {
+        let mut served = self
+            ._served
+            .take()
+            .expect("only an in-process agent (Agent::serve) stops this way: use terminate");
+        if let Some(stop) = served.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(run) = served.run.take() {
+            run.await.expect("the in-process agent's run panicked");
+        }
+        served.tasks.clone()
+    }
+
+    /// The owner of an in-process agent's tasks (what runs now).
+    pub fn tasks(&self) -> server::domain::tasks::Tasks {
+        self._served
+            .as_ref()
+            .expect("only an in-process agent (Agent::serve) shows its tasks")
+            .tasks
+            .clone()
     }
 
     /// The process, for what only a process has.
@@ -188,7 +229,12 @@ impl Agent {
 
     /// SIGTERM, then the exit status.
     pub fn terminate(mut self) -> std::process::ExitStatus {
-        self.process().terminate(Duration::from_secs(10))
+        self.terminate_in_place()
+    }
+
+    /// SIGTERM, then the exit status, keeping the handle (and its log).
+    pub fn terminate_in_place(&mut self) -> std::process::ExitStatus {
+        self.process().terminate(Duration::from_secs(20))
     }
 }
 
