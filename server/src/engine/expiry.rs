@@ -108,14 +108,7 @@ impl Engine {
                         e.detail = Some("expired".into());
                     });
                 // The turn goes on in the background: the model hears it.
-                let engine = self.clone();
-                self.inner
-                    .tasks
-                    .spawn_background("turn after an expiry", async move {
-                        engine
-                            .resume_after(conversation, guard, trace, "an expired approval")
-                            .await;
-                    });
+                self.resume_expired("turn after an expiry", conversation, guard, trace);
             }
             Err(e) => {
                 guard.release().await;
@@ -205,15 +198,8 @@ impl Engine {
                             e.running = Some(true);
                             e.detail = Some("expired".into());
                         });
-                    let engine = self.clone();
                     let trace = a.traceparent.clone();
-                    self.inner
-                        .tasks
-                        .spawn_background("turn after a proxy expiry", async move {
-                            engine
-                                .resume_after(conversation, guard, trace, "an expired approval")
-                                .await;
-                        });
+                    self.resume_expired("turn after a proxy expiry", conversation, guard, trace);
                 }
                 Ok(_) => guard.release().await,
                 Err(e) => {
@@ -222,6 +208,24 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// Resumes the turn of `conversation` (holding `guard`) in the
+    /// background, in the trace that asked: the model hears that its
+    /// approval expired.
+    fn resume_expired(
+        &self,
+        task: &'static str,
+        conversation: String,
+        guard: LockGuard,
+        trace: Option<String>,
+    ) {
+        let engine = self.clone();
+        self.inner.tasks.spawn_background(task, async move {
+            engine
+                .resume_after(conversation, guard, trace, "an expired approval")
+                .await;
+        });
     }
 
     async fn conversation_of(&self, uuid: &str) -> Option<String> {
