@@ -159,11 +159,14 @@ impl Engine {
         // here, awaiting the lease's write: dropped, the lease would be
         // released by a spawned task, after the answer, and the caller's
         // next request (another vote, say) could find it still held.
+        let outcome = outcome
+            .map_err(EngineError::from)
+            .and_then(|o| refusal(&o, uuid, &voter).map_or(Ok(o), Err));
         let outcome = match outcome {
             Ok(o) => o,
             Err(e) => {
                 guard.release().await;
-                return Err(e.into());
+                return Err(e);
             }
         };
         if let Some(tx) = committed {
@@ -178,53 +181,31 @@ impl Engine {
                 let _ = tx.send(c);
             }
         }
-        match outcome {
-            Decided::Done => {
-                if let Some(g) = &grant {
-                    self.granted(g);
-                }
-            }
-            Decided::Lost(status) => {
-                guard.release().await;
-                return Err(EngineError::AlreadyDecided {
-                    uuid: uuid.to_string(),
-                    status,
+        if let Decided::Voted { approvals, quorum } = outcome {
+            guard.release().await;
+            tracing::info!(approval = %uuid, conversation = %conversation_id, approvals, quorum, "approval vote recorded");
+            self.inner
+                .events
+                .emit(EventKind::ApprovalVoted, &conversation_id, |e| {
+                    e.approval = Some(uuid.to_string());
+                    e.tool = Some(found.approval.tool_name.clone());
+                    e.status = Some(ConversationStatus::WaitingApproval);
+                    e.detail = Some(format!("{approvals} of {quorum}"));
                 });
-            }
-            Decided::LinkUsed => {
-                guard.release().await;
-                return Err(EngineError::LinkUsed);
-            }
-            Decided::AlreadyVoted => {
-                guard.release().await;
-                return Err(EngineError::AlreadyVoted {
-                    uuid: uuid.to_string(),
-                    voter: voter.unwrap_or_default(),
-                });
-            }
-            Decided::Voted { approvals, quorum } => {
-                guard.release().await;
-                tracing::info!(approval = %uuid, conversation = %conversation_id, approvals, quorum, "approval vote recorded");
-                self.inner
-                    .events
-                    .emit(EventKind::ApprovalVoted, &conversation_id, |e| {
-                        e.approval = Some(uuid.to_string());
-                        e.tool = Some(found.approval.tool_name.clone());
-                        e.status = Some(ConversationStatus::WaitingApproval);
-                        e.detail = Some(format!("{approvals} of {quorum}"));
-                    });
-                let now = store
-                    .approval(uuid)
-                    .await?
-                    .map(|a| a.approval)
-                    .unwrap_or(found.approval);
-                return self
-                    .reply(
-                        &conversation_id,
-                        crate::engine::TurnOutcome::Waiting(Box::new(now)),
-                    )
-                    .await;
-            }
+            let now = store
+                .approval(uuid)
+                .await?
+                .map(|a| a.approval)
+                .unwrap_or(found.approval);
+            return self
+                .reply(
+                    &conversation_id,
+                    crate::engine::TurnOutcome::Waiting(Box::new(now)),
+                )
+                .await;
+        }
+        if let Some(g) = &grant {
+            self.granted(g);
         }
         tracing::info!(approval = %uuid, conversation = %conversation_id, approved = decision.approve, "approval decided");
         let waited = crate::telemetry::metrics::since(&found.approval.created_at);
@@ -277,5 +258,22 @@ impl Engine {
         // The work after the decision belongs to the trace that asked.
         self.run_turn(conversation_id, ctx, guard, None, decided, traceparent)
             .await
+    }
+}
+
+/// The refusal a decision's write answered, as the caller's error (`None`
+/// when it was recorded: decided, or a vote counted).
+fn refusal(outcome: &Decided, uuid: &str, voter: &Option<String>) -> Option<EngineError> {
+    match outcome {
+        Decided::Done | Decided::Voted { .. } => None,
+        Decided::Lost(status) => Some(EngineError::AlreadyDecided {
+            uuid: uuid.to_string(),
+            status: *status,
+        }),
+        Decided::LinkUsed => Some(EngineError::LinkUsed),
+        Decided::AlreadyVoted => Some(EngineError::AlreadyVoted {
+            uuid: uuid.to_string(),
+            voter: voter.clone().unwrap_or_default(),
+        }),
     }
 }
