@@ -97,10 +97,12 @@ compose-down:
 compose-test: image-prebuilt image-replicas
 	scripts/compose-test.sh
 
-## lint: formatting, the module graph (no import cycle in any crate, the agent's layers), clippy;
+## lint: formatting, the module graph (no import cycle in any crate, the agent's layers), the names in
+## docs/architecture.md (scripts/check-docs.py), clippy;
 ## clippy checks the release profile, so this also proves the release build compiles
 lint:
 	scripts/check-layers.py
+	scripts/check-docs.py
 	cargo fmt --all --check
 	cargo clippy --release --workspace --exclude frontend --all-targets --features server/a2a-tck -- -D warnings
 	cargo clippy -p frontend -p app --target wasm32-unknown-unknown -- -D warnings

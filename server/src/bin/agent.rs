@@ -154,8 +154,8 @@ async fn serve(args: Args, config: server::config::Config) -> anyhow::Result<()>
     Ok(())
 }
 
-/// `agent audit verify`: walks the chain of the config's database.
-/// `agent policy explain`.
+/// `agent policy explain`: what the rules (and the live grants) would do
+/// with one call.
 async fn explain(
     config: &std::path::Path,
     tool: &str,
@@ -208,6 +208,7 @@ async fn explain(
     std::process::ExitCode::SUCCESS
 }
 
+/// `agent audit verify`: walks the chain of the config's database.
 fn verify(config: &std::path::Path) -> std::process::ExitCode {
     let out = server::config::load(config)
         .context("loading the config")

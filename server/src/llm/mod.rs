@@ -3,7 +3,9 @@
 //! - `types`: the provider-neutral request and response ([`ChatRequest`],
 //!   [`ChatMessage`], [`ChatResponse`]) the engine speaks.
 //! - one module per wire format: `gemini`, `anthropic`, `openai_compat`
-//!   (OpenAI, Mistral, Ollama, OpenRouter); their wire structs stay private.
+//!   (OpenAI, Mistral, Ollama, OpenRouter): each builds its request and
+//!   reads its answer as JSON (`serde_json::Value`) in its own `encode` and
+//!   `decode`; nothing of a wire format leaves its module.
 //! - `scripted`: the in-process rules model (`scripted:<rules.yaml>`), also
 //!   the brain of the test suite's fake provider server.
 //! - `http`: the one HTTP path every provider uses: timeout, retries with

@@ -4,8 +4,9 @@
 //! declared with the role it needs, plus a few rules for what no route
 //! serves; the `guard` middleware asks it. A2A methods need different roles on one path,
 //! so `/a2a` asks only for a known caller here and [`a2a_method`] says the
-//! rest; deciding an approval (REST, UI or A2A) is checked by
-//! `auth::may_decide` where the decision is made.
+//! rest; deciding an approval (REST, UI or A2A) is checked where the
+//! decision is made (`domain::principal::may_decide` for the role and
+//! separation of duties, `policy::admitted` for a rule's approvers).
 
 use crate::domain::principal::Role;
 use crate::http::routes::ROUTES;
