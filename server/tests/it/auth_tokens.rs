@@ -602,3 +602,82 @@ async fn with_an_audit_key_a_chain_recomputed_without_it_is_still_detected() {
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("seq 1"), "{out}");
 }
+
+/// `next` and `back` with TAB, CR or LF (which browsers drop, turning
+/// `/<TAB>/evil.example` into `//evil.example`) stay on this site: the
+/// sign-in page's hidden field, the JSON sign-in's answer, and the "Back"
+/// link of the refused page.
+#[tokio::test]
+async fn sign_in_and_back_targets_with_control_characters_stay_local() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = start(dir.path());
+    let no_redirect = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    // The refused page is for a signed-in browser.
+    let signed_in = reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let r = signed_in
+        .post(a.url("/ui/sign-in"))
+        .json(&json!({"token": VIEWER}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    for raw in [
+        "/%09/evil.example",
+        "/%0D/evil.example",
+        "/%0A/evil.example",
+        "%09//evil.example",
+        "/%09%5Cevil.example",
+    ] {
+        let page = no_redirect
+            .get(a.url(&format!("/ui/sign-in?next={raw}")))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            !page.contains("evil.example"),
+            "sign-in page with next={raw}: {page}"
+        );
+        let page = signed_in
+            .get(a.url(&format!("/ui/refused?back={raw}")))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            page.contains(r#"id="refused-back" href="/""#),
+            "refused page with back={raw}: {page}"
+        );
+        assert!(
+            !page.contains("evil.example"),
+            "refused page with back={raw}: {page}"
+        );
+    }
+    for next in [
+        "/\t/evil.example",
+        "/\r/evil.example",
+        "/\n/evil.example",
+        "\t//evil.example",
+    ] {
+        let r = no_redirect
+            .post(a.url("/ui/sign-in"))
+            .json(&json!({"token": ALICE, "next": next}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(body["next"], "/", "{next:?}");
+    }
+}
