@@ -49,7 +49,8 @@ if os.environ.get("SEED_DELETE_DESCRIPTION"):
     TOOLS[0]["description"] = os.environ["SEED_DELETE_DESCRIPTION"]
 # With $SEED_HUGE set, `seed_huge {"mb": N, "structured": bool}` answers N
 # (decimal) megabytes of text at once, also as structuredContent when
-# asked (server/tests/it/mcp_limits.rs).
+# asked (server/tests/it/mcp_limits.rs). With $SEED_SSE set, the HTTP
+# server answers every request as a one-event SSE stream.
 if os.environ.get("SEED_HUGE"):
     TOOLS.append({"name": "seed_huge", "description": "Answers N MB at once.", "readOnlyHint": True,
                   "inputSchema": {"type": "object", "properties": {
@@ -148,8 +149,12 @@ def http():
                 return
             reply, _ = answer(msg, self.headers.get("authorization"))
             body = json.dumps(reply).encode()
+            content_type = "application/json"
+            if os.environ.get("SEED_SSE"):
+                content_type = "text/event-stream"
+                body = b"event: message\ndata: " + body + b"\n\n"
             self.send_response(200)
-            self.send_header("content-type", "application/json")
+            self.send_header("content-type", content_type)
             self.send_header("mcp-session-id", "seed-session")
             self.send_header("content-length", str(len(body)))
             self.end_headers()

@@ -14,10 +14,15 @@
 //! belongs to, which left the call waiting for its timeout; so the stdio
 //! pipe ([`read_line`], [`fit`]) reads every line itself, and a response
 //! too large for the limit is turned into an error response for the same
-//! request id before `rmcp` sees it. A line over [`MAX_FRAME_BYTES`]
-//! cannot be parsed for its id: the pipe closes, so the call fails at once
-//! as with a server that stopped, and the server is started again.
+//! request id before `rmcp` sees it. A line over [`MAX_FRAME_BYTES`] is
+//! not held: it is skimmed for its id and its size ([`super::skim`]) and
+//! answered the same way, so a 40 MB result sent twice (an 80 MB line)
+//! names its size and the limit like a 12 MB one, and the server stays
+//! connected. Only a line over [`MAX_SKIM_BYTES`] (or unreadable output)
+//! closes the pipe: the call then fails at once as with a server that
+//! stopped, and the server is started again.
 
+use super::skim::{Skim, Summary};
 use rmcp::model::ErrorData;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
@@ -29,6 +34,10 @@ pub(crate) const MAX_RESULT_BYTES: usize = 8_000_000;
 /// The largest single message read from a server (a stdio line, an HTTP
 /// body or SSE event).
 pub(crate) const MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
+
+/// The longest stdio line skimmed for the call it answers; a longer one
+/// closes the pipe.
+pub(crate) const MAX_SKIM_BYTES: usize = 1 << 30;
 
 /// `rmcp`'s own cap on a stdio line (its `DEFAULT_MAX_LINE_LENGTH`),
 /// less room for the line break.
@@ -141,36 +150,61 @@ pub(crate) fn http_limit_hit(e: &rmcp::ServiceError) -> Option<usize> {
     None
 }
 
-/// One line of a server's stdout, without its line break, read with at
-/// most [`MAX_FRAME_BYTES`] held. `Ok(None)` at the end of the stream;
-/// an error for a longer line (or a read failure): the pipe then closes.
-pub(crate) async fn read_line<R: AsyncBufRead + Unpin>(
-    r: &mut R,
-) -> std::io::Result<Option<Vec<u8>>> {
+/// A line read from a server's stdout.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Line {
+    /// The line, without its line break.
+    Whole(Vec<u8>),
+    /// A line over [`MAX_FRAME_BYTES`], read but not held.
+    Skimmed(Summary),
+}
+
+/// One line of a server's stdout, read with at most [`MAX_FRAME_BYTES`]
+/// held (a longer one is skimmed). `Ok(None)` at the end of the stream;
+/// an error for a line over [`MAX_SKIM_BYTES`] (or a read failure): the
+/// pipe then closes.
+pub(crate) async fn read_line<R: AsyncBufRead + Unpin>(r: &mut R) -> std::io::Result<Option<Line>> {
     let mut line = Vec::new();
+    let mut skim: Option<Skim> = None;
     loop {
         let buf = r.fill_buf().await?;
         if buf.is_empty() {
-            return Ok((!line.is_empty()).then_some(line));
+            return Ok(match skim {
+                Some(s) => Some(Line::Skimmed(s.summary())),
+                None => (!line.is_empty()).then_some(Line::Whole(line)),
+            });
         }
         let (chunk, done) = match memchr(buf) {
             Some(i) => (&buf[..i], Some(i + 1)),
             None => (buf, None),
         };
-        if line.len() + chunk.len() > MAX_FRAME_BYTES {
+        match &mut skim {
+            Some(s) => s.feed(chunk),
+            None if line.len() + chunk.len() > MAX_FRAME_BYTES => {
+                let mut s = Skim::default();
+                s.feed(&line);
+                s.feed(chunk);
+                line = Vec::new();
+                skim = Some(s);
+            }
+            None => line.extend_from_slice(chunk),
+        }
+        if skim.as_ref().is_some_and(|s| s.total() > MAX_SKIM_BYTES) {
             return Err(std::io::Error::other(format!(
                 "the server sent a message over {} MB",
-                MAX_FRAME_BYTES / 1_000_000
+                MAX_SKIM_BYTES / 1_000_000
             )));
         }
-        line.extend_from_slice(chunk);
         let used = done.unwrap_or(buf.len());
         r.consume(used);
         if done.is_some() {
+            if let Some(s) = skim {
+                return Ok(Some(Line::Skimmed(s.summary())));
+            }
             if line.last() == Some(&b'\r') {
                 line.pop();
             }
-            return Ok(Some(line));
+            return Ok(Some(Line::Whole(line)));
         }
     }
 }
@@ -183,7 +217,20 @@ fn memchr(b: &[u8]) -> Option<usize> {
 /// it is small, else (a response) the result cut to what is kept, or an
 /// error response for the same id when that is over the limit. `None`:
 /// a message too large to pass on that is no response (it is dropped).
-pub(crate) fn fit(line: Vec<u8>) -> Option<Vec<u8>> {
+pub(crate) fn fit(line: Line) -> Option<Vec<u8>> {
+    let line = match line {
+        Line::Whole(line) => line,
+        Line::Skimmed(s) => {
+            let id = s.answers?;
+            // Only a result too large to hold got this far: when what is
+            // kept of it is small, the bulk was elsewhere in the message.
+            let too = check(s.kept).err().unwrap_or(TooLarge {
+                size: s.total,
+                limit: MAX_FRAME_BYTES,
+            });
+            return refusal(id, too);
+        }
+    };
     if line.len() <= MAX_RESULT_BYTES {
         return Some(line);
     }
@@ -205,12 +252,7 @@ pub(crate) fn fit(line: Vec<u8>) -> Option<Vec<u8>> {
         .collect();
     let size = kept_size(&texts, result.get("structuredContent"), blocks.len());
     if let Err(too) = check(size) {
-        let err = json!({"jsonrpc": "2.0", "id": id, "error": {
-            "code": -32603,
-            "message": too.to_string(),
-            "data": {MARKER: {"size": too.size, "limit": too.limit}},
-        }});
-        return serde_json::to_vec(&err).ok();
+        return refusal(id, too);
     }
     // Within the limit: the structured copy is not kept when there is
     // content, so it need not cross the pipe.
@@ -219,6 +261,31 @@ pub(crate) fn fit(line: Vec<u8>) -> Option<Vec<u8>> {
     }
     let out = serde_json::to_vec(&Value::Object(msg)).ok()?;
     (out.len() <= RMCP_LINE_BYTES).then_some(out)
+}
+
+/// The error response for request `id` that stands for a result over
+/// the limit.
+fn refusal(id: Value, too: TooLarge) -> Option<Vec<u8>> {
+    refusal_saying(id, &too.to_string(), too)
+}
+
+/// The error response for request `id` whose result was cut off past
+/// [`MAX_FRAME_BYTES`] (an SSE event over it: see `sse_limit`).
+pub(crate) fn refusal_more_than(id: Value) -> Option<Vec<u8>> {
+    let too = TooLarge {
+        size: MAX_FRAME_BYTES,
+        limit: MAX_RESULT_BYTES,
+    };
+    refusal_saying(id, &more_than(MAX_FRAME_BYTES), too)
+}
+
+fn refusal_saying(id: Value, message: &str, too: TooLarge) -> Option<Vec<u8>> {
+    let err = json!({"jsonrpc": "2.0", "id": id, "error": {
+        "code": -32603,
+        "message": message,
+        "data": {MARKER: {"size": too.size, "limit": too.limit}},
+    }});
+    serde_json::to_vec(&err).ok()
 }
 
 #[cfg(test)]
@@ -249,7 +316,7 @@ mod tests {
     #[test]
     fn a_result_over_the_limit_becomes_an_error_for_its_request() {
         let big = "x".repeat(12_000_000);
-        let out = fit(response(&big, true)).unwrap();
+        let out = fit(Line::Whole(response(&big, true))).unwrap();
         let v: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["id"], 7);
         assert!(v.get("result").is_none());
@@ -263,7 +330,7 @@ mod tests {
         );
         // Within the limit but sent twice: passed on once.
         let mid = "y".repeat(5_000_000);
-        let out = fit(response(&mid, true)).unwrap();
+        let out = fit(Line::Whole(response(&mid, true))).unwrap();
         let v: Value = serde_json::from_slice(&out).unwrap();
         assert!(v["result"].get("structuredContent").is_none());
         assert_eq!(
@@ -272,7 +339,7 @@ mod tests {
         );
         // Small lines pass untouched.
         let small = response("hi", true);
-        assert_eq!(fit(small.clone()).unwrap(), small);
+        assert_eq!(fit(Line::Whole(small.clone())).unwrap(), small);
     }
 
     #[tokio::test]
@@ -281,8 +348,39 @@ mod tests {
         data.extend(std::iter::repeat_n(b'z', MAX_FRAME_BYTES + 1));
         data.push(b'\n');
         let mut r = tokio::io::BufReader::new(&data[..]);
-        assert_eq!(read_line(&mut r).await.unwrap().unwrap(), b"one");
-        assert_eq!(read_line(&mut r).await.unwrap().unwrap(), b"two");
-        assert!(read_line(&mut r).await.is_err());
+        let whole = |l: Option<Line>| match l {
+            Some(Line::Whole(l)) => l,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(whole(read_line(&mut r).await.unwrap()), b"one");
+        assert_eq!(whole(read_line(&mut r).await.unwrap()), b"two");
+        // Longer than is held: skimmed, and it answers nothing.
+        let Some(Line::Skimmed(s)) = read_line(&mut r).await.unwrap() else {
+            panic!("not skimmed");
+        };
+        assert_eq!((s.answers, s.total), (None, MAX_FRAME_BYTES + 1));
+        assert_eq!(read_line(&mut r).await.unwrap(), None);
+    }
+
+    /// A 40 MB result sent twice is an 80 MB line: too long to hold, it
+    /// is answered with its size all the same (issue 53 item 10; it
+    /// closed the pipe before), and the next line reads as usual.
+    #[tokio::test]
+    async fn a_line_too_long_to_hold_still_answers_its_call() {
+        let mut data = response(&"x".repeat(40_000_000), true);
+        assert!(data.len() > MAX_FRAME_BYTES);
+        data.push(b'\n');
+        data.extend_from_slice(&response("next", false));
+        data.push(b'\n');
+        let mut r = tokio::io::BufReader::with_capacity(256 * 1024, &data[..]);
+        let line = read_line(&mut r).await.unwrap().unwrap();
+        let out = fit(line).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["id"], 7);
+        let e: ErrorData = serde_json::from_value(v["error"].clone()).unwrap();
+        assert_eq!(e.message, "the tool's result is 40 MB, over the 8 MB limit");
+        assert!(replaced(&e).is_some());
+        let next = read_line(&mut r).await.unwrap().unwrap();
+        assert_eq!(fit(next).unwrap(), response("next", false));
     }
 }

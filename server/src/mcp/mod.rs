@@ -9,7 +9,9 @@
 //!   (stdio, on the pipe); `http_hints`: the same for HTTP servers.
 //! - `questions`: elicitation, on a live session and as MRTR rounds;
 //! - `frames`: the size limit of a tool's result, the same over both
-//!   transports, and the stdio pipe's bounded line reading.
+//!   transports, and the stdio pipe's bounded line reading; `skim`: the
+//!   id and size of a line too long to hold; `sse_limit`: the same for an
+//!   SSE event over the transport's cap.
 //!
 //! `rmcp` is the official SDK: it does the handshake, both transports,
 //! pagination and notifications, so this module only decides policy.
@@ -21,5 +23,7 @@ mod http_hints;
 mod oauth;
 mod questions;
 pub(crate) mod server;
+mod skim;
+mod sse_limit;
 
 pub(crate) use composite::{CompositeClient, McpStartError};

@@ -505,13 +505,19 @@ impl McpServer {
                     http,
                     credentials: credentials.clone(),
                 };
-                let transport = StreamableHttpClientTransport::with_client(client, config);
+                let transport = StreamableHttpClientTransport::with_client(
+                    super::sse_limit::Sized(client),
+                    config,
+                );
                 handler
                     .serve_with_lifecycle(transport, lifecycle(era))
                     .await
             }
             None => {
-                let transport = StreamableHttpClientTransport::with_client(http, config);
+                let transport = StreamableHttpClientTransport::with_client(
+                    super::sse_limit::Sized(http),
+                    config,
+                );
                 handler
                     .serve_with_lifecycle(transport, lifecycle(era))
                     .await
