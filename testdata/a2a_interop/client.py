@@ -83,6 +83,15 @@ async def last_task(client, request):
     return task
 
 
+def grpc_channel(target):
+    """A channel to a card's gRPC interface: `https://` with TLS, `http://`
+    (or a bare host:port) without."""
+    if target.startswith("https://"):
+        return grpc.aio.secure_channel(target.removeprefix("https://").rstrip("/"),
+                                       grpc.ssl_channel_credentials())
+    return grpc.aio.insecure_channel(target.removeprefix("http://").rstrip("/"))
+
+
 async def main(base, transport=None):
     bindings = [BINDINGS[transport]] if transport else []
     async with httpx.AsyncClient(timeout=30) as http:
@@ -92,8 +101,9 @@ async def main(base, transport=None):
                 streaming=streaming,
                 httpx_client=http,
                 supported_protocol_bindings=list(bindings),
-                # The card's gRPC address is host:port over plain HTTP/2.
-                grpc_channel_factory=lambda target: grpc.aio.insecure_channel(target),
+                # The card's gRPC interface carries its scheme: TLS for
+                # https, plain HTTP/2 for http (gRPC targets are host:port).
+                grpc_channel_factory=grpc_channel,
             )
 
         blocking = await create_client(base, config(False))

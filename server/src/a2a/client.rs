@@ -175,10 +175,10 @@ impl A2aClient {
             Op::Cancel(id) => Call::Cancel(id.to_string()),
         };
         let mut at = target.endpoint.clone();
-        let mut sent = self.grpc.call(&at, &headers, timeout, call()).await;
+        let mut sent = self.grpc.call((&at, url), &headers, timeout, call()).await;
         if let (Err(Failure::Connect(_)), Some(fallback)) = (&sent, &target.fallback) {
             at = fallback.clone();
-            sent = self.grpc.call(&at, &headers, timeout, call()).await;
+            sent = self.grpc.call((&at, url), &headers, timeout, call()).await;
         }
         sent.map_err(|f| {
             let e = match f {
@@ -190,7 +190,7 @@ impl A2aClient {
             };
             if matches!(e, A2aError::Unreachable { .. }) {
                 self.discovery.forget(url);
-                self.grpc.forget(&at);
+                self.grpc.forget(&at, url);
             }
             e
         })

@@ -403,9 +403,10 @@ pub(crate) fn pick(card: &Value, configured: &str, prefer: Option<Dialect>) -> T
                 // The configured agent's own host:port is where this agent
                 // reaches it (ours serve gRPC on the same port).
                 let configured = super::grpc::address_of(configured);
-                let url = urls.iter().find(|u| **u == configured).unwrap_or(url);
+                let here = |u: &str| super::grpc::address_of(u) == configured;
+                let url = urls.iter().find(|u| here(u)).unwrap_or(url);
                 return Target {
-                    fallback: (*url != configured).then_some(configured),
+                    fallback: (!here(url)).then_some(configured),
                     endpoint: url.to_string(),
                     dialect,
                 };

@@ -1,7 +1,12 @@
 //! Our A2A client's gRPC binding: a sub-agent whose card offers A2A 1.0
 //! only over gRPC (or offers nothing we prefer) is called with tonic's
-//! generated client over HTTP/2 (`h2c` for a bare `host:port` or an
-//! `http://` address, TLS with the system's roots for `https://`).
+//! generated client over HTTP/2. The bearer and the entry's headers travel
+//! as metadata, so clear text is only ever chosen on purpose: TLS with the
+//! system's roots (as the HTTP bindings) unless both the card's interface
+//! and the URL the agent was reached through say `http://` (a bare
+//! `host:port`, which SDKs put in cards, takes the reached URL's scheme;
+//! an `http://` interface of an agent reached over `https` is dialled with
+//! TLS all the same). See [`dial_uri`].
 //!
 //! The requests are the JSON binding's (`client::build`) parsed into the
 //! proto messages (pbjson's ProtoJSON is A2A 1.0's JSON), and the answers
@@ -48,11 +53,14 @@ pub(crate) struct GrpcClient {
     channels: Mutex<HashMap<String, Channel>>,
 }
 
-/// The gRPC address (`host:port`, the form cards carry) of a URL: its
-/// host and port, the scheme's port when it names none. Our card's
-/// interface and the client's fallback both come from here.
+/// The `host:port` of a URL (the scheme's port when it names none), or of
+/// a bare `host:port` / `dns:///host:port` target as cards carry it.
 pub(crate) fn address_of(url: &str) -> String {
-    match url::Url::parse(url) {
+    let t = url.trim().trim_start_matches("dns:///");
+    if !t.contains("://") {
+        return t.trim_end_matches('/').to_string();
+    }
+    match url::Url::parse(t) {
         Ok(u) => {
             let host = match u.host() {
                 Some(url::Host::Ipv6(a)) => format!("[{a}]"),
@@ -61,24 +69,43 @@ pub(crate) fn address_of(url: &str) -> String {
             };
             format!("{host}:{}", u.port_or_known_default().unwrap_or(80))
         }
-        Err(_) => url.to_string(),
+        Err(_) => t.to_string(),
     }
 }
 
-/// The URI tonic dials for a card's gRPC address: `host:port` (what the
-/// A2A SDKs put in cards), `dns:///host:port`, or an http(s) URL.
-pub(crate) fn dial_uri(target: &str) -> String {
-    let t = target.trim().trim_start_matches("dns:///");
-    if t.starts_with("http://") || t.starts_with("https://") {
-        t.trim_end_matches('/').to_string()
-    } else {
-        format!("http://{}", t.trim_end_matches('/'))
+/// The gRPC interface our own card publishes for the agent at `base`: its
+/// origin with the scheme (as A2A 1.0's examples write it), so a client
+/// knows whether to speak TLS.
+pub(crate) fn interface_url(base: &str) -> String {
+    match url::Url::parse(base) {
+        Ok(u) if u.has_host() => u.origin().ascii_serialization(),
+        _ => base.trim_end_matches('/').to_string(),
     }
+}
+
+/// The URI tonic dials for a card's gRPC `target` (`host:port`,
+/// `dns:///host:port`, or an `http(s)://` URL) of an agent `reached`
+/// through this configured URL. Clear text (`h2c`) only when neither says
+/// TLS: the target is `http://` or bare, and the agent was reached through
+/// an explicit `http://` URL. Anything else (an `https` target, or any
+/// target of an agent reached over `https`) is TLS: a card cannot talk
+/// this agent into sending its bearer unencrypted.
+pub(crate) fn dial_uri(target: &str, reached: &str) -> String {
+    let t = target.trim().trim_start_matches("dns:///");
+    let target_tls = t.starts_with("https://");
+    let target_clear = t.starts_with("http://") || !t.contains("://");
+    let reached_clear = reached.trim_start().starts_with("http://");
+    let scheme = if target_clear && reached_clear && !target_tls {
+        "http"
+    } else {
+        "https"
+    };
+    format!("{scheme}://{}", address_of(t))
 }
 
 impl GrpcClient {
-    fn channel(&self, target: &str) -> Result<Channel, A2aError> {
-        let uri = dial_uri(target);
+    fn channel(&self, target: &str, reached: &str) -> Result<Channel, A2aError> {
+        let uri = dial_uri(target, reached);
         let mut channels = self.channels.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(c) = channels.get(&uri) {
             return Ok(c.clone());
@@ -103,23 +130,24 @@ impl GrpcClient {
     }
 
     /// Forgets the channel to `target` (after a failure: it may have moved).
-    pub(crate) fn forget(&self, target: &str) {
+    pub(crate) fn forget(&self, target: &str, reached: &str) {
         self.channels
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .remove(&dial_uri(target));
+            .remove(&dial_uri(target, reached));
     }
 
-    /// Runs `call` at `target` with `headers` as metadata; the answer in
+    /// Runs `call` at `target` (of the agent `reached` through this URL,
+    /// see [`dial_uri`]) with `headers` as metadata; the answer in
     /// JSON-RPC's shape.
     pub(crate) async fn call(
         &self,
-        target: &str,
+        (target, reached): (&str, &str),
         headers: &[(String, String)],
         timeout: Duration,
         call: Call,
     ) -> Result<Value, Failure> {
-        let channel = self.channel(target).map_err(Failure::Other)?;
+        let channel = self.channel(target, reached).map_err(Failure::Other)?;
         let mut client = A2aServiceClient::new(channel)
             .max_decoding_message_size(16 << 20)
             .accept_compressed(tonic::codec::CompressionEncoding::Gzip);
@@ -288,14 +316,111 @@ mod tests {
         assert_eq!(address_of("http://b:8080/a2a"), "b:8080");
         assert_eq!(address_of("https://b.example"), "b.example:443");
         assert_eq!(address_of("http://[::1]:9"), "[::1]:9");
+        assert_eq!(address_of("b.example:443"), "b.example:443");
+        assert_eq!(address_of("dns:///b:9000"), "b:9000");
+        assert_eq!(interface_url("https://b.example/x"), "https://b.example");
+        assert_eq!(
+            interface_url("http://127.0.0.1:8080"),
+            "http://127.0.0.1:8080"
+        );
     }
 
     #[test]
-    fn card_addresses_become_dial_uris() {
-        assert_eq!(dial_uri("127.0.0.1:8080"), "http://127.0.0.1:8080");
-        assert_eq!(dial_uri("dns:///b:9000"), "http://b:9000");
-        assert_eq!(dial_uri("https://b.example/"), "https://b.example");
-        assert_eq!(dial_uri("http://b:1"), "http://b:1");
+    fn clear_text_only_when_the_target_and_the_reached_url_both_say_http() {
+        let http = "http://b:8080";
+        let https = "https://b.example";
+        assert_eq!(dial_uri("127.0.0.1:8080", http), "http://127.0.0.1:8080");
+        assert_eq!(dial_uri("dns:///b:9000", http), "http://b:9000");
+        assert_eq!(dial_uri("http://b:1", http), "http://b:1");
+        // A card interface that says TLS is dialled with TLS.
+        assert_eq!(
+            dial_uri("https://b.example/", http),
+            "https://b.example:443"
+        );
+        // An agent reached over https: TLS whatever the card says.
+        assert_eq!(dial_uri("b.example:443", https), "https://b.example:443");
+        assert_eq!(
+            dial_uri("http://b.example:80", https),
+            "https://b.example:80"
+        );
+        assert_eq!(dial_uri(&address_of(https), https), "https://b.example:443");
+    }
+
+    /// What a raw TCP listener receives from a call `target` of an agent
+    /// `reached` through that URL, with a bearer in the metadata.
+    async fn first_bytes(target: impl Fn(u16) -> (String, String)) -> Vec<u8> {
+        use tokio::io::AsyncReadExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = tokio::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut buf = vec![0u8; 64 * 1024];
+            let mut got = Vec::new();
+            // Read what the client sends before it waits for an answer.
+            while let Ok(Ok(n)) =
+                tokio::time::timeout(Duration::from_millis(500), s.read(&mut buf)).await
+            {
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&buf[..n]);
+            }
+            got
+        });
+        let (target, reached) = target(port);
+        let headers = [(
+            "Authorization".to_string(),
+            "Bearer sEcReT-bearer-value".to_string(),
+        )];
+        let client = GrpcClient::default();
+        let _ = client
+            .call(
+                (&target, &reached),
+                &headers,
+                Duration::from_secs(2),
+                Call::Get("t-1".into()),
+            )
+            .await;
+        seen.await.unwrap()
+    }
+
+    const H2C_PREFACE: &[u8] = b"PRI * HTTP/2.0";
+
+    #[tokio::test]
+    async fn an_https_sub_agent_gets_tls_never_h2c_or_the_bearer_in_clear() {
+        let cases: [fn(u16) -> (String, String); 3] = [
+            // Reached through an https URL; the card's interface is bare.
+            |p| (format!("127.0.0.1:{p}"), format!("https://127.0.0.1:{p}")),
+            // The card's interface says https.
+            |p| {
+                (
+                    format!("https://127.0.0.1:{p}"),
+                    format!("http://127.0.0.1:{p}"),
+                )
+            },
+            // An http interface of an agent reached over https.
+            |p| {
+                (
+                    format!("http://127.0.0.1:{p}"),
+                    format!("https://127.0.0.1:{p}"),
+                )
+            },
+        ];
+        for case in cases {
+            let got = first_bytes(case).await;
+            assert_eq!(
+                got.first(),
+                Some(&0x16),
+                "a TLS handshake record first: {got:?}"
+            );
+            assert!(!got.starts_with(H2C_PREFACE));
+            let text = String::from_utf8_lossy(&got);
+            assert!(!text.contains("sEcReT"), "the bearer crossed in clear text");
+        }
+        // The listener does see clear text when both say http (so it can tell).
+        let got =
+            first_bytes(|p| (format!("127.0.0.1:{p}"), format!("http://127.0.0.1:{p}"))).await;
+        assert!(got.starts_with(H2C_PREFACE), "{got:?}");
     }
 
     #[test]

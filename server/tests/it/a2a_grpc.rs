@@ -289,7 +289,7 @@ async fn bad_grpc_input_gets_the_spec_status_and_the_server_stays_up() {
         card["supportedInterfaces"]
             .as_array()
             .unwrap()
-            .contains(&json!({"url": format!("127.0.0.1:{port}"), "protocolBinding": "GRPC", "protocolVersion": "1.0"})),
+            .contains(&json!({"url": format!("http://127.0.0.1:{port}"), "protocolBinding": "GRPC", "protocolVersion": "1.0"})),
         "{card}"
     );
     let done = send(&ch, BOB, "list resources", None).await.unwrap();

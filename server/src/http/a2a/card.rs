@@ -54,7 +54,7 @@ pub(crate) fn card(state: &AppState, headers: &HeaderMap) -> Value {
             {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
             {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
             {"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
-            {"url": crate::a2a::grpc::address_of(&base), "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+            {"url": crate::a2a::grpc::interface_url(&base), "protocolBinding": "GRPC", "protocolVersion": "1.0"}
         ],
         "capabilities": {"streaming": true, "pushNotifications": true,
                          "extendedAgentCard": state.auth.enforced()},
