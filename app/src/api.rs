@@ -211,13 +211,17 @@ pub async fn list_questions(q: ApprovalQuery) -> Result<crate::models::QuestionP
     }
 }
 
-/// How many approvals wait for a decision (`GET /approvals?limit=0`).
-pub async fn count_approvals() -> Result<u64, ApiError> {
-    let q = ApprovalQuery {
+/// How many things wait for someone: approvals waiting for a decision
+/// and questions waiting for an answer, as "Waiting for you" lists them
+/// (`GET /approvals?limit=0` and `GET /questions?limit=0`).
+pub async fn count_waiting() -> Result<u64, ApiError> {
+    let q = || ApprovalQuery {
         limit: Some(0),
         cursor: None,
     };
-    Ok(list_approvals(q).await?.total)
+    let approvals = list_approvals(q()).await?.total;
+    let questions = list_questions(q()).await?.total;
+    Ok(approvals.saturating_add(questions))
 }
 
 /// `GET /tools`.

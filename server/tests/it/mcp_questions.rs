@@ -52,6 +52,11 @@ rules:
     steps:
       - call: count
       - reply: "count said: {result}"
+  - match: "^delete (\\S+)"
+    steps:
+      - call: seed_delete
+        args: {id: "$1"}
+      - reply: "deleted"
 "#;
 
 /// The question server over HTTP, killed on drop.
@@ -1192,4 +1197,47 @@ async fn a_wrong_client_secret_is_a_clear_error_naming_the_server() {
     assert!(log.contains("invalid_client"), "{log}");
     assert!(!log.contains(wrong) && !problem.contains(wrong));
     assert!(server.distinct().is_empty());
+}
+
+/// The header's badge counts what "Waiting for you" lists: a question and
+/// an approval waiting make 2 (issue 53 item 10: it counted approvals
+/// only, and showed 1), on the page as the server renders it.
+#[tokio::test]
+async fn the_header_badge_counts_questions_and_approvals() {
+    let dir = tempfile::tempdir().unwrap();
+    let seed = root().join("testdata/seed_mcp_server.py");
+    let extra = format!(
+        "  - name: seed\n    command: python3\n    args: [\"{}\"]\n",
+        seed.display()
+    );
+    let a = Agent::start(&config(
+        dir.path(),
+        Transport::Stdio { era: "both" },
+        &extra,
+    ));
+    let badge = |html: &str| {
+        let at = html.find("id=\"approvals-count\"")?;
+        let rest = &html[at..];
+        let text = &rest[rest.find('>')? + 1..];
+        Some(text[..text.find('<')?].to_string())
+    };
+    let html = |path: &'static str| {
+        let url = a.url(path);
+        async move {
+            let r = client().get(url).send().await.unwrap();
+            assert_eq!(r.status(), 200);
+            r.text().await.unwrap()
+        }
+    };
+    ask(&a, "deploy web").await;
+    let one = html("/ui/approvals").await;
+    assert_eq!(badge(&one).as_deref(), Some("1"), "a question alone");
+    let (s, body) = post_json(&a, "/conversations", json!({"message": "delete x"})).await;
+    assert_eq!(s, 201, "{body}");
+    assert_eq!(get_json(&a, "/approvals?limit=0").await["total"], 1);
+    for path in ["/ui/approvals", "/"] {
+        let page = html(path).await;
+        assert_eq!(badge(&page).as_deref(), Some("2"), "{path}");
+        assert!(page.contains("aria-label=\"2 waiting\""), "{path}");
+    }
 }
