@@ -160,9 +160,11 @@ pub struct McpServerConfig {
 }
 
 /// `mcp_servers[].auth` (QUESTIONS.md §1): OAuth 2.0 client credentials.
-/// Without `token_url`, the token endpoint is discovered from the server's
-/// first 401 (RFC 9728 protected resource metadata, then RFC 8414 /
-/// OpenID discovery of its authorization server).
+/// The secret goes only where the operator said: `token_url` (posted
+/// there, whatever the MCP server answers) or `issuer` (the MCP server's
+/// first 401 must name that authorization server in its RFC 9728 protected
+/// resource metadata; the token endpoint comes from the issuer's own RFC
+/// 8414 / OpenID metadata). One of the two is required.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum McpAuth {
@@ -173,6 +175,8 @@ pub enum McpAuth {
         scopes: Vec<String>,
         #[serde(default)]
         token_url: Option<String>,
+        #[serde(default)]
+        issuer: Option<String>,
     },
 }
 

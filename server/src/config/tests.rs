@@ -260,12 +260,12 @@ fn mcp_servers_need_exactly_one_transport_and_unique_names() {
         "OAuth applies to HTTP servers",
     );
     assert_problem(
-        "mcp_servers: [{name: a, url: 'http://x/mcp', auth: {type: client_credentials, client_id: c, client_secret: s3cret}}]\n",
+        "mcp_servers: [{name: a, url: 'https://x/mcp', auth: {type: client_credentials, client_id: c, client_secret: s3cret, issuer: 'https://as'}}]\n",
         "mcp_servers[0].auth.client_secret",
         "must come from the environment",
     );
     assert_problem(
-        "mcp_servers: [{name: a, url: 'http://x/mcp', auth: {type: client_credentials, client_id: c, client_secret: '${NOPE:-x}', token_url: 'ftp://x'}}]\n",
+        "mcp_servers: [{name: a, url: 'https://x/mcp', auth: {type: client_credentials, client_id: c, client_secret: '${NOPE:-x}', token_url: 'ftp://x'}}]\n",
         "mcp_servers[0].auth.token_url",
         "not an http(s) URL",
     );
@@ -274,6 +274,69 @@ fn mcp_servers_need_exactly_one_transport_and_unique_names() {
         "mcp_servers[0].auth.type",
         "client_credentials",
     );
+}
+
+/// Issue 53 item 3: the client secret goes where the operator says, over
+/// https unless to this machine.
+#[test]
+fn mcp_oauth_needs_a_token_url_or_an_issuer_and_https_off_this_machine() {
+    let cc = |url: &str, rest: &str| {
+        format!(
+            "mcp_servers: [{{name: a, url: '{url}', auth: {{type: client_credentials, client_id: c, client_secret: '${{NOPE:-x}}'{rest}}}}}]\n"
+        )
+    };
+    assert_problem(
+        &cc("https://x/mcp", ""),
+        "mcp_servers[0].auth",
+        "needs `token_url` (the token endpoint the client secret is posted to) or `issuer`",
+    );
+    assert_problem(
+        &cc(
+            "https://x/mcp",
+            ", token_url: 'https://as/token', issuer: 'https://as'",
+        ),
+        "mcp_servers[0].auth",
+        "has both `token_url` and `issuer`",
+    );
+    for (url, rest, key) in [
+        (
+            "https://x/mcp",
+            ", issuer: 'http://as.example'",
+            "auth.issuer",
+        ),
+        (
+            "https://x/mcp",
+            ", token_url: 'http://10.0.0.9/token'",
+            "auth.token_url",
+        ),
+        ("http://x/mcp", ", issuer: 'https://as'", "url"),
+    ] {
+        assert_problem(
+            &cc(url, rest),
+            &format!("mcp_servers[0].{key}"),
+            "is plain http to another machine",
+        );
+    }
+    assert_problem(
+        &cc("https://x/mcp", ", issuer: 'ftp://as'"),
+        "mcp_servers[0].auth.issuer",
+        "not an http(s) URL",
+    );
+    for (url, rest) in [
+        ("https://x/mcp", ", issuer: 'https://as.example/realms/a'"),
+        ("https://x/mcp", ", token_url: 'https://as.example/token'"),
+        ("http://127.0.0.1:9/mcp", ", issuer: 'http://localhost:8/'"),
+        ("http://[::1]:9/mcp", ", token_url: 'http://a.localhost/t'"),
+    ] {
+        let c = load_str(&cc(url, rest)).unwrap();
+        let Some(McpAuth::ClientCredentials {
+            token_url, issuer, ..
+        }) = &c.mcp_servers[0].auth
+        else {
+            panic!("no auth");
+        };
+        assert!(token_url.is_some() != issuer.is_some());
+    }
 }
 
 #[test]

@@ -187,20 +187,8 @@ fn check_mcp_servers(config: &Config, p: &mut Vec<Problem>) {
                 if !s.args.is_empty() || !s.env.is_empty() {
                     p.push(Problem::new(&at, "`args` and `env` apply to stdio servers (`command`), not to `url`"));
                 }
-                if let Some(super::schema::McpAuth::ClientCredentials {
-                    client_id,
-                    token_url,
-                    ..
-                }) = &s.auth
-                {
-                    if client_id.trim().is_empty() {
-                        p.push(Problem::new(format!("{at}.auth.client_id"), "must not be empty"));
-                    }
-                    if let Some(t) = token_url
-                        && let Err(e) = check_http_url(t)
-                    {
-                        p.push(Problem::new(format!("{at}.auth.token_url"), e));
-                    }
+                if let Some(auth) = &s.auth {
+                    check_mcp_auth(auth, url, &at, p);
                 }
             }
             (None, Some(cmd)) => {
@@ -220,6 +208,61 @@ fn check_mcp_servers(config: &Config, p: &mut Vec<Problem>) {
         && m.command.trim().is_empty()
     {
         p.push(Problem::new("mcp.command", "must not be empty"));
+    }
+}
+
+/// `mcp_servers[].auth`: the client secret goes only where the operator
+/// says (`token_url`, or the token endpoint of `issuer`), never where the
+/// MCP server points; and it, like the token the MCP server then
+/// receives, crosses a network only over `https`.
+fn check_mcp_auth(auth: &super::schema::McpAuth, url: &str, at: &str, p: &mut Vec<Problem>) {
+    let super::schema::McpAuth::ClientCredentials {
+        client_id,
+        token_url,
+        issuer,
+        ..
+    } = auth;
+    if client_id.trim().is_empty() {
+        p.push(Problem::new(
+            format!("{at}.auth.client_id"),
+            "must not be empty",
+        ));
+    }
+    match (token_url, issuer) {
+        (None, None) => p.push(Problem::new(
+            format!("{at}.auth"),
+            "needs `token_url` (the token endpoint the client secret is posted to) or `issuer` \
+             (the authorization server the MCP server must name; its token endpoint comes from \
+             its own metadata): without either the secret would go wherever the MCP server points",
+        )),
+        (Some(_), Some(_)) => p.push(Problem::new(
+            format!("{at}.auth"),
+            "has both `token_url` and `issuer`: set one (`token_url` is used as is; `issuer` \
+             discovers the token endpoint from that authorization server)",
+        )),
+        _ => {}
+    }
+    let keys = [
+        ("url", Some(url)),
+        ("auth.token_url", token_url.as_deref()),
+        ("auth.issuer", issuer.as_deref()),
+    ];
+    for (key, value) in keys {
+        let Some(value) = value else { continue };
+        if let Err(e) = check_http_url(value) {
+            if key != "url" {
+                p.push(Problem::new(format!("{at}.{key}"), e));
+            }
+            continue;
+        }
+        match url::Url::parse(value) {
+            Ok(u) if crate::domain::net::is_https_or_loopback(&u) => {}
+            Ok(_) => p.push(Problem::new(
+                format!("{at}.{key}"),
+                format!("`{value}` is plain http to another machine: with `auth` the client secret and the token cross the network, so use https:// (http:// only to localhost)"),
+            )),
+            Err(e) => p.push(Problem::new(format!("{at}.{key}"), format!("`{value}`: {e}"))),
+        }
     }
 }
 

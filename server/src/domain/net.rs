@@ -12,6 +12,19 @@ pub fn is_loopback_host(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// Whether a secret may travel to `url`: `https`, or plain `http` only to
+/// this machine (`localhost`, `*.localhost`, a loopback address), where no
+/// network sees it.
+pub(crate) fn is_https_or_loopback(url: &url::Url) -> bool {
+    match url.scheme() {
+        "https" => true,
+        "http" => url
+            .host_str()
+            .is_some_and(|h| is_loopback_host(h) || h.to_ascii_lowercase().ends_with(".localhost")),
+        _ => false,
+    }
+}
+
 /// An origin: `scheme://host[:port]`, lower-cased, default ports dropped.
 pub(crate) fn parse_origin(s: &str) -> Option<String> {
     let s = s.trim();

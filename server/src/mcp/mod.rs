@@ -21,6 +21,7 @@ pub(crate) mod frames;
 mod hints;
 mod http_hints;
 mod oauth;
+mod oauth_issuer;
 mod questions;
 pub(crate) mod server;
 mod skim;

@@ -1,11 +1,12 @@
 //! OAuth 2.0 client credentials for remote MCP servers (QUESTIONS.md §1:
 //! `mcp_servers[].auth: {type: client_credentials, …}`).
 //!
-//! rmcp's `auth` feature brings the standards work: discovery from a 401's
-//! `WWW-Authenticate` (RFC 9728 protected resource metadata, then RFC 8414
-//! / OpenID discovery of the authorization server) and the token request
-//! itself (the `oauth2` crate, `client_secret_post` or `_basic` as the
-//! server advertises, with the RFC 8707 `resource`). Its `AuthClient`
+//! The secret goes only where the operator said: the configured
+//! `token_url`, or the token endpoint of the configured `issuer` once the
+//! MCP server's 401 leads there (`oauth_issuer`: RFC 9728, then RFC 8414 /
+//! OpenID metadata of that issuer only). rmcp's `auth` feature does the
+//! token request itself (the `oauth2` crate, `client_secret_post` or
+//! `_basic` as the server advertises, with the RFC 8707 `resource`). Its `AuthClient`
 //! renews tokens with a refresh token, which the client-credentials grant
 //! does not issue, so the token's life is ours: [`OAuthHttp`] wraps the
 //! transport's reqwest client, puts the cached token on every request,
@@ -41,6 +42,10 @@ pub(crate) struct ClientCredentials {
     url: String,
     config: ClientCredentialsConfig,
     token_url: Option<String>,
+    issuer: Option<String>,
+    /// Metadata and token requests: bounded, never redirected, and only to
+    /// the hosts above (the operator's), so no address filter is needed.
+    http: reqwest::Client,
     state: tokio::sync::Mutex<State>,
 }
 
@@ -60,6 +65,7 @@ impl ClientCredentials {
             client_secret,
             scopes,
             token_url,
+            issuer,
         } = auth;
         ClientCredentials {
             server: server.to_string(),
@@ -72,6 +78,13 @@ impl ClientCredentials {
                 resource: Some(url.to_string()),
             },
             token_url: token_url.clone(),
+            issuer: issuer.clone(),
+            http: reqwest::Client::builder()
+                .timeout(TOKEN_TIMEOUT)
+                .connect_timeout(TOKEN_TIMEOUT)
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap_or_default(),
             state: Default::default(),
         }
     }
@@ -123,24 +136,24 @@ impl ClientCredentials {
 
     async fn exchange(&self, state: &mut State, challenge: Option<&str>) -> Result<String, String> {
         if state.manager.is_none() {
-            let mut manager =
-                AuthorizationManager::new_allowing_private_addresses(self.url.as_str())
-                    .await
-                    .map_err(|e| e.to_string())?;
-            let metadata = match &self.token_url {
+            let metadata = match (&self.token_url, &self.issuer) {
                 // Only the token endpoint is used by this grant.
-                Some(t) => serde_json::from_value(
+                (Some(t), _) => serde_json::from_value(
                     serde_json::json!({"authorization_endpoint": t, "token_endpoint": t}),
                 )
                 .map_err(|e| e.to_string())?,
-                None => {
-                    manager
-                        .resolve_metadata_from_challenge(challenge)
-                        .await
-                        .map_err(|e| format!("discovery failed: {e}"))?
-                        .metadata
+                (None, Some(issuer)) => {
+                    super::oauth_issuer::issuer_metadata(&self.http, &self.url, issuer, challenge)
+                        .await?
                 }
+                (None, None) => return Err("neither `auth.token_url` nor `auth.issuer` is configured: the client secret was not sent".into()),
             };
+            let mut manager = AuthorizationManager::new(self.url.as_str())
+                .await
+                .map_err(|e| e.to_string())?;
+            manager
+                .with_client(self.http.clone())
+                .map_err(|e| e.to_string())?;
             tracing::info!(server = %self.server, token_endpoint = %metadata.token_endpoint, "OAuth token endpoint");
             manager.set_metadata(metadata);
             manager
