@@ -130,6 +130,11 @@ pub(crate) struct Principal {
     pub(crate) name: String,
     pub(crate) roles: Roles,
     pub(crate) source: Source,
+    /// When the credential that proved it ends: an OpenID bearer's `exp`,
+    /// a browser session's end; `None` when it does not end on its own (an
+    /// operator token, a proxy's headers). What this principal grants ends
+    /// with it (REACH.md §3).
+    pub(crate) expires_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// A browser sign-in session, as a request carries it.
@@ -157,6 +162,7 @@ impl Principal {
             name: ANONYMOUS.into(),
             roles: Roles::ALL,
             source: Source::Anonymous,
+            expires_at: None,
         }
     }
 
@@ -238,6 +244,7 @@ mod tests {
             name: name.into(),
             roles: Roles::from_names(roles.iter().copied()),
             source: Source::Token,
+            expires_at: None,
         }
     }
 

@@ -10,7 +10,7 @@
 //! What no route serves (assets, the site's files, unknown paths) is the
 //! fallback's, with the rules of [`super::auth::access::need`].
 
-use super::auth::access::Need::{self, Api, Open, Page};
+use super::auth::access::Need::{self, Api, Known, Open, Page};
 use super::state::AppState;
 use super::{a2a, auth, metrics, rest, ui};
 use crate::domain::principal::Role::{Admin, Approver, Requester, Viewer};
@@ -160,9 +160,9 @@ pub(crate) static ROUTES: &[Route] = &[
     Route {
         method: "DELETE",
         path: "/grants/{id}",
-        need: Api(Approver),
+        need: Known,
         serve: Serve::Handler(|| delete(rest::grants::revoke)),
-        doc: Doc::new("Revokes a live grant (its creator or an admin), audited as grant.revoked; the next identical call asks again. Answers {\"grant\": …} as revoked. 404 when no live grant has this id.").errors(&[403, 404]),
+        doc: Doc::new("Revokes a live grant (its creator, whatever their roles now, or an admin), audited as grant.revoked; the next identical call asks again. Answers {\"grant\": …} as revoked. 404 when no live grant has this id.").errors(&[403, 404]),
     },
     Route {
         method: "POST",
@@ -335,7 +335,7 @@ pub(crate) static ROUTES: &[Route] = &[
     Route {
         method: "POST",
         path: "/ui/grants/{id}/revoke",
-        need: Page(Approver),
+        need: Page(Viewer),
         serve: Serve::Handler(|| post(ui::forms::revoke_grant)),
         doc: Doc::new("The tools page's Revoke form (urlencoded `form_token`; the grant's creator or an admin): like `DELETE /grants/{id}`, then 303 back to `/ui/tools`, or to `/ui/refused` saying why.").status(303).errors(&[403, 415]),
     },

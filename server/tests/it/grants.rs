@@ -365,3 +365,194 @@ async fn a_grant_ends_with_the_sign_in_it_was_made_in() {
     assert_eq!(revoked.len(), 1);
     assert_eq!(revoked[0]["details"]["reason"], "the granter signed out");
 }
+
+/// A request to the agent with `headers` (a bearer, or a proxy's): the
+/// status and the JSON answer (null when there is none).
+async fn send(
+    a: &Agent,
+    method: reqwest::Method,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut r = support::client()
+        .request(method, a.url(path))
+        .timeout(Duration::from_secs(30));
+    for (k, v) in headers {
+        r = r.header(*k, *v);
+    }
+    if let Some(b) = body {
+        r = r.json(&b);
+    }
+    let resp = r.send().await.unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+fn at(v: &Value) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{v}: {e}"))
+        .with_timezone(&chrono::Utc)
+}
+
+/// Issue 53 item 6, mode `oidc`: a grant made with a short-lived bearer
+/// ends with it. Asked for 24 h, it expires no later than the token's
+/// `exp`; it spares the next call while the token lives, and once the
+/// token has expired the same call asks again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_made_with_a_short_lived_bearer_ends_with_it() {
+    let idp = support::OidcProvider::start(None);
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        r#"{base}auth:
+  mode: oidc
+  oidc:
+    issuer: {issuer}
+    audience: stop-and-go
+    client_id: stop-and-go-ui
+    name_claim: email
+    roles_claim: groups
+    role_map: {{sre-oncall: approver, sre: requester}}
+"#,
+        base = support::resources_yaml("grants-oidc", dir.path()),
+        issuer = idp.issuer,
+    );
+    let a = Agent::start(&write_config(dir.path(), &dir.path().join("data"), &yaml));
+    let bob = idp.token(json!({"sub": "bob", "exp_in": 600})).await;
+    let bob = format!("Bearer {bob}");
+    let as_bob = [("authorization", bob.as_str())];
+    let minted = chrono::Utc::now();
+    let alice = idp.token(json!({"sub": "alice", "exp_in": 10})).await;
+    let alice = format!("Bearer {alice}");
+    let as_alice = [("authorization", alice.as_str())];
+    let post = reqwest::Method::POST;
+
+    let (s, body) = send(
+        &a,
+        post.clone(),
+        "/conversations",
+        &as_bob,
+        Some(json!({"message": "add apples 5"})),
+    )
+    .await;
+    assert_eq!(s, 201, "{body}");
+    let conv = body["conversation"]["id"].as_str().unwrap().to_string();
+    let uuid = waiting_uuid(&body);
+    let grant = json!({"approved": true, "grant": {"for": "24h", "match": ["/name"]}});
+    let (s, b) = send(
+        &a,
+        post.clone(),
+        &format!("/approvals/{uuid}"),
+        &as_alice,
+        Some(grant),
+    )
+    .await;
+    assert_eq!(s, 200, "{b}");
+    let (_, list) = send(&a, reqwest::Method::GET, "/grants", &as_bob, None).await;
+    let g = &list["grants"][0];
+    let expires = at(&g["expires_at"]);
+    // The token's `exp` is at most 10 s (and a second's rounding) after
+    // it was minted: the grant ends then, not in 24 h.
+    assert!(
+        expires <= minted + chrono::Duration::seconds(11) && expires > chrono::Utc::now(),
+        "{g}"
+    );
+    assert_eq!(g["created_by"], "alice@example.test", "{g}");
+
+    let messages = format!("/conversations/{conv}/messages");
+    let (s, body) = send(
+        &a,
+        post.clone(),
+        &messages,
+        &as_bob,
+        Some(json!({"message": "add apples 6"})),
+    )
+    .await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(body["result"]["waiting_approval"], false, "{body}");
+
+    // Past the token's life the grant is over: the same call asks.
+    let wait = (expires - chrono::Utc::now()).to_std().unwrap_or_default();
+    tokio::time::sleep(wait + Duration::from_millis(200)).await;
+    let (_, list) = send(&a, reqwest::Method::GET, "/grants", &as_bob, None).await;
+    assert_eq!(list["grants"], json!([]), "{list}");
+    let (s, body) = send(
+        &a,
+        post,
+        &messages,
+        &as_bob,
+        Some(json!({"message": "add apples 7"})),
+    )
+    .await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(body["result"]["waiting_approval"], true, "{body}");
+}
+
+/// Issue 53 item 6, mode `proxy`: the proxy says nothing about how long
+/// its word holds, so a grant lasts at most an hour; and its granter,
+/// demoted since (same user, groups without the role), can still revoke
+/// it, while another approver who did not grant it cannot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_demoted_granter_still_revokes_their_own_grant() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        r#"{base}auth:
+  mode: proxy
+  proxy:
+    user_header: X-Forwarded-Email
+    groups_header: X-Forwarded-Groups
+    role_map: {{readers: viewer, sre: requester, sre-oncall: approver}}
+    trusted_proxies: [127.0.0.1/32, "::1/128"]
+"#,
+        base = support::resources_yaml("grants-proxy", dir.path())
+    );
+    let a = Agent::start(&write_config(dir.path(), &dir.path().join("data"), &yaml));
+    let who = |user: &'static str, groups: &'static str| {
+        [("x-forwarded-email", user), ("x-forwarded-groups", groups)]
+    };
+    let (bob, alice, carol) = (
+        who("bob", "sre"),
+        who("alice", "sre-oncall"),
+        who("carol", "sre-oncall"),
+    );
+    let post = reqwest::Method::POST;
+    let (s, body) = send(
+        &a,
+        post.clone(),
+        "/conversations",
+        &bob,
+        Some(json!({"message": "add apples 5"})),
+    )
+    .await;
+    assert_eq!(s, 201, "{body}");
+    let uuid = waiting_uuid(&body);
+    let grant = json!({"approved": true, "grant": {"for": "24h", "match": ["/name"]}});
+    let (s, b) = send(&a, post, &format!("/approvals/{uuid}"), &alice, Some(grant)).await;
+    assert_eq!(s, 200, "{b}");
+    let (_, list) = send(&a, reqwest::Method::GET, "/grants", &bob, None).await;
+    let g = &list["grants"][0];
+    let left = at(&g["expires_at"]) - chrono::Utc::now();
+    assert!(
+        left <= chrono::Duration::hours(1) && left > chrono::Duration::minutes(59),
+        "{g}"
+    );
+    let id = g["id"].as_str().unwrap().to_string();
+    let path = format!("/grants/{id}");
+
+    // Another approver, who did not grant it: refused, as before.
+    let (s, b) = send(&a, reqwest::Method::DELETE, &path, &carol, None).await;
+    assert_eq!(s, 403, "{b}");
+    // Alice, demoted to no mapped group at all (no role): she may.
+    let (s, b) = send(
+        &a,
+        reqwest::Method::DELETE,
+        &path,
+        &who("alice", "former-oncall"),
+        None,
+    )
+    .await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["grant"]["revoked_by"], "alice", "{b}");
+    let (_, list) = send(&a, reqwest::Method::GET, "/grants", &bob, None).await;
+    assert_eq!(list["grants"], json!([]), "{list}");
+}

@@ -6,10 +6,12 @@
 //! where it would otherwise ask (a `deny` still wins, a changed tool is
 //! still held), only for the rule that asked when it was granted, never
 //! for a quorum, and only while the rule's named approvers still admit
-//! the granter. It lasts at most 24 h and never past the granter's
-//! sign-in session (signing out ends it).
+//! the granter. It lasts at most 24 h and never past the credential it
+//! was made with: the granter's sign-in session (signing out ends it), an
+//! OpenID bearer's `exp`, an hour when a proxy vouched for the granter.
+//! Its granter may always revoke it, whatever their roles now.
 
-use crate::domain::principal::{Principal, Role, Roles};
+use crate::domain::principal::{Principal, Role, Roles, Source};
 use crate::domain::tools::CallContext;
 use crate::engine::{Engine, EngineError};
 use crate::policy::grants::{LiveGrant, values_of};
@@ -22,6 +24,38 @@ use std::time::Duration;
 pub(crate) const MAX_FOR: Duration = Duration::from_secs(24 * 3600);
 /// How long a grant lasts when the decision does not say.
 pub(crate) const DEFAULT_FOR: Duration = Duration::from_secs(3600);
+
+/// The longest a grant made through an authenticating proxy (mode
+/// `proxy`) lasts. The proxy vouches for each request and says nothing
+/// about how long its word holds, so the grant cannot end with the
+/// granter's access as a bearer's or a session's does: an hour bounds how
+/// long it can outlive a demotion (and its granter can revoke it at once).
+pub(crate) const PROXY_FOR: Duration = Duration::from_secs(3600);
+
+/// When a grant made `now` for `lasts` ends: never after the credential it
+/// was made with (an OpenID bearer's `exp`, a browser session's end), nor
+/// after [`PROXY_FOR`] when a proxy vouched for the granter.
+fn ends_at(
+    now: chrono::DateTime<chrono::Utc>,
+    lasts: Duration,
+    ctx: &CallContext,
+) -> chrono::DateTime<chrono::Utc> {
+    let after =
+        |d: Duration| now + chrono::Duration::from_std(d).unwrap_or(chrono::Duration::hours(1));
+    let mut until = after(lasts);
+    if let Some(end) = ctx.principal.expires_at {
+        until = until.min(end);
+    }
+    if let Some(s) = &ctx.signin
+        && let Ok(end) = chrono::DateTime::parse_from_rfc3339(&s.expires_at)
+    {
+        until = until.min(end.with_timezone(&chrono::Utc));
+    }
+    if ctx.principal.source == Source::Proxy {
+        until = until.min(after(PROXY_FOR));
+    }
+    until
+}
 
 /// The gate's view of a stored grant.
 pub(crate) fn live(g: &GrantRow) -> LiveGrant {
@@ -46,6 +80,7 @@ pub(crate) fn admits(approvers: &[String], name: &str, roles: &[String]) -> bool
         name: name.to_string(),
         roles: Roles::from_names(roles.iter().map(String::as_str)),
         source: Default::default(),
+        expires_at: None,
     };
     p.allow(Role::Approver) && crate::policy::admitted(approvers, &p)
 }
@@ -192,13 +227,7 @@ impl Engine {
             EngineError::Invalid("grant.match names an argument the call does not have".into())
         })?;
         let now = chrono::Utc::now();
-        let mut until =
-            now + chrono::Duration::from_std(lasts).unwrap_or_else(|_| chrono::Duration::hours(1));
-        if let Some(s) = &ctx.signin
-            && let Ok(end) = chrono::DateTime::parse_from_rfc3339(&s.expires_at)
-        {
-            until = until.min(end.with_timezone(&chrono::Utc));
-        }
+        let until = ends_at(now, lasts, ctx);
         let stamp = |t: chrono::DateTime<chrono::Utc>| {
             t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
         };
@@ -314,8 +343,9 @@ impl Engine {
             .collect())
     }
 
-    /// Revokes a grant: its creator or an admin (in auth mode `none`,
-    /// anyone). Audited `grant.revoked`.
+    /// Revokes a grant: its creator, whatever their roles now (a demoted
+    /// granter can still end what they granted), or an admin (in auth
+    /// mode `none`, anyone). Audited `grant.revoked`.
     pub(crate) async fn revoke_grant(
         &self,
         id: &str,

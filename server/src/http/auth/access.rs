@@ -21,6 +21,10 @@ pub(crate) enum Need {
     Api(Role),
     /// A page: 303 to sign-in without a session, 403 without the role.
     Page(Role),
+    /// An API route for any caller who proved who they are, whatever
+    /// their roles now (401 without credentials); the handler decides.
+    /// Revoking one's own grant: a demoted granter may still end it.
+    Known,
 }
 
 use Need::{Api, Open, Page};

@@ -126,6 +126,7 @@ mod tests {
             name: name.into(),
             roles: Roles::NONE,
             source,
+            expires_at: None,
         })));
         e
     }

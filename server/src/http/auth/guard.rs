@@ -37,6 +37,7 @@ impl Identity {
             name: crate::domain::principal::ANONYMOUS.into(),
             roles: Roles::NONE,
             source: Source::Anonymous,
+            expires_at: None,
         }))
     }
 
@@ -126,6 +127,9 @@ async fn identify(
                 name: s.name,
                 roles: Roles::from_names(s.roles.iter().map(String::as_str)),
                 source: Source::Session,
+                expires_at: chrono::DateTime::parse_from_rfc3339(&s.expires_at)
+                    .ok()
+                    .map(|t| t.with_timezone(&chrono::Utc)),
             }));
         }
     }
@@ -196,7 +200,7 @@ pub(crate) async fn layer(State(state): State<AppState>, mut req: Request, next:
     };
     match (need, &principal) {
         (Need::Open, _) => {}
-        (Need::Api(_), None) => {
+        (Need::Api(_) | Need::Known, None) => {
             let why = "authentication required: send Authorization: Bearer <token>, or sign in at /ui/sign-in";
             if grpc {
                 return crate::http::a2a::grpc::refusal(&RpcError::unauthenticated(why));

@@ -72,6 +72,7 @@ impl Auth {
             name: name.to_string(),
             roles,
             source: Source::Slack,
+            expires_at: None,
         };
         Ok(match self.mode {
             AuthMode::None => Some(with(Roles::ALL)),

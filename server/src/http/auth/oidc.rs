@@ -309,6 +309,11 @@ impl Oidc {
             name: name.chars().take(200).collect(),
             roles,
             source,
+            // Validated as required and unexpired above (`validate`).
+            expires_at: claims
+                .get("exp")
+                .and_then(Value::as_f64)
+                .and_then(|e| chrono::DateTime::from_timestamp(e.floor() as i64, 0)),
         })
     }
 }

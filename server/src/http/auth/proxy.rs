@@ -89,6 +89,9 @@ impl Proxy {
             name: user.chars().take(200).collect(),
             roles,
             source: Source::Proxy,
+            // The proxy says nothing about how long its word holds: grants
+            // are capped instead (engine/calls/grants.rs, PROXY_FOR).
+            expires_at: None,
         })
     }
 }

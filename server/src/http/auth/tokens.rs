@@ -54,6 +54,7 @@ impl Tokens {
             name: e.name.clone(),
             roles: e.roles,
             source: Source::Token,
+            expires_at: None,
         })
     }
 

@@ -15,7 +15,8 @@ pub(crate) async fn list(State(state): State<AppState>) -> Result<Json<GrantList
     }))
 }
 
-/// `DELETE /grants/:id` → `{"grant": Grant}` as revoked: its creator or an
+/// `DELETE /grants/:id` → `{"grant": Grant}` as revoked: its creator,
+/// whatever their roles now (the route needs only a known caller), or an
 /// admin; 404 when no live grant has that id.
 pub(crate) async fn revoke(
     State(state): State<AppState>,
