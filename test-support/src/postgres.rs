@@ -39,3 +39,41 @@ pub fn fresh_database_on_socket(prefix: &str) -> Option<String> {
     let base = socket.rsplit_once('/').map(|(b, _)| b)?;
     Some(format!("{base}/{name}"))
 }
+
+/// Every row of every table in the database at `url`, as PostgreSQL's
+/// text form of the row (`t::text`), one a line: for a test that must
+/// read what the store holds (a secret never in the clear). Runs the
+/// synchronous client on a thread of its own; panics when the database
+/// cannot be read.
+pub fn dump(url: &str) -> String {
+    let url = url.to_string();
+    std::thread::spawn(move || {
+        let mut c = postgres::Client::connect(&url, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("cannot reach {url}: {e}"));
+        let tables = c
+            .query(
+                "SELECT quote_ident(table_schema) || '.' || quote_ident(table_name) \
+                 FROM information_schema.tables \
+                 WHERE table_type = 'BASE TABLE' \
+                 AND table_schema NOT IN ('pg_catalog', 'information_schema')",
+                &[],
+            )
+            .unwrap_or_else(|e| panic!("cannot list the tables of {url}: {e}"));
+        let mut out = String::new();
+        for t in tables {
+            let table: String = t.get(0);
+            let rows = c
+                .query(&format!("SELECT t::text FROM {table} t"), &[])
+                .unwrap_or_else(|e| panic!("cannot read {table}: {e}"));
+            for r in rows {
+                out.push_str(&table);
+                out.push(' ');
+                out.push_str(&r.get::<_, String>(0));
+                out.push('\n');
+            }
+        }
+        out
+    })
+    .join()
+    .unwrap_or_else(|_| panic!("reading a test database failed"))
+}

@@ -121,6 +121,14 @@ impl Process {
         }
     }
 
+    /// Its own child processes: pid and command line (arguments joined by
+    /// spaces), read from `/proc`. A test that must kill one of them (an
+    /// MCP server the agent started) picks it here and kills that pid
+    /// alone ([`kill9_pid`]), never a process found by name.
+    pub fn children(&self) -> Vec<(u32, String)> {
+        children_of(self.child.id())
+    }
+
     /// Its peak resident memory (`VmHWM`) in MiB, while it runs.
     pub fn peak_rss_mib(&self) -> Option<f64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
@@ -139,6 +147,61 @@ impl Drop for Process {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// The processes whose parent is `parent`: pid and command line.
+pub fn children_of(parent: u32) -> Vec<(u32, String)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for entry in dir.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`: comm may hold spaces and parentheses.
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid != Some(parent) {
+            continue;
+        }
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline)
+            .split('\0')
+            .filter(|a| !a.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        found.push((pid, cmdline));
+    }
+    found
+}
+
+/// `kill -9 PID`: that process alone. Panics when the signal cannot be sent.
+pub fn kill9_pid(pid: u32) {
+    let pid = pid.to_string();
+    let sent = Command::new("kill").args(["-KILL", &pid]).status();
+    assert!(sent.is_ok_and(|s| s.success()), "cannot kill {pid}");
+}
+
+/// Whether `pid` has ended: gone from `/proc`, or a zombie its parent has
+/// not reaped yet.
+pub fn has_ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X"),
     }
 }
 

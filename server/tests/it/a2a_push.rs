@@ -11,6 +11,7 @@
 use crate::support;
 
 use serde_json::{Value, json};
+use std::path::Path;
 use std::time::Duration;
 use support::{Agent, client, post_json, resources_yaml, write_config};
 use test_support::webhook::{Answer, Received, Receiver};
@@ -55,6 +56,42 @@ fn delivered(got: &[Received], task: &str, state: &str) -> usize {
         .filter(|r| r.status == 200 && state_of(r) == state)
         .filter(|r| r.body["statusUpdate"]["taskId"] == task || r.body["task"]["id"] == task)
         .count()
+}
+
+/// How many push attempts the agent has logged as failed for want of a
+/// connection (`notify/worker.rs` logs each failed attempt with its error).
+fn refused_pushes(a: &Agent) -> usize {
+    a.log()
+        .lines()
+        .filter(|l| l.contains("notification attempt failed"))
+        .filter(|l| l.contains("a2a-push:") && l.contains("could not connect"))
+        .count()
+}
+
+/// Everything the agent at `cfg` stored, as text: each file under `data`
+/// and, when `cfg` names a PostgreSQL store, every row of its database.
+fn stored_text(cfg: &Path, data: &Path) -> String {
+    let mut text = String::new();
+    let mut dirs = vec![data.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for f in std::fs::read_dir(&d).unwrap() {
+            let path = f.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                text.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    let yaml: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(cfg).unwrap()).unwrap();
+    if yaml["store"]["backend"].as_str() == Some("postgres") {
+        let url = yaml["store"]["url"].as_str().unwrap();
+        let rows = test_support::postgres::dump(url);
+        assert!(!rows.is_empty(), "the PostgreSQL store at {url} holds rows");
+        text.push_str(&rows);
+    }
+    text
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -197,8 +234,9 @@ async fn pushes_deliver_each_state_once_with_credentials_and_survive_a_restart()
         })
         .unwrap()
         .to_string();
-    let port = hook.port;
+    let (port, url) = (hook.port, hook.url.clone());
     let (_, seen) = hook.stop();
+    let refused = refused_pushes(&a);
     let (s, _) = post_json(
         &a,
         &format!("/approvals/{uuid2}"),
@@ -206,17 +244,26 @@ async fn pushes_deliver_each_state_once_with_credentials_and_survive_a_restart()
     )
     .await;
     assert_eq!(s, 200);
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // The receiver was down: the agent tried t2's push and could not
+    // connect (cfg-1's task is final, so the attempt is cfg-2's). Killed
+    // then, with the completed task not delivered.
+    support::until(
+        Duration::from_secs(20),
+        "a push attempt refused by the stopped receiver",
+        || refused_pushes(&a) > refused,
+    )
+    .await;
     a.kill9();
-    // Nothing in the store holds the secrets in the clear.
-    for f in std::fs::read_dir(dir.path().join("data")).unwrap() {
-        let bytes = std::fs::read(f.unwrap().path()).unwrap();
-        let text = String::from_utf8_lossy(&bytes);
-        assert!(
-            !text.contains("cred-secret-1")
-                && !text.contains("tok-secret-1")
-                && !text.contains("tok-2")
-        );
+    // Nothing in the store holds the secrets in the clear: its files, and
+    // on PostgreSQL its database's rows, which hold the configs' URL.
+    let stored = stored_text(&cfg, &dir.path().join("data"));
+    assert!(
+        stored.contains(&url),
+        "the scan read the push configs ({} bytes)",
+        stored.len()
+    );
+    for secret in ["cred-secret-1", "tok-secret-1", "tok-2"] {
+        assert!(!stored.contains(secret), "{secret} stored in the clear");
     }
     let hook = Receiver::on_port("unused", port, seen).await;
     let a = Agent::start(&cfg);

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use server::llm::scripted::Rules;
 use std::process::Command;
 use std::sync::Arc;
+use std::time::Duration;
 use support::{Agent, client, tool, write_config};
 use test_support::fake_llm::{FakeState, Format};
 
@@ -401,19 +402,34 @@ async fn a_killed_stdio_server_is_restarted_for_the_next_call() {
     )
     .await;
     let id = body["conversation"]["id"].as_str().unwrap().to_string();
-    // Kill the agent's mcp-resources child (its --db path is unique to this test).
+    // Kill the agent's own mcp-resources child, by its pid (its --db path
+    // is unique to this test; nothing else is touched).
     let db = s.dir.path().join("resources.db");
-    let status = Command::new("pkill")
-        .arg("-9")
-        .arg("-f")
-        .arg(db.to_str().unwrap())
-        .status()
-        .unwrap();
-    assert!(
-        status.success(),
-        "the MCP server process was found and killed"
-    );
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let db = db.to_str().unwrap();
+    let children = s.agent.children();
+    let mcp: Vec<u32> = children
+        .iter()
+        .filter(|(_, cmd)| cmd.contains("mcp-resources") && cmd.contains(db))
+        .map(|(pid, _)| *pid)
+        .collect();
+    assert_eq!(mcp.len(), 1, "the agent's one MCP server: {children:?}");
+    // rmcp says so at info when a connection's stream ends: counted
+    // before, so the wait below sees this server's end and no other.
+    const CLOSED: &str = "input stream terminated";
+    let closed = s.agent.log().matches(CLOSED).count();
+    test_support::process::kill9_pid(mcp[0]);
+    support::until(Duration::from_secs(10), "the MCP server ended", || {
+        test_support::process::has_ended(mcp[0])
+    })
+    .await;
+    // The next call comes once the agent has seen its connection close
+    // (else it would race the agent to it).
+    support::until(
+        Duration::from_secs(10),
+        "the agent saw its MCP server's connection close",
+        || s.agent.log().matches(CLOSED).count() > closed,
+    )
+    .await;
     let (status, body) = call(
         &s.agent,
         "POST",

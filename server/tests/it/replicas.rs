@@ -230,7 +230,11 @@ async fn three_replicas_share_conversations_approvals_and_events() {
                 .as_u16()
         })
     };
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // 409 is the answer once 0's turn holds the conversation: the store
+    // says a turn runs (the task is `working` as 1 reads it), which 0
+    // writes under the conversation's lease and clears before giving it
+    // back; the model then still takes its 1.5 s, twice.
+    until_working(r.at(1), &id).await;
     let (status, busy) = post(
         r.at(1),
         &format!("/conversations/{id}/messages"),
@@ -376,6 +380,34 @@ async fn cancel_task(a: &Agent, id: &str) -> Value {
         .json()
         .await
         .unwrap()
+}
+
+/// `GetTask` over A2A 1.0 on `a`: the task's state.
+async fn task_state(a: &Agent, id: &str) -> String {
+    let got: Value = support::client()
+        .post(a.url("/a2a"))
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": id}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    got["result"]["status"]["state"]
+        .as_str()
+        .unwrap_or_else(|| panic!("GetTask {id}: {got}"))
+        .to_string()
+}
+
+/// Waits until `a` reads conversation `id`'s turn as running (its task
+/// `working`): the store's flag, set under the conversation's lease.
+async fn until_working(a: &Agent, id: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while task_state(a, id).await != "TASK_STATE_WORKING" {
+        assert!(Instant::now() < deadline, "the turn on {id} never ran");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Starts a turn on `a` that waits on the (slow) model; its request.

@@ -106,11 +106,16 @@ async fn server_everything_works_beside_mcp_resources_with_gemini() {
     });
     a.wait_for_log("tool call started");
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    let killed = std::process::Command::new("pkill")
-        .args(["-9", "-f", "mcp-server-everything"])
-        .status()
-        .unwrap();
-    assert!(killed.success(), "server-everything was running");
+    // This agent's own server-everything, by its pid (another test's, or
+    // anything else of that name on the machine, is not touched).
+    let children = a.children();
+    let everything: Vec<u32> = children
+        .iter()
+        .filter(|(_, cmd)| cmd.contains("mcp-server-everything"))
+        .map(|(pid, _)| *pid)
+        .collect();
+    assert_eq!(everything.len(), 1, "server-everything runs: {children:?}");
+    test_support::process::kill9_pid(everything[0]);
     let body = slow.await.unwrap();
     let response = body["result"]["response"].as_str().unwrap();
     assert!(response.contains("stopped during the call"), "{response}");

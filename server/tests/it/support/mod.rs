@@ -75,6 +75,20 @@ pub fn resources_yaml(name: &str, dir: &Path) -> String {
     )
 }
 
+/// Waits, without blocking the runtime, until `done` holds; panics
+/// saying `what` did not happen within `timeout`. For a test that must
+/// see a state before its next step, instead of sleeping a guessed time.
+pub async fn until(timeout: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + timeout;
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not within {timeout:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Writes `yaml` plus `host`, `port: 0` and `data_dir` into `dir/agent.yaml`.
 /// With `STOPGO_TEST_BACKEND=postgres` (`make unit` runs the REST and A2A
 /// suites so a second time) the agent also gets a fresh database of its own
@@ -215,6 +229,17 @@ impl Agent {
             .as_ref()
             .expect("an in-process agent (Agent::serve) has no log of its own: use Agent::start")
             .wait_for_log(needle)
+    }
+
+    /// The agent process's own children (the stdio MCP servers it
+    /// started): pid and command line.
+    pub fn children(&self) -> Vec<(u32, String)> {
+        self.process
+            .as_ref()
+            .expect(
+                "an in-process agent (Agent::serve) has no children of its own: use Agent::start",
+            )
+            .children()
     }
 
     /// `kill -9`.
