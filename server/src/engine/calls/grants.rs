@@ -57,6 +57,53 @@ fn ends_at(
     until
 }
 
+/// `grant.for` (400 naming the problem): [`DEFAULT_FOR`] when absent, at
+/// most [`MAX_FOR`].
+fn lasts_of(duration: Option<&str>) -> Result<Duration, EngineError> {
+    let lasts = match duration {
+        None => DEFAULT_FOR,
+        Some(s) => crate::policy::parse_duration(s)
+            .map_err(|e| EngineError::Invalid(format!("grant.for: {e}")))?,
+    };
+    if lasts.is_zero() || lasts > MAX_FOR {
+        return Err(EngineError::Invalid(format!(
+            "grant.for must be more than 0 and at most 24h, not {}",
+            duration.unwrap_or("")
+        )));
+    }
+    Ok(lasts)
+}
+
+/// `grant.match` (400 naming the problem): JSON pointers to arguments the
+/// approved call has.
+fn check_pointers(
+    pointers: Option<&[String]>,
+    ran_with: &serde_json::Value,
+) -> Result<(), EngineError> {
+    let Some(ps) = pointers else {
+        return Ok(());
+    };
+    if ps.is_empty() {
+        return Err(EngineError::Invalid(
+            "grant.match is empty: leave it out to match every argument, or name the pointers (\"/name\")"
+                .into(),
+        ));
+    }
+    for p in ps {
+        if !p.starts_with('/') {
+            return Err(EngineError::Invalid(format!(
+                "grant.match: {p:?} is not a JSON pointer (write \"/name\")"
+            )));
+        }
+        if ran_with.pointer(p).is_none() {
+            return Err(EngineError::Invalid(format!(
+                "grant.match: the approved call has no argument at {p}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The gate's view of a stored grant.
 pub(crate) fn live(g: &GrantRow) -> LiveGrant {
     LiveGrant {
@@ -192,37 +239,8 @@ impl Engine {
                 )));
             }
         }
-        let lasts = match &req.duration {
-            None => DEFAULT_FOR,
-            Some(s) => crate::policy::parse_duration(s)
-                .map_err(|e| EngineError::Invalid(format!("grant.for: {e}")))?,
-        };
-        if lasts.is_zero() || lasts > MAX_FOR {
-            return Err(EngineError::Invalid(format!(
-                "grant.for must be more than 0 and at most 24h, not {}",
-                req.duration.as_deref().unwrap_or("")
-            )));
-        }
-        if let Some(ps) = &req.match_pointers {
-            if ps.is_empty() {
-                return Err(EngineError::Invalid(
-                    "grant.match is empty: leave it out to match every argument, or name the pointers (\"/name\")"
-                        .into(),
-                ));
-            }
-            for p in ps {
-                if !p.starts_with('/') {
-                    return Err(EngineError::Invalid(format!(
-                        "grant.match: {p:?} is not a JSON pointer (write \"/name\")"
-                    )));
-                }
-                if ran_with.pointer(p).is_none() {
-                    return Err(EngineError::Invalid(format!(
-                        "grant.match: the approved call has no argument at {p}"
-                    )));
-                }
-            }
-        }
+        let lasts = lasts_of(req.duration.as_deref())?;
+        check_pointers(req.match_pointers.as_deref(), ran_with)?;
         let values = values_of(req.match_pointers.as_deref(), ran_with).ok_or_else(|| {
             EngineError::Invalid("grant.match names an argument the call does not have".into())
         })?;
