@@ -13,6 +13,7 @@ mod a2a_grpc;
 mod a2a_interop;
 mod a2a_push;
 mod a2a_rest;
+mod a2a_roles;
 mod a2a_signing;
 mod agent_flow;
 mod api_conversations;

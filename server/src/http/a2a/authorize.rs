@@ -3,9 +3,13 @@
 //! The guard has let only known callers reach `/a2a`; here each method's
 //! role is checked, and a message that decides an approval (the approval
 //! words or `{"approved": bool}`) is authorized as a decision, by the same
-//! [`crate::domain::principal::may_decide`] as REST and the UI. A refusal is HTTP 403
-//! with a JSON-RPC error naming the missing role, and the approval stays
-//! pending.
+//! [`crate::domain::principal::may_decide`] as REST and the UI. Cancelling
+//! a task and setting or deleting its push notification configs are the
+//! task's own requester's (or an admin's): a config sends the task's
+//! states to a URL of the caller's choosing, and deleting one silences
+//! whoever follows the task. A refusal is HTTP 403 (gRPC
+//! `PERMISSION_DENIED`) with an error naming the missing role, and nothing
+//! changes.
 
 use super::rpc::RpcError;
 use super::tasks::Plan;
@@ -16,9 +20,13 @@ use crate::http::state::AppState;
 /// Refuses `method` unless the caller has its role.
 pub(crate) fn method(state: &AppState, method: &str, ctx: &Ctx) -> Result<(), RpcError> {
     let need = crate::http::auth::access::a2a_method(method);
-    // Sending may turn out to be a decision, which needs approver instead
-    // (checked once the message is read: [`plan`]).
-    if !state.auth.enforced() || need == Role::Requester || ctx.principal.allow(need) {
+    // Sending may turn out to be a decision or an answer, which need other
+    // roles (checked once the message is read: [`plan`]).
+    let send = matches!(
+        method,
+        "SendMessage" | "message/send" | "SendStreamingMessage" | "message/stream"
+    );
+    if !state.auth.enforced() || send || ctx.principal.allow(need) {
         return Ok(());
     }
     Err(RpcError::forbidden(format!(
@@ -63,13 +71,38 @@ pub(crate) async fn plan(state: &AppState, plan: &Plan, ctx: &Ctx) -> Result<(),
 
 /// Refuses cancelling a task the caller did not start (admins may).
 pub(crate) async fn cancel(state: &AppState, id: &str, ctx: &Ctx) -> Result<(), RpcError> {
+    own_task(state, id, ctx, "CancelTask", "cancel").await
+}
+
+/// Refuses setting or deleting (`what`, e.g. "deleting a push
+/// notification config") a push notification config of a task the caller
+/// did not start (admins may).
+pub(crate) async fn push_config(
+    state: &AppState,
+    id: &str,
+    ctx: &Ctx,
+    what: &str,
+) -> Result<(), RpcError> {
+    let doing = "set or delete the push notification configs of";
+    own_task(state, id, ctx, what, doing).await
+}
+
+/// Refuses `what` (a method, or what it does) on task `id` unless the
+/// caller is an admin, or a requester who started the task.
+async fn own_task(
+    state: &AppState,
+    id: &str,
+    ctx: &Ctx,
+    what: &str,
+    doing: &str,
+) -> Result<(), RpcError> {
     let p = &ctx.principal;
     if !state.auth.enforced() || p.allow(Role::Admin) {
         return Ok(());
     }
     if !p.allow(Role::Requester) {
         return Err(RpcError::forbidden(format!(
-            "CancelTask needs the role `requester`, which {} does not have",
+            "{what} needs the role `requester`, which {} does not have",
             p.name
         )));
     }
@@ -82,7 +115,7 @@ pub(crate) async fn cancel(state: &AppState, id: &str, ctx: &Ctx) -> Result<(), 
         Ok(())
     } else {
         Err(RpcError::forbidden(format!(
-            "{} may cancel only their own tasks (this one was started by {}); an admin may cancel any",
+            "{} may {doing} only their own tasks (this one was started by {}); an admin may {doing} any",
             p.name,
             owner.as_deref().unwrap_or("someone else")
         )))

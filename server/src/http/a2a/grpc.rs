@@ -274,9 +274,9 @@ impl A2aService for Grpc {
         &self,
         req: Request<proto::DeleteTaskPushNotificationConfigRequest>,
     ) -> Result<Response<pbjson_types::Empty>, Status> {
-        self.arrive(&req, "DeleteTaskPushNotificationConfig")?;
+        let ctx = self.arrive(&req, "DeleteTaskPushNotificationConfig")?;
         let params = to_json(req.get_ref())?;
-        push::delete(&self.state, &params, D)
+        push::delete(&self.state, &params, D, &ctx)
             .await
             .map(|_| Response::new(pbjson_types::Empty {}))
             .map_err(|e| status(&e))

@@ -71,7 +71,7 @@ pub(crate) async fn handle(
             push::list(&state, p, d).await
         }
         "DeleteTaskPushNotificationConfig" | "tasks/pushNotificationConfig/delete" => {
-            push::delete(&state, p, d).await
+            push::delete(&state, p, d, &ctx).await
         }
         "GetExtendedAgentCard" | "agent/getAuthenticatedExtendedCard" => {
             super::card::extended(&state, &headers, d)

@@ -3,11 +3,14 @@
 //! `configuration.taskPushNotificationConfig` on a send) and the watcher
 //! that queues each task state change for its configs.
 //!
-//! Configs are stored (`store::push`) with their secrets sealed; the URL
-//! is checked when a config is made (http/https, no internal address
-//! unless `a2a_push_allow_private`). The watcher follows the engine's
-//! event bus: when a watched task's state changes, the new state is
-//! queued in the notification outbox for each config in one transaction
+//! Setting or deleting a config is the task's own requester's (or an
+//! admin's: `authorize::push_config`); reading them is any viewer's, and
+//! shows no token or credentials. Configs are stored (`store::push`) with
+//! their secrets sealed; the URL is checked when a config is made
+//! (http/https, no internal address unless `a2a_push_allow_private`).
+//! The watcher follows the engine's event bus: when a watched task's
+//! state changes, the new state is queued in the notification outbox for
+//! each config in one transaction
 //! (`Store::announce_push`), and the outbox worker delivers it with
 //! retries. A sweep at start and every few seconds catches up on changes
 //! a dead process or another replica did not announce, so a state change
@@ -199,6 +202,8 @@ pub(crate) async fn register(
     d: Dialect,
     ctx: &Ctx,
 ) -> Result<PushConfig, RpcError> {
+    super::authorize::push_config(state, task_id, ctx, "setting a push notification config")
+        .await?;
     let desc = describe(params)?;
     crate::notify::push::check_url(&desc.url, state.notify.allow_private())
         .map_err(RpcError::params)?;
@@ -344,6 +349,7 @@ pub(crate) async fn delete(
     state: &AppState,
     params: &Value,
     d: Dialect,
+    ctx: &Ctx,
 ) -> Result<Value, RpcError> {
     let task_id = task_of(state, params, d).await?;
     let Some(config) = config_of(params, d) else {
@@ -352,6 +358,8 @@ pub(crate) async fn delete(
             _ => "`pushNotificationConfigId` is required",
         }));
     };
+    super::authorize::push_config(state, &task_id, ctx, "deleting a push notification config")
+        .await?;
     if state
         .store
         .delete_push_config(&task_id, &config)

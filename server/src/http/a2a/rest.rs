@@ -283,7 +283,7 @@ pub(crate) async fn delete_push(
     ) {
         return error(&e);
     }
-    answer(push::delete(&state, &json!({"taskId": task, "id": config}), D).await)
+    answer(push::delete(&state, &json!({"taskId": task, "id": config}), D, &ctx).await)
 }
 
 /// `GET /a2a/extendedAgentCard`.
