@@ -584,3 +584,41 @@ fn interactive_slack_targets_are_checked_against_auth() {
         "mode none maps anyone"
     );
 }
+
+/// One URL, one agent: entries for it that disagree on `trust` or
+/// `binding` are refused naming both, since discovery keeps one set of
+/// settings per URL and a later entry's would replace the pinned key.
+#[test]
+fn entries_for_one_url_agree_on_trust_and_binding() {
+    let trusted = "a2a: [{name: b, url: 'http://x/', binding: jsonrpc, trust: {jwks_url: 'http://x/jwks'}}]\n";
+    // The defect: a node's entry, same URL and binding, no trust.
+    let yaml = format!(
+        "{trusted}agent: {{name: r, type: llm, a2a: [{{name: c, url: 'http://x', binding: jsonrpc}}]}}\n"
+    );
+    assert_problem(&yaml, "agent.a2a[0].trust", "`agent.a2a[0]` and `a2a[0]`");
+    assert_eq!(problems(&yaml).len(), 1, "{:#?}", problems(&yaml));
+    // Another binding, in a nested node.
+    let yaml = format!(
+        "{trusted}agent: {{name: r, type: sequential, agents: [{{name: s, type: llm, a2a: [{{name: c, url: 'http://x', binding: grpc, trust: {{jwks_url: 'http://x/jwks'}}}}]}}]}}\n"
+    );
+    assert_problem(
+        &yaml,
+        "agent.agents[0].a2a[0].binding",
+        "`agent.agents[0].a2a[0]` and `a2a[0]` both reach `http://x` but give different `binding`",
+    );
+    // Another key, within one list.
+    assert_problem(
+        "a2a:\n  - {name: b, url: 'http://x', trust: {jwks_url: 'http://x/jwks'}}\n  - {name: c, url: 'http://x', trust: {jwks_url: 'http://x/other'}}\n",
+        "a2a[1].trust",
+        "`a2a[1]` and `a2a[0]`",
+    );
+    // Entries that agree stay valid, as do entries for other URLs.
+    let yaml = format!(
+        "{trusted}agent: {{name: r, type: llm, a2a: [{{name: c, url: 'http://x', binding: jsonrpc, trust: {{jwks_url: 'http://x/jwks'}}}}, {{name: d, url: 'http://y'}}]}}\n"
+    );
+    assert!(load_str(&yaml).is_ok(), "{:#?}", load_str(&yaml).err());
+    assert!(
+        load_str("a2a: [{name: b, url: 'http://x'}, {name: c, url: 'http://x/'}]\n").is_ok(),
+        "neither pins nor binds: nothing to disagree on"
+    );
+}

@@ -82,6 +82,7 @@ pub fn validate(config: &Config, base_dir: &Path) -> Vec<Problem> {
     check_mcp_servers(config, &mut p);
     check_a2a_list(&config.a2a, "a2a", &mut p);
     check_trusted_names(config, &mut p);
+    check_shared_urls(config, &mut p);
     check_card_signing(config, &mut p);
     for (i, e) in config.a2a_extensions.iter().enumerate() {
         if e.uri.trim().is_empty() || e.uri.contains(',') || e.uri.contains(char::is_whitespace) {
@@ -285,6 +286,54 @@ fn check_trusted_names(config: &Config, p: &mut Vec<Problem>) {
                 format!(
                     "the sub-agent name `{}` is used by more than one `a2a` entry and one of them pins a card key (`trust`): give each a name of its own (the card it trusts is kept by name)",
                     a.name
+                ),
+            ));
+        }
+    }
+}
+
+/// Every `a2a` entry with its key path: the top level's, then each
+/// node's, depth first (the order of `Config::sub_agent_entries`).
+fn sub_agent_paths(config: &Config) -> Vec<(String, &A2aAgentConfig)> {
+    fn walk<'a>(n: &'a NodeConfig, at: &str, out: &mut Vec<(String, &'a A2aAgentConfig)>) {
+        let here = n.a2a.iter().enumerate();
+        out.extend(here.map(|(i, a)| (format!("{at}.a2a[{i}]"), a)));
+        for (i, c) in n.agents.iter().enumerate() {
+            walk(c, &format!("{at}.agents[{i}]"), out);
+        }
+    }
+    let mut out: Vec<_> = (config.a2a.iter().enumerate())
+        .map(|(i, a)| (format!("a2a[{i}]"), a))
+        .collect();
+    if let Some(root) = &config.agent {
+        walk(root, "agent", &mut out);
+    }
+    out
+}
+
+/// A sub-agent's discovery settings (`trust`, `binding`) are kept by URL
+/// (`a2a::discovery`): entries that name one URL must give the same ones,
+/// or one entry's would silently replace another's (a pinned card key
+/// dropped, and the card never verified).
+fn check_shared_urls(config: &Config, p: &mut Vec<Problem>) {
+    let entries = sub_agent_paths(config);
+    for (i, (here, a)) in entries.iter().enumerate() {
+        let url = a.url.trim_end_matches('/');
+        let Some((first, b)) = entries[..i]
+            .iter()
+            .find(|(_, b)| b.url.trim_end_matches('/') == url)
+        else {
+            continue;
+        };
+        let keys = [
+            ("trust", a.trust != b.trust),
+            ("binding", a.binding != b.binding),
+        ];
+        for (key, _) in keys.iter().filter(|(_, differs)| *differs) {
+            p.push(Problem::new(
+                format!("{here}.{key}"),
+                format!(
+                    "`{here}` and `{first}` both reach `{url}` but give different `{key}`: one agent's card is read once, with one `trust` and one `binding`, so give every entry for that URL the same ones"
                 ),
             ));
         }

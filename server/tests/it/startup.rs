@@ -20,6 +20,49 @@ fn a_bad_config_exits_with_the_file_key_and_fix() {
     assert!(out.contains("did you mean `prompt`?"), "{out}");
 }
 
+/// A sub-agent reached by two entries that disagree on its pinned card
+/// key would lose the pin (one set of discovery settings per URL): the
+/// agent refuses to start, naming both entries and the key.
+#[test]
+fn two_entries_for_one_sub_agent_url_must_agree_on_trust() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        dir.path(),
+        &dir.path().join("data"),
+        "a2a: [{name: b, url: 'http://127.0.0.1:9', binding: jsonrpc, trust: {jwks_url: 'http://127.0.0.1:9/jwks.json'}}]\n\
+         agent: {name: r, type: llm, a2a: [{name: c, url: 'http://127.0.0.1:9', binding: jsonrpc}]}\n",
+    );
+    // Bounded: an agent that takes the config serves until stopped.
+    let log = std::fs::File::create(dir.path().join("out.log")).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_agent"))
+        .arg("--config")
+        .arg(&cfg)
+        .env_remove("AGENT_CONFIG")
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!(
+                "the agent took the config and started: {}",
+                std::fs::read_to_string(dir.path().join("out.log")).unwrap()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let out = std::fs::read_to_string(dir.path().join("out.log")).unwrap();
+    assert!(!status.success(), "{out}");
+    assert!(out.contains("agent.a2a[0].trust"), "{out}");
+    assert!(out.contains("`a2a[0]`"), "names both entries: {out}");
+}
+
 #[test]
 fn a_missing_config_file_is_named() {
     let (status, out) = run_to_exit(std::path::Path::new("/nonexistent/agent.yaml"));
