@@ -47,6 +47,28 @@ def request(base, method, path, body=None, timeout=60):
         return e.code, json.loads(e.read() or b"null")
 
 
+def issuer_of(url):
+    """The authorization server the scenario's server names, as an operator
+    would look it up once before writing `issuer:` (the agent posts its
+    secret only to the issuer its config names): the resource metadata
+    that the server's 401 points to (RFC 9728), else its well-known URL."""
+    from urllib.parse import urlsplit
+    meta = None
+    try:
+        req = urllib.request.Request(url, data=b"{}", method="POST")
+        req.add_header("Content-Type", "application/json")
+        urllib.request.urlopen(req, timeout=10).close()
+    except urllib.error.HTTPError as e:
+        header = e.headers.get("WWW-Authenticate", "")
+        if 'resource_metadata="' in header:
+            meta = header.split('resource_metadata="', 1)[1].split('"', 1)[0]
+    if meta is None:
+        u = urlsplit(url)
+        meta = f"{u.scheme}://{u.netloc}/.well-known/oauth-protected-resource{u.path}"
+    with urllib.request.urlopen(meta, timeout=10) as r:
+        return json.load(r)["authorization_servers"][0]
+
+
 def config(work, url, scenario, context):
     rules = os.path.join(work, "rules.yaml")
     with open(rules, "w") as f:
@@ -63,7 +85,7 @@ def config(work, url, scenario, context):
         os.environ["CONFORMANCE_SECRET"] = context.get("client_secret", "")
         server += (
             f"    auth: {{type: client_credentials, client_id: \"{context.get('client_id', '')}\", "
-            "client_secret: \"${CONFORMANCE_SECRET}\"}\n"
+            f"client_secret: \"${{CONFORMANCE_SECRET}}\", issuer: \"{issuer_of(url)}\"}}\n"
         )
     path = os.path.join(work, "agent.yaml")
     with open(path, "w") as f:

@@ -635,26 +635,12 @@ async fn sign_in_and_back_targets_with_control_characters_stay_local() {
         "%09//evil.example",
         "/%09%5Cevil.example",
     ] {
-        let page = no_redirect
-            .get(a.url(&format!("/ui/sign-in?next={raw}")))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let page = page_text(&no_redirect, &a.url(&format!("/ui/sign-in?next={raw}"))).await;
         assert!(
             !page.contains("evil.example"),
             "sign-in page with next={raw}: {page}"
         );
-        let page = signed_in
-            .get(a.url(&format!("/ui/refused?back={raw}")))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let page = page_text(&signed_in, &a.url(&format!("/ui/refused?back={raw}"))).await;
         assert!(
             page.contains(r#"id="refused-back" href="/""#),
             "refused page with back={raw}: {page}"
@@ -680,4 +666,9 @@ async fn sign_in_and_back_targets_with_control_characters_stay_local() {
         let body: Value = r.json().await.unwrap();
         assert_eq!(body["next"], "/", "{next:?}");
     }
+}
+
+/// The body of the page at `url`, as `c` sees it.
+async fn page_text(c: &reqwest::Client, url: &str) -> String {
+    c.get(url).send().await.unwrap().text().await.unwrap()
 }
