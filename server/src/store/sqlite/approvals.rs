@@ -242,10 +242,7 @@ pub(super) fn pending_of(
     if ids.is_empty() {
         return Ok(out);
     }
-    let marks = vec!["?"; ids.len()].join(",");
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM approvals WHERE status = 'pending' AND conversation_id IN ({marks}) ORDER BY created_at"
-    ))?;
+    let mut stmt = conn.prepare_cached(&pending_of_sql(ids.len()))?;
     let rows = stmt.query_map(params_from_iter(ids.iter()), raw)?;
     for row in rows {
         let a = decode(row?)?;
@@ -254,6 +251,27 @@ pub(super) fn pending_of(
     }
     Ok(out)
 }
+
+/// The statement of [`pending_of`] for `n` conversations.
+///
+/// `ORDER BY +created_at`, not `created_at`: with the plain column,
+/// SQLite (no statistics) walks `approvals_by_status (status,
+/// created_at)` to skip the sort, which reads every pending approval of
+/// every conversation on each `GET /conversations/:id` and list page (5,000
+/// waiting elsewhere made one conversation's read 7x dearer). The `+`
+/// leaves it `approvals_by_conversation (conversation_id, status)`: these
+/// conversations' own rows, sorted (a handful).
+fn pending_of_sql(n: usize) -> String {
+    let marks = vec!["?"; n].join(",");
+    format!(
+        "SELECT {COLUMNS} FROM approvals WHERE status = 'pending' AND conversation_id IN ({marks}) ORDER BY +created_at"
+    )
+}
+
+/// The statement of [`of_conversation`] (`+created_at`: see
+/// [`pending_of_sql`]).
+const OF_CONVERSATION_SQL: &str =
+    "FROM approvals WHERE conversation_id = ?1 AND status = ?2 ORDER BY +created_at";
 
 /// Every approval in `status`, oldest first.
 fn with_status(conn: &Connection, status: ApprovalStatus) -> Result<Vec<Approval>, StoreError> {
@@ -270,9 +288,7 @@ fn of_conversation(
     conversation_id: &str,
     status: ApprovalStatus,
 ) -> Result<Vec<Approval>, StoreError> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM approvals WHERE conversation_id = ?1 AND status = ?2 ORDER BY created_at"
-    ))?;
+    let mut stmt = conn.prepare_cached(&format!("SELECT {COLUMNS} {OF_CONVERSATION_SQL}"))?;
     let rows = stmt.query_map([conversation_id, status.as_str()], raw)?;
     rows.map(|r| decode(r?)).collect()
 }
@@ -340,4 +356,36 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<RawRow> {
         cols.push(r.get::<_, Option<String>>(i)?);
     }
     Ok((cols,))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SQLite's plan for `sql`, one line per step.
+    fn plan(conn: &Connection, sql: &str) -> String {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let unbound = vec![rusqlite::types::Null; stmt.parameter_count()];
+        let steps = stmt
+            .query_map(params_from_iter(unbound), |r| r.get::<_, String>(3))
+            .unwrap();
+        steps.map(Result::unwrap).collect::<Vec<_>>().join("\n")
+    }
+
+    /// A conversation's approvals are found through its own index entries,
+    /// never by walking every pending approval (which the read path did on
+    /// each `GET /conversations/:id` and list page: issue 53 item 9).
+    #[test]
+    fn a_conversations_approvals_are_read_through_its_own_index_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = super::super::connect(&dir.path().join("a.db"), &None).unwrap();
+        super::super::migrations::migrate(&mut conn, "a.db").unwrap();
+        let own = "USING INDEX approvals_by_conversation (conversation_id=? AND status=?)";
+        for n in [1, 50] {
+            let p = plan(&conn, &pending_of_sql(n));
+            assert!(p.contains(own), "pending_of({n}): {p}");
+        }
+        let p = plan(&conn, &format!("SELECT {COLUMNS} {OF_CONVERSATION_SQL}"));
+        assert!(p.contains(own), "of_conversation: {p}");
+    }
 }
