@@ -6,7 +6,8 @@
 //!    with the fake answering at once; per-turn time at concurrency 1 is an
 //!    upper bound of the orchestration overhead (it includes loopback HTTP
 //!    and the MCP round trip);
-//! 2. read latency with 10,000 stored conversations;
+//! 2. read latency with 10,000 stored conversations, one at a time, and
+//!    at 32 connections beside their floors ([`reads`]);
 //! 3. 1,000 conversations in flight against a model that takes 1 s, on a
 //!    fresh agent: wall time and peak RSS;
 //! 4. A2A: `SendMessage` round trips per second (concurrency 1 and 32),
@@ -51,6 +52,8 @@ mod policy;
 mod questions;
 #[path = "agent/reach.rs"]
 mod reach;
+#[path = "agent/reads.rs"]
+mod reads;
 #[path = "agent/replicas.rs"]
 mod replicas;
 
@@ -290,11 +293,14 @@ async fn main() {
         .build()
         .unwrap();
     let mut rows: Vec<(String, String, String)> = Vec::new();
-    // `BENCH_ONLY=a2a make bench` (or `core`, `auth`, `fs`, `obs`, `phone`, `pg`, `policy`, `notify`, `questions`, `reach`, `grpc`; `pgturns`, `pglists`, `pgflight`: one part of `pg`): those rows alone.
+    // `BENCH_ONLY=a2a make bench` (or `core`, `reads`, `auth`, `fs`, `obs`, `phone`, `pg`, `policy`, `notify`, `questions`, `reach`, `grpc`; `pgturns`, `pglists`, `pgflight`: one part of `pg`): those rows alone.
     let only = std::env::var("BENCH_ONLY").ok();
     let wants = |part: &str| only.as_deref().is_none_or(|o| o == part);
     if wants("core") {
         core_rows(&http, &fake, &fake_base, &mut rows, quick).await;
+    }
+    if wants("reads") {
+        reads::rows(&http, &mut rows, quick).await;
     }
 
     // 4. A2A.

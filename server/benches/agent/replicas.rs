@@ -109,7 +109,7 @@ async fn turn_rows(http: &reqwest::Client, fake_base: &str, rows: &mut Rows, qui
 /// Seeds `n` finished conversations with one statement (both backends'
 /// schemas have these columns; the kept counts follow through their
 /// triggers).
-fn seed(backend: &str, target: &str, from: usize, n: usize) {
+pub fn seed(backend: &str, target: &str, from: usize, n: usize) {
     let (target, backend) = (target.to_string(), backend.to_string());
     std::thread::spawn(move || {
         let columns = "id, session_id, status, created_at, updated_at, message_count, title, last_role, last_content";
