@@ -176,6 +176,11 @@ impl Agent {
     }
 }
 
+/// `GET url` read as JSON (a bench's setup: a failure ends the bench).
+async fn get_json(http: &reqwest::Client, url: &str) -> serde_json::Value {
+    http.get(url).send().await.unwrap().json().await.unwrap()
+}
+
 fn pct(sorted: &[Duration], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
@@ -474,14 +479,7 @@ async fn core_rows(
     ));
 
     // 2. Reads with 10,000 stored conversations.
-    let list: serde_json::Value = http
-        .get(format!("{}/conversations?limit=200", agent.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list = get_json(http, &format!("{}/conversations?limit=200", agent.base)).await;
     assert!(list["summary"]["total"].as_u64().unwrap() >= 10_000);
     let ids: Vec<String> = list["conversations"]
         .as_array()

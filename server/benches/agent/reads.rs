@@ -16,7 +16,7 @@
 //! conversations' pending approvals (as both reads did until issue 53
 //! item 9) shows here.
 
-use super::{Agent, floor, load, pct, replicas, turns};
+use super::{Agent, floor, get_json, load, pct, replicas, turns};
 use std::time::Duration;
 
 type Rows = Vec<(String, String, String)>;
@@ -107,14 +107,7 @@ pub async fn rows(http: &reqwest::Client, rows: &mut Rows, quick: bool) {
     let db = agent.data_dir().join("agent.db");
     replicas::seed("sqlite", &db.display().to_string(), 1, 9_950);
     waiting(&db, WAITING);
-    let list: serde_json::Value = http
-        .get(format!("{}/conversations?limit=1", agent.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list = get_json(http, &format!("{}/conversations?limit=1", agent.base)).await;
     assert_eq!(list["summary"]["total"].as_u64(), Some(10_000), "{list}");
     assert_eq!(
         list["summary"]["waiting_approval"].as_u64(),
@@ -122,14 +115,11 @@ pub async fn rows(http: &reqwest::Client, rows: &mut Rows, quick: bool) {
         "{list}"
     );
     // The newest real conversation: two messages (the echo turn).
-    let newest: serde_json::Value = http
-        .get(format!("{}/conversations?limit=1&q=list", agent.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let newest = get_json(
+        http,
+        &format!("{}/conversations?limit=1&q=list", agent.base),
+    )
+    .await;
     let id = newest["conversations"][0]["id"]
         .as_str()
         .expect("a real conversation")

@@ -115,17 +115,26 @@ pub fn parse(
 impl Config {
     /// Every `a2a` entry: the top level's, then each node's, depth first.
     pub(crate) fn sub_agent_entries(&self) -> Vec<&A2aAgentConfig> {
-        fn walk<'a>(n: &'a NodeConfig, out: &mut Vec<&'a A2aAgentConfig>) {
-            out.extend(n.a2a.iter());
-            for child in &n.agents {
-                walk(child, out);
+        self.sub_agent_paths().into_iter().map(|(_, a)| a).collect()
+    }
+
+    /// [`Config::sub_agent_entries`] with each entry's key path
+    /// (`a2a[0]`, `agent.agents[1].a2a[0]`), for problems that name it.
+    pub(crate) fn sub_agent_paths(&self) -> Vec<(String, &A2aAgentConfig)> {
+        fn walk<'a>(n: &'a NodeConfig, at: &str, out: &mut Vec<(String, &'a A2aAgentConfig)>) {
+            let here = n.a2a.iter().enumerate();
+            out.extend(here.map(|(i, a)| (format!("{at}.a2a[{i}]"), a)));
+            for (i, c) in n.agents.iter().enumerate() {
+                walk(c, &format!("{at}.agents[{i}]"), out);
             }
         }
-        let mut entries: Vec<&A2aAgentConfig> = self.a2a.iter().collect();
+        let mut out: Vec<_> = (self.a2a.iter().enumerate())
+            .map(|(i, a)| (format!("a2a[{i}]"), a))
+            .collect();
         if let Some(root) = &self.agent {
-            walk(root, &mut entries);
+            walk(root, "agent", &mut out);
         }
-        entries
+        out
     }
 
     /// `mcp_servers` plus the legacy `mcp:` entry (named `mcp`), in order.

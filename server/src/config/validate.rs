@@ -292,31 +292,12 @@ fn check_trusted_names(config: &Config, p: &mut Vec<Problem>) {
     }
 }
 
-/// Every `a2a` entry with its key path: the top level's, then each
-/// node's, depth first (the order of `Config::sub_agent_entries`).
-fn sub_agent_paths(config: &Config) -> Vec<(String, &A2aAgentConfig)> {
-    fn walk<'a>(n: &'a NodeConfig, at: &str, out: &mut Vec<(String, &'a A2aAgentConfig)>) {
-        let here = n.a2a.iter().enumerate();
-        out.extend(here.map(|(i, a)| (format!("{at}.a2a[{i}]"), a)));
-        for (i, c) in n.agents.iter().enumerate() {
-            walk(c, &format!("{at}.agents[{i}]"), out);
-        }
-    }
-    let mut out: Vec<_> = (config.a2a.iter().enumerate())
-        .map(|(i, a)| (format!("a2a[{i}]"), a))
-        .collect();
-    if let Some(root) = &config.agent {
-        walk(root, "agent", &mut out);
-    }
-    out
-}
-
 /// A sub-agent's discovery settings (`trust`, `binding`) are kept by URL
 /// (`a2a::discovery`): entries that name one URL must give the same ones,
 /// or one entry's would silently replace another's (a pinned card key
 /// dropped, and the card never verified).
 fn check_shared_urls(config: &Config, p: &mut Vec<Problem>) {
-    let entries = sub_agent_paths(config);
+    let entries = config.sub_agent_paths();
     for (i, (here, a)) in entries.iter().enumerate() {
         let url = a.url.trim_end_matches('/');
         let Some((first, b)) = entries[..i]

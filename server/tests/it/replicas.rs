@@ -368,12 +368,12 @@ async fn read_events(resp: &mut reqwest::Response, conversation: &str) -> Vec<(S
     }
 }
 
-/// `CancelTask` over A2A 1.0.
-async fn cancel_task(a: &Agent, id: &str) -> Value {
+/// `method` with `params` over A2A 1.0's JSON-RPC on `a`: the answer.
+async fn a2a_v1(a: &Agent, method: &str, params: Value) -> Value {
     support::client()
         .post(a.url("/a2a"))
         .header("A2A-Version", "1.0")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "CancelTask", "params": {"id": id}}))
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
         .send()
         .await
         .unwrap()
@@ -382,18 +382,14 @@ async fn cancel_task(a: &Agent, id: &str) -> Value {
         .unwrap()
 }
 
+/// `CancelTask` over A2A 1.0.
+async fn cancel_task(a: &Agent, id: &str) -> Value {
+    a2a_v1(a, "CancelTask", json!({"id": id})).await
+}
+
 /// `GetTask` over A2A 1.0 on `a`: the task's state.
 async fn task_state(a: &Agent, id: &str) -> String {
-    let got: Value = support::client()
-        .post(a.url("/a2a"))
-        .header("A2A-Version", "1.0")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": id}}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let got = a2a_v1(a, "GetTask", json!({"id": id})).await;
     got["result"]["status"]["state"]
         .as_str()
         .unwrap_or_else(|| panic!("GetTask {id}: {got}"))

@@ -43,13 +43,10 @@ fn ends_at(
     let after =
         |d: Duration| now + chrono::Duration::from_std(d).unwrap_or(chrono::Duration::hours(1));
     let mut until = after(lasts);
+    // The principal carries its credential's end (the session's, for a
+    // principal read from a sign-in session).
     if let Some(end) = ctx.principal.expires_at {
         until = until.min(end);
-    }
-    if let Some(s) = &ctx.signin
-        && let Ok(end) = chrono::DateTime::parse_from_rfc3339(&s.expires_at)
-    {
-        until = until.min(end.with_timezone(&chrono::Utc));
     }
     if ctx.principal.source == Source::Proxy {
         until = until.min(after(PROXY_FOR));
