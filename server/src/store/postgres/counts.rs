@@ -10,7 +10,7 @@
 //!   instead of 0.05 ms until autovacuum's next round (a minute apart at
 //!   best). A vacuum of a small table costs about a millisecond.
 
-use super::Pg;
+use super::pool::Pg;
 use crate::store::StoreError;
 
 /// The advisory lock one fold runs under ("FOLD").

@@ -13,8 +13,8 @@
 //! - A missed notification costs a re-read on the next poll, never an
 //!   event.
 
-use super::Pg;
 use super::conn::{Answer, Step};
+use super::pool::Pg;
 use crate::store::StoreError;
 use postgres::fallible_iterator::FallibleIterator;
 use std::time::Duration;

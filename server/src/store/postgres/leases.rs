@@ -19,22 +19,11 @@
 //! The transaction's side of a lease ([`LeaseTx`] on a [`PgTx`]: fence,
 //! take over, lease a new conversation, give back) is here too.
 
-use super::Pg;
+use super::mode::Mode;
+use super::pool::Pg;
 use super::tx::{Deferred, PgTx, own};
-use crate::store::StoreError;
+use crate::store::error::StoreError;
 use crate::store::tx::LeaseTx;
-use std::collections::HashMap;
-use std::sync::Mutex;
-
-/// This replica's side of the leases table.
-pub(super) struct Leases {
-    /// This replica's name in `leases.owner`: unique per process.
-    pub(super) owner: String,
-    /// `store.lease_seconds`.
-    pub(super) seconds: f64,
-    /// The leases this replica holds: conversation → epoch.
-    held: Mutex<HashMap<String, i64>>,
-}
 
 /// What a heartbeat found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -43,42 +32,6 @@ pub(crate) struct Beat {
     pub(crate) lost: Vec<String>,
     /// Conversations another replica was asked to cancel.
     pub(crate) cancel: Vec<String>,
-}
-
-impl Leases {
-    pub(super) fn new(seconds: u32) -> Leases {
-        Leases {
-            owner: format!(
-                "replica-{}-{:08x}",
-                std::process::id(),
-                rand::random::<u32>()
-            ),
-            seconds: f64::from(seconds.max(1)),
-            held: Mutex::new(HashMap::new()),
-        }
-    }
-
-    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, i64>> {
-        self.held.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The epoch under which this replica writes `conversation_id`, if it
-    /// holds its lease.
-    pub(super) fn epoch(&self, conversation_id: &str) -> Option<i64> {
-        self.held().get(conversation_id).copied()
-    }
-
-    pub(super) fn adopt(&self, conversation_id: &str, epoch: i64) {
-        self.held().insert(conversation_id.to_string(), epoch);
-    }
-
-    /// Stops renewing a lease (released, lost, or its turn ended).
-    pub(super) fn forget(&self, conversation_id: &str, epoch: i64) {
-        let mut held = self.held();
-        if held.get(conversation_id) == Some(&epoch) {
-            held.remove(conversation_id);
-        }
-    }
 }
 
 /// The statements.
@@ -215,7 +168,7 @@ impl LeaseTx for PgTx<'_> {
         let Some(epoch) = self.leases.epoch(conversation_id) else {
             return Ok(());
         };
-        if self.mode == super::Mode::Write {
+        if self.mode == Mode::Write {
             // Held like a write: `stopgo_fence` raises when the lease moved
             // on, which fails the transaction before anything after it
             // (a pipelined `COMMIT` included) can take effect.

@@ -5,10 +5,12 @@
 //! `messages.rs`, ...), in PostgreSQL's dialect, decoded by the same
 //! functions as SQLite's.
 
-use super::Conn;
 use super::audit::PendingAudit;
+use super::conn::Conn;
 use super::conn::{Answer, Step};
+use super::held_leases::Leases;
 use super::messages::{APPEND_KNOWN_ENDING, INSERT_WITH_MESSAGE, append_params};
+use super::mode::Mode;
 use crate::store::messages::NewMessage;
 use crate::store::{StoreError, Tx, new_id, now};
 use app::models::{Conversation, ConversationStatus, Message};
@@ -54,11 +56,11 @@ const LEASE_LOST: &str = "SG001";
 /// pipelined `COMMIT` after them rolls back).
 pub(in crate::store) struct PgTx<'a> {
     conn: RefCell<&'a mut Conn>,
-    pub(super) mode: super::Mode,
-    /// `BEGIN` was sent (or, in [`super::Mode::Single`], the statement).
+    pub(super) mode: Mode,
+    /// `BEGIN` was sent (or, in [`Mode::Single`], the statement).
     begun: Cell<bool>,
     pub(super) key: Option<&'a [u8]>,
-    pub(super) leases: &'a super::leases::Leases,
+    pub(super) leases: &'a Leases,
     pub(super) audit: RefCell<Vec<PendingAudit>>,
     pub(super) deferred: RefCell<Vec<Deferred>>,
     /// Conversations this transaction inserted or fenced: they exist, so a
@@ -77,9 +79,9 @@ pub(super) fn own<T: ToSql + Sync + 'static>(v: T) -> Box<dyn ToSql + Sync> {
 impl<'a> PgTx<'a> {
     pub(super) fn new(
         conn: &'a mut Conn,
-        mode: super::Mode,
+        mode: Mode,
         key: Option<&'a [u8]>,
-        leases: &'a super::leases::Leases,
+        leases: &'a Leases,
     ) -> Self {
         PgTx {
             conn: RefCell::new(conn),
@@ -100,7 +102,7 @@ impl<'a> PgTx<'a> {
     }
 
     pub(super) fn knows(&self, conversation_id: &str) -> bool {
-        self.mode == super::Mode::Write && self.known.borrow().contains(conversation_id)
+        self.mode == Mode::Write && self.known.borrow().contains(conversation_id)
     }
 
     /// Holds a write until the next statement that is waited for (outside
@@ -110,7 +112,7 @@ impl<'a> PgTx<'a> {
         sql: &'static str,
         params: Vec<Box<dyn ToSql + Sync>>,
     ) -> Result<(), StoreError> {
-        if self.mode != super::Mode::Write {
+        if self.mode != Mode::Write {
             let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
             self.exec(sql, &refs)?;
             return Ok(());
@@ -133,7 +135,7 @@ impl<'a> PgTx<'a> {
             return Ok(Vec::new());
         }
         let begin = if self.begun.replace(true) {
-            if self.mode == super::Mode::Single {
+            if self.mode == Mode::Single {
                 return Err(StoreError::Worker(
                     "a single-statement read issued a second statement".into(),
                 ));
