@@ -9,76 +9,16 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod conversation_status;
 mod event;
 mod grant;
 mod question;
+pub use conversation_status::ConversationStatus;
 pub use event::{Event, EventKind};
 pub use grant::{Grant, GrantList, GrantRequest};
 pub use question::{
     AnswerQuestion, Question, QuestionCall, QuestionKind, QuestionPage, QuestionStatus,
 };
-
-/// Where a conversation stands. Serialised in `snake_case`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum ConversationStatus {
-    /// Open for the next message.
-    Active,
-    /// Paused until an operator approves or rejects a destructive action.
-    WaitingApproval,
-    /// A tool asked the human something (QUESTIONS.md §2) and waits for
-    /// the answer.
-    WaitingInput,
-    /// Finished; no further turns are expected.
-    Completed,
-    /// The last turn failed; the error is recorded as a message.
-    Failed,
-    /// Cancelled (A2A `CancelTask`): its waiting actions were cancelled and
-    /// never run. A new message opens it again.
-    Cancelled,
-}
-
-impl ConversationStatus {
-    /// Every status, in the order the UI lists them.
-    pub const ALL: [ConversationStatus; 6] = [
-        ConversationStatus::Active,
-        ConversationStatus::WaitingApproval,
-        ConversationStatus::WaitingInput,
-        ConversationStatus::Completed,
-        ConversationStatus::Failed,
-        ConversationStatus::Cancelled,
-    ];
-
-    /// The wire name, as used in JSON and in `?status=`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ConversationStatus::Active => "active",
-            ConversationStatus::WaitingApproval => "waiting_approval",
-            ConversationStatus::WaitingInput => "waiting_input",
-            ConversationStatus::Completed => "completed",
-            ConversationStatus::Failed => "failed",
-            ConversationStatus::Cancelled => "cancelled",
-        }
-    }
-
-    /// A short human label for badges.
-    pub fn label(self) -> &'static str {
-        match self {
-            ConversationStatus::Active => "Active",
-            ConversationStatus::WaitingApproval => "Waiting for approval",
-            ConversationStatus::WaitingInput => "Waiting for input",
-            ConversationStatus::Completed => "Completed",
-            ConversationStatus::Failed => "Failed",
-            ConversationStatus::Cancelled => "Cancelled",
-        }
-    }
-
-    /// Parses the wire name; `None` for anything else.
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|st| st.as_str() == s)
-    }
-}
 
 /// Who wrote a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -152,11 +152,6 @@ pub fn here() -> String {
     }
 }
 
-/// `path` without its query string.
-pub fn without_query(path: &str) -> String {
-    path.split(['?', '#']).next().unwrap_or("/").to_string()
-}
-
 /// What asked for an approval, in words: a rule's name as written, or what
 /// the fallback means.
 pub fn rule_label(rule: &str) -> String {
@@ -311,7 +306,7 @@ fn edit_opener(
 ) -> Option<impl IntoView + use<>> {
     can_edit(approval, on_edited).then(|| {
         view! {
-            <form id=format!("edit-open-{}", approval.uuid) method="get" action=without_query(here) hidden=true>
+            <form id=format!("edit-open-{}", approval.uuid) method="get" action=crate::components::edit_form::without_query(here) hidden=true>
                 <input type="hidden" name="edit" value=approval.uuid.clone()/>
             </form>
         }

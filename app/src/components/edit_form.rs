@@ -240,7 +240,7 @@ fn Fields(
     let (busy2, form_error2) = (busy.clone(), form_error.clone());
     let action = format!("/ui/approvals/{}/decide", approval.uuid);
     let close_id = format!("edit-close-{}", approval.uuid);
-    let close_action = crate::components::approval_card::without_query(&back);
+    let close_action = without_query(&back);
     view! {
         <form class="edit-form" method="post" action=action novalidate=true on:submit=submit aria-label="Edit arguments">
             <input type="hidden" name="form_token" value=form_token.unwrap_or_default()/>
@@ -262,4 +262,9 @@ fn Fields(
         </form>
         <form id=close_id method="get" action=close_action hidden=true></form>
     }
+}
+
+/// `path` without its query string.
+pub fn without_query(path: &str) -> String {
+    path.split(['?', '#']).next().unwrap_or("/").to_string()
 }

@@ -1,6 +1,6 @@
 //! The live events (SSE) the server publishes and the UI follows.
 
-use super::ConversationStatus;
+use super::conversation_status::ConversationStatus;
 use serde::{Deserialize, Serialize};
 
 /// What happened, as the SSE streams (`GET /events`,
