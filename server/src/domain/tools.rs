@@ -181,8 +181,9 @@ pub struct CallContext {
     pub hops: u32,
     /// Who is calling (AUTH.md): recorded as who asked or decided.
     pub(crate) principal: crate::domain::principal::Principal,
-    /// How the request came in: `rest`, `ui` or `a2a` (a decision's `decided_via`).
-    pub via: &'static str,
+    /// How the request came in (a decision's `decided_via`, an answer's
+    /// `answered_via`); `rest` unless the edge says otherwise.
+    pub(crate) via: crate::domain::channel::Channel,
     /// Headers configured for the sub-agent being called (`headers` on an
     /// `a2a` entry or node); an `Authorization` among them replaces the
     /// forwarded bearer.

@@ -642,7 +642,7 @@ async fn after_a_crash_an_approved_action_is_resumed_and_runs_once() {
                     ApprovalStatus::Approved,
                     Some(&crate::store::approvals::Decider {
                         name: "op".into(),
-                        via: "rest".into(),
+                        via: crate::domain::channel::Channel::Rest,
                         session: "test".into(),
                     }),
                     None,

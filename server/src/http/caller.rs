@@ -154,7 +154,11 @@ pub(crate) fn context(
         session_id,
         hops: 0,
         principal,
-        via: if from_ui { "ui" } else { "rest" },
+        via: if from_ui {
+            crate::domain::channel::Channel::Ui
+        } else {
+            crate::domain::channel::Channel::Rest
+        },
         headers: Vec::new(),
         message_id: None,
         asker: None,

@@ -36,8 +36,8 @@ pub(crate) struct Approval {
 pub(crate) struct Decider {
     /// The principal's name (`anonymous` in auth mode none).
     pub(crate) name: String,
-    /// `rest`, `ui`, `a2a` or `link`.
-    pub(crate) via: String,
+    /// How the decision arrived (stored as `decided_via`).
+    pub(crate) via: crate::domain::channel::Channel,
     /// The deciding request's session id.
     pub(crate) session: String,
 }

@@ -115,7 +115,7 @@ impl Store {
                     by: voter.clone(),
                     approve: d.approve,
                     at: super::now(),
-                    via: d.by.via.clone(),
+                    via: d.by.via.to_string(),
                     reason: d.reason.clone(),
                 });
                 let json = serde_json::to_string(&votes)

@@ -205,7 +205,7 @@ impl Store {
             }
             let by = Decider {
                 name: format!("grant:{grant_id}"),
-                via: "grant".into(),
+                via: crate::domain::channel::Channel::Grant,
                 session,
             };
             let a = tx.insert_approval(new)?;

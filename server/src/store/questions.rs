@@ -14,6 +14,7 @@
 use super::audit::Event;
 use super::error::StoreError;
 use super::{Store, new_id, now};
+use crate::domain::channel::Channel;
 use crate::domain::digest::digest;
 use app::models::{ConversationStatus, Question, QuestionCall, QuestionKind, QuestionStatus};
 use serde_json::{Map, Value};
@@ -154,7 +155,8 @@ pub(crate) struct AnswerRecord {
     pub(crate) content: Option<Map<String, Value>>,
     /// The principal's name, or `agent` for an expiry.
     pub(crate) by: String,
-    pub(crate) via: String,
+    /// How the answer arrived (stored as `answered_via`).
+    pub(crate) via: crate::domain::channel::Channel,
 }
 
 /// What recording an answer did.
@@ -383,7 +385,7 @@ impl Store {
                 &a.action,
                 content.as_deref(),
                 &a.by,
-                &a.via,
+                a.via.as_str(),
             )? {
                 return Ok(Answered::Lost(QuestionStatus::Answered));
             }
@@ -552,10 +554,10 @@ pub(super) fn cancel_pending(
     why: Cancel<'_>,
 ) -> Result<Vec<super::decisions::RemoteTask>, StoreError> {
     let (by, via, reason) = match why {
-        Cancel::Task { by } => (by, "cancel", "the task was cancelled"),
+        Cancel::Task { by } => (by, Channel::Cancel, "the task was cancelled"),
         Cancel::Restart => (
             "agent",
-            "restart",
+            Channel::Restart,
             "the agent restarted while the question waited on a live MCP session",
         ),
     };
@@ -564,7 +566,7 @@ pub(super) fn cancel_pending(
         if matches!(why, Cancel::Restart) && row.era != Era::Session.as_str() {
             continue;
         }
-        if tx.answer_question(&row.uuid, "cancelled", "cancel", None, by, via)? {
+        if tx.answer_question(&row.uuid, "cancelled", "cancel", None, by, via.as_str())? {
             if let Ok(Some(r)) = serde_json::from_str::<Body>(&row.body).map(|b| b.remote) {
                 remote.push((r.agent, r.task_id));
             }

@@ -46,7 +46,7 @@ fn requester(name: &str) -> Requester {
 fn op() -> Decider {
     Decider {
         name: "op".into(),
-        via: "rest".into(),
+        via: crate::domain::channel::Channel::Rest,
         session: "s".into(),
     }
 }

@@ -259,7 +259,7 @@ impl Engine {
                 match_pointers: req.match_pointers.clone(),
                 values,
                 created_by: ctx.principal.name.clone(),
-                created_via: if ctx.via.is_empty() { "rest" } else { ctx.via }.to_string(),
+                created_via: ctx.via.to_string(),
                 created_at: stamp(now),
                 expires_at: stamp(until),
                 approval_uuid: a.uuid.clone(),

@@ -245,7 +245,7 @@ impl Asker for TurnAsker {
                                 action: "cancel".into(),
                                 content: None,
                                 by: "agent".into(),
-                                via: "cancel".into(),
+                                via: crate::domain::channel::Channel::Cancel,
                             })
                             .await;
                     }
@@ -277,7 +277,7 @@ impl Engine {
                 action: "cancel".into(),
                 content: None,
                 by: "agent".into(),
-                via: "expiry".into(),
+                via: crate::domain::channel::Channel::Expiry,
             })
             .await;
         match done {

@@ -84,7 +84,6 @@ impl Engine {
             Era::Round | Era::Proxy => Some(self.lock(&conversation_id).await?),
             Era::Session => None,
         };
-        let via = if ctx.via.is_empty() { "rest" } else { ctx.via };
         // Watched from before the answer, so that what the call does next
         // on its live session (ask again, end the turn) is not missed.
         let watch = (found.era == Era::Session).then(|| {
@@ -100,7 +99,7 @@ impl Engine {
                 action: answer.action.clone(),
                 content,
                 by: ctx.principal.name.clone(),
-                via: via.to_string(),
+                via: ctx.via,
             })
             .await?;
         let resume = match done {

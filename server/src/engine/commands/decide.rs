@@ -64,7 +64,7 @@ impl Engine {
         mut ctx: Ctx,
         link: String,
     ) -> Result<Reply, EngineError> {
-        ctx.via = "link";
+        ctx.via = crate::domain::channel::Channel::Link;
         self.decide_with(uuid, decision, ctx, Some(link), None)
             .await
     }

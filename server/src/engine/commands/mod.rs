@@ -91,7 +91,7 @@ fn requester(ctx: &Ctx) -> Requester {
 fn decider(ctx: &Ctx) -> Decider {
     Decider {
         name: ctx.principal.name.clone(),
-        via: if ctx.via.is_empty() { "rest" } else { ctx.via }.to_string(),
+        via: ctx.via,
         session: ctx.session_id.clone(),
     }
 }

@@ -110,7 +110,7 @@ pub(crate) fn arrived(
         )));
     }
     ctx.hops = hops;
-    ctx.via = "a2a";
+    ctx.via = crate::domain::channel::Channel::A2a;
     Ok(hops)
 }
 

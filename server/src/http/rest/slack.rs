@@ -222,7 +222,7 @@ async fn decide(
         // (in auth mode `none` votes are counted by session).
         session_id: format!("slack:{}", c.user),
         principal,
-        via: "slack",
+        via: crate::domain::channel::Channel::Slack,
         ..CallContext::default()
     };
     let decision = Decision {

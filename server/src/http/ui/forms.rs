@@ -203,7 +203,7 @@ pub(crate) async fn decide(
     Caller(mut ctx): Caller,
     UiForm(f): UiForm,
 ) -> Response {
-    ctx.via = "ui";
+    ctx.via = crate::domain::channel::Channel::Ui;
     let back = back_of(&f, "/ui/approvals");
     let approve = match f.get("decision") {
         Some("approve") => true,
@@ -320,7 +320,7 @@ pub(crate) async fn answer(
     Caller(mut ctx): Caller,
     UiForm(f): UiForm,
 ) -> Response {
-    ctx.via = "ui";
+    ctx.via = crate::domain::channel::Channel::Ui;
     let back = back_of(&f, "/ui/approvals");
     let Some(action) = f.text("action") else {
         return refused(
@@ -426,7 +426,7 @@ pub(crate) async fn revoke_grant(
     Caller(mut ctx): Caller,
     UiForm(_): UiForm,
 ) -> Response {
-    ctx.via = "ui";
+    ctx.via = crate::domain::channel::Channel::Ui;
     let back = "/ui/tools";
     match state.engine.revoke_grant(&id, &ctx).await {
         Ok(_) => see_other(back),
