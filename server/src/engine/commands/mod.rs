@@ -61,23 +61,6 @@ impl Engine {
     }
 }
 
-/// The rule's `approvers` (recorded on the approval when it was asked):
-/// deciding needs the approver role (AUTH.md) *and* one of these.
-fn may_decide_by_rule(
-    a: &app::models::PendingApproval,
-    p: &crate::domain::principal::Principal,
-) -> Result<(), EngineError> {
-    if crate::policy::admitted(&a.approvers, p) {
-        return Ok(());
-    }
-    Err(EngineError::Forbidden(format!(
-        "{} may not decide this approval: the rule `{}` lets {} decide it",
-        p.name,
-        a.rule.as_deref().unwrap_or("?"),
-        a.approvers.join(", ")
-    )))
-}
-
 /// Who asks, as the conversation records it.
 fn requester(ctx: &Ctx) -> Requester {
     Requester {
