@@ -5,7 +5,6 @@
 //! - [`tools`]: the tool router the engine calls and the MCP client and
 //!   sub-agents implement, with the call's context;
 //! - [`channel`]: how a decision or an answer arrived (`rest`, `ui`…);
-//! - [`channel`]: how a decision or an answer arrived (`rest`, `ui`…);
 //! - [`ids`]: ids and timestamps; [`duration`]: `90s`, `15m`, `24h`;
 //! - [`digest`]: hex, canonical JSON and its SHA-256;
 //! - [`net`]: loopback hosts, browser origins, CIDR blocks;
@@ -18,7 +17,6 @@
 //! collaborators, the engine and the HTTP layer can all use them without
 //! depending on each other.
 
-pub(crate) mod channel;
 pub(crate) mod channel;
 pub(crate) mod digest;
 pub(crate) mod duration;

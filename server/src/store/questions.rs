@@ -15,7 +15,6 @@ use super::audit::Event;
 use super::error::StoreError;
 use super::{Store, new_id, now};
 use crate::domain::channel::Channel;
-use crate::domain::channel::Channel;
 use crate::domain::digest::digest;
 use app::models::{ConversationStatus, Question, QuestionCall, QuestionKind, QuestionStatus};
 use serde_json::{Map, Value};
