@@ -2,7 +2,9 @@
 //! before it did not, in words an operator can check against agent.yaml.
 
 use super::config::UnannotatedTools;
-use super::{Action, Policy, Rule};
+use super::rule::{Action, Rule};
+use super::table::Policy;
+use crate::domain::duration::show as show_duration;
 use serde_json::Value;
 
 /// The explanation of a call to `tool` (on `server`, when given) with
@@ -50,7 +52,7 @@ pub fn explain(
                 ask.quorum,
                 ask.expires_in
                     .or(policy.expires_in)
-                    .map(|d| format!(", expires after {}", super::show_duration(d)))
+                    .map(|d| format!(", expires after {}", show_duration(d)))
                     .unwrap_or_default()
             ),
             Action::Deny { reason } => format!(

@@ -1,8 +1,11 @@
 //! The rule table: each predicate, absent pointers, first match, tool
 //! globs, servers, sub-agents, and every config error.
 
+use super::approver::Approver;
 use super::*;
 use crate::config::ApprovalsConfig;
+use crate::domain::principal::Role;
+use crate::domain::problem::Problem;
 use serde_json::json;
 
 fn servers() -> Vec<String> {
