@@ -309,7 +309,7 @@ pub fn validate(auth: &AuthConfig, audit: &AuditConfig, p: &mut Vec<Problem>) {
         }
     }
     if let Some(o) = &auth.oidc {
-        if let Err(e) = super::validate::check_http_url(&o.issuer) {
+        if let Err(e) = super::url::check_http_url(&o.issuer) {
             p.push(Problem::new("auth.oidc.issuer", e));
         }
         if o.audience.trim().is_empty() {

@@ -14,6 +14,7 @@ mod notifications;
 mod schema;
 mod store;
 mod suggest;
+mod url;
 mod validate;
 
 pub use crate::policy::config::{

@@ -7,8 +7,8 @@
 //! written (a bad URL, an unknown event, an email address that does not
 //! parse) is a startup error, never a notification silently dropped.
 
-use super::Problem;
 use super::auth::Secret;
+use super::error::Problem;
 use serde::Deserialize;
 
 /// Every event a target may subscribe to.

@@ -2,8 +2,8 @@
 //! `data_dir/agent.db` by default; PostgreSQL when several replicas share
 //! one state.
 
-use super::Problem;
 use super::auth::Secret;
+use super::error::Problem;
 use serde::Deserialize;
 
 /// `store:`.

@@ -6,6 +6,7 @@
 use super::error::Problem;
 use super::model::{Provider, parse_model};
 use super::schema::{A2aAgentConfig, Config, MAX_ITERATIONS_CAP, NodeConfig, NodeKind};
+use super::url::check_http_url;
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
@@ -114,7 +115,7 @@ pub fn validate(config: &Config, base_dir: &Path) -> Vec<Problem> {
 /// approver), so a rule asking for more than one approval cannot mean what
 /// it says there.
 fn check_quorum_needs_principals(config: &Config, p: &mut Vec<Problem>) {
-    if config.auth.mode != super::AuthMode::None {
+    if config.auth.mode != super::auth::AuthMode::None {
         return;
     }
     for (i, r) in config.approvals.rules.iter().enumerate() {
@@ -593,21 +594,6 @@ pub fn placeholders(prompt: &str) -> Vec<String> {
     out
 }
 
-/// Accepts `http://host…` and `https://host…`.
-pub fn check_http_url(url: &str) -> Result<(), String> {
-    let rest = url
-        .strip_prefix("http://")
-        .or_else(|| url.strip_prefix("https://"));
-    match rest {
-        Some(r) if !r.is_empty() && !r.starts_with('/') && !url.contains(char::is_whitespace) => {
-            Ok(())
-        }
-        _ => Err(format!(
-            "`{url}` is not an http(s) URL: write e.g. http://localhost:9000/mcp"
-        )),
-    }
-}
-
 /// Interactive Slack targets decide as the principals their `users` name,
 /// with those principals' roles: in mode `tokens` each must be a token's
 /// name (a typo would only show at the first click); in mode `proxy` no
@@ -620,11 +606,11 @@ fn check_slack_users(config: &Config, p: &mut Vec<Problem>) {
         };
         let at = format!("notifications.targets[{i}].interactive.users");
         match config.auth.mode {
-            super::AuthMode::Proxy => p.push(Problem::new(
+            super::auth::AuthMode::Proxy => p.push(Problem::new(
                 at,
                 "Slack decisions need the mapped principals' roles, which in auth mode proxy only the proxy knows: use mode tokens or oidc, or leave out `interactive`",
             )),
-            super::AuthMode::Tokens => {
+            super::auth::AuthMode::Tokens => {
                 for (id, who) in &inter.users {
                     if !config.auth.tokens.iter().any(|tk| &tk.name == who) {
                         p.push(Problem::new(
@@ -634,7 +620,7 @@ fn check_slack_users(config: &Config, p: &mut Vec<Problem>) {
                     }
                 }
             }
-            super::AuthMode::None | super::AuthMode::Oidc => {}
+            super::auth::AuthMode::None | super::auth::AuthMode::Oidc => {}
         }
     }
 }
@@ -652,14 +638,5 @@ mod tests {
         assert_eq!(placeholders("{{nested}}"), vec!["nested"]);
         assert!(placeholders("no braces").is_empty());
         assert!(placeholders("unclosed {key").is_empty());
-    }
-
-    #[test]
-    fn urls_must_be_http() {
-        assert!(check_http_url("http://localhost:1/mcp").is_ok());
-        assert!(check_http_url("https://a.example").is_ok());
-        assert!(check_http_url("ftp://a").is_err());
-        assert!(check_http_url("http://").is_err());
-        assert!(check_http_url("http:// a").is_err());
     }
 }
