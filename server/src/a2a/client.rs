@@ -14,7 +14,9 @@
 //! with the same task id.
 
 use super::discovery::{CARD_TIMEOUT, Dialect, Discovery};
-use super::{Outgoing, RemoteAgents, RemoteAsk, RemoteQuestion, RemoteReply};
+use super::error::{A2aError, short};
+use super::read_card::ReadCard;
+use super::remote::{Outgoing, RemoteAgents, RemoteAsk, RemoteQuestion, RemoteReply};
 use crate::domain::BoxFuture;
 use crate::domain::tools::CallContext;
 use serde_json::{Value, json};
@@ -22,36 +24,6 @@ use std::time::Duration;
 
 /// How long a message may take (DESIGN.md: A2A 60 s).
 const SEND_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Why a remote agent gave no answer.
-#[derive(Debug, Clone, thiserror::Error)]
-pub(crate) enum A2aError {
-    #[error("cannot reach {url}: {reason}")]
-    Unreachable { url: String, reason: String },
-    #[error("{0}")]
-    BadCard(String),
-    #[error("the agent answered with error {code}: {message}")]
-    Remote { code: i64, message: String },
-    /// HTTP 401/403: this agent's credential for it is missing or not
-    /// enough (AUTH.md §6: `headers:` on the `a2a` entry or node).
-    #[error("the agent refused the request (HTTP {status}): {message}")]
-    Refused { status: u16, message: String },
-    #[error("the task ended as {state}: {text}")]
-    Failed { state: String, text: String },
-    #[error("unexpected answer: {0}")]
-    Protocol(String),
-    /// Its card is not signed by the key pinned for it (`a2a[].trust`):
-    /// delegation is held until the card verifies again or an admin
-    /// accepts the card.
-    #[error("held: its agent card cannot be trusted: {reason}")]
-    Untrusted {
-        reason: String,
-        /// The first time this reason is seen for the agent (to audit once).
-        new: bool,
-        /// The card held (none when no card could be read to judge).
-        card: Option<Box<super::discovery::ReadCard>>,
-    },
-}
 
 /// An A2A client over reqwest (and tonic for gRPC).
 #[derive(Default)]
@@ -269,7 +241,7 @@ impl RemoteAgents for A2aClient {
         })
     }
 
-    fn take_verified(&self, url: &str) -> Option<super::discovery::ReadCard> {
+    fn take_verified(&self, url: &str) -> Option<ReadCard> {
         self.discovery.take_verified(url)
     }
 
@@ -431,23 +403,6 @@ fn build(dialect: Dialect, out: &Outgoing) -> (&'static str, Value, Option<&'sta
             }
             ("message/send", params, None)
         }
-    }
-}
-
-/// A short reason for a failed request (the URL is said once, by the caller).
-pub(super) fn short(e: &reqwest::Error) -> String {
-    if e.is_timeout() {
-        "timed out".into()
-    } else if e.is_connect() {
-        "connection refused or unreachable".into()
-    } else {
-        let mut s = e.to_string();
-        if let Some(url) = e.url() {
-            s = s
-                .replace(&format!(" ({url})"), "")
-                .replace(url.as_str(), "the agent");
-        }
-        s
     }
 }
 

@@ -19,7 +19,8 @@
 //! Answers are cached by configured URL for the card's `Cache-Control:
 //! max-age` (else 5 minutes) and forgotten when the agent cannot be reached.
 
-use super::client::{A2aError, short};
+use super::error::{A2aError, short};
+pub(crate) use super::read_card::ReadCard;
 use super::signing::Trust;
 use reqwest::Url;
 use serde_json::Value;
@@ -66,28 +67,6 @@ pub(crate) struct Settings {
     /// The 1.0 binding to speak when its card offers it (`a2a[].binding`:
     /// `V1`, `Rest` or `Grpc`).
     pub(crate) prefer: Option<Dialect>,
-}
-
-/// A card read from a sub-agent whose key is pinned, with the digest of
-/// its content (the card without `signatures`, canonical JSON): what an
-/// admin accepts, and what the engine pins.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct ReadCard {
-    pub(crate) digest: String,
-    pub(crate) card: Value,
-}
-
-impl ReadCard {
-    fn of(card: &Value) -> ReadCard {
-        let mut content = card.clone();
-        if let Some(o) = content.as_object_mut() {
-            o.remove("signatures");
-        }
-        ReadCard {
-            digest: crate::domain::digest::digest(&content),
-            card: card.clone(),
-        }
-    }
 }
 
 /// Cards read, by configured URL, with the time until which they hold.

@@ -18,7 +18,7 @@
 //! `x-session-id`, `x-a2a-hop-count`, `a2a-version` and trace context.
 //! Channels are kept per address (HTTP/2 multiplexes the calls).
 
-use super::client::A2aError;
+use super::error::A2aError;
 use super::proto;
 use super::proto::a2a_service_client::A2aServiceClient;
 use serde_json::{Value, json};
