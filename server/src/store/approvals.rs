@@ -9,7 +9,8 @@
 //! what makes "at most once" hold across crashes (see `engine::recovery`).
 
 use super::error::StoreError;
-use super::{new_id, now};
+use crate::domain::ids::new_id;
+use crate::domain::ids::now;
 use app::models::{ApprovalStatus, PendingApproval};
 use serde_json::Value;
 
@@ -77,16 +78,16 @@ pub(crate) struct RemoteRef {
     pub(crate) approval: Option<String>,
 }
 
-pub(in crate::store) const COLUMNS: &str = "uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, reason, \
+pub(super) const COLUMNS: &str = "uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, reason, \
                        decided_by, decided_at, remote_task_id, remote_agent_name, chain, created_at, \
                        requested_by, decided_via, traceparent, rule, approvers, CAST(quorum AS TEXT), votes, \
                        CAST(expires_in AS TEXT), expires_at, CAST(escalated AS TEXT), edited_args, edited_by, remote_approval_uuid";
 /// How many columns [`COLUMNS`] names.
-pub(in crate::store) const NCOLS: usize = 28;
+pub(super) const NCOLS: usize = 28;
 
 /// The generated and encoded columns of a new approval, whichever backend
 /// inserts it.
-pub(in crate::store) struct Insert {
+pub(super) struct Insert {
     pub(crate) uuid: String,
     pub(crate) created_at: String,
     pub(crate) args: String,
@@ -101,7 +102,7 @@ pub(in crate::store) struct Insert {
 }
 
 impl Insert {
-    pub(in crate::store) fn of(a: &NewApproval) -> Result<Insert, StoreError> {
+    pub(super) fn of(a: &NewApproval) -> Result<Insert, StoreError> {
         let args =
             serde_json::to_string(&a.tool_args).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         let (task, agent, chain) = match &a.remote {
@@ -139,11 +140,7 @@ impl Insert {
     }
 
     /// The approval as inserted (`requested_by` as the insert resolved it).
-    pub(in crate::store) fn into_approval(
-        self,
-        a: NewApproval,
-        requested_by: Option<String>,
-    ) -> Approval {
+    pub(super) fn into_approval(self, a: NewApproval, requested_by: Option<String>) -> Approval {
         Approval {
             approval: PendingApproval {
                 uuid: self.uuid,
@@ -177,16 +174,16 @@ impl Insert {
 }
 
 /// The timestamp `d` after `at` (both as [`now`] writes them).
-pub(in crate::store) fn later(at: &str, d: std::time::Duration) -> String {
+pub(super) fn later(at: &str, d: std::time::Duration) -> String {
     shifted(at, d, 1)
 }
 
 /// `at` minus `d`, as stored.
-pub(in crate::store) fn earlier(at: &str, d: std::time::Duration) -> String {
+pub(super) fn earlier(at: &str, d: std::time::Duration) -> String {
     shifted(at, d, -1)
 }
 
-pub(in crate::store) fn shifted(at: &str, d: std::time::Duration, sign: i32) -> String {
+pub(super) fn shifted(at: &str, d: std::time::Duration, sign: i32) -> String {
     let base = chrono::DateTime::parse_from_rfc3339(at)
         .map(|t| t.with_timezone(&chrono::Utc))
         .unwrap_or_else(|_| chrono::Utc::now());
@@ -195,9 +192,9 @@ pub(in crate::store) fn shifted(at: &str, d: std::time::Duration, sign: i32) -> 
 }
 
 /// An approval row's columns, as text, in [`COLUMNS`] order.
-pub(in crate::store) type RawRow = (Vec<Option<String>>,);
+pub(super) type RawRow = (Vec<Option<String>>,);
 
-pub(in crate::store) fn decode((cols,): RawRow) -> Result<Approval, StoreError> {
+pub(super) fn decode((cols,): RawRow) -> Result<Approval, StoreError> {
     let mut c = cols.into_iter();
     let mut next = || c.next().flatten();
     let uuid = next().unwrap_or_default();

@@ -98,7 +98,7 @@ pub fn canonical_row(
 
 /// Records `conversation.created`.
 pub(crate) fn conversation_created(
-    tx: &dyn super::Tx,
+    tx: &dyn super::tx::Tx,
     who: &str,
     id: &str,
     session: &str,
@@ -115,7 +115,7 @@ pub(crate) fn conversation_created(
 /// Records `message.sent` (its id, not its text: the trail holds who did
 /// what, the conversation holds what was said).
 pub(crate) fn message_sent(
-    tx: &dyn super::Tx,
+    tx: &dyn super::tx::Tx,
     who: &str,
     id: &str,
     message_id: Option<&str>,
@@ -134,7 +134,7 @@ impl Row {
     /// still reads, as a string, so `verify` can name it instead of failing
     /// to read.
     #[allow(clippy::too_many_arguments)]
-    pub(in crate::store) fn decode(
+    pub(super) fn decode(
         seq: i64,
         at: String,
         actor: String,
@@ -168,7 +168,7 @@ pub enum Verdict {
 }
 
 /// Walks the whole chain from the first row.
-pub(crate) fn verify(tx: &dyn super::Tx, key: Option<&[u8]>) -> Result<Verdict, StoreError> {
+pub(crate) fn verify(tx: &dyn super::tx::Tx, key: Option<&[u8]>) -> Result<Verdict, StoreError> {
     let mut expected_seq = 1;
     let mut prev = GENESIS.to_string();
     let mut after = 0;

@@ -5,7 +5,8 @@
 
 use super::approvals::{Approval, NewApproval};
 use super::audit::Event;
-use super::{Store, StoreError};
+use super::error::StoreError;
+use super::facade::Store;
 use crate::domain::digest::digest;
 use app::models::{ApprovalStatus, ConversationStatus, PendingApproval};
 
@@ -163,7 +164,7 @@ impl Store {
         pause: bool,
         settle: Option<Settle>,
     ) -> Result<Approval, StoreError> {
-        let routes = self.routes.clone();
+        let routes = self.notify_routes.clone();
         self.write(move |tx| {
             tx.fence(&new.conversation_id)?;
             match settle {

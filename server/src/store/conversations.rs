@@ -30,7 +30,7 @@ pub(crate) struct Page<T = Conversation> {
 
 /// A conversation just inserted (`id`, `session_id`, at `ts`), as both
 /// backends return it.
-pub(in crate::store) fn fresh(id: String, session_id: &str, ts: String) -> Conversation {
+pub(super) fn fresh(id: String, session_id: &str, ts: String) -> Conversation {
     Conversation {
         id,
         session_id: session_id.to_string(),
@@ -50,7 +50,7 @@ impl<T> Page<T> {
     /// A page from up to `fetch` rows `(seq, value)` read newest first,
     /// where `fetch` is one more than the page holds: a last row says there
     /// is a next page, which starts after the page's last `seq`.
-    pub(in crate::store) fn of_rows(
+    pub(super) fn of_rows(
         mut rows: Vec<(i64, Result<T, StoreError>)>,
         fetch: i64,
     ) -> Result<Page<T>, StoreError> {
@@ -76,7 +76,7 @@ impl<T> Page<T> {
 
 /// A `LIKE` pattern (with `\` as the escape) matching `text` anywhere,
 /// its own `%` and `_` taken literally.
-pub(in crate::store) fn like_pattern(text: &str) -> String {
+pub(super) fn like_pattern(text: &str) -> String {
     let escaped = text
         .replace('\\', "\\\\")
         .replace('%', "\\%")
@@ -85,7 +85,7 @@ pub(in crate::store) fn like_pattern(text: &str) -> String {
 }
 
 /// A list item's columns as stored, whichever backend read them.
-pub(in crate::store) struct ItemRow {
+pub(super) struct ItemRow {
     pub(crate) id: String,
     pub(crate) session_id: String,
     pub(crate) status: String,
@@ -101,7 +101,7 @@ pub(in crate::store) struct ItemRow {
 
 impl ItemRow {
     /// The item, or a corruption error naming the conversation.
-    pub(in crate::store) fn decode(self) -> Result<ConversationItem, StoreError> {
+    pub(super) fn decode(self) -> Result<ConversationItem, StoreError> {
         let last_message = match (self.last_role, self.last_content) {
             (Some(role), Some(content)) => Some(MessagePreview {
                 role: Role::parse(&role).ok_or_else(|| {
@@ -134,7 +134,7 @@ fn status_of(id: &str, status: &str) -> Result<ConversationStatus, StoreError> {
 }
 
 /// The summary of kept `(status, count)` rows.
-pub(in crate::store) fn summary_of(counts: Vec<(String, i64)>) -> Result<Summary, StoreError> {
+pub(super) fn summary_of(counts: Vec<(String, i64)>) -> Result<Summary, StoreError> {
     let mut s = Summary::default();
     for (status, n) in counts {
         let n = n.max(0) as u64;
@@ -165,7 +165,7 @@ pub(crate) struct TasksInState {
 }
 
 /// A conversation's own columns as stored, whichever backend read them.
-pub(in crate::store) struct HeadRow {
+pub(super) struct HeadRow {
     pub(crate) id: String,
     pub(crate) session_id: String,
     pub(crate) status: String,
@@ -178,7 +178,7 @@ pub(in crate::store) struct HeadRow {
 
 impl HeadRow {
     /// The conversation without messages, or a corruption error naming it.
-    pub(in crate::store) fn decode(self) -> Result<Conversation, StoreError> {
+    pub(super) fn decode(self) -> Result<Conversation, StoreError> {
         let id = self.id;
         let status = status_of(&id, &self.status)?;
         let pipeline_state = self

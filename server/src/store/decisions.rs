@@ -5,7 +5,10 @@
 
 use super::approvals::Decider;
 use super::audit::Event;
-use super::{NewMessage, Store, StoreError, Tx};
+use super::error::StoreError;
+use super::facade::Store;
+use super::messages::NewMessage;
+use super::tx::Tx;
 use crate::domain::digest::digest;
 use app::models::{ApprovalStatus, ConversationStatus, Role};
 use app::pipeline::{PipelineState, RunStatus};
@@ -60,8 +63,7 @@ pub(crate) enum Decided {
     LinkUsed,
 }
 
-/// A remote task a cancelled proxy approval waited on: `(agent, task id)`.
-pub(crate) type RemoteTask = (String, String);
+use super::questions::RemoteTask;
 
 impl Store {
     /// Records a decision: `pending` → `approved`/`rejected`, audited as
@@ -71,10 +73,10 @@ impl Store {
     /// rejection rejects, and the approval moves on only with the quorum's
     /// last approving vote.
     pub(crate) async fn decide(&self, d: DecisionRecord) -> Result<Decided, StoreError> {
-        let routes = self.routes.clone();
+        let routes = self.notify_routes.clone();
         self.write(move |tx| {
             if let Some(link) = &d.link
-                && !tx.use_link(link, &d.uuid, &d.by.name, &super::now())?
+                && !tx.use_link(link, &d.uuid, &d.by.name, &crate::domain::ids::now())?
             {
                 return Ok(Decided::LinkUsed);
             }
@@ -102,7 +104,7 @@ impl Store {
                 && a.approval
                     .expires_at
                     .as_deref()
-                    .is_some_and(|at| at <= super::now().as_str())
+                    .is_some_and(|at| at <= crate::domain::ids::now().as_str())
             {
                 return Ok(Decided::Lost(ApprovalStatus::Expired));
             }
@@ -114,7 +116,7 @@ impl Store {
                 votes.push(app::models::Vote {
                     by: voter.clone(),
                     approve: d.approve,
-                    at: super::now(),
+                    at: crate::domain::ids::now(),
                     via: d.by.via.to_string(),
                     reason: d.reason.clone(),
                 });
@@ -259,7 +261,7 @@ impl Store {
                 ps.status = RunStatus::Stopped;
                 ps.error = Some(WHY.into());
                 ps.pending.clear();
-                ps.updated_at = super::now();
+                ps.updated_at = crate::domain::ids::now();
                 tx.set_pipeline_state(&id, &ps)?;
             }
             let n = cancelled.len();
@@ -294,7 +296,7 @@ impl Store {
                 ps.status = RunStatus::Failed;
                 ps.error = Some(note.clone());
                 ps.pending.clear();
-                ps.updated_at = super::now();
+                ps.updated_at = crate::domain::ids::now();
                 tx.set_pipeline_state(&id, &ps)?;
             }
             tx.append(&id, NewMessage::text(Role::System, note))?;

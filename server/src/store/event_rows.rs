@@ -2,8 +2,10 @@
 //! when several replicas share the database (see `crate::events`). SQLite
 //! serves one process, whose bus needs no rows.
 
+use super::error::StoreError;
+use super::facade::Backend;
+use super::facade::Store;
 use super::postgres::EventRow;
-use super::{Backend, Store, StoreError};
 
 impl Store {
     /// Appends events (conversation, JSON) in order and wakes every

@@ -9,7 +9,9 @@
 //! the reverse: `decide` refuses an approval past its deadline).
 
 use super::audit::Event;
-use super::{Store, StoreError, now};
+use super::error::StoreError;
+use super::facade::Store;
+use crate::domain::ids::now;
 use crate::store::approvals::{Approval, later};
 use app::models::{ApprovalStatus, ConversationStatus};
 
@@ -45,7 +47,7 @@ impl Store {
         answer: impl FnOnce(&str) -> String + Send + 'static,
     ) -> Result<ExpiryOutcome, StoreError> {
         let uuid = uuid.to_string();
-        let routes = self.routes.clone();
+        let routes = self.notify_routes.clone();
         self.write(move |tx| {
             let Some(a) = tx.lock_approval(&uuid)? else {
                 return Ok(ExpiryOutcome::NotDue);
@@ -137,7 +139,7 @@ impl Store {
         is_error: bool,
     ) -> Result<ExpiryOutcome, StoreError> {
         let uuid = uuid.to_string();
-        let routes = self.routes.clone();
+        let routes = self.notify_routes.clone();
         self.write(move |tx| {
             let Some(a) = tx.lock_approval(&uuid)? else {
                 return Ok(ExpiryOutcome::NotDue);
@@ -163,7 +165,7 @@ impl Store {
 /// with `answer` when given, and lets the conversation's turn go on.
 /// False when it had left `pending`.
 fn mark_expired(
-    tx: &dyn super::Tx,
+    tx: &dyn super::tx::Tx,
     routes: &super::outbox::Routes,
     a: &Approval,
     why: &str,

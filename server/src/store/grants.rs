@@ -11,11 +11,12 @@
 //! audit gets `grant.used`. A revoked or expired grant therefore spares
 //! nothing, whatever a replica's in-memory index still holds.
 
-use super::approvals::{Approval, Decider, NewApproval};
+use super::approvals::Approval;
 use super::audit::Event;
-use super::{Store, StoreError, now};
+use super::error::StoreError;
 use crate::domain::digest::digest;
-use app::models::{ApprovalStatus, Grant};
+use crate::domain::ids::now;
+use app::models::Grant;
 
 /// A grant's row: the grant as REST shows it, and what only the store
 /// and the gate need.
@@ -29,34 +30,34 @@ pub(crate) struct GrantRow {
     pub(crate) signin: Option<String>,
 }
 
-pub(in crate::store) const GRANT_COLUMNS: &str = "id, created_at, created_by, created_roles, created_via, signin, approval_uuid, scope, \
+pub(super) const GRANT_COLUMNS: &str = "id, created_at, created_by, created_roles, created_via, signin, approval_uuid, scope, \
      conversation_id, tool, server, rule, match_pointers, match_values, expires_at, uses, last_used_at, revoked_at, revoked_by";
 
 /// The columns of [`GRANT_COLUMNS`] as read, in order.
-pub(in crate::store) struct RawGrant {
-    pub(in crate::store) id: String,
-    pub(in crate::store) created_at: String,
-    pub(in crate::store) created_by: String,
-    pub(in crate::store) created_roles: String,
-    pub(in crate::store) created_via: String,
-    pub(in crate::store) signin: Option<String>,
-    pub(in crate::store) approval_uuid: String,
-    pub(in crate::store) scope: String,
-    pub(in crate::store) conversation_id: Option<String>,
-    pub(in crate::store) tool: String,
-    pub(in crate::store) server: Option<String>,
-    pub(in crate::store) rule: String,
-    pub(in crate::store) match_pointers: Option<String>,
-    pub(in crate::store) match_values: String,
-    pub(in crate::store) expires_at: String,
-    pub(in crate::store) uses: i64,
-    pub(in crate::store) last_used_at: Option<String>,
-    pub(in crate::store) revoked_at: Option<String>,
-    pub(in crate::store) revoked_by: Option<String>,
+pub(super) struct RawGrant {
+    pub(super) id: String,
+    pub(super) created_at: String,
+    pub(super) created_by: String,
+    pub(super) created_roles: String,
+    pub(super) created_via: String,
+    pub(super) signin: Option<String>,
+    pub(super) approval_uuid: String,
+    pub(super) scope: String,
+    pub(super) conversation_id: Option<String>,
+    pub(super) tool: String,
+    pub(super) server: Option<String>,
+    pub(super) rule: String,
+    pub(super) match_pointers: Option<String>,
+    pub(super) match_values: String,
+    pub(super) expires_at: String,
+    pub(super) uses: i64,
+    pub(super) last_used_at: Option<String>,
+    pub(super) revoked_at: Option<String>,
+    pub(super) revoked_by: Option<String>,
 }
 
 impl RawGrant {
-    pub(in crate::store) fn decode(self) -> Result<GrantRow, StoreError> {
+    pub(super) fn decode(self) -> Result<GrantRow, StoreError> {
         let corrupt = |e: serde_json::Error| StoreError::Corrupt(format!("grant {}: {e}", self.id));
         let match_pointers = match &self.match_pointers {
             Some(j) => Some(serde_json::from_str(j).map_err(corrupt)?),
@@ -95,7 +96,7 @@ impl RawGrant {
 }
 
 /// The JSON texts a grant row stores: (match pointers, values).
-pub(in crate::store) fn encode(g: &Grant) -> Result<(Option<String>, String), StoreError> {
+pub(super) fn encode(g: &Grant) -> Result<(Option<String>, String), StoreError> {
     let pointers = match &g.match_pointers {
         Some(p) => Some(serde_json::to_string(p).map_err(|e| StoreError::Corrupt(e.to_string()))?),
         None => None,
@@ -106,7 +107,7 @@ pub(in crate::store) fn encode(g: &Grant) -> Result<(Option<String>, String), St
 }
 
 /// Records `grant.created` for `g` (in the decision's transaction).
-pub(in crate::store) fn audit_created(tx: &dyn super::Tx, g: &GrantRow) -> Result<(), StoreError> {
+pub(super) fn audit_created(tx: &dyn super::tx::Tx, g: &GrantRow) -> Result<(), StoreError> {
     let gr = &g.grant;
     tx.audit(&Event {
         actor: &gr.created_by,
@@ -136,113 +137,6 @@ pub(crate) enum Revoked {
     NotLive,
 }
 
-impl Store {
-    /// The live grants, newest first; of one (tool, server) when given.
-    pub(crate) async fn live_grants(
-        &self,
-        tool: Option<(String, Option<String>)>,
-    ) -> Result<Vec<GrantRow>, StoreError> {
-        self.read(move |tx| {
-            tx.live_grants(
-                &now(),
-                tool.as_ref().map(|(t, s)| (t.as_str(), s.as_deref())),
-            )
-        })
-        .await
-    }
-
-    /// One grant (live or not).
-    pub(crate) async fn grant(&self, id: &str) -> Result<Option<GrantRow>, StoreError> {
-        let id = id.to_string();
-        self.read(move |tx| tx.grant(&id)).await
-    }
-
-    /// Revokes a live grant, audited `grant.revoked` by `by` (`why`: said
-    /// in the audit row, e.g. "signed out").
-    pub(crate) async fn revoke_grant(
-        &self,
-        id: &str,
-        by: &str,
-        why: Option<&str>,
-    ) -> Result<Revoked, StoreError> {
-        let (id, by, why) = (id.to_string(), by.to_string(), why.map(str::to_string));
-        self.write(move |tx| {
-            let Some(g) = tx.grant(&id)? else {
-                return Ok(Revoked::NotLive);
-            };
-            if !tx.revoke_grant(&id, &by, &now())? {
-                return Ok(Revoked::NotLive);
-            }
-            audit_revoked(tx, &g, &by, why.as_deref())?;
-            Ok(Revoked::Done(Box::new(g)))
-        })
-        .await
-    }
-
-    /// Lets a call run under grant `u.grant`: if the grant is still live,
-    /// its use is counted and the call gets an approval row approved by
-    /// `grant:<id>` (audited `grant.used`), all in one transaction. A call
-    /// the granter asked for themselves is spared only for an admin (and
-    /// recorded as overriding separation of duties), as their decision
-    /// would be.
-    pub(crate) async fn use_grant(
-        &self,
-        u: GrantUse,
-        new: NewApproval,
-        session: &str,
-    ) -> Result<Used, StoreError> {
-        let session = session.to_string();
-        self.write(move |tx| {
-            tx.fence(&new.conversation_id)?;
-            let own = u.separation_of_duties
-                && tx.requester_of(&new.conversation_id)?.as_deref() == Some(u.granter.as_str());
-            if own && !u.granter_admin {
-                return Ok(Used::OwnRequest);
-            }
-            let grant_id = u.grant;
-            if !tx.use_grant(&grant_id, &now())? {
-                return Ok(Used::Ended);
-            }
-            let by = Decider {
-                name: format!("grant:{grant_id}"),
-                via: crate::domain::channel::Channel::Grant,
-                session,
-            };
-            let a = tx.insert_approval(new)?;
-            let uuid = a.approval.uuid.clone();
-            tx.transition(
-                &uuid,
-                &[ApprovalStatus::Pending],
-                ApprovalStatus::Approved,
-                Some(&by),
-                None,
-            )?;
-            let mut details = serde_json::json!({
-                "grant": grant_id,
-                "tool": a.approval.tool_name,
-                "server": a.approval.server,
-                "arguments_digest": digest(&a.approval.tool_args),
-                "rule": a.approval.rule,
-            });
-            if own {
-                details["override"] = "separation_of_duties".into();
-            }
-            tx.audit(&Event {
-                actor: &by.name,
-                event: "grant.used",
-                conversation_id: Some(&a.approval.conversation_id),
-                approval_uuid: Some(&uuid),
-                details,
-            })?;
-            Ok(match tx.approval(&uuid)? {
-                Some(a) => Used::Ran(Box::new(a)),
-                None => Used::Ended,
-            })
-        })
-        .await
-    }
-}
-
 /// A use of a grant, as the engine asks for it.
 #[derive(Clone, Debug)]
 pub(crate) struct GrantUse {
@@ -268,8 +162,8 @@ pub(crate) enum Used {
 
 /// Ends the live grants made in the sign-in session `signin` (in its
 /// sign-out's transaction), each audited `grant.revoked`; their ids.
-pub(in crate::store) fn end_signin_grants(
-    tx: &dyn super::Tx,
+pub(super) fn end_signin_grants(
+    tx: &dyn super::tx::Tx,
     signin: &str,
     by: &str,
 ) -> Result<Vec<String>, StoreError> {
@@ -285,8 +179,8 @@ pub(in crate::store) fn end_signin_grants(
     Ok(ended)
 }
 
-fn audit_revoked(
-    tx: &dyn super::Tx,
+pub(super) fn audit_revoked(
+    tx: &dyn super::tx::Tx,
     g: &GrantRow,
     by: &str,
     why: Option<&str>,

@@ -9,7 +9,8 @@
 //! else is asked for.
 
 use super::approvals::Approval;
-use super::{Store, StoreError};
+use super::error::StoreError;
+use super::facade::Store;
 use app::models::ApprovalStatus;
 
 /// One page of the inbox.

@@ -7,9 +7,11 @@
 //! in-process locks are enough: a lease there is a token that costs
 //! nothing.
 
+use super::error::StoreError;
+use super::facade::Backend;
+use super::facade::Store;
 pub(crate) use super::postgres::Beat;
 use super::recovery::recover_one;
-use super::{Backend, Store, StoreError};
 
 /// The right to write one conversation's turn. Dropped without
 /// [`Lease::release`] (an early error return), it is released in the
@@ -136,7 +138,7 @@ impl Store {
         let Backend::Postgres(pg) = &self.backend else {
             return Ok(None);
         };
-        let routes = self.routes.clone();
+        let routes = self.notify_routes.clone();
         let taken = self
             .write(move |tx| {
                 let Some((id, epoch)) = tx.take_expired_lease()? else {

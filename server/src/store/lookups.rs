@@ -3,7 +3,8 @@
 //! context, tasks by state.
 
 use super::conversations::TasksInState;
-use super::{Store, StoreError};
+use super::error::StoreError;
+use super::facade::Store;
 use app::models::PendingApproval;
 
 impl Store {
@@ -61,8 +62,8 @@ impl Store {
     /// counts (PostgreSQL; a no-op on SQLite, whose triggers keep them).
     pub(crate) async fn fold_task_counts(&self) -> Result<u64, StoreError> {
         match &self.backend {
-            super::Backend::Sqlite(_) => Ok(0),
-            super::Backend::Postgres(pg) => pg.fold_task_counts().await,
+            super::facade::Backend::Sqlite(_) => Ok(0),
+            super::facade::Backend::Postgres(pg) => pg.fold_task_counts().await,
         }
     }
 
@@ -70,8 +71,8 @@ impl Store {
     /// cheap under load (PostgreSQL; a no-op on SQLite).
     pub(crate) async fn vacuum_hot_tables(&self) -> Result<(), StoreError> {
         match &self.backend {
-            super::Backend::Sqlite(_) => Ok(()),
-            super::Backend::Postgres(pg) => pg.vacuum_hot_tables().await,
+            super::facade::Backend::Sqlite(_) => Ok(()),
+            super::facade::Backend::Postgres(pg) => pg.vacuum_hot_tables().await,
         }
     }
 }

@@ -77,7 +77,7 @@ pub(crate) struct StoredMessage {
 }
 
 impl StoredMessage {
-    /// A user's message as [`Store::messages`](super::Store::messages)
+    /// A user's message as [`Store::messages`](super::facade::Store::messages)
     /// reads it back: its one hidden column is the id its client gave it
     /// (kept in `call_id`); it has no step, signature, node run or times.
     pub(crate) fn of_user(message: Message) -> StoredMessage {
@@ -103,7 +103,7 @@ impl StoredMessage {
 
 /// The columns of a new message computed from it, whichever backend
 /// writes it.
-pub(in crate::store) struct Encoded {
+pub(super) struct Encoded {
     /// The list item's preview (`None` for a message without text).
     pub(crate) preview: Option<String>,
     pub(crate) tool_call: Option<String>,
@@ -118,14 +118,14 @@ impl NewMessage {
     /// one is refused before it gets here (`engine::commands::decide`); a model's or
     /// a tool's is kept this way rather than failing the turn after the
     /// tool ran.
-    pub(in crate::store) fn storable(mut self) -> Self {
+    pub(super) fn storable(mut self) -> Self {
         if self.content.contains('\0') {
             self.content = self.content.replace('\0', "\u{FFFD}");
         }
         self
     }
 
-    pub(in crate::store) fn encoded(&self) -> Result<Encoded, StoreError> {
+    pub(super) fn encoded(&self) -> Result<Encoded, StoreError> {
         let (node, node_run) = match &self.node {
             Some(t) => (Some(t.name.clone()), Some(t.run.clone())),
             None => (None, None),
@@ -152,7 +152,7 @@ impl NewMessage {
 
 impl Encoded {
     /// The message as stored under `id` at `ts`.
-    pub(in crate::store) fn message(self, m: NewMessage, id: String, ts: String) -> Message {
+    pub(super) fn message(self, m: NewMessage, id: String, ts: String) -> Message {
         Message {
             id,
             client_id: m.call_id.filter(|_| m.role == Role::User),
@@ -168,7 +168,7 @@ impl Encoded {
 /// The stored tool call `raw` with its result set, as JSON to store;
 /// `None` when there is no call or it already has a result (a result is
 /// written once).
-pub(in crate::store) fn with_result(
+pub(super) fn with_result(
     message_id: &str,
     raw: Option<String>,
     result: &str,
@@ -188,7 +188,7 @@ pub(in crate::store) fn with_result(
 }
 
 /// A message's columns as stored, whichever backend read them.
-pub(in crate::store) struct RawMessage {
+pub(super) struct RawMessage {
     pub(crate) id: String,
     pub(crate) role: String,
     pub(crate) content: String,
@@ -203,7 +203,7 @@ pub(in crate::store) struct RawMessage {
 }
 
 /// The columns of the approval a call ran under.
-pub(in crate::store) struct RawOutcome {
+pub(super) struct RawOutcome {
     pub(crate) uuid: String,
     pub(crate) status: String,
     pub(crate) reason: Option<String>,
@@ -216,14 +216,14 @@ pub(in crate::store) struct RawOutcome {
 }
 
 /// Milliseconds between two stored timestamps.
-pub(in crate::store) fn millis_between(start: &str, end: &str) -> Option<u64> {
+pub(super) fn millis_between(start: &str, end: &str) -> Option<u64> {
     let s = chrono::DateTime::parse_from_rfc3339(start).ok()?;
     let e = chrono::DateTime::parse_from_rfc3339(end).ok()?;
     u64::try_from((e - s).num_milliseconds()).ok()
 }
 
 impl RawMessage {
-    pub(in crate::store) fn decode(self) -> Result<Message, StoreError> {
+    pub(super) fn decode(self) -> Result<Message, StoreError> {
         let role = Role::parse(&self.role)
             .ok_or_else(|| StoreError::Corrupt(format!("unknown message role {:?}", self.role)))?;
         let tool_call = self

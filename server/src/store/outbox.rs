@@ -12,8 +12,11 @@
 //! secret: a row holds the event's public facts only.
 
 use super::approvals::Approval;
-use super::{Store, StoreError, Tx, new_id, now};
-use app::models::{ApprovalStatus, Delivery, DeliveryList};
+use super::error::StoreError;
+use super::tx::Tx;
+use crate::domain::ids::new_id;
+use crate::domain::ids::now;
+use app::models::Delivery;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -24,7 +27,7 @@ pub(crate) const KEEP_FINISHED: Duration = Duration::from_secs(7 * 24 * 3600);
 /// How long a dead letter is kept for an operator to retry.
 pub(crate) const KEEP_DEAD: Duration = Duration::from_secs(30 * 24 * 3600);
 /// Rows deleted per transaction when pruning.
-const PRUNE_BATCH: u32 = 1000;
+pub(super) const PRUNE_BATCH: u32 = 1000;
 
 /// Which targets want which events: set once at startup from
 /// `notifications:` (empty: nothing is written).
@@ -100,11 +103,11 @@ pub(crate) enum Attempt {
     },
 }
 
-pub(in crate::store) const COLUMNS: &str = "id, target, event, approval_uuid, status, attempts, next_at, created_at, updated_at, last_error, delivered_at, payload, since";
+pub(super) const COLUMNS: &str = "id, target, event, approval_uuid, status, attempts, next_at, created_at, updated_at, last_error, delivered_at, payload, since";
 
 /// Decodes a row of [`COLUMNS`] (both backends use it).
 #[allow(clippy::too_many_arguments)]
-pub(in crate::store) fn decode(
+pub(super) fn decode(
     id: String,
     target: String,
     event: String,
@@ -145,7 +148,7 @@ pub(crate) fn later(d: Duration) -> String {
 
 /// The columns an attempt's outcome sets: status, next attempt, error,
 /// delivery time.
-pub(in crate::store) fn outcome_columns<'a>(
+pub(super) fn outcome_columns<'a>(
     a: &'a Attempt,
     at: &'a str,
 ) -> (
@@ -220,7 +223,7 @@ fn row_for(
 /// Writes the rows announcing `event` about `a` (with `extra` facts, e.g.
 /// the decision) for every target that wants it; a request also writes
 /// its reminders. Nothing when no target is configured.
-pub(in crate::store) fn announce(
+pub(super) fn announce(
     tx: &dyn Tx,
     routes: &Routes,
     event: &str,
@@ -275,7 +278,7 @@ pub(in crate::store) fn announce(
 /// its conversation, where it is answered. An asked question also writes
 /// its reminders (`notifications.reminders`, as for approvals), sent only
 /// if it still waits then.
-pub(in crate::store) fn announce_question(
+pub(super) fn announce_question(
     tx: &dyn Tx,
     routes: &Routes,
     event: &str,
@@ -303,11 +306,7 @@ pub(in crate::store) fn announce_question(
 }
 
 /// A tool whose definition changed (POLICY.md §4).
-pub(in crate::store) fn announce_tool(
-    tx: &dyn Tx,
-    routes: &Routes,
-    tool: Value,
-) -> Result<(), StoreError> {
+pub(super) fn announce_tool(tx: &dyn Tx, routes: &Routes, tool: Value) -> Result<(), StoreError> {
     announce_facts(tx, routes, "tool.changed", json!({ "tool": tool }))
 }
 
@@ -335,127 +334,4 @@ fn announce_facts(
         routes.wake.notify_one();
     }
     Ok(())
-}
-
-impl Store {
-    /// Sets which targets want which events (once, at startup).
-    pub(crate) fn set_routes(&mut self, routes: Routes) {
-        self.routes = std::sync::Arc::new(routes);
-    }
-
-    /// The routes, for the worker (its wake-up signal).
-    pub(crate) fn routes(&self) -> std::sync::Arc<Routes> {
-        self.routes.clone()
-    }
-
-    /// Claims up to `limit` due rows for `hold` (another worker, on this
-    /// replica or another, skips them until then).
-    pub(crate) async fn claim_notifications(
-        &self,
-        limit: u32,
-        hold: Duration,
-    ) -> Result<Vec<Notification>, StoreError> {
-        self.write(move |tx| tx.claim_notifications(&now(), &later(hold), limit))
-            .await
-    }
-
-    /// Records how attempts ended, in one transaction.
-    pub(crate) async fn finish_notifications(
-        &self,
-        outcomes: Vec<(String, Attempt)>,
-    ) -> Result<(), StoreError> {
-        self.write(move |tx| {
-            let at = now();
-            for (id, a) in &outcomes {
-                tx.finish_notification(id, a, &at)?;
-            }
-            Ok(())
-        })
-        .await
-    }
-
-    /// The approval a reminder is about, if it is still pending.
-    pub(crate) async fn still_pending(&self, uuid: &str) -> Result<bool, StoreError> {
-        let uuid = uuid.to_string();
-        self.read_one(move |tx| {
-            Ok(tx
-                .approval(&uuid)?
-                .is_some_and(|a| a.status == ApprovalStatus::Pending))
-        })
-        .await
-    }
-
-    /// The newest `limit` rows (of one status) and the count per status.
-    pub(crate) async fn notifications(
-        &self,
-        status: Option<String>,
-        limit: u32,
-    ) -> Result<DeliveryList, StoreError> {
-        self.read(move |tx| {
-            let deliveries = tx
-                .recent_notifications(status.as_deref(), limit)?
-                .into_iter()
-                .map(|n| n.delivery)
-                .collect();
-            let counts = tx.notification_counts()?.into_iter().collect();
-            Ok(DeliveryList { deliveries, counts })
-        })
-        .await
-    }
-
-    /// Counts per status (for `/metrics`).
-    pub(crate) async fn notification_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
-        self.read_one(|tx| tx.notification_counts()).await
-    }
-
-    /// Deletes what is past its keeping time ([`KEEP_FINISHED`],
-    /// [`KEEP_DEAD`]), a batch per transaction; how many rows went.
-    pub(crate) async fn prune_notifications(&self) -> Result<u64, StoreError> {
-        let at = now();
-        let finished = super::approvals::earlier(&at, KEEP_FINISHED);
-        let dead = super::approvals::earlier(&at, KEEP_DEAD);
-        let mut total = 0;
-        loop {
-            let (f, d) = (finished.clone(), dead.clone());
-            let n = self
-                .write(move |tx| tx.prune_notifications(&f, &d, PRUNE_BATCH))
-                .await?;
-            total += n;
-            if n < u64::from(PRUNE_BATCH) {
-                return Ok(total);
-            }
-        }
-    }
-
-    /// Sends a dead letter again, with a fresh retry window (audited as
-    /// `notification.retried`); false when it is not a dead letter.
-    pub(crate) async fn retry_notification(&self, id: &str, by: &str) -> Result<bool, StoreError> {
-        let (id, by) = (id.to_string(), by.to_string());
-        let routes = self.routes.clone();
-        let done = self
-            .write(move |tx| {
-                if !tx.retry_notification(&id, &now())? {
-                    return Ok(false);
-                }
-                tx.audit(&super::audit::Event {
-                    actor: &by,
-                    event: "notification.retried",
-                    conversation_id: None,
-                    approval_uuid: None,
-                    details: json!({"id": id}),
-                })?;
-                Ok(true)
-            })
-            .await?;
-        if done {
-            routes.wake.notify_one();
-        }
-        Ok(done)
-    }
-
-    /// Whether the link `link` was used already.
-    pub(crate) async fn link_used(&self, link: &str) -> Result<bool, StoreError> {
-        let link = link.to_string();
-        self.read_one(move |tx| tx.link_used(&link)).await
-    }
 }

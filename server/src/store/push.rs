@@ -10,7 +10,8 @@
 //! next start (`unsettled`). Secrets (the token, the credentials) arrive
 //! here sealed by `a2a::push`: the store never holds them in the clear.
 
-use super::{Store, StoreError, new_id, now};
+use crate::domain::ids::new_id;
+use crate::domain::ids::now;
 use crate::store::outbox::Notification;
 use app::models::Delivery;
 use serde_json::Value;
@@ -39,10 +40,10 @@ pub(crate) struct PushConfig {
 /// The outbox target prefix of push deliveries.
 pub(crate) const TARGET: &str = "a2a-push:";
 
-pub(in crate::store) const COLUMNS: &str = "uid, task_id, config_id, url, token, auth_scheme, credentials, dialect, created_by, created_at, last_state";
+pub(super) const COLUMNS: &str = "uid, task_id, config_id, url, token, auth_scheme, credentials, dialect, created_by, created_at, last_state";
 
 /// Terminal states: a config that saw one has nothing more to send.
-pub(in crate::store) const UNSETTLED: &str =
+pub(super) const UNSETTLED: &str =
     "last_state IS NULL OR last_state NOT IN ('completed', 'failed', 'canceled', 'rejected')";
 
 /// The `advance` statement (both backends, `?`-style placeholders are
@@ -50,7 +51,7 @@ pub(in crate::store) const UNSETTLED: &str =
 /// another state that is not final. A task never leaves a final state,
 /// so a stale announcement (read before the task ended, committed after)
 /// queues nothing.
-pub(in crate::store) const ADVANCE: &str = "UPDATE push_configs SET last_state = $2 WHERE uid = $1 \
+pub(super) const ADVANCE: &str = "UPDATE push_configs SET last_state = $2 WHERE uid = $1 \
      AND (last_state IS NULL OR last_state <> $2) \
      AND (last_state IS NULL OR last_state NOT IN ('completed', 'failed', 'canceled', 'rejected'))";
 
@@ -59,12 +60,12 @@ pub(in crate::store) const ADVANCE: &str = "UPDATE push_configs SET last_state =
 /// retry, or being sent by this or another replica), so a receiver gets
 /// a task's states in the order they happened, never `working` after
 /// `completed`. Other targets' rows are independent of each other.
-pub(in crate::store) const IN_ORDER: &str = "(n.target NOT LIKE 'a2a-push:%' OR NOT EXISTS \
+pub(super) const IN_ORDER: &str = "(n.target NOT LIKE 'a2a-push:%' OR NOT EXISTS \
      (SELECT 1 FROM notifications o WHERE o.status = 'pending' AND o.target = n.target AND o.id < n.id))";
 
 /// The outbox row delivering `payload` (a `StreamResponse`, or a 0.3
 /// task) to the config `uid`.
-fn delivery(uid: &str, state: &str, payload: Value) -> Notification {
+pub(super) fn delivery(uid: &str, state: &str, payload: Value) -> Notification {
     let at = now();
     Notification {
         delivery: Delivery {
@@ -94,66 +95,4 @@ pub(crate) struct Announcement {
     /// The payload for 1.0 configs and for 0.3 ones.
     pub(crate) v1: Value,
     pub(crate) v03: Value,
-}
-
-impl Store {
-    /// Stores (or replaces) a config.
-    pub(crate) async fn put_push_config(&self, p: PushConfig) -> Result<(), StoreError> {
-        self.write(move |tx| tx.put_push_config(&p)).await
-    }
-
-    /// The configs of a task.
-    pub(crate) async fn push_configs(&self, task_id: &str) -> Result<Vec<PushConfig>, StoreError> {
-        let task_id = task_id.to_string();
-        self.read_one(move |tx| tx.push_configs(&task_id)).await
-    }
-
-    /// A config by our id (the worker's lookup at send time).
-    pub(crate) async fn push_config(&self, uid: &str) -> Result<Option<PushConfig>, StoreError> {
-        let uid = uid.to_string();
-        self.read_one(move |tx| tx.push_config(&uid)).await
-    }
-
-    /// Deletes a config; false when there was none.
-    pub(crate) async fn delete_push_config(
-        &self,
-        task_id: &str,
-        config_id: &str,
-    ) -> Result<bool, StoreError> {
-        let (t, c) = (task_id.to_string(), config_id.to_string());
-        self.write(move |tx| tx.delete_push_config(&t, &c)).await
-    }
-
-    /// Configs that have not yet been sent a terminal state.
-    pub(crate) async fn unsettled_push_configs(
-        &self,
-        limit: u32,
-    ) -> Result<Vec<PushConfig>, StoreError> {
-        self.read_one(move |tx| tx.unsettled_push_configs(limit))
-            .await
-    }
-
-    /// Queues `a` for every config of its task that was not sent this
-    /// state yet (one transaction); returns how many rows were written.
-    pub(crate) async fn announce_push(&self, a: Announcement) -> Result<usize, StoreError> {
-        let routes = self.routes.clone();
-        let n = self
-            .write(move |tx| {
-                let mut n = 0;
-                for p in tx.push_configs(&a.task_id)? {
-                    if !tx.advance_push(&p.uid, &a.state)? {
-                        continue;
-                    }
-                    let payload = if p.dialect == "0.3" { &a.v03 } else { &a.v1 };
-                    tx.insert_notification(&delivery(&p.uid, &a.state, payload.clone()))?;
-                    n += 1;
-                }
-                Ok(n)
-            })
-            .await?;
-        if n > 0 {
-            routes.wake.notify_one();
-        }
-        Ok(n)
-    }
 }

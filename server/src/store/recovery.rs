@@ -12,7 +12,10 @@
 //!   is not re-run), a note tells the user to send the message again, and a
 //!   pipeline run in it is marked `interrupted`.
 
-use super::{NewMessage, Store, StoreError, Tx};
+use super::error::StoreError;
+use super::facade::Store;
+use super::messages::NewMessage;
+use super::tx::Tx;
 use app::models::{ApprovalStatus, ConversationStatus, Role};
 use app::pipeline::RunStatus;
 use std::collections::BTreeSet;
@@ -40,7 +43,7 @@ impl Store {
     /// Applies the crash rules to everything in the store (one process:
     /// nothing else can be running).
     pub(crate) async fn recover(&self) -> Result<Recovered, StoreError> {
-        let routes = self.routes.clone();
+        let routes = self.notify_routes.clone();
         self.write(move |tx| {
             let in_doubt = settle_executing(
                 tx,
@@ -217,7 +220,7 @@ fn interrupt(tx: &dyn Tx, id: &str) -> Result<(), StoreError> {
         {
             n.status = RunStatus::Interrupted;
         }
-        ps.updated_at = super::now();
+        ps.updated_at = crate::domain::ids::now();
         tx.set_pipeline_state(id, &ps)?;
     }
     tx.append(id, NewMessage::text(Role::System, TURN_INTERRUPTED_NOTE))?;

@@ -5,8 +5,6 @@
 //! the session: signing out deletes it and expiry is checked on every
 //! lookup, so both take effect at once.
 
-use super::error::StoreError;
-
 /// A signed-in browser.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Session {
@@ -18,7 +16,7 @@ pub(crate) struct Session {
 
 impl Session {
     /// From its columns (`roles` comma-separated).
-    pub(in crate::store) fn decode(name: String, roles: String, expires_at: String) -> Session {
+    pub(super) fn decode(name: String, roles: String, expires_at: String) -> Session {
         Session {
             name,
             roles: roles
@@ -28,106 +26,5 @@ impl Session {
                 .collect(),
             expires_at,
         }
-    }
-}
-
-use super::Store;
-use super::audit::{self, Event};
-
-impl Store {
-    /// Starts a session and records `auth.signed_in`, in one transaction.
-    pub(crate) async fn sign_in(
-        &self,
-        id_hash: String,
-        session: Session,
-        method: &'static str,
-    ) -> Result<(), StoreError> {
-        self.write(move |tx| {
-            tx.insert_session(&id_hash, &session)?;
-            tx.audit(
-                &Event {
-                    actor: &session.name,
-                    event: "auth.signed_in",
-                    conversation_id: None,
-                    approval_uuid: None,
-                    details: serde_json::json!({"method": method, "roles": session.roles, "expires_at": session.expires_at}),
-                },
-            )?;
-            // Old sessions go when new ones come: no separate sweeper.
-            tx.purge_sessions(&super::now())?;
-            Ok(())
-        })
-        .await
-    }
-
-    /// Ends a session and records `auth.signed_out`, and in the same
-    /// transaction ends the grants made in it (REACH.md §3: a grant never
-    /// outlives its sign-in), each `grant.revoked`; returns their ids
-    /// (`None`: there was no such session).
-    pub(crate) async fn sign_out(
-        &self,
-        id_hash: String,
-    ) -> Result<Option<Vec<String>>, StoreError> {
-        self.write(move |tx| {
-            let Some(s) = tx.delete_session(&id_hash)? else {
-                return Ok(None);
-            };
-            tx.audit(&Event {
-                actor: &s.name,
-                event: "auth.signed_out",
-                conversation_id: None,
-                approval_uuid: None,
-                details: serde_json::json!({}),
-            })?;
-            super::grants::end_signin_grants(tx, &id_hash, &s.name).map(Some)
-        })
-        .await
-    }
-
-    /// The live session under `id_hash`.
-    pub(crate) async fn session(&self, id_hash: String) -> Result<Option<Session>, StoreError> {
-        self.read(move |tx| tx.session(&id_hash, &super::now()))
-            .await
-    }
-
-    /// The live session `name` signed in with last (its roles are what the
-    /// identity provider said then).
-    pub(crate) async fn session_of(&self, name: String) -> Result<Option<Session>, StoreError> {
-        self.read(move |tx| tx.session_of(&name, &super::now()))
-            .await
-    }
-
-    /// Records one audit event in its own transaction (events that change
-    /// no other state: `auth.denied`, `config.loaded`).
-    pub(crate) async fn audit(
-        &self,
-        actor: String,
-        event: &'static str,
-        details: serde_json::Value,
-    ) -> Result<(), StoreError> {
-        self.write(move |tx| {
-            tx.audit(&Event {
-                actor: &actor,
-                event,
-                conversation_id: None,
-                approval_uuid: None,
-                details,
-            })
-        })
-        .await
-    }
-
-    /// Up to `limit` audit rows after `after`.
-    pub(crate) async fn audit_page(
-        &self,
-        after: i64,
-        limit: u32,
-    ) -> Result<Vec<audit::Row>, StoreError> {
-        self.read_long(move |tx| tx.audit_page(after, limit)).await
-    }
-
-    /// The audit chain's newest `(seq, hash)`.
-    pub(crate) async fn audit_head(&self) -> Result<(i64, String), StoreError> {
-        self.read(|tx| tx.audit_head()).await
     }
 }

@@ -3,7 +3,11 @@
 //! notes, pipeline snapshots, and the ways a turn stops (ended, paused
 //! for an operator, failed).
 
-use super::{NewMessage, Store, StoreError, StoredMessage, Tx};
+use super::error::StoreError;
+use super::facade::Store;
+use super::messages::NewMessage;
+use super::messages::StoredMessage;
+use super::tx::Tx;
 use app::models::{Conversation, ConversationStatus, PendingApproval, Role};
 use app::pipeline::PipelineState;
 
@@ -63,7 +67,7 @@ impl Store {
         &self,
         by: Requester,
         first: String,
-    ) -> Result<(Conversation, super::Lease), StoreError> {
+    ) -> Result<(Conversation, super::leases::Lease), StoreError> {
         let (c, epoch) = self
             .write(move |tx| {
                 let c = open(tx, &by, Some(first))?;
@@ -144,7 +148,7 @@ impl Store {
                         call.result = Some(text);
                         call.is_error = Some(is_error);
                     }
-                    finished_at = Some(super::now());
+                    finished_at = Some(crate::domain::ids::now());
                 }
                 written.push(StoredMessage {
                     message: stored,

@@ -15,10 +15,10 @@
 //! fewer statements. Callers hold a `&dyn Tx`, which reaches the methods
 //! of every sub-trait.
 
-use super::StoreError;
 use super::approvals::{Approval, Decider, NewApproval};
 use super::audit::{self, Event};
 use super::conversations::{Page, PageRequest, TasksInState};
+use super::error::StoreError;
 use super::messages::{NewMessage, StoredMessage};
 use super::questions::QuestionRow;
 use super::sessions::Session;
@@ -376,7 +376,7 @@ pub(crate) trait SessionTx {
 
 /// [`MessageTx::append`] to a conversation the transaction created or
 /// holds: its absence is corruption, not an answer.
-pub(in crate::store) fn append_existing<T: Tx + ?Sized>(
+pub(super) fn append_existing<T: Tx + ?Sized>(
     tx: &T,
     conversation_id: &str,
     m: NewMessage,
@@ -389,7 +389,7 @@ pub(in crate::store) fn append_existing<T: Tx + ?Sized>(
 }
 
 /// [`Tx::append_ending`] as two statements: the append, then the flag.
-pub(in crate::store) fn append_then_end<T: Tx + ?Sized>(
+pub(super) fn append_then_end<T: Tx + ?Sized>(
     tx: &T,
     conversation_id: &str,
     m: NewMessage,

@@ -2,9 +2,9 @@
 //! [`PgTx`], decoded by the decoder SQLite's rows use too.
 
 use super::tx::{Params, PgTx};
-use crate::store::StoreError;
+use crate::domain::ids::now;
 use crate::store::approvals::{self, Approval, Decider, NewApproval};
-use crate::store::now;
+use crate::store::error::StoreError;
 use crate::store::tx::ApprovalTx;
 use app::models::{ApprovalStatus, PendingApproval};
 use postgres::Row;

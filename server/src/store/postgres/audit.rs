@@ -4,9 +4,10 @@
 //! (hashed here with a key, by the database without one).
 
 use super::tx::PgTx;
+use crate::domain::ids::now;
 use crate::store::audit::{self, Event};
+use crate::store::error::StoreError;
 use crate::store::tx::AuditTx;
-use crate::store::{StoreError, now};
 
 impl AuditTx for PgTx<'_> {
     fn audit(&self, e: &Event<'_>) -> Result<(), StoreError> {

@@ -2,8 +2,8 @@
 //! [`PgTx`].
 
 use super::tx::PgTx;
-use crate::store::StoreError;
 use crate::store::card_pins::{CARD_PIN_COLUMNS, CardPinRow, HeldCard};
+use crate::store::error::StoreError;
 use crate::store::tx::CardPinTx;
 use postgres::Row;
 

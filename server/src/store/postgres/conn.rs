@@ -12,7 +12,7 @@
 //! cost one round trip instead of one each (a round trip is what a turn on
 //! PostgreSQL is made of; see `tx.rs`).
 
-use crate::store::StoreError;
+use crate::store::error::StoreError;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -24,7 +24,7 @@ use tokio_postgres::{Client, Error, Row, Statement};
 pub(super) type Params<'p> = &'p [&'p (dyn ToSql + Sync)];
 
 /// One connection and its prepared statements.
-pub(in crate::store) struct Conn {
+pub(crate) struct Conn {
     runtime: tokio::runtime::Runtime,
     client: Client,
     statements: HashMap<String, Statement>,

@@ -6,13 +6,14 @@
 use super::approvals::{approval_cols_at, pending_rows, pending_sql};
 use super::messages::{MESSAGES_OF_ONE, message_rows};
 use super::tx::{PgTx, own};
-use crate::store::StoreError;
+use crate::domain::ids::new_id;
+use crate::domain::ids::now;
 use crate::store::approvals;
 use crate::store::conversations::{
     HeadRow, ItemRow, Page, PageRequest, TasksInState, like_pattern,
 };
+use crate::store::error::StoreError;
 use crate::store::tx::ConversationTx;
-use crate::store::{new_id, now};
 use app::models::{Conversation, ConversationItem, ConversationStatus, Summary};
 use app::pipeline::PipelineState;
 use postgres::Row;

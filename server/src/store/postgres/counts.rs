@@ -11,7 +11,7 @@
 //!   best). A vacuum of a small table costs about a millisecond.
 
 use super::pool::Pg;
-use crate::store::StoreError;
+use crate::store::error::StoreError;
 
 /// The advisory lock one fold runs under ("FOLD").
 const FOLD_LOCK: i64 = 0x464f_4c44;

@@ -15,7 +15,7 @@
 
 use super::conn::{Answer, Step};
 use super::pool::Pg;
-use crate::store::StoreError;
+use crate::store::error::StoreError;
 use postgres::fallible_iterator::FallibleIterator;
 use std::time::Duration;
 

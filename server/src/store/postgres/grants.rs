@@ -1,7 +1,7 @@
 //! Grants on PostgreSQL: the statements of [`GrantTx`] on a [`PgTx`].
 
 use super::tx::PgTx;
-use crate::store::StoreError;
+use crate::store::error::StoreError;
 use crate::store::grants::{GRANT_COLUMNS, GrantRow, RawGrant, encode};
 use crate::store::tx::GrantTx;
 use postgres::Row;

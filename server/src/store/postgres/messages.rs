@@ -4,10 +4,11 @@
 //! waiting for the answer (the statement raises if nothing was inserted).
 
 use super::tx::{PgTx, own};
-use crate::store::StoreError;
+use crate::domain::ids::new_id;
+use crate::domain::ids::now;
+use crate::store::error::StoreError;
 use crate::store::messages::{NewMessage, RawMessage, RawOutcome, StoredMessage};
 use crate::store::tx::MessageTx;
-use crate::store::{new_id, now};
 use app::models::Message;
 use postgres::Row;
 use postgres::types::ToSql;

@@ -2,7 +2,7 @@
 //! share one database.
 //!
 //! - **Synchronous intents, blocking pool.** The store's intents are
-//!   written once against [`Tx`](super::Tx), a synchronous trait (rusqlite
+//!   written once against [`Tx`](super::tx::Tx), a synchronous trait (rusqlite
 //!   is synchronous). A pooled connection is `tokio-postgres` driven from
 //!   the blocking pool on a runtime of its own (`conn.rs`), so the same
 //!   closures run on PostgreSQL. `sqlx` is async-only: every intent would
@@ -20,7 +20,7 @@
 //!   transaction, so a page and its counts come from one snapshot.
 //! - **One file per entity** (`conversations.rs`, `messages.rs`, ...,
 //!   mirroring `sqlite/`), each implementing its sub-trait of
-//!   [`Tx`](super::Tx) on [`PgTx`](tx::PgTx) in PostgreSQL's dialect.
+//!   [`Tx`](super::tx::Tx) on [`PgTx`](tx::PgTx) in PostgreSQL's dialect.
 //! - **Round trips are what a turn costs** here, so statements are
 //!   pipelined (`tx.rs`): `BEGIN`, the fence and every write whose answer
 //!   nobody waits for go with the next statement that is waited for, or

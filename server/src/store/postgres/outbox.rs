@@ -3,7 +3,7 @@
 //! never wait for each other's claims.
 
 use super::tx::PgTx;
-use crate::store::StoreError;
+use crate::store::error::StoreError;
 use crate::store::outbox::{self, Attempt, Notification};
 use crate::store::tx::OutboxTx;
 use postgres::Row;

@@ -1,9 +1,10 @@
 //! Tool pins on PostgreSQL: the statements of [`PinTx`] on a [`PgTx`].
 
 use super::tx::PgTx;
+use crate::domain::ids::now;
+use crate::store::error::StoreError;
 use crate::store::pins::{PIN_COLUMNS, PinRow};
 use crate::store::tx::PinTx;
-use crate::store::{StoreError, now};
 use postgres::Row;
 
 impl PinTx for PgTx<'_> {

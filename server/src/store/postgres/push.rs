@@ -2,7 +2,7 @@
 //! [`PushTx`] on a [`PgTx`].
 
 use super::tx::PgTx;
-use crate::store::StoreError;
+use crate::store::error::StoreError;
 use crate::store::push::{self, PushConfig};
 use crate::store::tx::PushTx;
 use postgres::Row;

@@ -1,9 +1,10 @@
 //! Questions on PostgreSQL: the statements of [`QuestionTx`] on a [`PgTx`].
 
 use super::tx::PgTx;
+use crate::domain::ids::now;
+use crate::store::error::StoreError;
 use crate::store::questions::QuestionRow;
 use crate::store::tx::QuestionTx;
-use crate::store::{StoreError, now};
 use postgres::Row;
 
 const COLUMNS: &str = "seq, uuid, conversation_id, message_id, round, era, status, body, state, answered, \

@@ -2,9 +2,10 @@
 //! [`PgTx`].
 
 use super::tx::PgTx;
+use crate::domain::ids::now;
+use crate::store::error::StoreError;
 use crate::store::sessions::Session;
 use crate::store::tx::SessionTx;
-use crate::store::{StoreError, now};
 
 impl SessionTx for PgTx<'_> {
     fn insert_session(&self, id_hash: &str, s: &Session) -> Result<(), StoreError> {

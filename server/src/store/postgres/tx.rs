@@ -11,8 +11,11 @@ use super::conn::{Answer, Step};
 use super::held_leases::Leases;
 use super::messages::{APPEND_KNOWN_ENDING, INSERT_WITH_MESSAGE, append_params};
 use super::mode::Mode;
+use crate::domain::ids::new_id;
+use crate::domain::ids::now;
+use crate::store::error::StoreError;
 use crate::store::messages::NewMessage;
-use crate::store::{StoreError, Tx, new_id, now};
+use crate::store::tx::Tx;
 use app::models::{Conversation, ConversationStatus, Message};
 use postgres::Row;
 use postgres::Statement;
@@ -54,7 +57,7 @@ const LEASE_LOST: &str = "SG001";
 /// order, in the same transaction; a held write that fails fails the
 /// transaction (the fence and the appends raise in the database, so a
 /// pipelined `COMMIT` after them rolls back).
-pub(in crate::store) struct PgTx<'a> {
+pub(crate) struct PgTx<'a> {
     conn: RefCell<&'a mut Conn>,
     pub(super) mode: Mode,
     /// `BEGIN` was sent (or, in [`Mode::Single`], the statement).

@@ -2,11 +2,11 @@
 //! functions on a connection. Every transition is a conditional `UPDATE`
 //! (see [`crate::store::approvals`]).
 
-use crate::store::StoreError;
+use crate::domain::ids::now;
 use crate::store::approvals::{
     Approval, COLUMNS, Decider, Insert, NCOLS, NewApproval, RawRow, decode,
 };
-use crate::store::now;
+use crate::store::error::StoreError;
 use crate::store::tx::ApprovalTx;
 use app::models::{ApprovalStatus, PendingApproval};
 use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};

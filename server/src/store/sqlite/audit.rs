@@ -3,9 +3,10 @@
 //! chain's key, so a row is hashed inside the statement that appends it.
 
 use crate::domain::digest::canonical;
+use crate::domain::ids::now;
 use crate::store::audit::{self, Event, GENESIS, canonical_row, chain_hash};
+use crate::store::error::StoreError;
 use crate::store::tx::AuditTx;
-use crate::store::{StoreError, now};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 

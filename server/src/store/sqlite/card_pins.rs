@@ -1,7 +1,7 @@
 //! Agent Card pins on SQLite: the statements of [`CardPinTx`].
 
-use crate::store::StoreError;
 use crate::store::card_pins::{CARD_PIN_COLUMNS, CardPinRow, HeldCard};
+use crate::store::error::StoreError;
 use crate::store::tx::CardPinTx;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 

@@ -3,12 +3,13 @@
 //! its messages and pending approval from [`messages`] and [`approvals`]).
 
 use super::{approvals, messages};
-use crate::store::StoreError;
+use crate::domain::ids::new_id;
+use crate::domain::ids::now;
 use crate::store::conversations::{
     HeadRow, ItemRow, Page, PageRequest, TasksInState, fresh, like_pattern, summary_of,
 };
+use crate::store::error::StoreError;
 use crate::store::tx::ConversationTx;
-use crate::store::{new_id, now};
 use app::models::{Conversation, ConversationItem, ConversationStatus, Summary};
 use app::pipeline::PipelineState;
 use rusqlite::{Connection, OptionalExtension, Row, params};

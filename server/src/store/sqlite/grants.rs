@@ -1,7 +1,7 @@
 //! Grants on SQLite: the statements of [`GrantTx`], as plain functions on
 //! a connection.
 
-use crate::store::StoreError;
+use crate::store::error::StoreError;
 use crate::store::grants::{GRANT_COLUMNS, GrantRow, RawGrant, encode};
 use crate::store::tx::GrantTx;
 use rusqlite::{Connection, OptionalExtension, Row, params};

@@ -2,7 +2,7 @@
 //! in-process locks (`engine::locks`) are the leases, so [`LeaseTx`] is
 //! all no-ops here (PostgreSQL's is in `postgres/leases.rs`).
 
-use crate::store::StoreError;
+use crate::store::error::StoreError;
 use crate::store::tx::LeaseTx;
 use rusqlite::Connection;
 

@@ -1,12 +1,13 @@
 //! Messages on SQLite: the statements of [`MessageTx`], as plain
 //! functions on a connection.
 
-use crate::store::StoreError;
+use crate::domain::ids::new_id;
+use crate::domain::ids::now;
+use crate::store::error::StoreError;
 use crate::store::messages::{
     NewMessage, RawMessage, RawOutcome, StoredMessage, millis_between, with_result,
 };
 use crate::store::tx::MessageTx;
-use crate::store::{new_id, now};
 use app::models::Message;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 use std::collections::HashMap;

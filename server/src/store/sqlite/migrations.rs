@@ -5,7 +5,7 @@
 //! previous version intact. A database newer than this binary is refused
 //! rather than guessed at.
 
-use crate::store::StoreError;
+use crate::store::error::StoreError;
 use rusqlite::Connection;
 
 /// Schema versions, in order; index 0 upgrades version 0 to 1.

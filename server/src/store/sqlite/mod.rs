@@ -27,7 +27,7 @@
 //!   another thread and back (two wake-ups) cost more than the query
 //!   itself: short reads run inline on the write connection when it is
 //!   free (its page cache is warm), else on an idle pooled connection;
-//!   [`Store::read_long`] (pages, scans) only ever uses the pool, so writes
+//!   [`Store::read_long`](crate::store::Store::read_long) (pages, scans) only ever uses the pool, so writes
 //!   never wait for it; a read that finds no idle connection goes to
 //!   `spawn_blocking` (where new connections are opened). Writes run inline
 //!   when the write connection is free. The one slow
@@ -51,10 +51,9 @@ mod push;
 mod questions;
 mod sessions;
 
-#[cfg(doc)]
-use super::Store;
 use super::audit::Verdict;
-use super::{StoreError, Tx};
+use super::error::StoreError;
+use super::tx::Tx;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

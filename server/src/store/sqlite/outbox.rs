@@ -1,7 +1,7 @@
 //! The notification outbox on SQLite: the statements of [`OutboxTx`], as
 //! plain functions on a connection.
 
-use crate::store::StoreError;
+use crate::store::error::StoreError;
 use crate::store::outbox::{Attempt, COLUMNS, Notification, decode, outcome_columns};
 use crate::store::tx::OutboxTx;
 use rusqlite::{Connection, Row, params};

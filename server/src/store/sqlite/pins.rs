@@ -1,9 +1,10 @@
 //! Tool pins on SQLite: the statements of [`PinTx`], as plain functions
 //! on a connection.
 
+use crate::domain::ids::now;
+use crate::store::error::StoreError;
 use crate::store::pins::{PIN_COLUMNS, PinRow};
 use crate::store::tx::PinTx;
-use crate::store::{StoreError, now};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 impl PinTx for Connection {

@@ -1,7 +1,7 @@
 //! A2A push notification configs on SQLite: the statements of
 //! [`PushTx`], as plain functions on a connection.
 
-use crate::store::StoreError;
+use crate::store::error::StoreError;
 use crate::store::push::{ADVANCE, COLUMNS, PushConfig, UNSETTLED};
 use crate::store::tx::PushTx;
 use rusqlite::{Connection, OptionalExtension, Row, params};

@@ -1,8 +1,9 @@
 //! Questions on SQLite: the statements of [`QuestionTx`].
 
+use crate::domain::ids::now;
+use crate::store::error::StoreError;
 use crate::store::questions::QuestionRow;
 use crate::store::tx::QuestionTx;
-use crate::store::{StoreError, now};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 const COLUMNS: &str = "seq, uuid, conversation_id, message_id, round, era, status, body, state, answered, \

@@ -1,9 +1,10 @@
 //! Sign-in sessions on SQLite: the statements of [`SessionTx`], as plain
 //! functions on a connection.
 
+use crate::domain::ids::now;
+use crate::store::error::StoreError;
 use crate::store::sessions::Session;
 use crate::store::tx::SessionTx;
-use crate::store::{StoreError, now};
 use rusqlite::{Connection, OptionalExtension, params};
 
 impl SessionTx for Connection {
