@@ -53,7 +53,7 @@ mod turn;
 #[cfg(test)]
 use commands as decide;
 pub(crate) use commands::answer::Answer;
-pub(crate) use commands::decide::{Committed, Decision};
+pub(crate) use commands::decide::DecisionRequest;
 pub(crate) use locks::{ConversationLocks, LockGuard};
 #[cfg(test)]
 use recovery::TURN_INTERRUPTED_NOTE;

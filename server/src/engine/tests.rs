@@ -184,8 +184,8 @@ fn ctx() -> Ctx {
 }
 
 /// A plain approval: no reason, the arguments as asked.
-fn approve() -> Decision {
-    Decision {
+fn approve() -> DecisionRequest {
+    DecisionRequest {
         approve: true,
         reason: None,
         arguments: None,
@@ -314,7 +314,7 @@ async fn a_rejection_never_runs_the_tool_and_tells_the_model_why() {
         .engine
         .decide(
             &uuid,
-            Decision {
+            DecisionRequest {
                 approve: false,
                 reason: Some("not today".into()),
                 arguments: None,

@@ -16,17 +16,19 @@ use super::decider;
 use crate::config::{AuthConfig, AuthMode};
 use crate::domain::channel::Channel;
 use crate::domain::principal::Principal;
-use crate::engine::turn::declined_text;
 use crate::engine::locks::LockGuard;
+use crate::engine::turn::declined_text;
 use crate::engine::{Ctx, Engine, EngineError, Reply};
 use crate::store::approvals::Approval;
 use crate::store::grants::GrantRow;
 use crate::store::{Decided, DecisionRecord};
 use app::models::{ApprovalStatus, ConversationStatus, EventKind, GrantRequest, PendingApproval};
 
-/// An operator's decision.
+/// An operator's decision as asked for (the request); the store writes it
+/// as a [`DecisionRecord`] and answers what it did as a [`Decided`]; who
+/// decided is a [`crate::store::approvals::Decider`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Decision {
+pub(crate) struct DecisionRequest {
     pub(crate) approve: bool,
     /// Why (for a rejection, told to the model).
     pub(crate) reason: Option<String>,
@@ -36,23 +38,12 @@ pub(crate) struct Decision {
     pub(crate) grant: Option<app::models::GrantRequest>,
 }
 
-/// What a decision's transaction recorded, told as soon as it committed
-/// (before the turn goes on): a surface that must answer quickly (Slack's
-/// three seconds) answers with it and lets the turn run on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Committed {
-    /// The approval is approved (`true`) or rejected.
-    Decided(bool),
-    /// A vote short of the quorum: `approvals` of `quorum`.
-    Voted { approvals: usize, quorum: usize },
-}
-
 impl Engine {
     /// Approves or rejects a pending approval, then lets the turn go on.
     pub(crate) async fn decide(
         &self,
         uuid: &str,
-        decision: Decision,
+        decision: DecisionRequest,
         ctx: Ctx,
     ) -> Result<Reply, EngineError> {
         self.decide_with(uuid, decision, ctx, None, None).await
@@ -63,9 +54,9 @@ impl Engine {
     pub(crate) async fn decide_reporting(
         &self,
         uuid: &str,
-        decision: Decision,
+        decision: DecisionRequest,
         ctx: Ctx,
-        committed: tokio::sync::oneshot::Sender<Committed>,
+        committed: tokio::sync::oneshot::Sender<Decided>,
     ) -> Result<Reply, EngineError> {
         self.decide_with(uuid, decision, ctx, None, Some(committed))
             .await
@@ -77,7 +68,7 @@ impl Engine {
     pub(crate) async fn decide_by_link(
         &self,
         uuid: &str,
-        decision: Decision,
+        decision: DecisionRequest,
         mut ctx: Ctx,
         link: String,
     ) -> Result<Reply, EngineError> {
@@ -92,10 +83,10 @@ impl Engine {
     async fn decide_with(
         &self,
         uuid: &str,
-        decision: Decision,
+        decision: DecisionRequest,
         ctx: Ctx,
         link: Option<String>,
-        committed: Option<tokio::sync::oneshot::Sender<Committed>>,
+        committed: Option<tokio::sync::oneshot::Sender<Decided>>,
     ) -> Result<Reply, EngineError> {
         let found = self.pending_approval(uuid).await?;
         let auth = &self.inner.config.auth;
@@ -113,7 +104,7 @@ impl Engine {
             grant.clone(),
         );
         let (outcome, guard) = self.commit(rec).await?;
-        if let (Some(tx), Some(told)) = (committed, early_report(&outcome, decision.approve)) {
+        if let (Some(tx), Some(told)) = (committed, early_report(&outcome)) {
             let _ = tx.send(told);
         }
         if let Decided::Voted { approvals, quorum } = outcome {
@@ -151,7 +142,11 @@ impl Engine {
 
     /// What may change: edited arguments are checked like the model's call
     /// would be (its schema, the rules again; POLICY.md §3).
-    fn what_may_change(&self, found: &Approval, decision: &Decision) -> Result<(), EngineError> {
+    fn what_may_change(
+        &self,
+        found: &Approval,
+        decision: &DecisionRequest,
+    ) -> Result<(), EngineError> {
         match &decision.arguments {
             Some(edited) => self.check_edit(found, edited),
             None => Ok(()),
@@ -163,7 +158,7 @@ impl Engine {
     fn grant_for(
         &self,
         found: &Approval,
-        decision: &Decision,
+        decision: &DecisionRequest,
         ctx: &Ctx,
     ) -> Result<Option<GrantRow>, EngineError> {
         let Some(req) = grant_request(decision)? else {
@@ -291,7 +286,7 @@ fn who_may_decide(
 }
 
 /// The grant a decision asks for: only an approval may carry one.
-fn grant_request(decision: &Decision) -> Result<Option<&GrantRequest>, EngineError> {
+fn grant_request(decision: &DecisionRequest) -> Result<Option<&GrantRequest>, EngineError> {
     match &decision.grant {
         Some(_) if !decision.approve => Err(EngineError::Invalid(
             "a grant goes with an approval: a rejection grants nothing".into(),
@@ -316,7 +311,7 @@ fn voter(mode: AuthMode, a: &PendingApproval, ctx: &Ctx) -> Option<String> {
 /// The record the commit writes.
 fn record(
     found: &Approval,
-    decision: &Decision,
+    decision: &DecisionRequest,
     ctx: &Ctx,
     overrides: bool,
     voter: Option<String>,
@@ -367,13 +362,10 @@ fn refusal(outcome: &Decided, uuid: &str, voter: &Option<String>) -> Option<Engi
 }
 
 /// What a surface that must answer at once (Slack) hears the moment the
-/// decision commits; `None` for a refusal.
-fn early_report(outcome: &Decided, approve: bool) -> Option<Committed> {
-    match *outcome {
-        Decided::Done => Some(Committed::Decided(approve)),
-        Decided::Voted { approvals, quorum } => Some(Committed::Voted { approvals, quorum }),
-        _ => None,
-    }
+/// decision commits: what was recorded (decided, or a vote counted);
+/// `None` for a refusal, which the caller hears as an error instead.
+fn early_report(outcome: &Decided) -> Option<Decided> {
+    matches!(outcome, Decided::Done | Decided::Voted { .. }).then(|| outcome.clone())
 }
 
 /// `approved` or `rejected`: the metric's label and the event's detail.
@@ -385,7 +377,7 @@ fn outcome_label(approve: bool) -> &'static str {
 /// under this lease, so nobody else moved it) instead of read again. A
 /// rejected local call was answered by the decision; a proxy approval goes
 /// through the delegation, which reads its own: both `None`.
-fn handed_over(found: Approval, decision: &Decision, ctx: &Ctx) -> Option<Approval> {
+fn handed_over(found: Approval, decision: &DecisionRequest, ctx: &Ctx) -> Option<Approval> {
     let proxy = found.approval.remote_task_id.is_some();
     (decision.approve && !proxy).then(|| {
         let mut a = found;
@@ -459,8 +451,8 @@ mod tests {
         a
     }
 
-    fn decision(approve: bool) -> Decision {
-        Decision {
+    fn decision(approve: bool) -> DecisionRequest {
+        DecisionRequest {
             approve,
             reason: (!approve).then(|| "no".to_string()),
             arguments: None,
@@ -673,33 +665,16 @@ mod tests {
 
     #[test]
     fn slack_hears_what_was_recorded_and_nothing_of_a_refusal() {
-        assert_eq!(
-            early_report(&Decided::Done, true),
-            Some(Committed::Decided(true))
-        );
-        assert_eq!(
-            early_report(&Decided::Done, false),
-            Some(Committed::Decided(false))
-        );
-        assert_eq!(
-            early_report(
-                &Decided::Voted {
-                    approvals: 1,
-                    quorum: 3
-                },
-                true
-            ),
-            Some(Committed::Voted {
-                approvals: 1,
-                quorum: 3
-            })
-        );
-        assert_eq!(early_report(&Decided::AlreadyVoted, true), None);
-        assert_eq!(early_report(&Decided::LinkUsed, true), None);
-        assert_eq!(
-            early_report(&Decided::Lost(ApprovalStatus::Approved), false),
-            None
-        );
+        let voted = Decided::Voted {
+            approvals: 1,
+            quorum: 3,
+        };
+        assert_eq!(early_report(&Decided::Done), Some(Decided::Done));
+        assert_eq!(early_report(&voted), Some(voted));
+        assert_eq!(early_report(&Decided::AlreadyVoted), None);
+        assert_eq!(early_report(&Decided::LinkUsed), None);
+        let lost = Decided::Lost(ApprovalStatus::Approved);
+        assert_eq!(early_report(&lost), None);
         assert_eq!(
             (outcome_label(true), outcome_label(false)),
             ("approved", "rejected")

@@ -21,7 +21,7 @@ use super::rpc::{RpcError, param_str, param_u64};
 use crate::a2a::wire::{
     ArtifactView, Dialect, Incoming, MessageView, Part, Sender, TaskState, TaskView,
 };
-use crate::engine::{Ctx, Decision, EngineError};
+use crate::engine::{Ctx, DecisionRequest, EngineError};
 use crate::http::state::AppState;
 use crate::store::StoreError;
 use app::models::{Conversation, ConversationStatus, ListQuery, Role};
@@ -255,7 +255,7 @@ pub(crate) enum Plan {
     Decide {
         id: String,
         uuid: String,
-        decision: Decision,
+        decision: DecisionRequest,
     },
     /// An answer to the question a waiting conversation's tool asked
     /// (QUESTIONS.md §4: a data part `{"question_answer": {...}}`).
@@ -351,7 +351,7 @@ pub(crate) async fn plan(state: &AppState, m: &Incoming, d: Dialect) -> Result<P
             Some(d) => Ok(Plan::Decide {
                 id: c.id.clone(),
                 uuid: a.uuid.clone(),
-                decision: Decision {
+                decision: DecisionRequest {
                     approve: d.approved,
                     reason: d.reason,
                     arguments: d.arguments,

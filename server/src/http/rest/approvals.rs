@@ -5,7 +5,7 @@
 //! `{"answer": "yes"|"no"}`, each with an optional `"reason"`. Anything else
 //! is a 400 that lists them, never a silent rejection.
 
-use crate::engine::Decision;
+use crate::engine::DecisionRequest;
 use crate::http::caller::Caller;
 use crate::http::error::ApiError;
 use crate::http::extract::{ApiJson, ApiQuery};
@@ -20,7 +20,7 @@ const SHAPES: &str = "send {\"approved\": true|false}, {\"action\": \"approve\"|
                       optionally with \"reason\" (and, approving, \"arguments\" to run the tool with and \"grant\" to allow it again)";
 
 /// Reads a decision from any accepted body shape.
-pub(crate) fn parse_decision(body: &Value) -> Result<Decision, String> {
+pub(crate) fn parse_decision(body: &Value) -> Result<DecisionRequest, String> {
     let Value::Object(m) = body else {
         return Err(format!("the body must be a JSON object: {SHAPES}"));
     };
@@ -82,7 +82,7 @@ pub(crate) fn parse_decision(body: &Value) -> Result<Decision, String> {
     if grant.is_some() && !approve {
         return Err("\"grant\" only goes with an approval: a rejection grants nothing".into());
     }
-    Ok(Decision {
+    Ok(DecisionRequest {
         approve,
         reason,
         arguments,

@@ -9,7 +9,7 @@
 //! transaction. A link that was used, whose approval left `pending`, or
 //! whose bytes were changed says so.
 
-use crate::engine::Decision;
+use crate::engine::DecisionRequest;
 use crate::http::caller::Caller;
 use crate::http::error::ApiError;
 use crate::http::extract::ApiJson;
@@ -144,7 +144,7 @@ pub(crate) async fn use_link(
         .engine
         .decide_by_link(
             &c.approval,
-            Decision {
+            DecisionRequest {
                 approve,
                 reason,
                 arguments: None,

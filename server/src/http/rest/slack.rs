@@ -13,10 +13,11 @@
 
 use crate::domain::principal::Role;
 use crate::domain::tools::CallContext;
-use crate::engine::{Committed, Decision, EngineError};
+use crate::engine::{DecisionRequest, EngineError};
 use crate::http::error::ApiError;
 use crate::http::state::AppState;
 use crate::notify::slack::{self, SlackApp};
+use crate::store::Decided;
 use app::models::ApprovalStatus;
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
@@ -171,7 +172,7 @@ enum Told {
     /// stay).
     Now(String, bool),
     /// The decision had not committed by Slack's deadline.
-    Later(tokio::task::JoinHandle<Option<Result<Committed, EngineError>>>),
+    Later(tokio::task::JoinHandle<Option<Result<Decided, EngineError>>>),
 }
 
 /// What a task of the agent's owner answered: its result, or why it has
@@ -225,7 +226,7 @@ async fn decide(
         via: crate::domain::channel::Channel::Slack,
         ..CallContext::default()
     };
-    let decision = Decision {
+    let decision = DecisionRequest {
         approve: c.approve,
         reason: (!c.approve).then(|| REJECT_REASON.to_string()),
         arguments: None,
@@ -271,13 +272,13 @@ async fn describe(
     app: &SlackApp,
     c: &Click,
     ip: IpAddr,
-    r: Result<Committed, EngineError>,
+    r: Result<Decided, EngineError>,
 ) -> (String, bool) {
     let me = app.principal_of(&c.user).unwrap_or(&c.user);
     match r {
-        Ok(Committed::Decided(true)) => (format!("Approved by {me}"), false),
-        Ok(Committed::Decided(false)) => (format!("Rejected by {me}: {REJECT_REASON}"), false),
-        Ok(Committed::Voted { approvals, quorum }) => {
+        Ok(Decided::Done) if c.approve => (format!("Approved by {me}"), false),
+        Ok(Decided::Done) => (format!("Rejected by {me}: {REJECT_REASON}"), false),
+        Ok(Decided::Voted { approvals, quorum }) => {
             let more = quorum.saturating_sub(approvals);
             let s = if more == 1 { "" } else { "s" };
             (
@@ -285,14 +286,19 @@ async fn describe(
                 true,
             )
         }
-        Err(EngineError::AlreadyDecided { status, .. }) => {
+        // The engine answers a refusal as an error, never as what it
+        // recorded; were one told, it would read the same.
+        Ok(Decided::Lost(status)) | Err(EngineError::AlreadyDecided { status, .. }) => {
             (already(state, &c.uuid, status).await, false)
         }
-        Err(EngineError::AlreadyVoted { .. }) => (format!("{me} has voted on this already"), true),
+        Ok(Decided::AlreadyVoted) | Err(EngineError::AlreadyVoted { .. }) => {
+            (format!("{me} has voted on this already"), true)
+        }
         Err(EngineError::NotFound(_)) => ("This approval no longer exists".into(), false),
         Err(EngineError::Forbidden(why)) => {
             (refuse(state, c, ip, format!("Refused: {why}")).await, true)
         }
+        Ok(Decided::LinkUsed) => ("Could not decide now: try again shortly".into(), true),
         Err(e) => {
             tracing::warn!(error = %e, approval = %c.uuid, "a decision from Slack failed");
             ("Could not decide now: try again shortly".into(), true)

@@ -22,7 +22,7 @@
 //! scoped to that page, never in the URL, so nobody can make the page say
 //! something of their choosing.
 
-use crate::engine::Decision;
+use crate::engine::DecisionRequest;
 use crate::http::auth::guard::local_target;
 use crate::http::auth::signin::{escape, html_page};
 use crate::http::caller::Caller;
@@ -243,7 +243,7 @@ pub(crate) async fn decide(
     } else {
         None
     };
-    let decision = Decision {
+    let decision = DecisionRequest {
         approve,
         reason: f.text("reason"),
         arguments,
