@@ -3,15 +3,20 @@
 //! race learns the state it lost to), a cancelled conversation, and a
 //! paused run abandoned because the config changed under it.
 
-use super::approvals::Decider;
+use super::approvals::{Approval, Decider};
 use super::audit::Event;
 use super::error::StoreError;
 use super::facade::Store;
 use super::messages::NewMessage;
+use super::outbox::Routes;
+use super::questions::RemoteTask;
 use super::tx::Tx;
 use crate::domain::digest::digest;
+use crate::domain::ids::now;
 use app::models::{ApprovalStatus, ConversationStatus, Role};
 use app::pipeline::{PipelineState, RunStatus};
+use serde_json::Value;
+use std::ops::ControlFlow::{self, Break, Continue};
 
 /// An operator's decision on one approval.
 #[derive(Clone, Debug)]
@@ -63,8 +68,6 @@ pub(crate) enum Decided {
     LinkUsed,
 }
 
-use super::questions::RemoteTask;
-
 impl Store {
     /// Records a decision: `pending` → `approved`/`rejected`, audited as
     /// `approval.decided`, the conversation active and its turn running
@@ -74,149 +77,7 @@ impl Store {
     /// last approving vote.
     pub(crate) async fn decide(&self, d: DecisionRecord) -> Result<Decided, StoreError> {
         let routes = self.notify_routes.clone();
-        self.write(move |tx| {
-            if let Some(link) = &d.link
-                && !tx.use_link(link, &d.uuid, &d.by.name, &crate::domain::ids::now())?
-            {
-                return Ok(Decided::LinkUsed);
-            }
-            let to = if d.approve {
-                ApprovalStatus::Approved
-            } else {
-                ApprovalStatus::Rejected
-            };
-            let mut voters = None;
-            // An approval with a deadline or a quorum is read once, under
-            // its row lock: the deadline and the votes are checked as they
-            // stand when this decision commits.
-            let locked = if d.expires || d.voter.is_some() {
-                match tx.lock_approval(&d.uuid)? {
-                    None => return Ok(Decided::Lost(ApprovalStatus::Cancelled)),
-                    Some(a) if a.status != ApprovalStatus::Pending => {
-                        return Ok(Decided::Lost(a.status));
-                    }
-                    Some(a) => Some(a),
-                }
-            } else {
-                None
-            };
-            if let Some(a) = &locked
-                && a.approval
-                    .expires_at
-                    .as_deref()
-                    .is_some_and(|at| at <= crate::domain::ids::now().as_str())
-            {
-                return Ok(Decided::Lost(ApprovalStatus::Expired));
-            }
-            if let (Some(voter), Some(a)) = (&d.voter, &locked) {
-                let mut votes = a.approval.votes.clone();
-                if votes.iter().any(|v| &v.by == voter) {
-                    return Ok(Decided::AlreadyVoted);
-                }
-                votes.push(app::models::Vote {
-                    by: voter.clone(),
-                    approve: d.approve,
-                    at: crate::domain::ids::now(),
-                    via: d.by.via.to_string(),
-                    reason: d.reason.clone(),
-                });
-                let json = serde_json::to_string(&votes)
-                    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-                tx.set_votes(&d.uuid, &json)?;
-                let (approvals, quorum) = (
-                    votes.iter().filter(|v| v.approve).count(),
-                    a.approval.needed(),
-                );
-                tx.audit(&Event {
-                    actor: &d.by.name,
-                    event: "approval.voted",
-                    conversation_id: Some(&d.conversation_id),
-                    approval_uuid: Some(&d.uuid),
-                    details: serde_json::json!({
-                        "vote": if d.approve { "approve" } else { "reject" },
-                        "voter": voter,
-                        "reason": d.reason,
-                        "via": d.by.via,
-                        "session_id": d.by.session,
-                        "approvals": approvals,
-                        "quorum": quorum,
-                    }),
-                })?;
-                if d.approve && approvals < quorum {
-                    return Ok(Decided::Voted { approvals, quorum });
-                }
-                voters = Some(votes.into_iter().map(|v| v.by).collect::<Vec<_>>());
-            }
-            if !tx.transition(
-                &d.uuid,
-                &[ApprovalStatus::Pending],
-                to,
-                Some(&d.by),
-                d.reason.as_deref(),
-            )? {
-                let now = tx
-                    .approval(&d.uuid)?
-                    .map(|a| a.status)
-                    .unwrap_or(ApprovalStatus::Cancelled);
-                return Ok(Decided::Lost(now));
-            }
-            let mut details = serde_json::json!({
-                "decision": if d.approve { "approved" } else { "rejected" },
-                "reason": d.reason,
-                "via": d.by.via,
-                "session_id": d.by.session,
-                "tool": d.tool,
-                "arguments_digest": digest(&d.arguments),
-            });
-            if d.overrides {
-                details["override"] = "separation_of_duties".into();
-            }
-            if let Some(v) = voters {
-                details["voters"] = v.into();
-            }
-            if let Some((args, changes)) = &d.edited {
-                let json =
-                    serde_json::to_string(args).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-                tx.set_edited(&d.uuid, &json, &d.by.name)?;
-                details["edited"] = true.into();
-                details["edited_arguments_digest"] = digest(args).into();
-                details["changes"] = changes.clone().into();
-            }
-            tx.audit(&Event {
-                actor: &d.by.name,
-                event: "approval.decided",
-                conversation_id: Some(&d.conversation_id),
-                approval_uuid: Some(&d.uuid),
-                details,
-            })?;
-            if routes.wants("approval.decided")
-                && let Some(a) = tx.approval(&d.uuid)?
-            {
-                super::outbox::announce(
-                    tx,
-                    &routes,
-                    "approval.decided",
-                    &a,
-                    serde_json::json!({
-                        "decision": if d.approve { "approved" } else { "rejected" },
-                        "decided_by": d.by.name,
-                        "decided_via": d.by.via,
-                        "reason": d.reason,
-                    }),
-                )?;
-            }
-            if let Some(text) = &d.answer {
-                tx.set_result(&d.message_id, text, true)?;
-            }
-            if let Some(g) = d.grant.as_ref().filter(|_| d.approve) {
-                tx.insert_grant(g)?;
-                super::grants::audit_created(tx, g)?;
-            }
-            tx.set_status(&d.conversation_id, ConversationStatus::Active)?;
-            tx.set_turn_running(&d.conversation_id, true)?;
-            Ok(Decided::Done)
-        })
-        .await
+        self.write(move |tx| decide_in(tx, &routes, &d)).await
     }
 
     /// Cancels a conversation: every pending or approved action is
@@ -261,7 +122,7 @@ impl Store {
                 ps.status = RunStatus::Stopped;
                 ps.error = Some(WHY.into());
                 ps.pending.clear();
-                ps.updated_at = crate::domain::ids::now();
+                ps.updated_at = now();
                 tx.set_pipeline_state(&id, &ps)?;
             }
             let n = cancelled.len();
@@ -296,7 +157,7 @@ impl Store {
                 ps.status = RunStatus::Failed;
                 ps.error = Some(note.clone());
                 ps.pending.clear();
-                ps.updated_at = crate::domain::ids::now();
+                ps.updated_at = now();
                 tx.set_pipeline_state(&id, &ps)?;
             }
             tx.append(&id, NewMessage::text(Role::System, note))?;
@@ -306,6 +167,198 @@ impl Store {
         })
         .await
     }
+}
+
+/// [`Store::decide`]'s transaction, in its steps: the signed link spent,
+/// the approval locked (deadline, quorum), the vote, then the decision
+/// itself.
+fn decide_in(tx: &dyn Tx, routes: &Routes, d: &DecisionRecord) -> Result<Decided, StoreError> {
+    if let Some(link) = &d.link
+        && !tx.use_link(link, &d.uuid, &d.by.name, &now())?
+    {
+        return Ok(Decided::LinkUsed);
+    }
+    let locked = match lock_for_decision(tx, d)? {
+        Continue(locked) => locked,
+        Break(lost) => return Ok(lost),
+    };
+    let mut voters = None;
+    if let (Some(voter), Some(a)) = (&d.voter, &locked) {
+        match vote(tx, d, voter, a)? {
+            Continue(all) => voters = Some(all),
+            Break(counted) => return Ok(counted),
+        }
+    }
+    settle_decision(tx, routes, d, voters)
+}
+
+/// An approval with a deadline or a quorum is read once, under its row
+/// lock: the deadline and the votes are checked as they stand when this
+/// decision commits. Breaks with what the decision lost to.
+fn lock_for_decision(
+    tx: &dyn Tx,
+    d: &DecisionRecord,
+) -> Result<ControlFlow<Decided, Option<Approval>>, StoreError> {
+    if !d.expires && d.voter.is_none() {
+        return Ok(Continue(None));
+    }
+    let a = match tx.lock_approval(&d.uuid)? {
+        None => return Ok(Break(Decided::Lost(ApprovalStatus::Cancelled))),
+        Some(a) if a.status != ApprovalStatus::Pending => {
+            return Ok(Break(Decided::Lost(a.status)));
+        }
+        Some(a) => a,
+    };
+    if a.approval
+        .expires_at
+        .as_deref()
+        .is_some_and(|at| at <= now().as_str())
+    {
+        return Ok(Break(Decided::Lost(ApprovalStatus::Expired)));
+    }
+    Ok(Continue(Some(a)))
+}
+
+/// A quorum's vote, recorded and audited (`approval.voted`) under the
+/// row lock. Continues with every voter when this vote decides (the first
+/// rejection, or the quorum's last approval); breaks when it does not
+/// (already voted, or approvals still short of the quorum).
+fn vote(
+    tx: &dyn Tx,
+    d: &DecisionRecord,
+    voter: &str,
+    a: &Approval,
+) -> Result<ControlFlow<Decided, Vec<String>>, StoreError> {
+    let mut votes = a.approval.votes.clone();
+    if votes.iter().any(|v| v.by == voter) {
+        return Ok(Break(Decided::AlreadyVoted));
+    }
+    votes.push(app::models::Vote {
+        by: voter.to_string(),
+        approve: d.approve,
+        at: now(),
+        via: d.by.via.to_string(),
+        reason: d.reason.clone(),
+    });
+    let json = serde_json::to_string(&votes).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    tx.set_votes(&d.uuid, &json)?;
+    let (approvals, quorum) = (
+        votes.iter().filter(|v| v.approve).count(),
+        a.approval.needed(),
+    );
+    tx.audit(&Event {
+        actor: &d.by.name,
+        event: "approval.voted",
+        conversation_id: Some(&d.conversation_id),
+        approval_uuid: Some(&d.uuid),
+        details: serde_json::json!({
+            "vote": if d.approve { "approve" } else { "reject" },
+            "voter": voter,
+            "reason": d.reason,
+            "via": d.by.via,
+            "session_id": d.by.session,
+            "approvals": approvals,
+            "quorum": quorum,
+        }),
+    })?;
+    if d.approve && approvals < quorum {
+        return Ok(Break(Decided::Voted { approvals, quorum }));
+    }
+    Ok(Continue(votes.into_iter().map(|v| v.by).collect()))
+}
+
+/// The decision itself: `pending` → `approved`/`rejected` (or what it
+/// lost to), the edited arguments, `approval.decided` audited and
+/// announced, the call's answer, the grant, and the conversation active
+/// with its turn running again.
+fn settle_decision(
+    tx: &dyn Tx,
+    routes: &Routes,
+    d: &DecisionRecord,
+    voters: Option<Vec<String>>,
+) -> Result<Decided, StoreError> {
+    let to = if d.approve {
+        ApprovalStatus::Approved
+    } else {
+        ApprovalStatus::Rejected
+    };
+    if !tx.transition(
+        &d.uuid,
+        &[ApprovalStatus::Pending],
+        to,
+        Some(&d.by),
+        d.reason.as_deref(),
+    )? {
+        let now = tx
+            .approval(&d.uuid)?
+            .map(|a| a.status)
+            .unwrap_or(ApprovalStatus::Cancelled);
+        return Ok(Decided::Lost(now));
+    }
+    let details = decided_details(d, voters);
+    if let Some((args, _)) = &d.edited {
+        let json = serde_json::to_string(args).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        tx.set_edited(&d.uuid, &json, &d.by.name)?;
+    }
+    tx.audit(&Event {
+        actor: &d.by.name,
+        event: "approval.decided",
+        conversation_id: Some(&d.conversation_id),
+        approval_uuid: Some(&d.uuid),
+        details,
+    })?;
+    if routes.wants("approval.decided")
+        && let Some(a) = tx.approval(&d.uuid)?
+    {
+        super::outbox::announce(
+            tx,
+            routes,
+            "approval.decided",
+            &a,
+            serde_json::json!({
+                "decision": if d.approve { "approved" } else { "rejected" },
+                "decided_by": d.by.name,
+                "decided_via": d.by.via,
+                "reason": d.reason,
+            }),
+        )?;
+    }
+    if let Some(text) = &d.answer {
+        tx.set_result(&d.message_id, text, true)?;
+    }
+    if let Some(g) = d.grant.as_ref().filter(|_| d.approve) {
+        tx.insert_grant(g)?;
+        super::grants::audit_created(tx, g)?;
+    }
+    tx.set_status(&d.conversation_id, ConversationStatus::Active)?;
+    tx.set_turn_running(&d.conversation_id, true)?;
+    Ok(Decided::Done)
+}
+
+/// What `approval.decided` records: the decision, its channel and session,
+/// the tool and its arguments' digest, an override, the quorum's voters and
+/// an edit.
+fn decided_details(d: &DecisionRecord, voters: Option<Vec<String>>) -> Value {
+    let mut details = serde_json::json!({
+        "decision": if d.approve { "approved" } else { "rejected" },
+        "reason": d.reason,
+        "via": d.by.via,
+        "session_id": d.by.session,
+        "tool": d.tool,
+        "arguments_digest": digest(&d.arguments),
+    });
+    if d.overrides {
+        details["override"] = "separation_of_duties".into();
+    }
+    if let Some(v) = voters {
+        details["voters"] = v.into();
+    }
+    if let Some((args, changes)) = &d.edited {
+        details["edited"] = true.into();
+        details["edited_arguments_digest"] = digest(args).into();
+        details["changes"] = changes.clone().into();
+    }
+    details
 }
 
 /// Cancels every pending or approved action of a conversation (audited as

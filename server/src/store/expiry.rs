@@ -8,11 +8,11 @@
 //! expiry racing a decision on another replica loses cleanly to it (and
 //! the reverse: `decide` refuses an approval past its deadline).
 
+use super::approvals::{Approval, later};
 use super::audit::Event;
 use super::error::StoreError;
 use super::facade::Store;
 use crate::domain::ids::now;
-use crate::store::approvals::{Approval, later};
 use app::models::{ApprovalStatus, ConversationStatus};
 
 /// What an expiry did.

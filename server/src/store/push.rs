@@ -10,9 +10,9 @@
 //! next start (`unsettled`). Secrets (the token, the credentials) arrive
 //! here sealed by `a2a::push`: the store never holds them in the clear.
 
+use super::outbox::Notification;
 use crate::domain::ids::new_id;
 use crate::domain::ids::now;
-use crate::store::outbox::Notification;
 use app::models::Delivery;
 use serde_json::Value;
 
