@@ -10,8 +10,8 @@
 //! filesystem) a copy, fsync and removal. Neither ever touches the root
 //! itself or puts a folder inside itself.
 
+use super::context::{Args, Fs, Outcome, ToolError, rel_path, sandbox_error};
 use super::write::{MAX_DEPTH, atomic_write, create_folders, empty_folder, open_folder};
-use super::{Args, Fs, Outcome, ToolError, rel_path, sandbox_error};
 use crate::path::RelPath;
 use crate::sandbox::{Root, SandboxError, TargetType};
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};

@@ -5,9 +5,9 @@
 //! reliably than diffs, with a unified diff of the change). Same sandbox
 //! rules as every other tool.
 
+use super::context::{Args, Fs, Outcome, ToolError, kind_of, rel_path, sandbox_error};
 use super::walk::{Entry, walk};
 use super::write::{open_folder, read_text, rewrite};
-use super::{Args, Fs, Outcome, ToolError, kind_of, rel_path, sandbox_error};
 use crate::path::RelPath;
 use crate::sandbox::SandboxError;
 use serde_json::{Value, json};
@@ -37,7 +37,8 @@ pub fn read_multiple_files(fs: &Fs, args: &Args<'_>) -> Outcome {
     let mut files = Vec::new();
     for given in paths {
         let one = (|| -> Result<Value, ToolError> {
-            let rel = RelPath::parse(given).map_err(|e| super::path_error(given, root, e))?;
+            let rel =
+                RelPath::parse(given).map_err(|e| super::context::path_error(given, root, e))?;
             let mut f = root
                 .open_read(&rel)
                 .map_err(|e| sandbox_error(given, root, e))?;
@@ -65,7 +66,7 @@ pub fn read_multiple_files(fs: &Fs, args: &Args<'_>) -> Outcome {
                 v["binary"] = json!(true);
                 v["encoding"] = json!("base64");
             } else {
-                v["content"] = super::text_value(buf);
+                v["content"] = super::context::text_value(buf);
                 v["encoding"] = json!("utf-8");
             }
             Ok(v)

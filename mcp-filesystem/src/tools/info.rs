@@ -2,7 +2,9 @@
 //! §5.9–§5.11). A symlink is described itself; of a target outside the
 //! root nothing is said but that it is `external`.
 
-use super::{Args, Fs, Outcome, ToolError, kind_of, lookup, rel_path, sandbox_error, time};
+use super::context::{
+    Args, Fs, Outcome, ToolError, kind_of, lookup, rel_path, sandbox_error, time,
+};
 use crate::sandbox::TargetType;
 use cap_std::fs::MetadataExt;
 use serde_json::{Value, json};

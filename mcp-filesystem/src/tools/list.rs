@@ -1,6 +1,6 @@
 //! `list_roots` and `list_folder` (MCP-FILESYSTEM.md §5.1–§5.2).
 
-use super::{Args, Fs, Outcome, ToolError, kind_of, rel_path, sandbox_error, time};
+use super::context::{Args, Fs, Outcome, ToolError, kind_of, rel_path, sandbox_error, time};
 use cap_fs_ext::DirExt;
 use serde_json::{Value, json};
 use std::collections::BinaryHeap;

@@ -3,7 +3,7 @@
 //! streams the file, holding at most one capped line besides the answer,
 //! so a huge file or a huge line costs no more memory than the cap.
 
-use super::{Args, Fs, Outcome, ToolError, rel_path, sandbox_error, text_value};
+use super::context::{Args, Fs, Outcome, ToolError, rel_path, sandbox_error, text_value};
 use crate::sandbox::SandboxError;
 use base64::Engine;
 use serde_json::json;

@@ -7,9 +7,9 @@
 //!
 //! [`walk`]: super::walk
 
+use super::context::{Args, Fs, Outcome, ToolError, kind_of, rel_path, sandbox_error, time};
 use super::extras::Excludes;
 use super::walk::{Entry, Step, walk};
-use super::{Args, Fs, Outcome, ToolError, kind_of, rel_path, sandbox_error, time};
 use crate::path::RelPath;
 use crate::sandbox::SandboxError;
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};

@@ -9,7 +9,7 @@
 //! Names are acted on with `*at` calls relative to the root's handle:
 //! removing a link removes the link, never its target.
 
-use super::{Args, Fs, Outcome, ToolError, kind_of, rel_path, sandbox_error};
+use super::context::{Args, Fs, Outcome, ToolError, kind_of, rel_path, sandbox_error};
 use crate::path::RelPath;
 use crate::sandbox::{Root, SandboxError};
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};

@@ -164,8 +164,8 @@ impl reqwest::dns::Resolve for Guarded {
 /// The HTTP client pushes go out on.
 pub(crate) fn client(allow_private: bool) -> Result<reqwest::Client, String> {
     let mut b = reqwest::Client::builder()
-        .timeout(super::ATTEMPT_TIMEOUT)
-        .connect_timeout(super::ATTEMPT_TIMEOUT)
+        .timeout(super::webhook::ATTEMPT_TIMEOUT)
+        .connect_timeout(super::webhook::ATTEMPT_TIMEOUT)
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("stop-and-go/", env!("CARGO_PKG_VERSION")));
     if !allow_private {

@@ -14,7 +14,6 @@
 //! to the hosts the target allows (an attacker who could make us post
 //! anywhere would have a request forger inside the network).
 
-use super::Notifier;
 use hmac::{Hmac, Mac};
 use serde_json::{Value, json};
 use sha2::Sha256;
@@ -170,31 +169,6 @@ pub(crate) fn outcome_message(original: &Value, outcome: &str, still_pending: bo
         "text": outcome,
         "blocks": blocks,
     })
-}
-
-impl Notifier {
-    /// The Slack targets with `interactive`.
-    pub(crate) fn slack_apps(&self) -> &[SlackApp] {
-        &self.slack
-    }
-
-    /// Posts `message` to a click's `response_url` if `app` allows its
-    /// host; any other URL is logged and ignored. Never fails the caller.
-    pub(crate) async fn respond_to_slack(&self, app: &SlackApp, url: &str, message: &Value) {
-        if !app.may_respond_to(url) {
-            tracing::warn!(target_name = %app.target, "a Slack response_url outside interactive.response_hosts was ignored");
-            return;
-        }
-        match self.http.post(url).json(message).send().await {
-            Ok(r) if r.status().is_success() => {}
-            Ok(r) => {
-                tracing::warn!(target_name = %app.target, status = r.status().as_u16(), "Slack refused the response_url post")
-            }
-            Err(e) => {
-                tracing::warn!(target_name = %app.target, error = %e.without_url(), "could not post to the Slack response_url")
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,11 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use std::time::Duration;
 
+/// Each attempt's limit (POLICY.md §5 / the issue: 10 s).
+pub(crate) const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a failing row is retried by default.
+pub(crate) const RETRY_FOR: Duration = Duration::from_secs(24 * 3600);
+
 /// Why an attempt failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Failure {

@@ -9,7 +9,7 @@
 
 use super::body::{self, LinkSet};
 use super::links::{Action, Claims};
-use super::{Kind, Notifier};
+use super::notifier::{Kind, Notifier};
 use crate::config::Format;
 use crate::store::outbox::{Attempt, Notification, later};
 use futures_util::StreamExt;
@@ -60,8 +60,22 @@ pub(super) async fn prune(store: crate::store::Store) {
 }
 
 impl Notifier {
+    /// Starts the worker, as a task of `tasks`; links point at `base`
+    /// (`public_url`, else the address the agent listens on). A delivery
+    /// cut by shutdown is sent again once its claim expires.
+    pub(crate) fn start(self: &Arc<Self>, base: String, tasks: &crate::domain::tasks::Tasks) {
+        let _ = self.base.set(base.trim_end_matches('/').to_string());
+        // Always: A2A push deliveries go through the outbox too.
+        let me = self.clone();
+        tasks.spawn_background("notifications", async move { me.run().await });
+        // Beside it, so a long prune never holds a delivery back.
+        tasks.spawn_background("outbox prune", prune(self.store.clone()));
+    }
+}
+
+impl Notifier {
     pub(super) async fn run(self: Arc<Self>) {
-        let routes = self.store.routes();
+        let routes = self.store.notify_routes();
         loop {
             let claimed = match self.store.claim_notifications(BATCH, HOLD).await {
                 Ok(c) => c,
