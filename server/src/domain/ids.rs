@@ -15,3 +15,11 @@ pub(crate) fn now() -> String {
 pub(crate) fn new_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
+
+/// A short random id: 8 hex characters from a CSPRNG, so ids are not
+/// guessable from one another (a request's session id, an internal
+/// error's correlation id).
+pub(crate) fn short_id() -> String {
+    use rand::Rng;
+    format!("{:08x}", rand::rng().random::<u32>())
+}

@@ -12,7 +12,6 @@ use axum::extract::Request;
 use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use rand::Rng;
 use std::time::Instant;
 use tracing::Instrument;
 
@@ -25,7 +24,7 @@ pub(crate) struct SessionId(pub String);
 
 /// A new random session id.
 pub(crate) fn generate() -> String {
-    format!("{:08x}", rand::rng().random::<u32>())
+    crate::domain::ids::short_id()
 }
 
 /// A client-sent id is accepted if it is 1–128 characters of
@@ -102,7 +101,7 @@ pub(crate) async fn layer(mut req: Request, next: Next) -> Response {
 /// Who is calling: the session id, the principal, how the request came in,
 /// and the caller's bearer token (kept in memory for forwarding to tool
 /// servers and sub-agents; never logged or stored). The guard has put the
-/// principal in the request's extensions ([`crate::http::auth::guard::Identity`]).
+/// principal in the request's extensions ([`crate::http::auth::identity::Identity`]).
 ///
 /// A bearer is forwarded only if it is the user's own (auth modes none,
 /// oidc and proxy): a static operator token (mode tokens) is this agent's
@@ -135,14 +134,14 @@ pub(crate) fn context(
         .map(|s| s.0.clone())
         .unwrap_or_else(generate);
     let principal = extensions
-        .get::<crate::http::auth::guard::Identity>()
+        .get::<crate::http::auth::identity::Identity>()
         .map(|i| (*i.0).clone())
         .unwrap_or_default();
     let forwardable = matches!(
         principal.source,
         Source::Anonymous | Source::Jwt | Source::Proxy
     );
-    let bearer = crate::http::auth::guard::bearer(headers)
+    let bearer = crate::http::auth::identity::bearer(headers)
         .filter(|_| forwardable)
         .map(str::to_string);
     let from_ui = principal.source == Source::Session

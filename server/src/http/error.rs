@@ -153,7 +153,7 @@ impl ApiError {
 /// A correlation id for an internal error: the client gets it, the log
 /// line with the detail carries it.
 pub(crate) fn new_error_id() -> String {
-    crate::http::caller::generate()
+    crate::domain::ids::short_id()
 }
 
 /// What a client is told about an internal error.

@@ -65,8 +65,10 @@ pub(crate) async fn scrape(State(state): State<crate::http::state::AppState>) ->
         Ok(n) => n,
         Err(e) => {
             tracing::error!(error = %e, "could not count pending approvals");
-            return crate::http::ApiError::Unavailable("the store cannot be read right now".into())
-                .into_response();
+            return crate::http::error::ApiError::Unavailable(
+                "the store cannot be read right now".into(),
+            )
+            .into_response();
         }
     };
     let servers: Vec<(String, bool)> = state

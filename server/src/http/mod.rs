@@ -21,16 +21,18 @@ pub(crate) mod auth;
 pub(crate) mod caller;
 pub(crate) mod error;
 pub(crate) mod extract;
+pub(crate) mod guard;
+pub(crate) mod html;
 pub(crate) mod metrics;
+pub(crate) mod paths;
 pub(crate) mod rest;
+pub(crate) mod route;
 pub(crate) mod router;
 pub(crate) mod routes;
 pub mod serve;
 pub mod startup;
 pub mod state;
 pub(crate) mod ui;
-
-pub(crate) use error::ApiError;
 
 #[cfg(test)]
 mod tests;

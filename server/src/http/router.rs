@@ -5,7 +5,8 @@
 //! tests exercise exactly what users run.
 
 use super::error::ApiError;
-use super::routes::{ROUTES, Serve};
+use super::route::Serve;
+use super::routes::ROUTES;
 use super::state::AppState;
 use super::{caller as session, ui};
 use axum::Router;
@@ -25,7 +26,7 @@ pub(crate) fn router(state: AppState) -> Router {
     // A2A's gRPC binding: HTTP/2 on the same port, through the same
     // middleware (its methods' roles are checked by the service, as
     // JSON-RPC's are by its handler).
-    let grpc_path = format!("{}{{method}}", super::a2a::grpc::PREFIX);
+    let grpc_path = format!("{}{{method}}", super::paths::A2A_GRPC_PREFIX);
     let api = api
         .route_service(&grpc_path, super::a2a::grpc::service(state.clone()))
         .method_not_allowed_fallback(method_not_allowed);
@@ -43,7 +44,7 @@ pub(crate) fn router(state: AppState) -> Router {
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            crate::http::auth::guard::layer,
+            crate::http::guard::layer,
         ))
         .layer(axum::middleware::from_fn_with_state(
             origins,

@@ -10,94 +10,13 @@
 //! What no route serves (assets, the site's files, unknown paths) is the
 //! fallback's, with the rules of [`super::auth::access::need`].
 
-use super::auth::access::Need::{self, Api, Known, Open, Page};
+use super::auth::access::Need::{Api, Known, Open, Page};
+use super::route::{Doc, Route, Serve};
 use super::state::AppState;
-use super::{a2a, auth, metrics, rest, ui};
+use super::{a2a, metrics, rest, ui};
 use crate::domain::principal::Role::{Admin, Approver, Requester, Viewer};
-use axum::routing::{MethodRouter, delete, get, post};
-
-/// One route.
-pub(crate) struct Route {
-    /// `GET`, `POST` or `DELETE`.
-    pub(crate) method: &'static str,
-    /// In axum's syntax, `{name}` for a segment (also OpenAPI's).
-    pub(crate) path: &'static str,
-    /// What the caller must be (AUTH.md §2-§3).
-    pub(crate) need: Need,
-    pub(crate) serve: Serve,
-    pub(crate) doc: Doc,
-}
-
-/// Who answers a route.
-pub(crate) enum Serve {
-    /// A handler for the route's method (a function, so the list can be
-    /// a static).
-    Handler(fn() -> MethodRouter<AppState>),
-    /// A page of the app, rendered by Leptos.
-    Page,
-}
-
-/// What `/openapi.json` and `/docs` say of a route.
-pub(crate) struct Doc {
-    pub(crate) summary: &'static str,
-    /// Component name of the JSON request body, if any.
-    pub(crate) request: Option<&'static str>,
-    /// Component name of the JSON answer (None: not one of the models).
-    pub(crate) response: Option<&'static str>,
-    pub(crate) status: u16,
-    /// Error statuses it can answer.
-    pub(crate) errors: &'static [u16],
-    /// An example request body.
-    pub(crate) example: Option<&'static str>,
-    /// The answer's media type when it is not a model (a page, a script,
-    /// a stream).
-    pub(crate) media: Option<&'static str>,
-}
-
-impl Doc {
-    /// A route answering 200 with nothing more said.
-    const fn new(summary: &'static str) -> Doc {
-        Doc {
-            summary,
-            request: None,
-            response: None,
-            status: 200,
-            errors: &[],
-            example: None,
-            media: None,
-        }
-    }
-    const fn request(self, schema: &'static str) -> Doc {
-        Doc {
-            request: Some(schema),
-            ..self
-        }
-    }
-    const fn response(self, schema: &'static str) -> Doc {
-        Doc {
-            response: Some(schema),
-            ..self
-        }
-    }
-    const fn status(self, status: u16) -> Doc {
-        Doc { status, ..self }
-    }
-    const fn errors(self, errors: &'static [u16]) -> Doc {
-        Doc { errors, ..self }
-    }
-    const fn example(self, body: &'static str) -> Doc {
-        Doc {
-            example: Some(body),
-            ..self
-        }
-    }
-    const fn media(self, media: &'static str) -> Doc {
-        Doc {
-            media: Some(media),
-            ..self
-        }
-    }
-}
+use axum::extract::State;
+use axum::routing::{delete, get, post};
 
 /// Every route the agent serves.
 pub(crate) static ROUTES: &[Route] = &[
@@ -287,7 +206,7 @@ pub(crate) static ROUTES: &[Route] = &[
         method: "GET",
         path: "/auth/me",
         need: Open,
-        serve: Serve::Handler(|| get(auth::signin::whoami)),
+        serve: Serve::Handler(|| get(ui::signin::whoami)),
         doc: Doc::new("Who the caller is: auth mode, name, roles, whether they may decide approvals (open: it answers `signed_in: false` for nobody).").response("Viewer").errors(&[401]),
     },
     Route {
@@ -301,14 +220,14 @@ pub(crate) static ROUTES: &[Route] = &[
         method: "POST",
         path: "/ui/sign-in",
         need: Open,
-        serve: Serve::Handler(|| post(auth::signin::with_token)),
+        serve: Serve::Handler(|| post(ui::signin::with_token)),
         doc: Doc::new("Auth mode tokens: `{\"token\", \"next\"?}` becomes the `stopgo_session` cookie (HttpOnly, SameSite=Lax); answers `{\"next\"}`. 401 for a wrong token, 429 after ten failures a minute from one address. The sign-in page posts the same as a form (urlencoded `token`, `next`, `form_token`): 303 to `next`, or back to the page saying why.").errors(&[400, 401, 403, 429]),
     },
     Route {
         method: "POST",
         path: "/ui/sign-out",
         need: Open,
-        serve: Serve::Handler(|| post(auth::signin::sign_out)),
+        serve: Serve::Handler(|| post(ui::signin::sign_out)),
         doc: Doc::new("Ends the browser session at once (the server-side row is deleted) and clears the cookie. Needs this browser's `form_token` (from `GET /auth/me`), as a form field or `{\"form_token\"}`: 403 without it.").errors(&[403]),
     },
     Route {
@@ -350,7 +269,7 @@ pub(crate) static ROUTES: &[Route] = &[
         method: "GET",
         path: "/openapi.json",
         need: Api(Viewer),
-        serve: Serve::Handler(|| get(rest::docs::openapi_json)),
+        serve: Serve::Handler(|| get(|s: State<AppState>| rest::docs::openapi_json(s, ROUTES))),
         doc: Doc::new("This document."),
     },
     Route {
@@ -441,7 +360,7 @@ pub(crate) static ROUTES: &[Route] = &[
         method: "GET",
         path: "/docs",
         need: Page(Viewer),
-        serve: Serve::Handler(|| get(rest::docs::page)),
+        serve: Serve::Handler(|| get(|s: State<AppState>| rest::docs::page(s, ROUTES))),
         doc: Doc::new("This reference as a page, with a Try it form per route.").media("text/html"),
     },
     Route {
@@ -462,21 +381,21 @@ pub(crate) static ROUTES: &[Route] = &[
         method: "GET",
         path: "/ui/sign-in",
         need: Open,
-        serve: Serve::Handler(|| get(auth::signin::page)),
+        serve: Serve::Handler(|| get(ui::signin::page)),
         doc: Doc::new("The sign-in page (`?next=` where to go after): a token form (mode tokens) or the OpenID provider link (mode oidc).").media("text/html"),
     },
     Route {
         method: "GET",
         path: "/ui/auth/oidc",
         need: Open,
-        serve: Serve::Handler(|| get(auth::signin::oidc_start)),
+        serve: Serve::Handler(|| get(ui::signin::oidc_start)),
         doc: Doc::new("Mode oidc: to the provider, with authorization code + PKCE + state + nonce.").media("text/html").status(303),
     },
     Route {
         method: "GET",
         path: "/ui/auth/callback",
         need: Open,
-        serve: Serve::Handler(|| get(auth::signin::oidc_callback)),
+        serve: Serve::Handler(|| get(ui::signin::oidc_callback)),
         doc: Doc::new("Mode oidc: the provider comes back here; the code becomes a session.").media("text/html").status(303).errors(&[400, 401, 503]),
     },
     Route {
@@ -543,3 +462,11 @@ pub(crate) static ROUTES: &[Route] = &[
         doc: Doc::new("Where a notification's signed link lands: the approval alone, with its button (`?done=` after a post).").media("text/html"),
     },
 ];
+
+/// Every declared route's `(method, path, need)`: the authorization
+/// table, for tests.
+#[cfg(test)]
+pub(crate) fn table()
+-> impl Iterator<Item = (&'static str, &'static str, super::auth::access::Need)> {
+    ROUTES.iter().map(|r| (r.method, r.path, r.need))
+}

@@ -51,7 +51,7 @@ pub async fn run(
         tracing::warn!(base = %base, "notifications are on but public_url is not set: their links point at {base}");
     }
     state.notify.start(base, &tasks);
-    super::a2a::push::start(state.clone());
+    state.a2a.start_push(&tasks);
     // The audit chain's head goes to the log every hour (and at startup
     // and shutdown), so an external log holds anchors (AUTH.md §7).
     tasks.spawn_background("audit anchors", {

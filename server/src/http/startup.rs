@@ -4,8 +4,10 @@
 //! before a request is served.
 
 use super::state::AppState;
-use super::{a2a, assets, auth};
+use super::{assets, auth};
 use crate::config::{self, Config};
+use crate::engine::a2a_tasks::executor::Executor;
+use crate::engine::a2a_tasks::service::A2aTasks;
 use crate::store::Store;
 use crate::{domain, engine, events, llm, mcp, notify};
 use leptos::config::LeptosOptions;
@@ -123,7 +125,7 @@ async fn assemble(s: Startup, tasks: domain::tasks::Tasks) -> Result<AppState, S
     // Notification rows are written by the store's intents, in the
     // transaction of the event they announce (POLICY.md §5).
     let mut store = store;
-    store.set_routes(notify::routes(&s.config));
+    store.set_notify_routes(notify::routes(&s.config));
     store.set_tasks(tasks.clone());
     store.warm_pool();
     let notify = Arc::new(
@@ -202,10 +204,11 @@ async fn assemble(s: Startup, tasks: domain::tasks::Tasks) -> Result<AppState, S
     engine.start_pins().await;
     engine.start_cards().await;
 
-    let a2a: Arc<dyn a2a::executor::Executor> = executor(s.a2a_conformance);
+    let a2a = A2aTasks::new(engine.clone(), executor(s.a2a_conformance));
     let card_signer = card_signer(&s.config_dir, &config)?;
     Ok(AppState {
         card_signer,
+        card_served: Arc::default(),
         store,
         notify,
         engine,
@@ -344,14 +347,14 @@ fn sub_agents(
 
 /// What serves `/a2a`: the engine, or (only in `a2a-tck` builds, checked
 /// by `build_state`) the TCK's scripted behaviours.
-fn executor(conformance: bool) -> Arc<dyn a2a::executor::Executor> {
+fn executor(conformance: bool) -> Arc<dyn Executor> {
     #[cfg(feature = "a2a-tck")]
     if conformance {
         tracing::warn!(
             "A2A conformance mode: /a2a serves the TCK's scripted behaviours, not the agent"
         );
-        return Arc::new(a2a::conformance::Conformance::default());
+        return Arc::new(crate::engine::a2a_tasks::conformance::Conformance::default());
     }
     let _ = conformance;
-    Arc::new(a2a::executor::EngineExecutor)
+    Arc::new(crate::engine::a2a_tasks::executor::EngineExecutor)
 }

@@ -18,9 +18,9 @@ pub struct AppState {
     pub(crate) engine: Engine,
     /// Notification delivery and the key of their signed links.
     pub(crate) notify: Arc<crate::notify::Notifier>,
-    /// What runs A2A messages: the engine, or the TCK's conformance
-    /// executor (`agent --a2a-conformance`).
-    pub(crate) a2a: Arc<dyn crate::http::a2a::executor::Executor>,
+    /// The A2A tasks: the engine and what runs A2A messages (the engine,
+    /// or the TCK's conformance executor, `agent --a2a-conformance`).
+    pub(crate) a2a: crate::engine::a2a_tasks::service::A2aTasks,
     /// Who may do what: credentials, sessions' settings, failure limits.
     /// Shared because every request is checked against it.
     pub(crate) auth: Arc<crate::http::auth::Auth>,
@@ -28,6 +28,9 @@ pub struct AppState {
     pub(crate) config: Arc<Config>,
     /// The key our agent card is signed with (`a2a_card_signing`).
     pub(crate) card_signer: Option<Arc<crate::a2a::signing::CardSigner>>,
+    /// When each agent card body (by its ETag) was first served: its
+    /// `Last-Modified`.
+    pub(crate) card_served: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
     /// Where the UI's assets are and what they are called; Leptos reads it
     /// from the state when it renders a page or serves a file.
     pub(crate) leptos: LeptosOptions,

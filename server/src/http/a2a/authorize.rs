@@ -12,9 +12,9 @@
 //! changes.
 
 use super::rpc::RpcError;
-use super::tasks::Plan;
 use crate::domain::principal::{Role, may_decide};
 use crate::engine::Ctx;
+use crate::engine::a2a_tasks::plan::Plan;
 use crate::http::state::AppState;
 
 /// Refuses `method` unless the caller has its role.

@@ -114,7 +114,7 @@ pub(crate) async fn jwks(State(state): State<AppState>) -> Response {
             axum::Json(s.jwks()),
         )
             .into_response(),
-        None => crate::http::ApiError::NotFound(
+        None => crate::http::error::ApiError::NotFound(
             "this agent's card is not signed (a2a_card_signing is not set)".into(),
         )
         .into_response(),
@@ -243,15 +243,10 @@ pub(crate) fn extended(
     Ok(c)
 }
 
-/// When each card body this process served was first served: its
+/// When each card body this server served was first served: its
 /// `Last-Modified` (a card changes when the tools or the config do).
-fn first_served(etag: &str) -> String {
-    static SEEN: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, String>>> =
-        std::sync::OnceLock::new();
-    let mut seen = SEEN
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
+fn first_served(state: &AppState, etag: &str) -> String {
+    let mut seen = state.card_served.lock().unwrap_or_else(|p| p.into_inner());
     seen.entry(etag.to_string())
         .or_insert_with(|| {
             chrono::Utc::now()
@@ -265,7 +260,7 @@ fn first_served(etag: &str) -> String {
 pub(crate) async fn get(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let body = card(&state, &headers).to_string();
     let etag = format!("\"{:016x}\"", fnv(body.as_bytes()));
-    let modified = first_served(&etag);
+    let modified = first_served(&state, &etag);
     let fresh = match headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())

@@ -35,22 +35,12 @@ use tonic::{Code, Request, Response, Status};
 
 const D: Dialect = Dialect::V1;
 
-/// The path every method of the service is under.
-pub(crate) const PREFIX: &str = "/lf.a2a.v1.A2AService/";
-
 /// The service, routed by `http::router`.
 pub(crate) fn service(state: AppState) -> A2aServiceServer<Grpc> {
     let limit = state.config.max_body_bytes;
     A2aServiceServer::new(Grpc { state })
         .max_decoding_message_size(limit)
         .accept_compressed(tonic::codec::CompressionEncoding::Gzip)
-}
-
-/// Whether a request is gRPC (`application/grpc`, `application/grpc+proto`…).
-pub(crate) fn is_grpc(h: &HeaderMap) -> bool {
-    h.get(axum::http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.starts_with("application/grpc"))
 }
 
 /// An A2A error as a gRPC status: the spec's code, the message, and the
@@ -129,7 +119,7 @@ impl Grpc {
         let headers = req.metadata().clone().into_headers();
         let mut ctx = crate::http::caller::context(&headers, req.extensions());
         let checked = rpc::check_v1(&headers)
-            .and_then(|()| super::jsonrpc::arrived(&self.state, &headers, &mut ctx));
+            .and_then(|()| super::arrival::arrived(&self.state, &headers, &mut ctx));
         checked.map_err(|e| status(&e))?;
         let span = tracing::Span::current();
         span.record("rpc", method);

@@ -6,10 +6,9 @@
 //! go along to sub-agents; `X-A2A-Hop-Count` beyond `a2a_max_hops` is
 //! refused so that delegation cycles end.
 
+use super::errors::plain_error;
 use super::rpc::{self, RpcError};
 use super::{push, stream, tasks};
-use crate::a2a::wire::Dialect;
-use crate::engine::Ctx;
 use crate::http::caller::Caller;
 use crate::http::state::AppState;
 use axum::Json;
@@ -17,7 +16,6 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
 
 /// The JSON-RPC handler.
 pub(crate) async fn handle(
@@ -30,7 +28,7 @@ pub(crate) async fn handle(
         Ok(r) => r,
         Err((id, e, d)) => return Json(rpc::error(&id, &e, d)).into_response(),
     };
-    let hops = match arrived(&state, &headers, &mut ctx) {
+    let hops = match super::arrival::arrived(&state, &headers, &mut ctx) {
         Ok(h) => h,
         Err(e) => return Json(rpc::error(&req.id, &e, req.dialect)).into_response(),
     };
@@ -89,42 +87,6 @@ pub(crate) async fn handle(
             plain_error(&id, &e, d)
         }
     }
-}
-
-/// Reads `X-A2A-Hop-Count` into the caller context (and marks the call
-/// as A2A); beyond `a2a_max_hops` it is refused, so delegation cycles end.
-pub(crate) fn arrived(
-    state: &AppState,
-    headers: &HeaderMap,
-    ctx: &mut Ctx,
-) -> Result<u32, RpcError> {
-    let hops = headers
-        .get("x-a2a-hop-count")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u32>().ok())
-        .unwrap_or(0);
-    if hops > state.config.a2a_max_hops {
-        return Err(RpcError::invalid_request(format!(
-            "this request has passed through {hops} agents, more than a2a_max_hops ({}): refusing, to stop a delegation cycle",
-            state.config.a2a_max_hops
-        )));
-    }
-    ctx.hops = hops;
-    ctx.via = crate::domain::channel::Channel::A2a;
-    Ok(hops)
-}
-
-/// Whether the dialect sends errors of streaming methods inside the stream
-/// (0.3 clients read them there; 1.0 wants plain JSON).
-pub(crate) fn errors_in_stream(d: Dialect) -> bool {
-    d != Dialect::V1
-}
-
-/// A JSON-RPC error response as plain JSON.
-pub(crate) fn plain_error(id: &Value, e: &RpcError, d: Dialect) -> Response {
-    let status =
-        axum::http::StatusCode::from_u16(e.http_status).unwrap_or(axum::http::StatusCode::OK);
-    (status, Json(rpc::error(id, e, d))).into_response()
 }
 
 /// The method as a metrics label: one of ours, else `other` (a caller

@@ -1,81 +1,22 @@
 //! A2A push notifications: the config operations (1.0
 //! `*TaskPushNotificationConfig`, 0.3 `tasks/pushNotificationConfig/*`,
-//! `configuration.taskPushNotificationConfig` on a send) and the watcher
-//! that queues each task state change for its configs.
+//! `configuration.taskPushNotificationConfig` on a send). The watcher that
+//! queues each task state change for its configs is the task service's
+//! (`engine::a2a_tasks::push_watch`).
 //!
 //! Setting or deleting a config is the task's own requester's (or an
 //! admin's: `authorize::push_config`); reading them is any viewer's, and
 //! shows no token or credentials. Configs are stored (`store::push`) with
 //! their secrets sealed; the URL is checked when a config is made
 //! (http/https, no internal address unless `a2a_push_allow_private`).
-//! The watcher follows the engine's event bus: when a watched task's
-//! state changes, the new state is queued in the notification outbox for
-//! each config in one transaction
-//! (`Store::announce_push`), and the outbox worker delivers it with
-//! retries. A sweep at start and every few seconds catches up on changes
-//! a dead process or another replica did not announce, so a state change
-//! is never lost, and each state goes to each config once (a config also
-//! gets the task's current state when it is made).
-//!
-//! The payload is a 1.0 `StreamResponse` (`statusUpdate` while the task
-//! runs or waits, with the approval's data part when it waits on one;
-//! the whole `task` with its artifacts once it ends) or, for a config
-//! made over 0.3, the 0.3 task object.
+//! A config gets the task's current state when it is made.
 
 use super::rpc::{RpcError, param_str, param_u64};
-use super::tasks::{self, load};
-use crate::a2a::wire::{self, Dialect, TaskState};
+use crate::a2a::wire::Dialect;
 use crate::engine::Ctx;
-use crate::events::Delivery;
 use crate::http::state::AppState;
-use crate::store::push::{Announcement, PushConfig};
+use crate::store::push::PushConfig;
 use serde_json::{Value, json};
-use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
-use std::time::Duration;
-
-/// How often configs not yet sent a final state are looked at.
-const SWEEP: Duration = Duration::from_secs(5);
-
-/// Tasks with configs, so events of other tasks cost nothing, each with
-/// the state last queued from here: an event that leaves the state as it
-/// was (a tool started, the model asked) costs no store write.
-#[derive(Default)]
-pub(crate) struct Watched(Mutex<HashMap<String, Option<TaskState>>>);
-
-impl Watched {
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Option<TaskState>>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-    /// Watches `id`; `fresh` forgets what was queued (a new config).
-    fn add(&self, id: &str, fresh: bool) {
-        let mut m = self.map();
-        let e = m.entry(id.to_string()).or_insert(None);
-        if fresh {
-            *e = None;
-        }
-    }
-    fn remove(&self, id: &str) {
-        self.map().remove(id);
-    }
-    fn has(&self, id: &str) -> bool {
-        self.map().contains_key(id)
-    }
-    /// Whether `s` is news for `id` (not the state last queued from here).
-    fn changed(&self, id: &str, s: TaskState) -> bool {
-        self.map().get(id).is_none_or(|last| *last != Some(s))
-    }
-    fn queued(&self, id: &str, s: TaskState) {
-        if let Some(e) = self.map().get_mut(id) {
-            *e = Some(s);
-        }
-    }
-}
-
-fn watched() -> &'static Watched {
-    static W: std::sync::OnceLock<Watched> = std::sync::OnceLock::new();
-    W.get_or_init(Watched::default)
-}
 
 fn store_error(e: crate::store::StoreError) -> RpcError {
     RpcError::internal(e.to_string())
@@ -161,7 +102,7 @@ async fn task_of(state: &AppState, params: &Value, d: Dialect) -> Result<String,
     let t = t
         .filter(|t| !t.is_empty())
         .ok_or_else(|| RpcError::params("`taskId` is required"))?;
-    load(state, &t).await?;
+    state.a2a.load(&t).await?;
     Ok(t)
 }
 
@@ -231,8 +172,7 @@ pub(crate) async fn register(
         .await
         .map_err(store_error)?;
     tracing::info!(task = %task_id, config = %p.config_id, "push notification config stored");
-    watched().add(task_id, true);
-    announce(state, task_id).await;
+    state.a2a.push_config_added(task_id).await;
     Ok(p)
 }
 
@@ -372,102 +312,4 @@ pub(crate) async fn delete(
         Dialect::V1 => json!({}),
         _ => Value::Null,
     })
-}
-
-/// The task's state now, as each config shape tells it.
-fn announcement(v: &wire::TaskView) -> Announcement {
-    let mut snapshot = v.clone();
-    snapshot.history.clear();
-    let v1 = if v.state.is_terminal() {
-        json!({"task": wire::task(&snapshot, Dialect::V1, true)})
-    } else {
-        wire::status_update(v, Dialect::V1, false)
-    };
-    Announcement {
-        task_id: v.id.clone(),
-        state: v.state.wire(Dialect::V03).to_string(),
-        v1,
-        v03: wire::task(&snapshot, Dialect::V03, true),
-    }
-}
-
-/// One lock per task (of a fixed set, by the task id's hash): a task's
-/// announcements run one at a time, each reading the state and queuing it
-/// under the lock, so the watcher and the sweep cannot commit an older
-/// reading after a newer one. (Across replicas the store's rule holds:
-/// nothing is queued for a config after a final state.)
-fn announcing(task_id: &str) -> &'static tokio::sync::Mutex<()> {
-    use std::hash::{Hash, Hasher};
-    static LOCKS: std::sync::OnceLock<Vec<tokio::sync::Mutex<()>>> = std::sync::OnceLock::new();
-    let locks = LOCKS.get_or_init(|| (0..64).map(|_| tokio::sync::Mutex::new(())).collect());
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    task_id.hash(&mut h);
-    &locks[(h.finish() % locks.len() as u64) as usize]
-}
-
-/// Queues the task's current state for its configs (those that were not
-/// sent it yet). Failures are logged: the sweep tries again.
-pub(crate) async fn announce(state: &AppState, task_id: &str) {
-    let _one_at_a_time = announcing(task_id).lock().await;
-    let c = match tasks::load(state, task_id).await {
-        Ok(c) => c,
-        Err(_) => return,
-    };
-    let v = tasks::view_of(state, &c, Some(0));
-    if !watched().changed(task_id, v.state) {
-        return;
-    }
-    match state.store.announce_push(announcement(&v)).await {
-        Ok(n) => {
-            watched().queued(task_id, v.state);
-            if n > 0 {
-                tracing::debug!(task = %task_id, state = v.state.wire(Dialect::V03), configs = n, "push queued");
-            }
-        }
-        Err(e) => {
-            tracing::warn!(task = %task_id, error = %e, "could not queue a push notification")
-        }
-    }
-    if v.state.is_terminal() {
-        watched().remove(task_id);
-    }
-}
-
-/// Starts the watcher (events of watched tasks) and the sweep, as tasks of
-/// the agent's owner.
-pub(crate) fn start(state: AppState) {
-    let events = state.clone();
-    let tasks = state.tasks.clone();
-    tasks.spawn_background("push watcher", async move {
-        let mut sub = events.engine.events().subscribe(None);
-        while let Some(next) = sub.next().await {
-            let Delivery::Event(p) = next else { continue };
-            let id = &p.event.conversation_id;
-            if watched().has(id) {
-                announce(&events, id).await;
-            }
-        }
-    });
-    tasks.spawn_background("push sweep", async move {
-        loop {
-            sweep(&state).await;
-            tokio::time::sleep(SWEEP).await;
-        }
-    });
-}
-
-/// Every config not yet sent a final state: its task's state now.
-async fn sweep(state: &AppState) {
-    let open = match state.store.unsettled_push_configs(1000).await {
-        Ok(o) => o,
-        Err(e) => {
-            tracing::warn!(error = %e, "could not read the push configs");
-            return;
-        }
-    };
-    let tasks: HashSet<String> = open.into_iter().map(|p| p.task_id).collect();
-    for t in tasks {
-        watched().add(&t, false);
-        announce(state, &t).await;
-    }
 }

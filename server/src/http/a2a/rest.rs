@@ -20,6 +20,7 @@
 //! of the spec's mapping with AIP-193's `google.rpc.Status` body and its
 //! `ErrorInfo` (`RpcError::rest_body`).
 
+use super::errors::rest_error;
 use super::rpc::{self, RpcError};
 use super::stream::{self, Framing};
 use super::{push, tasks};
@@ -31,26 +32,17 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 
 const D: Dialect = Dialect::V1;
 
-/// An error as this binding answers it.
-pub(crate) fn error(e: &RpcError) -> Response {
-    if e.code == -32603 {
-        tracing::warn!(error = %e.message, "a2a request failed");
-    }
-    let status = StatusCode::from_u16(e.rest_status()).unwrap_or(StatusCode::BAD_REQUEST);
-    (status, Json(e.rest_body())).into_response()
-}
-
 fn answer(r: Result<Value, RpcError>) -> Response {
     match r {
         Ok(v) => Json(v).into_response(),
-        Err(e) => error(&e),
+        Err(e) => rest_error(&e),
     }
 }
 
@@ -62,7 +54,7 @@ fn arrive(
     method: &'static str,
 ) -> Result<(), RpcError> {
     rpc::check_v1(headers)?;
-    super::jsonrpc::arrived(state, headers, ctx)?;
+    super::arrival::arrived(state, headers, ctx)?;
     let span = tracing::Span::current();
     span.record("rpc", method);
     span.record("hops", ctx.hops);
@@ -126,7 +118,7 @@ pub(crate) async fn send(
         .and_then(|p| rpc::check_extensions(&state.config, &headers, &p).map(|()| p))
     {
         Ok(p) => p,
-        Err(e) => return error(&e),
+        Err(e) => return rest_error(&e),
     };
     answer(tasks::send(&state, &params, D, ctx).await)
 }
@@ -143,7 +135,7 @@ pub(crate) async fn stream(
         .and_then(|p| rpc::check_extensions(&state.config, &headers, &p).map(|()| p))
     {
         Ok(p) => p,
-        Err(e) => return error(&e),
+        Err(e) => return rest_error(&e),
     };
     stream::send(state, Framing::Rest, params, D, ctx).await
 }
@@ -162,7 +154,7 @@ pub(crate) async fn get_task(
     let mut params = match arrive(&state, &headers, &mut ctx, "GetTask").and_then(|()| query_of(q))
     {
         Ok(p) => p,
-        Err(e) => return error(&e),
+        Err(e) => return rest_error(&e),
     };
     params.insert("id".into(), json!(id));
     answer(tasks::get(&state, &Value::Object(params), D).await)
@@ -178,12 +170,12 @@ pub(crate) async fn task_action(
     match spec.rsplit_once(':') {
         Some((id, "cancel")) => {
             if let Err(e) = arrive(&state, &headers, &mut ctx, "CancelTask") {
-                return error(&e);
+                return rest_error(&e);
             }
             answer(tasks::cancel(&state, &json!({ "id": id }), D, ctx).await)
         }
         Some((id, "subscribe")) => subscribe(state, ctx, &headers, id).await,
-        _ => error(&RpcError::method(format!(
+        _ => rest_error(&RpcError::method(format!(
             "POST /a2a/tasks/{spec}: use /a2a/tasks/{{id}}:cancel or /a2a/tasks/{{id}}:subscribe"
         ))),
     }
@@ -191,7 +183,7 @@ pub(crate) async fn task_action(
 
 async fn subscribe(state: AppState, mut ctx: Ctx, headers: &HeaderMap, id: &str) -> Response {
     if let Err(e) = arrive(&state, headers, &mut ctx, "SubscribeToTask") {
-        return error(&e);
+        return rest_error(&e);
     }
     stream::subscribe(state, Framing::Rest, json!({ "id": id }), D).await
 }
@@ -205,7 +197,7 @@ pub(crate) async fn list_tasks(
 ) -> Response {
     match arrive(&state, &headers, &mut ctx, "ListTasks").and_then(|()| query_of(q)) {
         Ok(p) => answer(tasks::list(&state, &Value::Object(p), D).await),
-        Err(e) => error(&e),
+        Err(e) => rest_error(&e),
     }
 }
 
@@ -226,7 +218,7 @@ pub(crate) async fn create_push(
     .and_then(|()| body_of(&headers, &body))
     {
         Ok(p) => p,
-        Err(e) => return error(&e),
+        Err(e) => return rest_error(&e),
     };
     params["taskId"] = json!(task);
     answer(push::create(&state, &params, D, &ctx).await)
@@ -249,7 +241,7 @@ pub(crate) async fn list_push(
     .and_then(|()| query_of(q))
     {
         Ok(p) => p,
-        Err(e) => return error(&e),
+        Err(e) => return rest_error(&e),
     };
     params.insert("taskId".into(), json!(task));
     answer(push::list(&state, &Value::Object(params), D).await)
@@ -263,7 +255,7 @@ pub(crate) async fn get_push(
     Path((task, config)): Path<(String, String)>,
 ) -> Response {
     if let Err(e) = arrive(&state, &headers, &mut ctx, "GetTaskPushNotificationConfig") {
-        return error(&e);
+        return rest_error(&e);
     }
     answer(push::get(&state, &json!({"taskId": task, "id": config}), D).await)
 }
@@ -281,7 +273,7 @@ pub(crate) async fn delete_push(
         &mut ctx,
         "DeleteTaskPushNotificationConfig",
     ) {
-        return error(&e);
+        return rest_error(&e);
     }
     answer(push::delete(&state, &json!({"taskId": task, "id": config}), D, &ctx).await)
 }
@@ -293,7 +285,7 @@ pub(crate) async fn extended_card(
     headers: HeaderMap,
 ) -> Response {
     if let Err(e) = arrive(&state, &headers, &mut ctx, "GetExtendedAgentCard") {
-        return error(&e);
+        return rest_error(&e);
     }
     answer(super::card::extended(&state, &headers, D))
 }

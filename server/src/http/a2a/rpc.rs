@@ -6,6 +6,7 @@
 //! `google.rpc.ErrorInfo` detail the spec requires.
 
 use crate::a2a::wire::{Dialect, REASONS};
+use crate::engine::a2a_tasks::error::TaskError;
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
@@ -135,6 +136,18 @@ impl RpcError {
                           "reason": self.reason(), "domain": "a2a-protocol.org"}]
             }),
             _ => json!({"code": self.code, "message": self.message}),
+        }
+    }
+}
+
+impl From<TaskError> for RpcError {
+    fn from(e: TaskError) -> Self {
+        match e {
+            TaskError::NotFound(m) => RpcError::new(-32001, m),
+            TaskError::Params(m) => RpcError::params(m),
+            TaskError::Unsupported(m) => RpcError::unsupported(m),
+            TaskError::Forbidden(m) => RpcError::forbidden(m),
+            TaskError::Internal(m) => RpcError::internal(m),
         }
     }
 }

@@ -11,12 +11,12 @@
 //! disconnects stops only its stream. Errors found before streaming starts
 //! are plain JSON in 1.0 and an `error` event in 0.3, as each TCK expects.
 
-use super::executor::Ran;
-use super::jsonrpc::{errors_in_stream, plain_error};
+use super::errors::{errors_in_stream, plain_error, rest_error};
 use super::rpc::{self, RpcError};
-use super::tasks;
 use crate::a2a::wire::{self, Dialect, MessageView, Part, Sender, TaskState, TaskView};
 use crate::engine::Ctx;
+use crate::engine::a2a_tasks::executor::Ran;
+use crate::engine::a2a_tasks::view::view;
 use crate::events::Delivery;
 use crate::http::state::AppState;
 use app::models::{Event, EventKind};
@@ -68,10 +68,10 @@ pub(crate) async fn open_send(
         m.dialect = Some(d);
         ctx.message_id = m.message_id.clone();
         let push = super::push::on_send(&state, &params)?;
-        let plan = state.a2a.plan(&state, &m, d).await?;
+        let plan = state.a2a.plan(&m, d).await?;
         super::authorize::plan(&state, &plan, &ctx).await?;
         // Know the conversation before the turn starts, to follow it.
-        let cid = tasks::task_for(&state, &plan, &m, &ctx).await?;
+        let cid = state.a2a.task_for(&plan, &m, &ctx).await?;
         if let Some(p) = &push {
             super::push::register(&state, &cid, p, d, &ctx).await?;
         }
@@ -84,14 +84,14 @@ pub(crate) async fn open_send(
     let owner = state.tasks.clone();
     owner.spawn_background("a2a stream", async move {
         let mut sub = sub;
-        let snapshot = match tasks::load(&state, &cid).await {
+        let snapshot = match state.a2a.load(&cid).await {
             Ok(c) => {
-                let mut v = tasks::view(&c, true, None);
+                let mut v = view(&c, true, None);
                 v.state = TaskState::Working;
                 v
             }
             Err(e) => {
-                let _ = tx.send(Frame::Error(e)).await;
+                let _ = tx.send(Frame::Error(e.into())).await;
                 return;
             }
         };
@@ -102,10 +102,10 @@ pub(crate) async fn open_send(
         if tx.send(Frame::Result(first)).await.is_err() {
             // The client left: the turn still runs, detached.
         }
-        let (st, ctx2) = (state.clone(), ctx);
-        let mut op = state
-            .tasks
-            .spawn("a2a task", async move { st.a2a.run(&st, plan, ctx2).await });
+        let (a2a, ctx2) = (state.a2a.clone(), ctx);
+        let mut op = state.tasks.spawn("a2a task", async move {
+            a2a.run(plan, ctx2).await.map_err(RpcError::from)
+        });
         let mut ended = false;
         let follow = |p: &crate::events::Published| {
             progress(&p.event).map(|text| Frame::Result(working(&snapshot, d, text)))
@@ -160,7 +160,7 @@ async fn finish(
 ) {
     match outcome {
         Ok(Some(Ok(Ran::Task(c)))) => {
-            let v = tasks::view_of(state, &c, None);
+            let v = state.a2a.view_of(&c, None);
             for f in finals(&v, d) {
                 let _ = tx.send(Frame::Result(f)).await;
             }
@@ -207,8 +207,8 @@ pub(crate) async fn open_subscribe(
         return Err(RpcError::params("`id` is required"));
     };
     let sub = state.engine.events().subscribe(None);
-    let c = tasks::load(&state, &tid).await?;
-    let v = tasks::view_of(&state, &c, None);
+    let c = state.a2a.load(&tid).await?;
+    let v = state.a2a.view_of(&c, None);
     if v.state.is_terminal() {
         return Err(RpcError::unsupported(format!(
             "task {tid:?} is {}: there is nothing more to follow; use GetTask",
@@ -240,10 +240,10 @@ pub(crate) async fn open_subscribe(
             if p.event.conversation_id != tid {
                 continue;
             }
-            let Ok(c) = tasks::load(&state, &tid).await else {
+            let Ok(c) = state.a2a.load(&tid).await else {
                 return;
             };
-            let now = tasks::view_of(&state, &c, None);
+            let now = state.a2a.view_of(&c, None);
             if ends(now.state) {
                 for f in finals(&now, d) {
                     let _ = tx.send(Frame::Result(f)).await;
@@ -332,7 +332,7 @@ fn progress(e: &Event) -> Option<String> {
 /// event in 0.3 (whose clients read errors there).
 fn early_error(id: Framing, e: RpcError, d: Dialect) -> Response {
     let rpc_id = match &id {
-        Framing::Rest => return super::rest::error(&e),
+        Framing::Rest => return rest_error(&e),
         Framing::Rpc(rpc_id) => rpc_id,
     };
     if !errors_in_stream(d) || e.http_status != 200 {

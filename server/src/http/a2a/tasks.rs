@@ -1,463 +1,18 @@
-//! A2A tasks over our conversations: the task id and context id are the
-//! conversation id, so REST and A2A see one state (an approval given over
-//! REST completes the A2A task, and the other way round).
-//!
-//! - A conversation maps to a task state: a running turn is `working`, a
-//!   pending approval `input-required` (its status message carries a data
-//!   part `{approval_uuid, tool, arguments, description, chain}`), a
-//!   finished turn `completed` (the answer is an artifact), `failed`,
-//!   `canceled`.
-//! - `SendMessage` with a `taskId` continues that task: a waiting task
-//!   takes a decision (approve/reject words or `{"approved": bool}`);
-//!   anything else there is `-32602` with an explanation, never a silent
-//!   rejection. A terminal task (1.0/0.3) is `-32004`; the seed's legacy
-//!   clients continue the conversation instead, as the seed did. A message
-//!   with only a known `contextId` is the next turn of that conversation.
-//! - Turns run detached from the HTTP request (the engine spawns them), so
-//!   a client that disconnects does not stop its task.
+//! The A2A task methods as every binding calls them (`SendMessage`,
+//! `GetTask`, `CancelTask`, `ListTasks`): their parameters read, the task
+//! service (`engine::a2a_tasks`) called, the answer written in the
+//! dialect's shape. What a task is, what a message means for it and how
+//! it runs are the service's.
 
-use super::executor::Ran;
 use super::rpc::{RpcError, param_str, param_u64};
-use crate::a2a::wire::{
-    ArtifactView, Dialect, Incoming, MessageView, Part, Sender, TaskState, TaskView,
-};
-use crate::engine::{Ctx, DecisionRequest, EngineError};
+use crate::a2a::wire::{Dialect, TaskState, TaskView};
+use crate::engine::a2a_tasks::error::TaskError;
+use crate::engine::a2a_tasks::executor::Ran;
+use crate::engine::a2a_tasks::view::{stored_state, view};
+use crate::engine::{Ctx, EngineError};
 use crate::http::state::AppState;
-use crate::store::StoreError;
-use app::models::{Conversation, ConversationStatus, ListQuery, Role};
+use app::models::{Conversation, ListQuery};
 use serde_json::{Value, json};
-
-/// A task's state from its conversation's status, whether a turn is
-/// running, and whether its last user/assistant message is an answer
-/// (`None`: it has none).
-pub(crate) fn task_state(
-    status: ConversationStatus,
-    busy: bool,
-    answered: Option<bool>,
-) -> TaskState {
-    // A question on a live MCP session waits inside the running turn.
-    if status == ConversationStatus::WaitingInput {
-        return TaskState::InputRequired;
-    }
-    if busy {
-        return TaskState::Working;
-    }
-    match (status, answered) {
-        (ConversationStatus::WaitingApproval, _) => TaskState::InputRequired,
-        (ConversationStatus::Failed, _) => TaskState::Failed,
-        (ConversationStatus::Cancelled, _) => TaskState::Canceled,
-        (_, None) => TaskState::Submitted,
-        (_, Some(true)) => TaskState::Completed,
-        // The turn ended without an answer (interrupted by a restart).
-        (_, Some(false)) => TaskState::Failed,
-    }
-}
-
-/// How the `task_state` column names a state (the stored rule above).
-fn stored_state(s: TaskState) -> &'static str {
-    match s {
-        TaskState::Submitted => "submitted",
-        TaskState::Working => "working",
-        TaskState::InputRequired => "input-required",
-        TaskState::Completed => "completed",
-        TaskState::Failed => "failed",
-        TaskState::Canceled => "canceled",
-    }
-}
-
-/// The task view of a conversation. `history`: keep the last N messages.
-pub(crate) fn view(c: &Conversation, busy: bool, history: Option<usize>) -> TaskView {
-    let talk: Vec<&app::models::Message> = c
-        .messages
-        .iter()
-        .filter(|m| matches!(m.role, Role::User | Role::Assistant) && !m.content.is_empty())
-        .collect();
-    let last_answer = talk
-        .last()
-        .filter(|m| m.role == Role::Assistant)
-        .map(|m| (*m).clone());
-    let answered = talk.last().map(|m| m.role == Role::Assistant);
-    let state = task_state(c.status, busy, answered);
-    let agent = |parts: Vec<Part>, id: String| MessageView {
-        id,
-        role: Sender::Agent,
-        parts,
-        task_id: Some(c.id.clone()),
-        context_id: Some(context_of(c)),
-    };
-    let last_note = || {
-        c.messages
-            .iter()
-            .rev()
-            .find(|m| m.role == Role::System)
-            .map(|m| m.content.clone())
-    };
-    let status_message = match state {
-        TaskState::InputRequired => c
-            .pending_approval
-            .as_ref()
-            .map(|a| {
-                agent(
-                    vec![
-                        Part::Text(format!("Approval needed: {}", a.description)),
-                        Part::Data(json!({
-                            "approval_uuid": a.uuid,
-                            "tool": a.tool_name,
-                            "arguments": a.tool_args,
-                            "description": a.description,
-                            "chain": a.chain.clone().unwrap_or_default(),
-                        })),
-                    ],
-                    format!("{}-approval", a.uuid),
-                )
-            })
-            .or_else(|| {
-                // A tool's question (QUESTIONS.md §4): answered with a data
-                // part `{"question_answer": {uuid, action, content}}`.
-                c.pending_question.as_ref().map(|q| {
-                    let mut facts = json!({
-                        "uuid": q.uuid,
-                        "kind": q.kind,
-                        "message": q.message,
-                        "tool": q.tool_call.tool,
-                        "chain": q.chain,
-                    });
-                    if let Some(s) = &q.schema {
-                        facts["schema"] = s.clone();
-                    }
-                    if let Some(u) = &q.url {
-                        facts["url"] = u.clone().into();
-                    }
-                    agent(
-                        vec![
-                            Part::Text(format!("`{}` asks: {}", q.tool_call.tool, q.message)),
-                            Part::Data(json!({ "question": facts })),
-                        ],
-                        format!("{}-question", q.uuid),
-                    )
-                })
-            }),
-        TaskState::Completed => last_answer.as_ref().map(|m| {
-            agent(
-                vec![Part::Text(m.content.clone())],
-                format!("{}-status", m.id),
-            )
-        }),
-        TaskState::Failed | TaskState::Canceled => {
-            last_note().map(|t| agent(vec![Part::Text(t)], format!("{}-note", c.id)))
-        }
-        _ => None,
-    };
-    let artifacts = match (&state, &last_answer) {
-        (TaskState::Completed, Some(m)) => vec![ArtifactView {
-            id: format!("answer-{}", m.id),
-            name: "answer".into(),
-            parts: vec![Part::Text(m.content.clone())],
-        }],
-        _ => Vec::new(),
-    };
-    let mut history_view: Vec<MessageView> = talk
-        .iter()
-        .map(|m| MessageView {
-            id: m.client_id.clone().unwrap_or_else(|| m.id.clone()),
-            role: if m.role == Role::User {
-                Sender::User
-            } else {
-                Sender::Agent
-            },
-            parts: vec![Part::Text(m.content.clone())],
-            task_id: Some(c.id.clone()),
-            context_id: Some(context_of(c)),
-        })
-        .collect();
-    if let Some(n) = history {
-        let skip = history_view.len().saturating_sub(n);
-        history_view.drain(..skip);
-    }
-    TaskView {
-        id: c.id.clone(),
-        context_id: context_of(c),
-        state,
-        status_message,
-        timestamp: c.updated_at.clone(),
-        history: history_view,
-        artifacts,
-    }
-}
-
-/// The task's context id: the one its client chose, else the task id.
-pub(crate) fn context_of(c: &Conversation) -> String {
-    c.context_id.clone().unwrap_or_else(|| c.id.clone())
-}
-
-/// The task a plan works on, made now (empty) when the plan starts one:
-/// for callers that must know it before the turn runs.
-pub(crate) async fn task_for(
-    state: &AppState,
-    plan: &Plan,
-    m: &Incoming,
-    ctx: &Ctx,
-) -> Result<String, RpcError> {
-    match plan.conversation() {
-        Some(id) => Ok(id.to_string()),
-        None => create(state, m, ctx).await,
-    }
-}
-
-/// Creates an empty conversation for a new task (in the client's context,
-/// if it named one) and returns its id.
-pub(crate) async fn create(state: &AppState, m: &Incoming, ctx: &Ctx) -> Result<String, RpcError> {
-    let (c, _) = state
-        .engine
-        .start_conversation(None, ctx.clone())
-        .await
-        .map_err(engine_error)?;
-    if let Some(context) = &m.context_id {
-        remember_context(state, &c.id, context).await?;
-    }
-    Ok(c.id)
-}
-
-async fn remember_context(state: &AppState, id: &str, context: &str) -> Result<(), RpcError> {
-    state
-        .store
-        .set_context(id, context)
-        .await
-        .map_err(|e| RpcError::internal(e.to_string()))
-}
-
-/// The task view of a conversation as the executor sees it (busy state,
-/// extra artifacts).
-pub(crate) fn view_of(state: &AppState, c: &Conversation, history: Option<usize>) -> TaskView {
-    let mut v = view(c, state.engine.runs(c), history);
-    if v.state == TaskState::Failed
-        && c.status == ConversationStatus::Active
-        && state.a2a.open(&c.id)
-    {
-        v.state = TaskState::Working;
-    }
-    if let Some(extra) = state.a2a.artifacts(&c.id)
-        && v.state == TaskState::Completed
-    {
-        v.artifacts = extra;
-    }
-    v
-}
-
-/// What a `SendMessage` does.
-#[derive(Clone, Debug)]
-pub(crate) enum Plan {
-    /// A new conversation with this first message.
-    New(Incoming),
-    /// The next turn of a conversation.
-    Turn { id: String, m: Incoming },
-    /// A decision on a waiting conversation's pending approval.
-    Decide {
-        id: String,
-        uuid: String,
-        decision: DecisionRequest,
-    },
-    /// An answer to the question a waiting conversation's tool asked
-    /// (QUESTIONS.md §4: a data part `{"question_answer": {...}}`).
-    Answer {
-        id: String,
-        uuid: String,
-        answer: crate::engine::Answer,
-    },
-}
-
-impl Plan {
-    /// The same plan on conversation `id` (a new one becomes its first turn).
-    pub(crate) fn on(self, id: &str) -> Plan {
-        match self {
-            Plan::New(m) => Plan::Turn {
-                id: id.to_string(),
-                m,
-            },
-            p => p,
-        }
-    }
-
-    pub(crate) fn conversation(&self) -> Option<&str> {
-        match self {
-            Plan::New(_) => None,
-            Plan::Turn { id, .. } | Plan::Decide { id, .. } | Plan::Answer { id, .. } => Some(id),
-        }
-    }
-}
-
-/// Reads a conversation or says the task does not exist.
-pub(crate) async fn load(state: &AppState, id: &str) -> Result<Conversation, RpcError> {
-    state
-        .store
-        .get_conversation(id.to_string())
-        .await
-        .map_err(|e| RpcError::internal(e.to_string()))?
-        .ok_or_else(|| RpcError::task_not_found(id))
-}
-
-/// Decides what a message means for the task it names.
-pub(crate) async fn plan(state: &AppState, m: &Incoming, d: Dialect) -> Result<Plan, RpcError> {
-    let target = match (&m.task_id, &m.context_id) {
-        (Some(t), ctx_id) => {
-            let c = load(state, t).await?;
-            if let Some(cid) = ctx_id
-                && *cid != context_of(&c)
-            {
-                return Err(RpcError::params(format!(
-                    "contextId {cid:?} does not match task {t:?} (its contextId is {:?})",
-                    context_of(&c)
-                )));
-            }
-            let st = view(&c, state.engine.runs(&c), Some(0)).state;
-            if st.is_terminal() && d != Dialect::Legacy {
-                return Err(RpcError::unsupported(format!(
-                    "task {t:?} is {}: it takes no more messages; send a message with contextId {t:?} and no taskId to go on in the same conversation",
-                    st.wire(Dialect::V03)
-                )));
-            }
-            Some(c)
-        }
-        (None, Some(cid)) => {
-            let found = state
-                .store
-                .by_context(cid)
-                .await
-                .map_err(|e| RpcError::internal(e.to_string()))?;
-            match found {
-                Some(id) => Some(load(state, &id).await?),
-                None => None,
-            }
-        }
-        (None, None) => None,
-    };
-    let Some(c) = target else {
-        nonempty(m)?;
-        return Ok(Plan::New(m.clone()));
-    };
-    if let Some(a) = &c.pending_approval {
-        return match crate::a2a::wire::decision_in_full(m) {
-            // The caller decided another approval than the one waiting now
-            // (ours expired and the model asked again): never applied here.
-            Some(d) if d.approval_uuid.as_ref().is_some_and(|u| *u != a.uuid) => {
-                Err(RpcError::params(format!(
-                    "task {:?} now waits on approval {} (`{}`), not on {}: that one ended here; decide the new one",
-                    c.id,
-                    a.uuid,
-                    a.tool_name,
-                    d.approval_uuid.unwrap_or_default()
-                )))
-            }
-            Some(d) => Ok(Plan::Decide {
-                id: c.id.clone(),
-                uuid: a.uuid.clone(),
-                decision: DecisionRequest {
-                    approve: d.approved,
-                    reason: d.reason,
-                    arguments: d.arguments,
-                    grant: None,
-                },
-            }),
-            None => Err(RpcError::params(format!(
-                "task {:?} is waiting for approval of `{}` ({}): answer \"approve\" or \"reject\" (or a data part {{\"approved\": true|false}})",
-                c.id, a.tool_name, a.description
-            ))),
-        };
-    }
-    if let Some(q) = &c.pending_question {
-        return match crate::a2a::wire::question_answer(m) {
-            Some(a) if a.uuid != q.uuid => Err(RpcError::params(format!(
-                "task {:?} now waits on question {}, not on {}: that one ended here; answer the new one",
-                c.id, q.uuid, a.uuid
-            ))),
-            Some(a) => Ok(Plan::Answer {
-                id: c.id.clone(),
-                uuid: a.uuid,
-                answer: crate::engine::Answer {
-                    action: a.action,
-                    content: a.content,
-                },
-            }),
-            None => Err(RpcError::params(format!(
-                "task {:?} waits for the answer to a question from `{}` ({}): send a data part {{\"question_answer\": {{\"uuid\": \"{}\", \"action\": \"accept\"|\"decline\"|\"cancel\", \"content\": {{...}}}}}}",
-                c.id, q.tool_call.tool, q.message, q.uuid
-            ))),
-        };
-    }
-    nonempty(m)?;
-    Ok(Plan::Turn {
-        id: c.id.clone(),
-        m: m.clone(),
-    })
-}
-
-fn nonempty(m: &Incoming) -> Result<&str, RpcError> {
-    if m.text.trim().is_empty() {
-        Err(RpcError::params(
-            "the message has no text: send at least one non-empty text part",
-        ))
-    } else {
-        Ok(&m.text)
-    }
-}
-
-/// Runs a plan to its end (the turn finished or paused) and returns the
-/// conversation. A failed model call is a failed task, not an RPC error.
-pub(crate) async fn run(state: &AppState, plan: Plan, ctx: Ctx) -> Result<Conversation, RpcError> {
-    let e = &state.engine;
-    let out = match plan {
-        Plan::New(m) => {
-            let context = m.context_id.clone();
-            let out = e
-                .start_conversation(Some(m.text), ctx)
-                .await
-                .map(|(c, _)| c);
-            match (out, context) {
-                (Ok(c), Some(context)) => {
-                    remember_context(state, &c.id, &context).await?;
-                    Ok(load(state, &c.id).await?)
-                }
-                (out, _) => out,
-            }
-        }
-        Plan::Turn { id, m } => e
-            .send_message(&id, m.text, ctx)
-            .await
-            .map(|r| r.conversation),
-        Plan::Decide { uuid, decision, .. } => {
-            e.decide(&uuid, decision, ctx).await.map(|r| r.conversation)
-        }
-        Plan::Answer { uuid, answer, .. } => {
-            e.answer(&uuid, answer, ctx).await.map(|r| r.conversation)
-        }
-    };
-    match out {
-        Ok(c) => Ok(c),
-        Err(EngineError::Llm { conversation, .. }) => Ok(*conversation),
-        // Cancelled while it ran: the task as the cancel left it.
-        Err(EngineError::Cancelled(id)) => load(state, &id).await,
-        Err(e) => Err(engine_error(e)),
-    }
-}
-
-/// An engine error as an A2A error.
-pub(crate) fn engine_error(e: EngineError) -> RpcError {
-    match e {
-        EngineError::NotFound(m) => RpcError::new(-32001, m),
-        EngineError::Forbidden(m) => RpcError::forbidden(m),
-        EngineError::Invalid(m) | EngineError::Store(StoreError::Unstorable(m)) => {
-            RpcError::params(m)
-        }
-        e @ (EngineError::Busy(_)
-        | EngineError::WaitingApproval { .. }
-        | EngineError::WaitingInput { .. }
-        | EngineError::AlreadyDecided { .. }
-        | EngineError::AlreadyAnswered { .. }
-        | EngineError::AlreadyVoted { .. }
-        | EngineError::ConfigChanged(_)) => RpcError::unsupported(e.to_string()),
-        e => RpcError::internal(e.to_string()),
-    }
-}
 
 /// `SendMessage` / `message/send`, blocking unless asked not to.
 pub(crate) async fn send(
@@ -490,34 +45,35 @@ pub(crate) async fn send(
         .flatten()
         .map(|n| n as usize);
     let push = super::push::on_send(state, params)?;
-    let plan = state.a2a.plan(state, &m, d).await?;
+    let plan = state.a2a.plan(&m, d).await?;
     super::authorize::plan(state, &plan, &ctx).await?;
     // A push config needs its task before the task changes state.
     let plan = match &push {
         Some(p) => {
-            let id = task_for(state, &plan, &m, &ctx).await?;
+            let id = state.a2a.task_for(&plan, &m, &ctx).await?;
             super::push::register(state, &id, p, d, &ctx).await?;
             plan.on(&id)
         }
         None => plan,
     };
     if immediate {
-        let id = task_for(state, &plan, &m, &ctx).await?;
+        let id = state.a2a.task_for(&plan, &m, &ctx).await?;
         let plan = plan.on(&id);
-        let (st, ctx2) = (state.clone(), ctx.clone());
+        let (a2a, ctx2) = (state.a2a.clone(), ctx.clone());
         state.tasks.spawn_background("a2a task", async move {
-            if let Err(e) = st.a2a.run(&st, plan, ctx2).await {
+            if let Err(e) = a2a.run(plan, ctx2).await {
+                let e = RpcError::from(e);
                 tracing::warn!(error = %e.message, "a task sent with returnImmediately failed");
             }
         });
-        let c = load(state, &id).await?;
+        let c = state.a2a.load(&id).await?;
         // Reported as working: the turn has been handed over.
-        let mut v = view_of(state, &c, history);
+        let mut v = state.a2a.view_of(&c, history);
         v.state = TaskState::Working;
         return Ok(wrap(&v, d));
     }
-    match state.a2a.run(state, plan, ctx).await? {
-        Ran::Task(c) => Ok(wrap(&view_of(state, &c, history), d)),
+    match state.a2a.run(plan, ctx).await? {
+        Ran::Task(c) => Ok(wrap(&state.a2a.view_of(&c, history), d)),
         Ran::Message(m) => {
             let msg = crate::a2a::wire::message(&m, d);
             Ok(match d {
@@ -541,9 +97,9 @@ fn wrap(v: &TaskView, d: Dialect) -> Value {
 pub(crate) async fn get(state: &AppState, params: &Value, d: Dialect) -> Result<Value, RpcError> {
     let id = param_str(params, "id", "id").ok_or_else(|| RpcError::params("`id` is required"))?;
     let history = param_u64(params, "historyLength", "history_length")?.map(|n| n as usize);
-    let c = load(state, &id).await?;
+    let c = state.a2a.load(&id).await?;
     Ok(crate::a2a::wire::task(
-        &view_of(state, &c, history),
+        &state.a2a.view_of(&c, history),
         d,
         true,
     ))
@@ -557,9 +113,9 @@ pub(crate) async fn cancel(
     ctx: Ctx,
 ) -> Result<Value, RpcError> {
     let id = param_str(params, "id", "id").ok_or_else(|| RpcError::params("`id` is required"))?;
-    let c = load(state, &id).await?;
+    let c = state.a2a.load(&id).await?;
     super::authorize::cancel(state, &id, &ctx).await?;
-    let st = view_of(state, &c, Some(0)).state;
+    let st = state.a2a.view_of(&c, Some(0)).state;
     if st.is_terminal() {
         return Err(RpcError::not_cancelable(format!(
             "task {id:?} is {} and cannot be canceled",
@@ -570,7 +126,7 @@ pub(crate) async fn cancel(
         EngineError::Busy(_) => RpcError::not_cancelable(format!(
             "task {id:?} is running a step that did not stop in time; try again"
         )),
-        e => engine_error(e),
+        e => TaskError::from(e).into(),
     })?;
     Ok(crate::a2a::wire::task(&view(&c, false, None), d, true))
 }
@@ -596,7 +152,7 @@ pub(crate) async fn list(state: &AppState, params: &Value, d: Dialect) -> Result
         })?),
     };
     let render = |c: &Conversation| {
-        let v = view_of(state, c, history);
+        let v = state.a2a.view_of(c, history);
         (v.state, crate::a2a::wire::task(&v, d, include_artifacts))
     };
     if let Some(cid) = param_str(params, "contextId", "context_id") {
@@ -652,9 +208,9 @@ pub(crate) async fn list(state: &AppState, params: &Value, d: Dialect) -> Result
 /// not issue is the client's mistake (`-32602`, said in A2A's words); any
 /// other failure is internal (`-32603` with a correlation id, the detail
 /// only in the log).
-fn list_error(e: crate::http::ApiError, token: Option<String>) -> RpcError {
+fn list_error(e: crate::http::error::ApiError, token: Option<String>) -> RpcError {
     match (e, token) {
-        (crate::http::ApiError::BadRequest(_), Some(t)) => RpcError::params(format!(
+        (crate::http::error::ApiError::BadRequest(_), Some(t)) => RpcError::params(format!(
             "pageToken {t:?} is not one this server issued: pass the nextPageToken of the previous page"
         )),
         (e, _) => RpcError::internal(e.to_string()),
@@ -716,7 +272,7 @@ async fn list_in_state(
 #[cfg(test)]
 mod tests {
     use super::list_error;
-    use crate::http::ApiError;
+    use crate::http::error::ApiError;
     use crate::store::StoreError;
 
     /// Issue 40 (8): a bad `pageToken` is the client's mistake, said in

@@ -9,7 +9,6 @@
 //! separation of duties, `policy::admitted` for a rule's approvers).
 
 use crate::domain::principal::Role;
-use crate::http::routes::ROUTES;
 use axum::http::Method;
 
 /// What a route needs.
@@ -41,7 +40,7 @@ const FALLBACK: &[(&str, &str, Need)] = &[
     ("*", "/a2a/", Api(Viewer)),
     // A2A's gRPC binding: a known caller; each method's role is checked by
     // the service (`a2a_method`).
-    ("POST", crate::http::a2a::grpc::PREFIX, Api(Viewer)),
+    ("POST", crate::http::paths::A2A_GRPC_PREFIX, Api(Viewer)),
 ];
 
 fn matches(pattern: &str, path: &str) -> bool {
@@ -56,22 +55,29 @@ fn matches(pattern: &str, path: &str) -> bool {
     }
 }
 
-/// What `method path` needs: the declared route's need
-/// (`super::super::routes`), else the [`FALLBACK`] rules. `static_file`
+/// What `method path` needs: the need of the `declared` route it matches
+/// (`(method, path, need)`, from `http::routes`, which the guard passes:
+/// the table does not import the routes it guards), else the
+/// [`FALLBACK`] rules. `static_file`
 /// says whether the path is a file of the site's assets (open, like
 /// `/pkg/`). Unknown routes need a viewer, so the API's shape is not
 /// probed anonymously.
-pub(crate) fn need(method: &Method, path: &str, static_file: impl Fn(&str) -> bool) -> Need {
+pub(crate) fn need(
+    method: &Method,
+    path: &str,
+    declared: impl IntoIterator<Item = (&'static str, &'static str, Need)>,
+    static_file: impl Fn(&str) -> bool,
+) -> Need {
     let m = if *method == Method::HEAD {
         "GET"
     } else {
         method.as_str()
     };
-    if let Some(r) = ROUTES
-        .iter()
-        .find(|r| r.method == m && matches(r.path, path))
+    if let Some((_, _, n)) = declared
+        .into_iter()
+        .find(|(rm, rp, _)| *rm == m && matches(rp, path))
     {
-        return r.need;
+        return n;
     }
     for (fm, prefix, n) in FALLBACK {
         if (*fm == "*" || *fm == m) && path.starts_with(prefix) {
@@ -102,17 +108,15 @@ pub(crate) fn a2a_method(method: &str) -> Role {
     }
 }
 
-/// Every declared route's `(method, path, need)`: the authorization
-/// table, for tests and docs.
-#[cfg(test)]
-pub(crate) fn table() -> impl Iterator<Item = (&'static str, &'static str, Need)> {
-    ROUTES.iter().map(|r| (r.method, r.path, r.need))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use Role::{Admin, Approver};
+
+    /// What the guard asks: the declared routes' needs, then the rules.
+    fn need(method: &Method, path: &str, static_file: impl Fn(&str) -> bool) -> Need {
+        super::need(method, path, crate::http::routes::table(), static_file)
+    }
 
     #[test]
     fn the_table_answers_each_route() {

@@ -20,7 +20,7 @@
 //! request, and the binding is never sent back (the token is a one-way
 //! digest of it).
 
-use super::guard::Identity;
+use super::identity::Identity;
 use super::session::{self, COOKIE};
 use crate::domain::principal::Source;
 use axum::extract::{Request, State};

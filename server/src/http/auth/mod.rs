@@ -4,11 +4,16 @@
 //!   [`session`]: the browser's sign-in cookie, backed by a store row.
 //! - [`access`]: the route table: what each route needs. One table, so the
 //!   answer to "who may call this?" is in one place, not in handlers.
-//! - [`guard`]: the middleware that identifies the caller, checks the table
-//!   and answers 401 / 403 / 303 / 429.
-//! - [`origin`]: cross-site protection and security headers (every mode).
+//! - [`identity`]: the caller as the request carries it (the guard,
+//!   `http::guard`, puts it there); [`target`]: where a redirect may go;
+//!   [`denied`]: the `auth.denied` audit row.
+//! - [`origin`]: cross-site protection and security headers (every mode);
+//!   [`form_token`]: the browser's form cookie.
 //! - [`ratelimit`]: failed sign-ins per address.
-//! - [`signin`]: the sign-in, callback and sign-out routes.
+//!
+//! The middleware that checks each request (`http::guard`) and the
+//! sign-in pages (`http::ui::signin`) sit above, beside the handlers:
+//! they need the shared state, which holds this module's [`Auth`].
 //!
 //! Key decision: in mode `none` nothing is enforced and every caller is
 //! `anonymous` with every role (the seed's behaviour), but the same code
@@ -18,14 +23,15 @@
 //! decisions are authorized by the same function.
 
 pub(crate) mod access;
+pub(crate) mod denied;
 pub(crate) mod form_token;
-pub(crate) mod guard;
+pub(crate) mod identity;
 pub(crate) mod oidc;
 pub(crate) mod origin;
 pub(crate) mod proxy;
 pub(crate) mod ratelimit;
 pub(crate) mod session;
-pub(crate) mod signin;
+pub(crate) mod target;
 pub(crate) mod tokens;
 
 use crate::config::{AuthConfig, AuthMode, Config};

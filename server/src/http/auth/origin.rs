@@ -18,7 +18,7 @@
 //! ([`page_csp`]); other HTML gets [`STATIC_CSP`].
 
 pub(crate) use crate::domain::net::parse_origin;
-use crate::http::ApiError;
+use crate::http::error::ApiError;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::middleware::Next;
@@ -127,11 +127,11 @@ pub(crate) fn check(
     // Slack posts its clicks urlencoded (REACH.md §2); the request's
     // signature, checked by the handler over the raw body, is what a
     // foreign page cannot make.
-    let slack = path == crate::http::rest::slack::PATH && is_form(h);
+    let slack = path == crate::http::paths::SLACK_INTERACTIONS && is_form(h);
     // A2A's gRPC binding: `application/grpc` is not a type a page can
     // send without a CORS preflight, and gRPC needs HTTP/2 besides.
     let grpc =
-        path.starts_with(crate::http::a2a::grpc::PREFIX) && crate::http::a2a::grpc::is_grpc(h);
+        path.starts_with(crate::http::paths::A2A_GRPC_PREFIX) && crate::http::paths::is_grpc(h);
     if has_body(h) && !is_json(h) && !a2a && !page_form && !slack && !grpc {
         return Some(ApiError::UnsupportedMediaType(
             "a request that changes state must send its body as Content-Type: application/json"

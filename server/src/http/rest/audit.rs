@@ -5,9 +5,9 @@
 //! `format=jsonl` (one row per line, as stored) or `format=csv` (a header
 //! line, `details` as canonical JSON in one quoted field).
 
-use crate::http::auth::signin::{escape, html_page};
 use crate::http::error::ApiError;
 use crate::http::extract::ApiQuery;
+use crate::http::html::{escape, html_page};
 use crate::http::state::AppState;
 use crate::store::audit::Row;
 use axum::body::Body;

@@ -2,13 +2,14 @@
 //!
 //! The request and response schemas are generated (schemars) from the very
 //! structs in `app::models` that the handlers serialise, so the document
-//! cannot drift from the wire. The one route list (`http::routes`) adds
+//! cannot drift from the wire. The one route list (`http::routes`, passed
+//! in by the routes that serve these, so this file does not import it) adds
 //! what types cannot say: method, path, summary, statuses and a runnable
 //! example; the router is made from the same list. `/docs`
 //! renders the same table as HTML (readable without JavaScript) with a
 //! small "Try it" form per route that sends the example to this server.
 
-use crate::http::routes::ROUTES;
+use crate::http::route::Route;
 use crate::http::state::AppState;
 use app::models::{
     AgentInfo, AnswerQuestion, ApprovalDecision, ApprovalList, ConversationList,
@@ -73,9 +74,9 @@ fn components() -> Map<String, Value> {
 }
 
 /// The OpenAPI 3.1 document of the REST API.
-pub(crate) fn openapi(state: &AppState) -> Value {
+pub(crate) fn openapi(state: &AppState, routes: &[Route]) -> Value {
     let mut paths = Map::new();
-    for route in ROUTES {
+    for route in routes {
         let (r, method, path) = (&route.doc, route.method, route.path);
         let mut op = Map::new();
         op.insert("summary".into(), json!(r.summary));
@@ -159,8 +160,11 @@ fn error_meaning(status: u16) -> &'static str {
 }
 
 /// `GET /openapi.json`.
-pub(crate) async fn openapi_json(State(state): State<AppState>) -> Json<Value> {
-    Json(openapi(&state))
+pub(crate) async fn openapi_json(
+    State(state): State<AppState>,
+    routes: &'static [Route],
+) -> Json<Value> {
+    Json(openapi(&state, routes))
 }
 
 fn escape(s: &str) -> String {
@@ -170,79 +174,86 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// `GET /docs`: the route table as a page, with "Try it" forms.
-pub(crate) async fn page(State(state): State<AppState>) -> Html<String> {
-    let mut rows = String::new();
-    for (i, route) in ROUTES.iter().enumerate() {
-        let (r, method, path) = (&route.doc, route.method, route.path);
-        let body = r.example.unwrap_or("");
-        let curl = match r.example {
-            Some(ex) => format!(
-                "curl -s -X {} http://HOST{} -H 'content-type: application/json' -d '{}'",
-                method, path, ex
-            ),
-            None => format!(
-                "curl -s{} http://HOST{}",
-                if path.ends_with("events") { "N" } else { "" },
-                path
-            ),
-        };
-        let statuses = std::iter::once(r.status)
-            .chain(r.errors.iter().copied())
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
-        let types = [
-            r.request
-                .map(|t| format!("request: <a href=\"#schema-{t}\">{t}</a>")),
-            r.response
-                .map(|t| format!("response: <a href=\"#schema-{t}\">{t}</a>")),
-        ]
-        .into_iter()
-        .flatten()
+/// One route's section of `/docs`: method, path, summary, types,
+/// statuses, a curl line and (but for event streams) a "Try it" form.
+fn section(i: usize, route: &Route) -> String {
+    let (r, method, path) = (&route.doc, route.method, route.path);
+    let body = r.example.unwrap_or("");
+    let curl = match r.example {
+        Some(ex) => format!(
+            "curl -s -X {} http://HOST{} -H 'content-type: application/json' -d '{}'",
+            method, path, ex
+        ),
+        None => format!(
+            "curl -s{} http://HOST{}",
+            if path.ends_with("events") { "N" } else { "" },
+            path
+        ),
+    };
+    let statuses = std::iter::once(r.status)
+        .chain(r.errors.iter().copied())
+        .map(|s| s.to_string())
         .collect::<Vec<_>>()
-        .join(" · ");
-        let try_it = if path.ends_with("events") {
-            String::new()
-        } else {
-            format!(
-                r#"<details class="try"><summary>Try it</summary>
+        .join(", ");
+    let types = [
+        r.request
+            .map(|t| format!("request: <a href=\"#schema-{t}\">{t}</a>")),
+        r.response
+            .map(|t| format!("response: <a href=\"#schema-{t}\">{t}</a>")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(" · ");
+    let try_it = if path.ends_with("events") {
+        String::new()
+    } else {
+        format!(
+            r#"<details class="try"><summary>Try it</summary>
 <form data-method="{m}" data-path="{p}">
 <label>Path <input name="path" value="{p}" aria-label="Path for {m} {p}"></label>
 {bodyfield}
 <button type="submit">Send</button>
 <pre class="out" aria-live="polite"></pre>
 </form></details>"#,
-                m = method,
-                p = escape(path),
-                bodyfield = if method == "POST" {
-                    format!(
-                        r#"<label>Body <textarea name="body" rows="3" aria-label="Body for {} {}">{}</textarea></label>"#,
-                        method,
-                        escape(path),
-                        escape(body)
-                    )
-                } else {
-                    String::new()
-                }
-            )
-        };
-        rows.push_str(&format!(
-            r#"<section class="route" id="route-{i}">
+            m = method,
+            p = escape(path),
+            bodyfield = if method == "POST" {
+                format!(
+                    r#"<label>Body <textarea name="body" rows="3" aria-label="Body for {} {}">{}</textarea></label>"#,
+                    method,
+                    escape(path),
+                    escape(body)
+                )
+            } else {
+                String::new()
+            }
+        )
+    };
+    format!(
+        r#"<section class="route" id="route-{i}">
 <h2><span class="method method-{ml}">{m}</span> <code>{p}</code></h2>
 <p>{summary}</p>
 <p class="meta">{types}{sep}statuses: {statuses}</p>
 <pre><code>{curl}</code></pre>
 {try_it}
 </section>"#,
-            ml = method.to_ascii_lowercase(),
-            m = method,
-            p = escape(path),
-            summary = escape(r.summary),
-            sep = if types.is_empty() { "" } else { " · " },
-            curl = escape(&curl),
-        ));
-    }
+        ml = method.to_ascii_lowercase(),
+        m = method,
+        p = escape(path),
+        summary = escape(r.summary),
+        sep = if types.is_empty() { "" } else { " · " },
+        curl = escape(&curl),
+    )
+}
+
+/// `GET /docs`: the route table as a page, with "Try it" forms.
+pub(crate) async fn page(State(state): State<AppState>, routes: &'static [Route]) -> Html<String> {
+    let rows: String = routes
+        .iter()
+        .enumerate()
+        .map(|(i, route)| section(i, route))
+        .collect();
     let mut schemas = String::new();
     for (name, schema) in components() {
         schemas.push_str(&format!(

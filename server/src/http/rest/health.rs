@@ -13,7 +13,7 @@ use axum::extract::State;
 /// (AUTH.md §3): the model's problem is for operators.
 pub(crate) async fn health(
     State(state): State<AppState>,
-    identity: Option<axum::Extension<crate::http::auth::guard::Identity>>,
+    identity: Option<axum::Extension<crate::http::auth::identity::Identity>>,
 ) -> Json<Health> {
     let known = !state.auth.enforced() || identity.is_some_and(|i| i.0.known());
     Json(Health {

@@ -27,7 +27,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 /// The route's path (the cross-site check lets its urlencoded body in).
-pub(crate) const PATH: &str = "/integrations/slack/interactions";
+const PATH: &str = crate::http::paths::SLACK_INTERACTIONS;
 
 /// How long after a request arrives it is answered at the latest (Slack
 /// allows 3 s); a decision not recorded by then is told on the
@@ -100,7 +100,7 @@ pub(crate) async fn interactions(State(state): State<AppState>, req: Request) ->
         )
         .into_response();
     }
-    let ip = crate::http::auth::guard::peer(&req);
+    let ip = crate::http::auth::identity::peer(&req);
     let headers = req.headers().clone();
     // The raw bytes, as signed (within the agent's body limit).
     let body = match <axum::body::Bytes as axum::extract::FromRequest<AppState>>::from_request(
@@ -133,7 +133,7 @@ pub(crate) async fn interactions(State(state): State<AppState>, req: Request) ->
         Err(why) => {
             let why = why.to_string();
             tracing::info!(reason = %why, "refused a Slack interaction");
-            crate::http::auth::guard::deny(&state, ip, "-", PATH, &why).await;
+            crate::http::auth::denied::deny(&state.auth, &state.store, ip, "-", PATH, &why).await;
             return (
                 StatusCode::UNAUTHORIZED,
                 axum::Json(serde_json::json!({"error": why})),
@@ -261,7 +261,15 @@ async fn decide(
 /// Refuses a click: audited `auth.denied` (as `slack:<user id>`), and the
 /// text the channel is told.
 async fn refuse(state: &AppState, c: &Click, ip: IpAddr, why: String) -> String {
-    crate::http::auth::guard::deny(state, ip, &format!("slack:{}", c.user), PATH, &why).await;
+    crate::http::auth::denied::deny(
+        &state.auth,
+        &state.store,
+        ip,
+        &format!("slack:{}", c.user),
+        PATH,
+        &why,
+    )
+    .await;
     why
 }
 

@@ -23,10 +23,10 @@
 //! something of their choosing.
 
 use crate::engine::DecisionRequest;
-use crate::http::auth::guard::local_target;
-use crate::http::auth::signin::{escape, html_page};
+use crate::http::auth::target::local_target;
 use crate::http::caller::Caller;
 use crate::http::error::ApiError;
+use crate::http::html::{escape, html_page};
 use crate::http::state::AppState;
 use axum::extract::{FromRequest, Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -140,7 +140,7 @@ fn refused(e: ApiError, back: &str) -> Response {
     let why: String = why.chars().take(NOTICE_MAX).collect();
     let mut r = see_other(&format!(
         "/ui/refused?back={}",
-        crate::http::auth::guard::encode(back)
+        crate::http::auth::target::encode(back)
     ));
     let value = format!(
         "{NOTICE_COOKIE}={}; HttpOnly; SameSite=Strict; Path=/ui/refused; Max-Age=300",
@@ -367,7 +367,7 @@ pub(crate) async fn link(
     Caller(ctx): Caller,
     UiForm(f): UiForm,
 ) -> Response {
-    let page = format!("/ui/link/{}", crate::http::auth::guard::encode(&token));
+    let page = format!("/ui/link/{}", crate::http::auth::target::encode(&token));
     let c = match crate::http::rest::links::claims(&state, &token) {
         Ok(c) => c,
         Err(e) => return refused(e, &page),

@@ -9,8 +9,9 @@
 //! HTML page.
 
 pub(crate) mod forms;
+pub(crate) mod signin;
 
-use crate::http::ApiError;
+use crate::http::error::ApiError;
 use crate::http::rest::conversations;
 use crate::http::state::AppState;
 use app::api::{BoxFuture, SharedBackend, UiBackend};
@@ -89,7 +90,7 @@ impl UiBackend for StoreBackend {
                 grants: engine
                     .grants()
                     .await
-                    .map_err(|e| app::api::ApiError::from(crate::http::ApiError::from(e)))?,
+                    .map_err(|e| app::api::ApiError::from(crate::http::error::ApiError::from(e)))?,
             })
         })
     }
@@ -146,11 +147,11 @@ pub(crate) fn routes(state: &AppState) -> Router<AppState> {
 /// Tells the renderer who is looking: the guard put their [`Identity`] in
 /// the request's extensions, which leptos_axum hands over as `Parts`.
 ///
-/// [`Identity`]: crate::http::auth::guard::Identity
+/// [`Identity`]: crate::http::auth::identity::Identity
 fn provide_viewer(state: &AppState) {
     let viewer = match leptos::prelude::use_context::<axum::http::request::Parts>() {
-        Some(p) => crate::http::auth::signin::me(state, &p.headers, &p.extensions),
-        None => crate::http::auth::signin::me(
+        Some(p) => signin::me(state, &p.headers, &p.extensions),
+        None => signin::me(
             state,
             &axum::http::HeaderMap::new(),
             &axum::http::Extensions::new(),

@@ -4,48 +4,33 @@
 //! Credentials are tried in order: `Authorization: Bearer` (an operator
 //! token or a JWT, by mode), the session cookie, the proxy's headers (mode
 //! `proxy`). Bad credentials are a 401 and count against the peer's
-//! failure budget ([`super::ratelimit`]); an expired session is simply
+//! failure budget ([`super::auth::ratelimit`]); an expired session is simply
 //! no session. Pages without a session redirect to sign-in; API routes
 //! answer 401 with `WWW-Authenticate: Bearer`; a known caller without the
 //! role gets 403 naming it. The principal goes into the request's
 //! extensions as [`Identity`] for handlers, the engine and the UI.
 
-use super::Auth;
-use super::access::{self, Need};
-use super::proxy::ProxyIdentity;
-use super::session::{self, COOKIE};
 use crate::config::AuthMode;
 use crate::domain::principal::{Principal, Role, Roles, Source};
 use crate::http::a2a::rpc::RpcError;
+use crate::http::auth::Auth;
+use crate::http::auth::access::{self, Need};
+use crate::http::auth::denied::deny;
+use crate::http::auth::identity::{Identity, bearer, peer};
+use crate::http::auth::proxy::ProxyIdentity;
+use crate::http::auth::session::{self, COOKIE};
+use crate::http::auth::target::encode;
+use crate::http::error::ApiError;
+use crate::http::paths::{A2A_GRPC_PREFIX, is_grpc};
+use crate::http::routes::ROUTES;
 use crate::http::state::AppState;
 use axum::Json;
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::Arc;
-
-/// The caller, in request extensions.
-#[derive(Clone, Debug)]
-pub(crate) struct Identity(pub Arc<Principal>);
-
-impl Identity {
-    /// A caller who proved nothing (auth on, no credentials).
-    pub(crate) fn nobody() -> Identity {
-        Identity(Arc::new(Principal {
-            name: crate::domain::principal::ANONYMOUS.into(),
-            roles: Roles::NONE,
-            source: Source::Anonymous,
-            expires_at: None,
-        }))
-    }
-
-    /// Whether the caller proved who they are (or nothing is enforced).
-    pub(crate) fn known(&self) -> bool {
-        !self.0.roles.is_empty() || self.0.source != Source::Anonymous
-    }
-}
 
 /// Why identification failed.
 enum Failure {
@@ -55,25 +40,6 @@ enum Failure {
     Invalid(String),
     /// The OpenID provider cannot be reached (503).
     Unavailable(String),
-}
-
-/// The bearer token of a request, if any.
-pub(crate) fn bearer(h: &HeaderMap) -> Option<&str> {
-    let v = h.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = v.split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| token.trim())
-        .filter(|t| !t.is_empty())
-}
-
-/// The peer's address (absent when the router is called without a socket,
-/// as in in-process tests).
-pub(crate) fn peer(req: &Request) -> IpAddr {
-    req.extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0.ip())
-        .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))
 }
 
 /// Who the request is (`signin`: set to the browser session it came with).
@@ -103,8 +69,10 @@ async fn identify(
             AuthMode::Oidc => {
                 if let Some(o) = &auth.oidc {
                     return o.authenticate(t).await.map(Some).map_err(|e| match e {
-                        super::oidc::OidcError::Invalid(m) => Failure::Invalid(m),
-                        super::oidc::OidcError::Unavailable(m) => Failure::Unavailable(m),
+                        crate::http::auth::oidc::OidcError::Invalid(m) => Failure::Invalid(m),
+                        crate::http::auth::oidc::OidcError::Unavailable(m) => {
+                            Failure::Unavailable(m)
+                        }
                     });
                 }
             }
@@ -153,13 +121,13 @@ pub(crate) async fn layer(State(state): State<AppState>, mut req: Request, next:
     }
     let path = req.uri().path().to_string();
     let site_root = state.leptos.site_root.to_string();
-    let need = access::need(req.method(), &path, |p| {
+    let declared = ROUTES.iter().map(|r| (r.method, r.path, r.need));
+    let need = access::need(req.method(), &path, declared, |p| {
         crate::http::ui::is_static_file(p, &site_root)
     });
     let ip = peer(&req);
     // A2A's gRPC binding: its clients read refusals as gRPC statuses.
-    let grpc = path.starts_with(crate::http::a2a::grpc::PREFIX)
-        && crate::http::a2a::grpc::is_grpc(req.headers());
+    let grpc = path.starts_with(A2A_GRPC_PREFIX) && is_grpc(req.headers());
     let mut signin = None;
     let found = identify(&state, req.headers(), ip, &mut signin).await;
     let principal = match found {
@@ -173,7 +141,7 @@ pub(crate) async fn layer(State(state): State<AppState>, mut req: Request, next:
         Err(Failure::Limited(wait)) => return too_many(wait),
         Err(Failure::Invalid(why)) => {
             auth.failures.fail(ip);
-            deny(&state, ip, "-", &path, &why).await;
+            deny(&state.auth, &state.store, ip, "-", &path, &why).await;
             if grpc {
                 return crate::http::a2a::grpc::refusal(&RpcError::unauthenticated(&why));
             }
@@ -189,7 +157,7 @@ pub(crate) async fn layer(State(state): State<AppState>, mut req: Request, next:
                     "credentials cannot be checked right now (the identity provider is unreachable); try again shortly",
                 ));
             }
-            return crate::http::ApiError::Unavailable(
+            return ApiError::Unavailable(
                 "credentials cannot be checked right now (the identity provider is unreachable); try again shortly".into(),
             )
             .into_response();
@@ -213,7 +181,7 @@ pub(crate) async fn layer(State(state): State<AppState>, mut req: Request, next:
         (Need::Page(_), None) => return to_sign_in(req.uri()),
         (Need::Api(role) | Need::Page(role), Some(p)) if !p.allow(role) => {
             let why = missing(role);
-            deny(&state, ip, &p.name, &path, &why).await;
+            deny(&state.auth, &state.store, ip, &p.name, &path, &why).await;
             if grpc {
                 return crate::http::a2a::grpc::refusal(&RpcError::forbidden(&why));
             }
@@ -223,7 +191,7 @@ pub(crate) async fn layer(State(state): State<AppState>, mut req: Request, next:
             if path.starts_with("/a2a") {
                 return a2a_forbidden(&why);
             }
-            return crate::http::ApiError::Forbidden(why).into_response();
+            return ApiError::Forbidden(why).into_response();
         }
         _ => {}
     }
@@ -237,22 +205,6 @@ pub(crate) async fn layer(State(state): State<AppState>, mut req: Request, next:
         None => Identity::nobody(),
     });
     next.run(req).await
-}
-
-/// Records `auth.denied` (at most ten a minute per address).
-pub(crate) async fn deny(state: &AppState, ip: IpAddr, actor: &str, route: &str, reason: &str) {
-    if state.auth.denied_rows.blocked(ip).is_some() {
-        return;
-    }
-    state.auth.denied_rows.fail(ip);
-    let details = serde_json::json!({"route": route, "reason": reason, "peer": ip.to_string()});
-    if let Err(e) = state
-        .store
-        .audit(actor.to_string(), "auth.denied", details)
-        .await
-    {
-        tracing::error!(error = %e, "could not record auth.denied");
-    }
 }
 
 fn unauthorized(why: &str, invalid: bool) -> Response {
@@ -286,7 +238,7 @@ fn is_a2a_rest(path: &str) -> bool {
 
 /// A refusal as the HTTP+JSON binding answers errors.
 fn a2a_rest(e: RpcError) -> Response {
-    crate::http::a2a::rest::error(&e)
+    crate::http::a2a::errors::rest_error(&e)
 }
 
 fn too_many(wait: u64) -> Response {
@@ -319,97 +271,4 @@ fn to_sign_in(uri: &axum::http::Uri) -> Response {
         r.headers_mut().insert(header::LOCATION, v);
     }
     r
-}
-
-/// Percent-encodes everything but unreserved characters and `/`.
-pub(crate) fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-/// A `next` or `back` target that stays on this site: a path of our own
-/// origin, as the browser will read it, else `/`. Every redirect after
-/// sign-in and every "Back" link goes through here.
-///
-/// Browsers drop TAB, CR and LF anywhere in a URL and trim leading control
-/// characters and spaces (the WHATWG URL parser), so `/<TAB>/evil.example`
-/// is `//evil.example` to them, another site. A target with any control
-/// character is refused outright; what is left must start with one `/`,
-/// hold no `\` (read as `/`), and resolve, by the same parser browsers
-/// use, to the origin it was resolved against. The answer is the parser's
-/// own serialization of the path, query and fragment, so what is sent is
-/// exactly what was judged.
-pub(crate) fn local_target(next: Option<&str>) -> String {
-    const HOME: &str = "/";
-    let Some(n) = next else {
-        return HOME.into();
-    };
-    if !n.starts_with('/')
-        || n.starts_with("//")
-        || n.contains('\\')
-        || n.chars().any(char::is_control)
-    {
-        return HOME.into();
-    }
-    let Ok(base) = url::Url::parse("http://stopgo.invalid/") else {
-        return HOME.into();
-    };
-    match base.join(n) {
-        Ok(u) if u.origin() == base.origin() => u[url::Position::BeforePath..].to_string(),
-        _ => HOME.into(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sign_in_targets_stay_on_this_site() {
-        assert_eq!(local_target(Some("/ui/approvals?x=1")), "/ui/approvals?x=1");
-        assert_eq!(local_target(Some("//evil.example/")), "/");
-        assert_eq!(local_target(Some("https://evil.example/")), "/");
-        assert_eq!(local_target(Some("/\\evil.example")), "/");
-        assert_eq!(local_target(None), "/");
-        // Browsers drop TAB, CR and LF and trim leading controls: none of
-        // these may lead off-site once they have.
-        for bad in [
-            "/\t/evil.example",
-            "/\r/evil.example",
-            "/\n/evil.example",
-            "\t//evil.example",
-            "/\t\t/evil.example/x",
-            "/\u{0}/evil.example",
-            "/\u{7f}/evil.example",
-            "/\u{1b}/evil.example",
-            " //evil.example",
-            "/\t\\evil.example",
-            "/ui/\r\nSet-Cookie: x=1",
-        ] {
-            assert_eq!(local_target(Some(bad)), "/", "{bad:?}");
-        }
-        assert_eq!(local_target(Some("/ui/a b#f")), "/ui/a%20b#f");
-        assert_eq!(local_target(Some("/./ui/../ui/tools")), "/ui/tools");
-        assert_eq!(encode("/ui/a?b=c&d"), "/ui/a%3Fb%3Dc%26d");
-    }
-
-    #[test]
-    fn bearer_is_case_insensitive_and_never_empty() {
-        let mut h = HeaderMap::new();
-        h.insert(
-            header::AUTHORIZATION,
-            HeaderValue::from_static("bearer abc"),
-        );
-        assert_eq!(bearer(&h), Some("abc"));
-        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer "));
-        assert_eq!(bearer(&h), None);
-        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic abc"));
-        assert_eq!(bearer(&h), None);
-    }
 }

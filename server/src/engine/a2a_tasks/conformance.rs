@@ -19,13 +19,14 @@
 //! handled by its own prefix. File and data artifacts live in memory
 //! (`artifacts`), text ones are the conversation's answer.
 
-use super::executor::{Executor, Ran};
-use super::rpc::RpcError;
-use super::tasks::{self, Plan};
+use super::error::TaskError;
+use super::executor::{Executor, Ran, view_of};
+use super::plan::{Plan, load};
+use super::run::create;
 use crate::a2a::wire::{ArtifactView, Dialect, Incoming, MessageView, Part, Sender};
 use crate::domain::BoxFuture;
-use crate::engine::Ctx;
-use crate::http::state::AppState;
+use crate::domain::tools::CallContext;
+use crate::engine::handle::Engine;
 use crate::store::NewMessage;
 use crate::store::approvals::NewApproval;
 use app::models::{ApprovalStatus, ConversationStatus, EventKind, Role, ToolCall};
@@ -110,7 +111,9 @@ pub(crate) struct Conformance {
 }
 
 impl Conformance {
-    async fn act(&self, state: &AppState, id: &str, m: &Incoming) -> Result<Ran, RpcError> {
+    /// Acts out `m`'s behaviour on task `id`: the user's message is
+    /// recorded (settling a waiting request), then the behaviour's step.
+    async fn act(&self, engine: &Engine, id: &str, m: &Incoming) -> Result<Ran, TaskError> {
         let b = behaviour(m);
         if let Behaviour::Message(text) = &b {
             return Ok(Ran::Message(MessageView {
@@ -121,142 +124,156 @@ impl Conformance {
                 context_id: m.context_id.clone(),
             }));
         }
-        let user = m.text.clone();
-        let client_id = m.message_id.clone();
-        let cid = id.to_string();
-        // Record the user's message; a waiting request is settled by it.
-        write(state, move |tx| {
-            for a in tx.approvals_of(&cid, ApprovalStatus::Pending)? {
-                tx.transition(
-                    &a.approval.uuid,
-                    &[ApprovalStatus::Pending],
-                    ApprovalStatus::Executed,
-                    None,
-                    None,
-                )?;
-                tx.set_result(&a.message_id, "answered", false)?;
-            }
-            tx.append(
-                &cid,
-                NewMessage::user(if user.is_empty() { "(no text)" } else { &user }, client_id),
-            )?;
-            tx.set_status(&cid, ConversationStatus::Active)
-        })
-        .await?;
+        record_user(engine, id, m).await?;
         match b {
             // Answered above, without a task.
             Behaviour::Message(_) => {}
-            Behaviour::Complete(text) => self.complete(state, id, &text).await?,
-            Behaviour::Artifact(part) => {
-                let answer = match &part {
-                    Part::Text(t) => t.clone(),
-                    _ => "Artifact attached".to_string(),
-                };
-                if !matches!(part, Part::Text(_)) {
-                    self.artifacts
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .insert(
-                            id.to_string(),
-                            vec![ArtifactView {
-                                id: format!("artifact-{id}"),
-                                name: "artifact".into(),
-                                parts: vec![part],
-                            }],
-                        );
-                }
-                self.complete(state, id, &answer).await?;
-            }
-            Behaviour::InputRequired => {
-                let cid = id.to_string();
-                write(state, move |tx| {
-                    let call = tx
-                        .append(
-                            &cid,
-                            NewMessage {
-                                tool_call: Some(ToolCall {
-                                    name: "tck_input".into(),
-                                    arguments: json!({}),
-                                    ..Default::default()
-                                }),
-                                ..NewMessage::text(Role::Tool, "")
-                            },
-                        )?
-                        .ok_or_else(|| crate::store::StoreError::Corrupt("task vanished".into()))?;
-                    tx.insert_approval(NewApproval {
-                        conversation_id: cid.clone(),
-                        message_id: call.id,
-                        tool_name: "tck_input".into(),
-                        server: None,
-                        tool_args: json!({}),
-                        description: "The TCK asks for more input".into(),
-                        remote: None,
-                        traceparent: None,
-                        rule: None,
-                        approvers: Vec::new(),
-                        quorum: 1,
-                        expires_in: None,
-                    })?;
-                    tx.set_status(&cid, ConversationStatus::WaitingApproval)
-                })
-                .await?;
-                emit(state, id);
-            }
-            Behaviour::Fail(text) => {
-                let (cid, note) = (id.to_string(), text);
-                write(state, move |tx| {
-                    tx.append(&cid, NewMessage::text(Role::System, note))?;
-                    tx.set_status(&cid, ConversationStatus::Failed)
-                })
-                .await?;
-                emit(state, id);
-            }
+            Behaviour::Complete(text) => self.complete(engine, id, &text).await?,
+            Behaviour::Artifact(part) => self.artifact(engine, id, part).await?,
+            Behaviour::InputRequired => input_required(engine, id).await?,
+            Behaviour::Fail(text) => fail(engine, id, text).await?,
             Behaviour::Open => {
                 self.open
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .insert(id.to_string());
-                emit(state, id);
+                emit(engine, id);
             }
             Behaviour::SlowComplete => {
                 // Working while the conversation is held, then done.
-                let guard = state.engine.hold(id);
-                emit(state, id);
+                let guard = engine.hold(id);
+                emit(engine, id);
                 tokio::time::sleep(RESUBSCRIBE_WORK).await;
                 drop(guard);
-                self.complete(state, id, "Resubscribe scenario done")
+                self.complete(engine, id, "Resubscribe scenario done")
                     .await?;
             }
         }
-        Ok(Ran::Task(Box::new(tasks::load(state, id).await?)))
+        Ok(Ran::Task(Box::new(load(engine, id).await?)))
     }
 
-    async fn complete(&self, state: &AppState, id: &str, text: &str) -> Result<(), RpcError> {
+    /// Completes with `part` as the artifact (a text one is the answer;
+    /// others are kept here, the answer says one is attached).
+    async fn artifact(&self, engine: &Engine, id: &str, part: Part) -> Result<(), TaskError> {
+        let answer = match &part {
+            Part::Text(t) => t.clone(),
+            _ => "Artifact attached".to_string(),
+        };
+        if !matches!(part, Part::Text(_)) {
+            self.artifacts
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(
+                    id.to_string(),
+                    vec![ArtifactView {
+                        id: format!("artifact-{id}"),
+                        name: "artifact".into(),
+                        parts: vec![part],
+                    }],
+                );
+        }
+        self.complete(engine, id, &answer).await
+    }
+
+    async fn complete(&self, engine: &Engine, id: &str, text: &str) -> Result<(), TaskError> {
         let (cid, answer) = (id.to_string(), text.to_string());
-        write(state, move |tx| {
+        write(engine, move |tx| {
             tx.append(&cid, NewMessage::text(Role::Assistant, answer))
                 .map(|_| ())
         })
         .await?;
-        emit(state, id);
+        emit(engine, id);
         Ok(())
     }
 }
 
-async fn write<T: Send + 'static>(
-    state: &AppState,
-    f: impl FnOnce(&dyn crate::store::Tx) -> Result<T, crate::store::StoreError> + Send + 'static,
-) -> Result<T, RpcError> {
-    state
-        .store
-        .write_raw(f)
-        .await
-        .map_err(|e| RpcError::internal(e.to_string()))
+/// Records the user's message on task `id`; a waiting request is settled
+/// by it.
+async fn record_user(engine: &Engine, id: &str, m: &Incoming) -> Result<(), TaskError> {
+    let user = m.text.clone();
+    let client_id = m.message_id.clone();
+    let cid = id.to_string();
+    write(engine, move |tx| {
+        for a in tx.approvals_of(&cid, ApprovalStatus::Pending)? {
+            tx.transition(
+                &a.approval.uuid,
+                &[ApprovalStatus::Pending],
+                ApprovalStatus::Executed,
+                None,
+                None,
+            )?;
+            tx.set_result(&a.message_id, "answered", false)?;
+        }
+        tx.append(
+            &cid,
+            NewMessage::user(if user.is_empty() { "(no text)" } else { &user }, client_id),
+        )?;
+        tx.set_status(&cid, ConversationStatus::Active)
+    })
+    .await?;
+    Ok(())
 }
 
-fn emit(state: &AppState, id: &str) {
-    state
-        .engine
+/// Leaves task `id` waiting for input: a call of `tck_input` and its
+/// pending approval.
+async fn input_required(engine: &Engine, id: &str) -> Result<(), TaskError> {
+    let cid = id.to_string();
+    write(engine, move |tx| {
+        let call = tx
+            .append(
+                &cid,
+                NewMessage {
+                    tool_call: Some(ToolCall {
+                        name: "tck_input".into(),
+                        arguments: json!({}),
+                        ..Default::default()
+                    }),
+                    ..NewMessage::text(Role::Tool, "")
+                },
+            )?
+            .ok_or_else(|| crate::store::StoreError::Corrupt("task vanished".into()))?;
+        tx.insert_approval(NewApproval {
+            conversation_id: cid.clone(),
+            message_id: call.id,
+            tool_name: "tck_input".into(),
+            server: None,
+            tool_args: json!({}),
+            description: "The TCK asks for more input".into(),
+            remote: None,
+            traceparent: None,
+            rule: None,
+            approvers: Vec::new(),
+            quorum: 1,
+            expires_in: None,
+        })?;
+        tx.set_status(&cid, ConversationStatus::WaitingApproval)
+    })
+    .await?;
+    emit(engine, id);
+    Ok(())
+}
+
+/// Fails task `id` with `note` as its reason.
+async fn fail(engine: &Engine, id: &str, note: String) -> Result<(), TaskError> {
+    let cid = id.to_string();
+    write(engine, move |tx| {
+        tx.append(&cid, NewMessage::text(Role::System, note))?;
+        tx.set_status(&cid, ConversationStatus::Failed)
+    })
+    .await?;
+    emit(engine, id);
+    Ok(())
+}
+
+async fn write<T: Send + 'static>(
+    engine: &Engine,
+    f: impl FnOnce(&dyn crate::store::Tx) -> Result<T, crate::store::StoreError> + Send + 'static,
+) -> Result<T, TaskError> {
+    Ok(engine.store().write_raw(f).await?)
+}
+
+fn emit(engine: &Engine, id: &str) {
+    engine
         .events()
         .emit(EventKind::StatusChanged, id, |e| e.running = Some(false));
 }
@@ -264,17 +281,17 @@ fn emit(state: &AppState, id: &str) {
 impl Executor for Conformance {
     fn plan<'a>(
         &'a self,
-        state: &'a AppState,
+        engine: &'a Engine,
         m: &'a Incoming,
         _d: Dialect,
-    ) -> BoxFuture<'a, Result<Plan, RpcError>> {
+    ) -> BoxFuture<'a, Result<Plan, TaskError>> {
         Box::pin(async move {
             match &m.task_id {
                 Some(t) => {
-                    let c = tasks::load(state, t).await?;
-                    let st = tasks::view_of(state, &c, Some(0)).state;
+                    let c = load(engine, t).await?;
+                    let st = view_of(engine, self, &c, Some(0)).state;
                     if st.is_terminal() {
-                        return Err(RpcError::unsupported(format!(
+                        return Err(TaskError::Unsupported(format!(
                             "task {t:?} is {} and takes no more messages",
                             st.wire(Dialect::V03)
                         )));
@@ -291,23 +308,23 @@ impl Executor for Conformance {
 
     fn run<'a>(
         &'a self,
-        state: &'a AppState,
+        engine: &'a Engine,
         plan: Plan,
-        ctx: Ctx,
-    ) -> BoxFuture<'a, Result<Ran, RpcError>> {
+        ctx: CallContext,
+    ) -> BoxFuture<'a, Result<Ran, TaskError>> {
         Box::pin(async move {
             match plan {
                 Plan::New(m) => {
                     if let Behaviour::Message(_) = behaviour(&m) {
-                        return self.act(state, "", &m).await;
+                        return self.act(engine, "", &m).await;
                     }
-                    let id = tasks::create(state, &m, &ctx).await?;
-                    self.act(state, &id, &m).await
+                    let id = create(engine, &m, &ctx).await?;
+                    self.act(engine, &id, &m).await
                 }
-                Plan::Turn { id, m } => self.act(state, &id, &m).await,
+                Plan::Turn { id, m } => self.act(engine, &id, &m).await,
                 Plan::Decide { id, .. } | Plan::Answer { id, .. } => {
                     let m = Incoming::default();
-                    self.act(state, &id, &m).await
+                    self.act(engine, &id, &m).await
                 }
             }
         })

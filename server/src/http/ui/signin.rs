@@ -16,20 +16,21 @@
 //!   `{"form_token"}`): the row is deleted, the cookie cleared.
 //! - `GET /auth/me`: who the caller is, for the UI.
 
-use super::guard::{Identity, encode, local_target, peer};
-use super::session::{self, COOKIE};
 use crate::config::AuthMode;
 use crate::domain::principal::{Principal, Role};
-pub(crate) use crate::domain::text::escape;
-use crate::http::ApiError;
+use crate::http::auth::identity::{Identity, peer};
+use crate::http::auth::session::{self, COOKIE};
+use crate::http::auth::target::{encode, local_target};
+use crate::http::error::ApiError;
 use crate::http::extract::ApiJson;
+use crate::http::html::{escape, html_page};
 use crate::http::state::AppState;
 use crate::store::sessions::Session;
 use app::models::Viewer;
 use axum::Json;
 use axum::extract::{FromRequest, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -53,8 +54,8 @@ pub(crate) async fn page(
     let next = local_target(q.next.as_deref());
     let body = match state.auth.mode {
         AuthMode::Tokens => {
-            let token =
-                super::form_token::token(req.headers(), req.extensions()).unwrap_or_default();
+            let token = crate::http::auth::form_token::token(req.headers(), req.extensions())
+                .unwrap_or_default();
             let error = match q.failed.as_deref() {
                 Some("wait") => {
                     Some("Too many failed sign-ins from this address: wait a minute and try again.")
@@ -101,19 +102,6 @@ pub(crate) async fn page(
     html_page(&state.leptos, "Sign in", &body)
 }
 
-/// A small HTML page in the site's style (its stylesheet by its hashed
-/// name when the site has them).
-pub(crate) fn html_page(site: &leptos::config::LeptosOptions, title: &str, body: &str) -> Response {
-    Html(format!(
-        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><link rel="manifest" href="/manifest.webmanifest"><link rel="icon" type="image/png" sizes="192x192" href="/icons/icon-192.png"><link rel="stylesheet" href="{css}"><title>{t} · Stop &amp; Go</title></head>
-<body><div class="app"><header class="topbar"><a href="/" class="brand"><span class="brand-mark" aria-hidden="true">■▶</span> Stop &amp; Go</a></header>
-<main id="main" class="sign-in"><h1>{t}</h1>{body}</main></div></body></html>"#,
-        t = escape(title),
-        css = escape(&crate::http::assets::css_href(site)),
-    ))
-    .into_response()
-}
-
 #[derive(Deserialize)]
 pub(crate) struct TokenSignIn {
     token: String,
@@ -130,8 +118,7 @@ pub(crate) async fn with_token(
 ) -> Result<Response, ApiError> {
     let ip = peer(&req);
     if !crate::http::auth::origin::is_json(req.headers()) {
-        let crate::http::ui::forms::UiForm(f) =
-            crate::http::ui::forms::UiForm::from_request(req, &state).await?;
+        let super::forms::UiForm(f) = super::forms::UiForm::from_request(req, &state).await?;
         let next = local_target(f.get("next"));
         let body = TokenSignIn {
             token: f.get("token").unwrap_or_default().to_string(),
@@ -247,21 +234,21 @@ pub(crate) async fn sign_out(
                 &state,
             )
             .await?;
-        let sent = b.get(super::form_token::FIELD).and_then(|v| v.as_str());
-        if !super::form_token::check(&parts.headers, &parts.extensions, sent) {
+        let sent = b
+            .get(crate::http::auth::form_token::FIELD)
+            .and_then(|v| v.as_str());
+        if !crate::http::auth::form_token::check(&parts.headers, &parts.extensions, sent) {
             return Err(ApiError::Forbidden(
                 "signing out needs this browser's form_token (from GET /auth/me)".into(),
             ));
         }
     } else {
-        crate::http::ui::forms::UiForm::from_request(req, &state).await?;
+        super::forms::UiForm::from_request(req, &state).await?;
     }
     if let Some(c) = session::read_cookie(&headers, COOKIE) {
         // A grant never outlives the sign-in it was made in: the sign-out
         // revokes them in its transaction.
-        if let Some(ended) = state.store.sign_out(session::digest(&c)).await? {
-            state.engine.forget_grants(&ended);
-        }
+        state.engine.sign_out(session::digest(&c)).await?;
     }
     let wants_html = headers
         .get(header::ACCEPT)
@@ -286,7 +273,7 @@ pub(crate) async fn sign_out(
 /// renderer's context), with the token this request's forms carry.
 pub(crate) fn me(state: &AppState, headers: &HeaderMap, ext: &axum::http::Extensions) -> Viewer {
     Viewer {
-        form_token: super::form_token::token(headers, ext),
+        form_token: crate::http::auth::form_token::token(headers, ext),
         ..viewer(state, ext.get::<Identity>())
     }
 }
@@ -307,7 +294,7 @@ fn viewer(state: &AppState, identity: Option<&Identity>) -> Viewer {
         warning: state
             .auth
             .open_warning
-            .then(|| super::NO_AUTH_BANNER.to_string()),
+            .then(|| crate::http::auth::NO_AUTH_BANNER.to_string()),
         form_token: None,
     }
 }
@@ -502,7 +489,7 @@ pub(crate) async fn oidc_callback(
 
 async fn finish_oidc(
     state: &AppState,
-    o: &super::oidc::Oidc,
+    o: &crate::http::auth::oidc::Oidc,
     headers: &HeaderMap,
     p: &Pending,
     code: &str,
