@@ -158,123 +158,138 @@ pub fn validate(n: &NotificationsConfig, p: &mut Vec<Problem>) {
                 format!("{:?} is used by another target: names must differ", t.name),
             ));
         }
-        match (&t.url, &t.smtp) {
-            (Some(_), Some(_)) => p.push(Problem::new(
-                at.clone(),
-                "a target has either `url` (a webhook) or `smtp` (email), not both",
-            )),
-            (None, None) => p.push(Problem::new(
-                at.clone(),
-                "a target needs `url` (a webhook) or `smtp` with `to` (email)",
-            )),
-            (Some(url), None) => {
-                match reqwest::Url::parse(url) {
-                    Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
-                    _ => p.push(Problem::new(
-                        format!("{at}.url"),
-                        format!("{url:?} is not an http(s) URL"),
-                    )),
-                }
-                if !t.to.is_empty() {
-                    p.push(Problem::new(
-                        format!("{at}.to"),
-                        "`to` is for email targets (with `smtp`)",
-                    ));
-                }
-            }
-            (None, Some(smtp)) => {
-                if smtp.host.trim().is_empty() {
-                    p.push(Problem::new(
-                        format!("{at}.smtp.host"),
-                        "the SMTP host is empty",
-                    ));
-                }
-                if smtp.from.parse::<lettre::message::Mailbox>().is_err() {
-                    p.push(Problem::new(
-                        format!("{at}.smtp.from"),
-                        format!("{:?} is not an email address", smtp.from),
-                    ));
-                }
-                if smtp.password.is_some() != smtp.username.is_some() {
-                    p.push(Problem::new(
-                        format!("{at}.smtp"),
-                        "`username` and `password` go together",
-                    ));
-                }
-                if t.to.is_empty() {
-                    p.push(Problem::new(
-                        format!("{at}.to"),
-                        "an email target needs at least one recipient in `to`",
-                    ));
-                }
-                for (j, to) in t.to.iter().enumerate() {
-                    if to.parse::<lettre::message::Mailbox>().is_err() {
-                        p.push(Problem::new(
-                            format!("{at}.to[{j}]"),
-                            format!("{to:?} is not an email address"),
-                        ));
-                    }
-                }
-                if t.secret.is_some() {
-                    p.push(Problem::new(
-                        format!("{at}.secret"),
-                        "`secret` signs webhook bodies: an email target has none",
-                    ));
-                }
-                if t.format != Format::Json {
-                    p.push(Problem::new(
-                        format!("{at}.format"),
-                        "`format` is for webhooks: an email target has none",
-                    ));
-                }
-            }
+        check_target(t, &at, p);
+    }
+}
+
+/// One target's problems beyond its name: a webhook or an email, the
+/// Slack `interactive` part, the events it is sent.
+fn check_target(t: &TargetConfig, at: &str, p: &mut Vec<Problem>) {
+    match (&t.url, &t.smtp) {
+        (Some(_), Some(_)) => p.push(Problem::new(
+            at,
+            "a target has either `url` (a webhook) or `smtp` (email), not both",
+        )),
+        (None, None) => p.push(Problem::new(
+            at,
+            "a target needs `url` (a webhook) or `smtp` with `to` (email)",
+        )),
+        (Some(url), None) => check_webhook(t, url, at, p),
+        (None, Some(smtp)) => check_email(t, smtp, at, p),
+    }
+    if let Some(i) = &t.interactive {
+        check_interactive(t, i, at, p);
+    }
+    for (j, e) in t.events.iter().flatten().enumerate() {
+        if !EVENTS.contains(&e.as_str()) {
+            p.push(Problem::new(
+                format!("{at}.events[{j}]"),
+                format!("unknown event {e:?}: use one of {}", EVENTS.join(", ")),
+            ));
         }
-        if let Some(i) = &t.interactive {
-            if t.format != Format::Slack || t.url.is_none() {
-                p.push(Problem::new(
-                    format!("{at}.interactive"),
-                    "`interactive` is for Slack targets: set `format: slack` and `url`",
-                ));
-            }
-            if i.signing_secret.expose().trim().is_empty() {
-                p.push(Problem::new(
-                    format!("{at}.interactive.signing_secret"),
-                    "the signing secret is empty: set it from the Slack app's Basic Information page",
-                ));
-            }
-            for (id, who) in &i.users {
-                if id.trim().is_empty() || who.trim().is_empty() {
-                    p.push(Problem::new(
-                        format!("{at}.interactive.users"),
-                        "each entry maps a Slack user id (U…) to a principal's name; neither may be empty",
-                    ));
-                }
-            }
-            if i.response_hosts.is_empty() {
-                p.push(Problem::new(
-                    format!("{at}.interactive.response_hosts"),
-                    "list at least one host (Slack's is hooks.slack.com)",
-                ));
-            }
-            for (j, h) in i.response_hosts.iter().enumerate() {
-                if h.trim().is_empty() || h.contains('/') || h.contains(':') && !h.starts_with('[')
-                {
-                    p.push(Problem::new(
-                        format!("{at}.interactive.response_hosts[{j}]"),
-                        format!(
-                            "{h:?} is not a host name (write `hooks.slack.com`, no scheme or path)"
-                        ),
-                    ));
-                }
-            }
+    }
+}
+
+/// A webhook target: an http(s) URL, no email recipients.
+fn check_webhook(t: &TargetConfig, url: &str, at: &str, p: &mut Vec<Problem>) {
+    match reqwest::Url::parse(url) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
+        _ => p.push(Problem::new(
+            format!("{at}.url"),
+            format!("{url:?} is not an http(s) URL"),
+        )),
+    }
+    if !t.to.is_empty() {
+        p.push(Problem::new(
+            format!("{at}.to"),
+            "`to` is for email targets (with `smtp`)",
+        ));
+    }
+}
+
+/// An email target: a host, a sender and recipients that parse, the
+/// login whole, nothing that only a webhook has.
+fn check_email(t: &TargetConfig, smtp: &SmtpConfig, at: &str, p: &mut Vec<Problem>) {
+    if smtp.host.trim().is_empty() {
+        p.push(Problem::new(
+            format!("{at}.smtp.host"),
+            "the SMTP host is empty",
+        ));
+    }
+    if smtp.from.parse::<lettre::message::Mailbox>().is_err() {
+        p.push(Problem::new(
+            format!("{at}.smtp.from"),
+            format!("{:?} is not an email address", smtp.from),
+        ));
+    }
+    if smtp.password.is_some() != smtp.username.is_some() {
+        p.push(Problem::new(
+            format!("{at}.smtp"),
+            "`username` and `password` go together",
+        ));
+    }
+    if t.to.is_empty() {
+        p.push(Problem::new(
+            format!("{at}.to"),
+            "an email target needs at least one recipient in `to`",
+        ));
+    }
+    for (j, to) in t.to.iter().enumerate() {
+        if to.parse::<lettre::message::Mailbox>().is_err() {
+            p.push(Problem::new(
+                format!("{at}.to[{j}]"),
+                format!("{to:?} is not an email address"),
+            ));
         }
-        for (j, e) in t.events.iter().flatten().enumerate() {
-            if !EVENTS.contains(&e.as_str()) {
-                p.push(Problem::new(
-                    format!("{at}.events[{j}]"),
-                    format!("unknown event {e:?}: use one of {}", EVENTS.join(", ")),
-                ));
-            }
+    }
+    if t.secret.is_some() {
+        p.push(Problem::new(
+            format!("{at}.secret"),
+            "`secret` signs webhook bodies: an email target has none",
+        ));
+    }
+    if t.format != Format::Json {
+        p.push(Problem::new(
+            format!("{at}.format"),
+            "`format` is for webhooks: an email target has none",
+        ));
+    }
+}
+
+/// The `interactive` part of a Slack target.
+fn check_interactive(t: &TargetConfig, i: &InteractiveConfig, at: &str, p: &mut Vec<Problem>) {
+    if t.format != Format::Slack || t.url.is_none() {
+        p.push(Problem::new(
+            format!("{at}.interactive"),
+            "`interactive` is for Slack targets: set `format: slack` and `url`",
+        ));
+    }
+    if i.signing_secret.expose().trim().is_empty() {
+        p.push(Problem::new(
+            format!("{at}.interactive.signing_secret"),
+            "the signing secret is empty: set it from the Slack app's Basic Information page",
+        ));
+    }
+    for (id, who) in &i.users {
+        if id.trim().is_empty() || who.trim().is_empty() {
+            p.push(Problem::new(
+                format!("{at}.interactive.users"),
+                "each entry maps a Slack user id (U…) to a principal's name; neither may be empty",
+            ));
+        }
+    }
+    if i.response_hosts.is_empty() {
+        p.push(Problem::new(
+            format!("{at}.interactive.response_hosts"),
+            "list at least one host (Slack's is hooks.slack.com)",
+        ));
+    }
+    for (j, h) in i.response_hosts.iter().enumerate() {
+        if h.trim().is_empty() || h.contains('/') || h.contains(':') && !h.starts_with('[') {
+            p.push(Problem::new(
+                format!("{at}.interactive.response_hosts[{j}]"),
+                format!("{h:?} is not a host name (write `hooks.slack.com`, no scheme or path)"),
+            ));
         }
     }
 }

@@ -440,6 +440,40 @@ fn check_node(
     if !n.kind.has_children() && !n.agents.is_empty() {
         p.push(Problem::new(format!("{at}.agents"), format!("a `{kind}` node has no children: move them under a sequential, parallel or loop node")));
     }
+    check_kind_keys(n, at, base_dir, p);
+    if n.can_exit_loop && !in_loop {
+        p.push(Problem::new(
+            format!("{at}.can_exit_loop"),
+            "only a node inside a `loop` can exit it: move the node under a loop or remove the key",
+        ));
+    }
+    if let Some(k) = &n.output_key
+        && !is_identifier(k)
+    {
+        p.push(Problem::new(format!("{at}.output_key"), format!("`{k}` is not a valid key: use letters, digits and `_`, starting with a letter or `_`")));
+    }
+    if let Some(prompt) = &n.prompt {
+        check_placeholders(prompt, at, produced, p);
+    }
+    let child_in_loop = in_loop || n.kind == NodeKind::Loop;
+    for (i, c) in n.agents.iter().enumerate() {
+        check_node(
+            c,
+            &format!("{at}.agents[{i}]"),
+            child_in_loop,
+            base_dir,
+            produced,
+            names,
+            p,
+        );
+    }
+}
+
+/// The keys that apply to one node kind only (`url` and `headers` to
+/// `a2a`, `model` and node-level `a2a` to `llm`, `max_iterations` to
+/// `loop`), each checked where it applies and refused elsewhere.
+fn check_kind_keys(n: &NodeConfig, at: &str, base_dir: &Path, p: &mut Vec<Problem>) {
+    let kind = n.kind.as_str();
     match n.kind {
         NodeKind::A2a => match &n.url {
             Some(url) => {
@@ -498,45 +532,22 @@ fn check_node(
             format!("`max_iterations` applies to `loop` nodes, not `{kind}`"),
         )),
     }
-    if n.can_exit_loop && !in_loop {
-        p.push(Problem::new(
-            format!("{at}.can_exit_loop"),
-            "only a node inside a `loop` can exit it: move the node under a loop or remove the key",
-        ));
-    }
-    if let Some(k) = &n.output_key
-        && !is_identifier(k)
-    {
-        p.push(Problem::new(format!("{at}.output_key"), format!("`{k}` is not a valid key: use letters, digits and `_`, starting with a letter or `_`")));
-    }
-    if let Some(prompt) = &n.prompt {
-        for key in placeholders(prompt) {
-            if !produced.contains(&key) {
-                let known = produced
-                    .iter()
-                    .map(|k| format!("{{{k}}}"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                p.push(Problem::new(
-                    format!("{at}.prompt"),
-                    format!(
-                        "uses {{{key}}} but no node sets `output_key: {key}` (available: {known})"
-                    ),
-                ));
-            }
+}
+
+/// Every `{key}` of a node's prompt is set by some node's `output_key`.
+fn check_placeholders(prompt: &str, at: &str, produced: &BTreeSet<String>, p: &mut Vec<Problem>) {
+    for key in placeholders(prompt) {
+        if !produced.contains(&key) {
+            let known = produced
+                .iter()
+                .map(|k| format!("{{{k}}}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            p.push(Problem::new(
+                format!("{at}.prompt"),
+                format!("uses {{{key}}} but no node sets `output_key: {key}` (available: {known})"),
+            ));
         }
-    }
-    let child_in_loop = in_loop || n.kind == NodeKind::Loop;
-    for (i, c) in n.agents.iter().enumerate() {
-        check_node(
-            c,
-            &format!("{at}.agents[{i}]"),
-            child_in_loop,
-            base_dir,
-            produced,
-            names,
-            p,
-        );
     }
 }
 
