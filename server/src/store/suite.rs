@@ -4,6 +4,7 @@
 //! `scripts/pg.sh`).
 
 use super::approvals::{Decider, NewApproval};
+use super::conversations::Page;
 use super::*;
 use app::models::{ApprovalStatus, ConversationStatus, Role, ToolCall};
 

@@ -1,7 +1,7 @@
 //! Store behaviour on a real database file.
 
 use super::*;
-use app::models::{ConversationStatus, Role, ToolCall};
+use app::models::{ConversationStatus, Role, Summary, ToolCall};
 
 fn temp_store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
