@@ -11,10 +11,13 @@
 //! hang (every request is bounded).
 
 use super::llm_node::pending_call;
-use super::{Node, NodeEnd, Run, resolve};
-use crate::engine::EngineError;
-use crate::engine::calls::Handled;
-use crate::engine::turn::scope::{LocalTool, Scope};
+use super::run::{NodeEnd, Run};
+use super::template::resolve;
+use super::tree::Node;
+use crate::engine::calls::outcome::CallOutcome;
+use crate::engine::calls::state::Known;
+use crate::engine::error::EngineError;
+use crate::engine::scope::{LocalTool, Scope};
 use crate::store::{NewMessage, NodeTag, StoredMessage};
 use app::models::{EventKind, Role, ToolCall};
 use serde_json::json;
@@ -79,8 +82,8 @@ pub(crate) async fn run(run: &Run, node: &Node, key: &str) -> Result<NodeEnd, En
             continue;
         };
         if call.is_unanswered_call() {
-            if let Handled::Paused(a) = engine
-                .handle_call(&run.conversation_id, call, &scope, &run.ctx, false, None)
+            if let CallOutcome::AwaitsApproval(a) = engine
+                .handle_call(&run.conversation_id, call, &scope, &run.ctx, Known::Nothing)
                 .await?
             {
                 return Ok(NodeEnd::Paused(vec![(pending_call(node, key, &a), *a)]));

@@ -7,10 +7,12 @@
 //! offered when the node may end its loop, and the node's `a2a` list
 //! becomes `a2a_<name>` tools.
 
-use super::{Node, NodeEnd, Run, resolve};
-use crate::engine::EngineError;
-use crate::engine::turn::ScopeEnd;
-use crate::engine::turn::scope::{LocalTool, Scope};
+use super::run::{NodeEnd, Run};
+use super::template::resolve;
+use super::tree::Node;
+use crate::engine::error::EngineError;
+use crate::engine::scope::{LocalTool, Scope};
+use crate::engine::turn::tool_loop::ScopeEnd;
 use crate::store::NodeTag;
 use app::pipeline::PendingCall;
 
@@ -60,7 +62,7 @@ pub(crate) async fn run(run: &Run, node: &Node, key: &str) -> Result<NodeEnd, En
         // Calls in pipeline nodes have no asker: their questions are
         // declined at the MCP client and never pause a node.
         ScopeEnd::Asking(q) => {
-            return Err(crate::engine::EngineError::Task(format!(
+            return Err(crate::engine::error::EngineError::Task(format!(
                 "the tool `{}` asked a question inside the node `{}`, where questions cannot wait",
                 q.tool_call.tool, node.cfg.name
             )));

@@ -6,9 +6,11 @@
 //! in. Without `approvals: enforce` destructive tools run unattended here
 //! (seed FR-024).
 
-use super::{Node, NodeEnd, Run};
+use super::run::{NodeEnd, Run};
+use super::sequential;
+use super::tree::Node;
 use crate::config::DEFAULT_MAX_ITERATIONS;
-use crate::engine::EngineError;
+use crate::engine::error::EngineError;
 use crate::store::{NewMessage, NodeTag};
 use app::models::Role;
 use std::sync::Arc;
@@ -27,7 +29,7 @@ pub(crate) async fn run(run: Arc<Run>, node: Arc<Node>, key: &str) -> Result<Nod
             None,
         )
         .await?;
-        match super::sequential::run_children(&run, &node, key, Some(i)).await? {
+        match sequential::run_children(&run, &node, key, Some(i)).await? {
             NodeEnd::Done {
                 output: o,
                 exit_loop,

@@ -11,8 +11,9 @@
 //! until it finishes or asks, and the pipeline pauses once with every
 //! pending approval listed.
 
-use super::{Node, NodeEnd, Run, child_key, run_node};
-use crate::engine::EngineError;
+use super::run::{NodeEnd, Run, child_key, run_node};
+use super::tree::Node;
+use crate::engine::error::EngineError;
 use std::sync::Arc;
 
 /// Why a branch has no end: the agent is shutting down.

@@ -2,8 +2,9 @@
 //! paused on another replica, is ended with an explicit error, never
 //! guessed at.
 
-use super::Pipeline;
-use crate::engine::{Engine, EngineError};
+use super::tree::Pipeline;
+use crate::engine::error::EngineError;
+use crate::engine::handle::Engine;
 use app::models::ConversationStatus;
 use app::pipeline::{PIPELINE_STATE_VERSION, PipelineState, RunStatus};
 

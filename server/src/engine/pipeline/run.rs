@@ -1,15 +1,19 @@
 //! One turn's run of the tree: its state written whenever a node starts,
-//! finishes or pauses, the wrapper every node goes through, and the entry
-//! point that runs (or resumes) the pipeline.
+//! finishes or pauses, and the wrapper every node goes through.
+//!
+//! The run does not know the node kinds: it carries the function that runs
+//! a node of a given kind ([`RunKind`], `kinds::run_kind`), so the nodes
+//! that hold others (`sequential`, `parallel`, `loop`) run their children
+//! through [`run_node`] without this file importing theirs.
 
-use super::Node;
-use super::resume::{end_unresumable, mismatch};
-use crate::config::NodeKind;
+use super::tree::Node;
 use crate::domain::BoxFuture;
-use crate::engine::{Ctx, Engine, EngineError, TurnOutcome};
+use crate::domain::tools::CallContext;
+use crate::engine::error::EngineError;
+use crate::engine::handle::Engine;
 use crate::store::{NewMessage, NodeTag};
-use app::models::{ConversationStatus, EventKind, PendingApproval, Role};
-use app::pipeline::{NodeRun, PIPELINE_STATE_VERSION, PendingCall, PipelineState, RunStatus};
+use app::models::{EventKind, PendingApproval, Role};
+use app::pipeline::{NodeRun, PendingCall, PipelineState, RunStatus};
 use std::sync::Arc;
 
 /// How a node run ended.
@@ -25,15 +29,37 @@ pub(crate) enum NodeEnd {
     Stopped(String),
 }
 
+/// Runs a node of its kind (after `run_node` has recorded its start).
+pub(crate) type RunKind =
+    fn(Arc<Run>, Arc<Node>, String) -> BoxFuture<'static, Result<NodeEnd, EngineError>>;
+
 /// One turn's run of the pipeline.
 pub(crate) struct Run {
     pub(crate) engine: Engine,
     pub(crate) conversation_id: String,
-    pub(crate) ctx: Ctx,
+    pub(crate) ctx: CallContext,
     state: tokio::sync::Mutex<PipelineState>,
+    run_kind: RunKind,
 }
 
 impl Run {
+    /// A run from `state`, running each node with `run_kind`.
+    pub(crate) fn new(
+        engine: Engine,
+        conversation_id: &str,
+        ctx: CallContext,
+        state: PipelineState,
+        run_kind: RunKind,
+    ) -> Run {
+        Run {
+            engine,
+            conversation_id: conversation_id.to_string(),
+            ctx,
+            state: tokio::sync::Mutex::new(state),
+            run_kind,
+        }
+    }
+
     /// Applies `f` to the run's state and commits it (with `note`, a message
     /// to append in the same transaction). The lock is held across the
     /// commit so concurrent branches write their changes in order.
@@ -211,7 +237,7 @@ pub(crate) fn child_key(parent: &str, child: &Node, iteration: Option<u32>) -> S
 }
 
 /// Runs one node: skips a run already completed, records start and end,
-/// and dispatches on the node's kind.
+/// and runs the node by its kind.
 pub(crate) fn run_node(
     run: Arc<Run>,
     node: Arc<Node>,
@@ -232,161 +258,11 @@ pub(crate) fn run_node(
             }
         }
         run.start(&node, &key, iteration).await?;
-        let end = match node.cfg.kind {
-            NodeKind::Llm => super::llm_node::run(&run, &node, &key).await,
-            NodeKind::A2a => super::a2a_node::run(&run, &node, &key).await,
-            NodeKind::Sequential => super::sequential::run(run.clone(), node.clone(), &key).await,
-            NodeKind::Parallel => super::parallel::run(run.clone(), node.clone(), &key).await,
-            NodeKind::Loop => super::loop_node::run(run.clone(), node.clone(), &key).await,
-        };
+        let end = (run.run_kind)(run.clone(), node.clone(), key.clone()).await;
         match &end {
             Ok(e) => run.finish(&node, &key, e).await?,
             Err(_) => run.fail(&node, &key).await,
         }
         end
     })
-}
-
-impl Engine {
-    /// Runs (or resumes) the pipeline for the conversation's latest message.
-    pub(crate) async fn drive_pipeline(
-        &self,
-        conversation_id: &str,
-        ctx: &Ctx,
-    ) -> Result<TurnOutcome, EngineError> {
-        let Some(pipeline) = self.inner.pipeline.clone() else {
-            return Err(EngineError::Task("no pipeline is configured".into()));
-        };
-        let (stored, ps) = self.inner.store.messages_and_run(conversation_id).await?;
-        let Some(start) = stored.iter().rposition(|m| m.message.role == Role::User) else {
-            return Err(EngineError::Invalid(
-                "the conversation has no message to answer".into(),
-            ));
-        };
-        let user = &stored[start];
-        let this_turn = ps.as_ref().filter(|p| p.turn == user.message.id).cloned();
-        let state = match this_turn {
-            Some(ps) => {
-                if let Some(why) = mismatch(&ps, Some(&pipeline)) {
-                    return Err(end_unresumable(self, conversation_id, Some(ps), why).await?);
-                }
-                // Every approval of the pause must be decided before it goes on.
-                let uuids: Vec<String> = ps.pending.iter().map(|p| p.approval.clone()).collect();
-                let still = self.inner.store.first_pending(uuids).await?;
-                if let Some(a) = still {
-                    self.inner.store.pause_turn(conversation_id).await?;
-                    self.emit_status(
-                        conversation_id,
-                        Some(ConversationStatus::WaitingApproval),
-                        false,
-                    );
-                    return Ok(TurnOutcome::Waiting(Box::new(a)));
-                }
-                PipelineState {
-                    status: RunStatus::Running,
-                    pending: Vec::new(),
-                    ..ps
-                }
-            }
-            None => {
-                if stored[start + 1..].iter().any(|m| m.node_run.is_none()) {
-                    let why = "this conversation paused in simple mode, but the agent now runs a pipeline (an `agent:` tree was added to the config)".to_string();
-                    return Err(end_unresumable(self, conversation_id, None, why).await?);
-                }
-                let mut state = ps.map(|p| p.state).unwrap_or_default();
-                state.insert(
-                    crate::config::USER_MESSAGE_KEY.to_string(),
-                    user.message.content.clone(),
-                );
-                PipelineState {
-                    version: PIPELINE_STATE_VERSION,
-                    shape: pipeline.shape.clone(),
-                    status: RunStatus::Running,
-                    turn: user.message.id.clone(),
-                    user_message: user.message.content.clone(),
-                    state,
-                    nodes: Vec::new(),
-                    pending: Vec::new(),
-                    output: None,
-                    error: None,
-                    updated_at: crate::domain::ids::now(),
-                }
-            }
-        };
-        let run = Arc::new(Run {
-            engine: self.clone(),
-            conversation_id: conversation_id.to_string(),
-            ctx: ctx.clone(),
-            state: tokio::sync::Mutex::new(state),
-        });
-        run.update(|_| (), None).await?;
-        let root_key = pipeline.root.cfg.name.clone();
-        let end = run_node(run.clone(), pipeline.root.clone(), root_key, None).await;
-        match end {
-            Ok(NodeEnd::Done { output, .. }) => {
-                let out = output.clone();
-                run.update(
-                    move |s| {
-                        s.status = RunStatus::Completed;
-                        s.output = Some(out);
-                    },
-                    None,
-                )
-                .await?;
-                self.inner.store.end_turn(conversation_id).await?;
-                Ok(TurnOutcome::Done(output, None))
-            }
-            Ok(NodeEnd::Stopped(text)) => {
-                let (out, note) = (text.clone(), text.clone());
-                run.update(
-                    move |s| {
-                        s.status = RunStatus::Stopped;
-                        s.output = Some(out);
-                    },
-                    Some(NewMessage::text(Role::System, note)),
-                )
-                .await?;
-                self.inner.store.end_turn(conversation_id).await?;
-                Ok(TurnOutcome::Done(text, None))
-            }
-            Ok(NodeEnd::Paused(list)) => {
-                let first = list
-                    .first()
-                    .map(|(_, a)| a.clone())
-                    .ok_or_else(|| EngineError::Task("a pause without an approval".into()))?;
-                let calls: Vec<PendingCall> = list.into_iter().map(|(c, _)| c).collect();
-                run.update(
-                    move |s| {
-                        s.status = RunStatus::Paused;
-                        s.pending = calls;
-                    },
-                    None,
-                )
-                .await?;
-                self.inner.store.pause_turn(conversation_id).await?;
-                self.emit_status(
-                    conversation_id,
-                    Some(ConversationStatus::WaitingApproval),
-                    false,
-                );
-                Ok(TurnOutcome::Waiting(Box::new(first)))
-            }
-            Err(e) => {
-                let why = e.to_string();
-                let r = run
-                    .update(
-                        move |s| {
-                            s.status = RunStatus::Failed;
-                            s.error = Some(why);
-                        },
-                        None,
-                    )
-                    .await;
-                if let Err(store_error) = r {
-                    tracing::error!(error = %store_error, "could not record the failed run");
-                }
-                Err(e)
-            }
-        }
-    }
 }

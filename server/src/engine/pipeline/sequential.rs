@@ -4,8 +4,9 @@
 //! `exit_loop` ends the enclosing loop, so the rest of this iteration is
 //! skipped.
 
-use super::{Node, NodeEnd, Run, child_key, run_node};
-use crate::engine::EngineError;
+use super::run::{NodeEnd, Run, child_key, run_node};
+use super::tree::Node;
+use crate::engine::error::EngineError;
 use std::sync::Arc;
 
 pub(crate) async fn run(run: Arc<Run>, node: Arc<Node>, key: &str) -> Result<NodeEnd, EngineError> {
