@@ -6,13 +6,16 @@
 //! `tool_result` block at the start of the very next user message. Empty
 //! text blocks are left out (the API rejects them).
 
+use super::client::LlmClient;
 use super::http::HttpClient;
 use super::names::{NameMap, to_wire};
+use super::read::read;
 use super::schema::object_schema;
-use super::{
-    BoxFuture, ChatMessage, ChatRequest, ChatResponse, FinishReason, LlmClient, LlmError,
-    ToolCallRequest, Usage,
+use super::types::{
+    ChatMessage, ChatRequest, ChatResponse, FinishReason, LlmError, ToolCallRequest, Usage,
 };
+use crate::domain::BoxFuture;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// The API version header we speak.
@@ -136,44 +139,68 @@ pub(crate) fn encode(model: &str, req: &ChatRequest) -> Value {
     body
 }
 
+/// A Messages answer, as far as this agent reads it. Anthropic documents
+/// `id`, `type`, `role`, `model` and `usage` as required too; they are not
+/// needed here, so an answer without them (a compatible server) still reads.
+#[derive(Deserialize)]
+struct Message {
+    content: Vec<Block>,
+    /// `null` while streaming and on some compatible servers.
+    stop_reason: Option<StopReason>,
+    /// Bookkeeping only: read leniently by [`Usage::read`].
+    usage: Option<Value>,
+}
+
+/// One content block.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block {
+    Text {
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    /// `thinking`, `redacted_thinking`, server tool blocks…: not for us.
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum StopReason {
+    EndTurn,
+    StopSequence,
+    ToolUse,
+    MaxTokens,
+    #[serde(other)]
+    Other,
+}
+
 /// Reads the content blocks.
 pub(crate) fn decode(answer: &Value, names: &NameMap) -> Result<ChatResponse, String> {
-    let blocks = answer
-        .get("content")
-        .and_then(Value::as_array)
-        .ok_or("the answer has no content")?;
+    let message: Message = read(answer)?;
     let mut texts = Vec::new();
     let mut tool_calls = Vec::new();
-    for b in blocks {
-        match b.get("type").and_then(Value::as_str) {
-            Some("text") => texts.push(
-                b.get("text")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-            ),
-            Some("tool_use") => tool_calls.push(ToolCallRequest {
-                id: b
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .ok_or("a tool_use block has no id")?
-                    .to_string(),
-                name: names.resolve(
-                    b.get("name")
-                        .and_then(Value::as_str)
-                        .ok_or("a tool_use block has no name")?,
-                ),
-                arguments: b.get("input").cloned().unwrap_or_else(|| json!({})),
+    for block in message.content {
+        match block {
+            Block::Text { text } => texts.push(text),
+            Block::ToolUse { id, name, input } => tool_calls.push(ToolCallRequest {
+                id,
+                name: names.resolve(&name),
+                arguments: input,
                 arguments_error: None,
                 signature: None,
             }),
-            _ => {}
+            Block::Other => {}
         }
     }
-    let finish = match answer.get("stop_reason").and_then(Value::as_str) {
-        Some("tool_use") => FinishReason::ToolCalls,
-        Some("end_turn") | Some("stop_sequence") => FinishReason::Stop,
-        Some("max_tokens") => FinishReason::Length,
+    let finish = match message.stop_reason {
+        Some(StopReason::ToolUse) => FinishReason::ToolCalls,
+        Some(StopReason::EndTurn | StopReason::StopSequence) => FinishReason::Stop,
+        Some(StopReason::MaxTokens) => FinishReason::Length,
         _ if !tool_calls.is_empty() => FinishReason::ToolCalls,
         _ => FinishReason::Other,
     };
@@ -182,7 +209,7 @@ pub(crate) fn decode(answer: &Value, names: &NameMap) -> Result<ChatResponse, St
         tool_calls,
         finish,
         usage: Usage::read(
-            answer.get("usage"),
+            message.usage.as_ref(),
             &[
                 "input_tokens",
                 "cache_creation_input_tokens",
@@ -264,5 +291,72 @@ mod tests {
                 output: 7
             })
         );
+    }
+
+    /// An answer as the Messages API documents it, with a thinking block
+    /// and an extra field this agent does not know.
+    fn real_answer() -> Value {
+        json!({
+            "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [
+                {"type": "thinking", "thinking": "the user wants a list", "signature": "EqQBCg"},
+                {"type": "text", "text": "Let me look."},
+                {"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "resources_list", "input": {"pattern": "a*"}}
+            ],
+            "stop_reason": "tool_use",
+            "stop_sequence": null,
+            "usage": {"input_tokens": 2095, "output_tokens": 503, "service_tier": "standard"},
+            "container": null
+        })
+    }
+
+    #[test]
+    fn a_real_shaped_answer_decodes() {
+        let r = decode(&real_answer(), &NameMap::new(["resources_list"])).unwrap();
+        assert_eq!(r.text.as_deref(), Some("Let me look."));
+        assert_eq!(r.tool_calls.len(), 1);
+        assert_eq!(r.tool_calls[0].id, "toolu_01A09q90qw90lq917835lq9");
+        assert_eq!(r.tool_calls[0].name, "resources_list");
+        assert_eq!(r.tool_calls[0].arguments, json!({"pattern": "a*"}));
+        assert_eq!(r.finish, FinishReason::ToolCalls);
+        assert_eq!(
+            r.usage,
+            Some(Usage {
+                input: 2095,
+                output: 503
+            })
+        );
+    }
+
+    #[test]
+    fn a_renamed_required_field_is_an_error_naming_it() {
+        let mut a = real_answer();
+        let call = a["content"][2].as_object_mut().unwrap();
+        let input = call.remove("input").unwrap();
+        call.insert("arguments".into(), input);
+        let message = decode(&a, &NameMap::default()).unwrap_err();
+        assert_eq!(message, "the required field `content[2].input` is missing");
+        let mut a = real_answer();
+        a["content"][1] = json!({"type": "text", "content": "Let me look."});
+        let message = decode(&a, &NameMap::default()).unwrap_err();
+        assert_eq!(message, "the required field `content[1].text` is missing");
+        // What the client reads names the provider and the field, and
+        // nothing of this agent's types.
+        let shown = LlmError::Decode {
+            provider: "anthropic",
+            message,
+        }
+        .to_string();
+        assert_eq!(
+            shown,
+            "the anthropic API sent an answer this agent cannot read: the required field `content[1].text` is missing"
+        );
+        let mut a = real_answer();
+        a["content"] = json!("Let me look.");
+        let message = decode(&a, &NameMap::default()).unwrap_err();
+        assert_eq!(message, "`content` is not a sequence");
     }
 }

@@ -8,13 +8,16 @@
 //! `thoughtSignature`s on call parts are kept and sent back, as Gemini's
 //! thinking models require.
 
+use super::client::LlmClient;
 use super::http::HttpClient;
 use super::names::{NameMap, to_wire};
+use super::read::read;
 use super::schema::for_gemini;
-use super::{
-    BoxFuture, ChatMessage, ChatRequest, ChatResponse, FinishReason, LlmClient, LlmError,
-    ToolCallRequest, Usage,
+use super::types::{
+    ChatMessage, ChatRequest, ChatResponse, FinishReason, LlmError, ToolCallRequest, Usage,
 };
+use crate::domain::BoxFuture;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 pub(crate) struct Gemini {
@@ -133,56 +136,99 @@ pub(crate) fn encode(req: &ChatRequest) -> Value {
     body
 }
 
+/// A `generateContent` answer. Every field is optional in Google's
+/// discovery document; `candidates` is missing when the prompt was blocked.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GenerateContentResponse {
+    candidates: Option<Vec<Candidate>>,
+    prompt_feedback: Option<PromptFeedback>,
+    /// Bookkeeping only: read leniently by [`Usage::read`].
+    usage_metadata: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PromptFeedback {
+    block_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Candidate {
+    /// Missing when the candidate was stopped (`SAFETY`) before any part.
+    content: Option<Content>,
+    finish_reason: Option<Finish>,
+}
+
+#[derive(Deserialize)]
+struct Content {
+    parts: Option<Vec<Part>>,
+}
+
+/// A part is a union: at most one of its data fields is set (`text`,
+/// `functionCall`, `inlineData`…); the others are not read here.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Part {
+    text: Option<String>,
+    /// A thinking model's summary of its thoughts, not its answer.
+    thought: Option<bool>,
+    function_call: Option<FunctionCall>,
+    thought_signature: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct FunctionCall {
+    id: Option<String>,
+    name: String,
+    args: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+enum Finish {
+    Stop,
+    MaxTokens,
+    #[serde(other)]
+    Other,
+}
+
 /// Reads `candidates[0].content.parts`.
 pub(crate) fn decode(answer: &Value, names: &NameMap) -> Result<ChatResponse, String> {
-    let Some(candidate) = answer.pointer("/candidates/0") else {
-        let reason = answer
-            .pointer("/promptFeedback/blockReason")
-            .and_then(Value::as_str)
-            .unwrap_or("no candidates");
+    let response: GenerateContentResponse = read(answer)?;
+    let Some(candidate) = response.candidates.and_then(|c| c.into_iter().next()) else {
+        let reason = response
+            .prompt_feedback
+            .and_then(|f| f.block_reason)
+            .unwrap_or_else(|| "no candidates".into());
         return Err(format!("the model gave no answer ({reason})"));
     };
-    let parts = candidate
-        .pointer("/content/parts")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let parts = candidate.content.and_then(|c| c.parts).unwrap_or_default();
     let mut texts = Vec::new();
     let mut tool_calls = Vec::new();
-    for (i, p) in parts.iter().enumerate() {
-        if p.get("thought").and_then(Value::as_bool) == Some(true) {
+    for (i, p) in parts.into_iter().enumerate() {
+        if p.thought == Some(true) {
             continue;
         }
-        if let Some(t) = p.get("text").and_then(Value::as_str) {
-            texts.push(t.to_string());
+        if let Some(t) = p.text {
+            texts.push(t);
         }
-        if let Some(fc) = p.get("functionCall") {
-            let name = fc
-                .get("name")
-                .and_then(Value::as_str)
-                .ok_or("a functionCall has no name")?;
-            let args = fc.get("args").cloned().unwrap_or_else(|| json!({}));
+        if let Some(fc) = p.function_call {
             tool_calls.push(ToolCallRequest {
-                id: fc
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .unwrap_or_else(|| format!("gemini_call_{i}")),
-                name: names.resolve(name),
-                arguments: args,
+                id: fc.id.unwrap_or_else(|| format!("gemini_call_{i}")),
+                name: names.resolve(&fc.name),
+                arguments: fc.args.unwrap_or_else(|| json!({})),
                 arguments_error: None,
-                signature: p
-                    .get("thoughtSignature")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
+                signature: p.thought_signature,
             });
         }
     }
     let text = Some(texts.concat()).filter(|t| !t.is_empty());
-    let finish = match candidate.get("finishReason").and_then(Value::as_str) {
+    let finish = match candidate.finish_reason {
         _ if !tool_calls.is_empty() => FinishReason::ToolCalls,
-        Some("STOP") => FinishReason::Stop,
-        Some("MAX_TOKENS") => FinishReason::Length,
+        Some(Finish::Stop) => FinishReason::Stop,
+        Some(Finish::MaxTokens) => FinishReason::Length,
         _ => FinishReason::Other,
     };
     Ok(ChatResponse {
@@ -190,7 +236,7 @@ pub(crate) fn decode(answer: &Value, names: &NameMap) -> Result<ChatResponse, St
         tool_calls,
         finish,
         usage: Usage::read(
-            answer.get("usageMetadata"),
+            response.usage_metadata.as_ref(),
             &["promptTokenCount"],
             &["candidatesTokenCount", "thoughtsTokenCount"],
         ),
@@ -288,5 +334,75 @@ mod tests {
         // Counters that are not numbers are not usage.
         let odd = json!({"candidates": [{"content": {"parts": [{"text": "hi"}]}}], "usageMetadata": {"promptTokenCount": "x"}});
         assert_eq!(decode(&odd, &NameMap::default()).unwrap().usage, None);
+    }
+
+    /// An answer as the API documents it: a thought summary, a text, a
+    /// call with its signature, fields this agent does not read.
+    fn real_answer() -> Value {
+        json!({
+            "candidates": [{
+                "content": {"role": "model", "parts": [
+                    {"text": "The user wants a list.", "thought": true},
+                    {"text": "Let me look."},
+                    {"functionCall": {"name": "resources_list", "args": {"pattern": "a*"}}, "thoughtSignature": "CiQB0e2Kb"}
+                ]},
+                "finishReason": "STOP",
+                "index": 0,
+                "safetyRatings": []
+            }],
+            "usageMetadata": {"promptTokenCount": 120, "candidatesTokenCount": 14, "thoughtsTokenCount": 30, "totalTokenCount": 164},
+            "modelVersion": "gemini-2.5-flash",
+            "responseId": "mRyVaOmvNuXQz7IP"
+        })
+    }
+
+    #[test]
+    fn a_real_shaped_answer_decodes() {
+        let r = decode(&real_answer(), &NameMap::new(["resources_list"])).unwrap();
+        assert_eq!(r.text.as_deref(), Some("Let me look."));
+        assert_eq!(r.tool_calls[0].id, "gemini_call_2");
+        assert_eq!(r.tool_calls[0].name, "resources_list");
+        assert_eq!(r.tool_calls[0].arguments, json!({"pattern": "a*"}));
+        assert_eq!(r.tool_calls[0].signature.as_deref(), Some("CiQB0e2Kb"));
+        assert_eq!(r.finish, FinishReason::ToolCalls);
+        assert_eq!(
+            r.usage,
+            Some(Usage {
+                input: 120,
+                output: 44
+            })
+        );
+        // A candidate stopped before any part.
+        let stopped = json!({"candidates": [{"finishReason": "SAFETY"}]});
+        let r = decode(&stopped, &NameMap::default()).unwrap();
+        assert_eq!((r.text, r.finish), (None, FinishReason::Other));
+    }
+
+    #[test]
+    fn a_renamed_required_field_is_an_error_naming_it() {
+        let mut a = real_answer();
+        let call = a["candidates"][0]["content"]["parts"][2]["functionCall"]
+            .as_object_mut()
+            .unwrap();
+        let name = call.remove("name").unwrap();
+        call.insert("function".into(), name);
+        let message = decode(&a, &NameMap::default()).unwrap_err();
+        assert_eq!(
+            message,
+            "the required field `candidates[0].content.parts[2].functionCall.name` is missing"
+        );
+        let shown = LlmError::Decode {
+            provider: "gemini",
+            message,
+        }
+        .to_string();
+        assert!(shown.starts_with("the gemini API sent an answer this agent cannot read: "));
+        let mut a = real_answer();
+        a["candidates"][0]["content"]["parts"][1]["text"] = json!(["Let me look."]);
+        let message = decode(&a, &NameMap::default()).unwrap_err();
+        assert_eq!(
+            message,
+            "`candidates[0].content.parts[1].text` is not a string"
+        );
     }
 }

@@ -8,7 +8,7 @@
 //! is waiting. Error texts are built from the provider's own `error.message`
 //! and scrubbed of the API key, since they end up in the conversation.
 
-use super::LlmError;
+use super::types::LlmError;
 use rand::Rng;
 use serde_json::Value;
 use std::time::Duration;

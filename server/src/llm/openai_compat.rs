@@ -6,13 +6,16 @@
 //! turn. Every call id is answered by a `tool` message before the next
 //! assistant or user message.
 
+use super::client::LlmClient;
 use super::http::HttpClient;
 use super::names::{NameMap, to_wire};
+use super::read::read;
 use super::schema::object_schema;
-use super::{
-    BoxFuture, ChatMessage, ChatRequest, ChatResponse, FinishReason, LlmClient, LlmError,
-    ToolCallRequest, Usage,
+use super::types::{
+    ChatMessage, ChatRequest, ChatResponse, FinishReason, LlmError, ToolCallRequest, Usage,
 };
+use crate::domain::BoxFuture;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// Which service, for headers and error texts.
@@ -157,58 +160,115 @@ pub(crate) fn encode(model: &str, flavor: Flavor, req: &ChatRequest) -> Value {
     body
 }
 
+/// A chat completion, as far as this agent reads it. OpenAI's spec also
+/// requires `id`, `object`, `created` and `model`; OpenAI-compatible
+/// servers (Ollama) leave some out and nothing here needs them.
+#[derive(Deserialize)]
+struct Completion {
+    choices: Vec<Choice>,
+    /// Bookkeeping only: read leniently by [`Usage::read`].
+    usage: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    message: AssistantMessage,
+    finish_reason: Option<Finish>,
+}
+
+#[derive(Deserialize)]
+struct AssistantMessage {
+    /// `null` beside tool calls.
+    content: Option<Content>,
+    tool_calls: Option<Vec<ToolCall>>,
+}
+
+/// OpenAI sends a string; Mistral may send a list of chunks, which this
+/// agent has never read as text (kept so: behaviour is frozen).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Content {
+    Text(String),
+    Chunks(serde::de::IgnoredAny),
+}
+
+#[derive(Deserialize)]
+struct ToolCall {
+    /// Required by OpenAI; synthesised for servers that leave it out.
+    id: Option<String>,
+    function: FunctionCall,
+}
+
+#[derive(Deserialize)]
+struct FunctionCall {
+    name: String,
+    /// A JSON *string* per the spec (Ollama has sent an object).
+    arguments: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Finish {
+    Stop,
+    ToolCalls,
+    Length,
+    #[serde(other)]
+    Other,
+}
+
+/// A call's arguments, or why they cannot be used.
+fn arguments_of(raw: Option<Value>) -> (Value, Option<String>) {
+    match raw {
+        Some(Value::String(s)) if s.trim().is_empty() => (json!({}), None),
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(&s) {
+            Ok(v) => (v, None),
+            Err(e) => (
+                Value::Null,
+                Some(format!("the arguments are not valid JSON ({e}): {s}")),
+            ),
+        },
+        Some(v @ Value::Object(_)) => (v, None),
+        None | Some(Value::Null) => (json!({}), None),
+        Some(other) => (
+            Value::Null,
+            Some(format!("the arguments are not a JSON object: {other}")),
+        ),
+    }
+}
+
 /// Reads `choices[0].message`.
 pub(crate) fn decode(answer: &Value, names: &NameMap) -> Result<ChatResponse, String> {
-    let choice = answer
-        .pointer("/choices/0")
+    let completion: Completion = read(answer)?;
+    let choice = completion
+        .choices
+        .into_iter()
+        .next()
         .ok_or_else(|| "no choices in the answer".to_string())?;
-    let message = choice.get("message").ok_or("choices[0] has no message")?;
-    let text = message
-        .get("content")
-        .and_then(Value::as_str)
-        .filter(|t| !t.is_empty())
-        .map(str::to_string);
-    let mut tool_calls = Vec::new();
-    if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
-        for (i, c) in calls.iter().enumerate() {
-            let name = c
-                .pointer("/function/name")
-                .and_then(Value::as_str)
-                .ok_or("a tool call has no function name")?;
-            let raw = c.pointer("/function/arguments");
-            let (arguments, arguments_error) = match raw {
-                Some(Value::String(s)) if s.trim().is_empty() => (json!({}), None),
-                Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
-                    Ok(v) => (v, None),
-                    Err(e) => (
-                        Value::Null,
-                        Some(format!("the arguments are not valid JSON ({e}): {s}")),
-                    ),
-                },
-                Some(v @ Value::Object(_)) => (v.clone(), None),
-                None | Some(Value::Null) => (json!({}), None),
-                Some(other) => (
-                    Value::Null,
-                    Some(format!("the arguments are not a JSON object: {other}")),
-                ),
-            };
-            tool_calls.push(ToolCallRequest {
-                id: c
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .unwrap_or_else(|| format!("call_{i}")),
-                name: names.resolve(name),
+    let text = match choice.message.content {
+        Some(Content::Text(t)) if !t.is_empty() => Some(t),
+        _ => None,
+    };
+    let tool_calls: Vec<ToolCallRequest> = choice
+        .message
+        .tool_calls
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let (arguments, arguments_error) = arguments_of(c.function.arguments);
+            ToolCallRequest {
+                id: c.id.unwrap_or_else(|| format!("call_{i}")),
+                name: names.resolve(&c.function.name),
                 arguments,
                 arguments_error,
                 signature: None,
-            });
-        }
-    }
-    let finish = match choice.get("finish_reason").and_then(Value::as_str) {
-        Some("stop") => FinishReason::Stop,
-        Some("tool_calls") => FinishReason::ToolCalls,
-        Some("length") => FinishReason::Length,
+            }
+        })
+        .collect();
+    let finish = match choice.finish_reason {
+        Some(Finish::Stop) => FinishReason::Stop,
+        Some(Finish::ToolCalls) => FinishReason::ToolCalls,
+        Some(Finish::Length) => FinishReason::Length,
         _ if !tool_calls.is_empty() => FinishReason::ToolCalls,
         _ => FinishReason::Other,
     };
@@ -217,7 +277,7 @@ pub(crate) fn decode(answer: &Value, names: &NameMap) -> Result<ChatResponse, St
         tool_calls,
         finish,
         usage: Usage::read(
-            answer.get("usage"),
+            completion.usage.as_ref(),
             &["prompt_tokens"],
             &["completion_tokens"],
         ),
@@ -278,6 +338,93 @@ mod tests {
         );
         let mistral = encode("m", Flavor::Mistral, &request());
         assert_eq!(mistral["messages"][3]["name"], wire);
+    }
+
+    /// An answer as OpenAI documents it (with fields this agent does not
+    /// read), and as Ollama sends it (without `id`, `usage`, `refusal`).
+    fn real_answer() -> Value {
+        json!({
+            "id": "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
+            "object": "chat.completion",
+            "created": 1741570283,
+            "model": "gpt-4o-2024-08-06",
+            "choices": [{
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": null,
+                    "tool_calls": [{
+                        "id": "call_abc123",
+                        "type": "function",
+                        "function": {"name": "resources_list", "arguments": "{\"pattern\":\"a*\"}"}
+                    }],
+                    "refusal": null,
+                    "annotations": []
+                },
+                "logprobs": null,
+                "finish_reason": "tool_calls"
+            }],
+            "usage": {"prompt_tokens": 82, "completion_tokens": 17, "total_tokens": 99,
+                "prompt_tokens_details": {"cached_tokens": 0}},
+            "service_tier": "default",
+            "system_fingerprint": "fp_fc9f1d7035"
+        })
+    }
+
+    #[test]
+    fn a_real_shaped_answer_decodes() {
+        let names = NameMap::new(["resources_list"]);
+        let r = decode(&real_answer(), &names).unwrap();
+        assert_eq!(r.text, None);
+        assert_eq!(r.tool_calls[0].id, "call_abc123");
+        assert_eq!(r.tool_calls[0].name, "resources_list");
+        assert_eq!(r.tool_calls[0].arguments, json!({"pattern": "a*"}));
+        assert_eq!(r.finish, FinishReason::ToolCalls);
+        assert_eq!(
+            r.usage,
+            Some(Usage {
+                input: 82,
+                output: 17
+            })
+        );
+        let ollama = json!({"model": "llama3.2", "choices": [{"message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]});
+        let r = decode(&ollama, &names).unwrap();
+        assert_eq!(r.text.as_deref(), Some("hi"));
+        assert_eq!(r.finish, FinishReason::Stop);
+        assert_eq!(r.usage, None);
+    }
+
+    #[test]
+    fn a_renamed_required_field_is_an_error_naming_it() {
+        let mut a = real_answer();
+        let function = a["choices"][0]["message"]["tool_calls"][0]["function"]
+            .as_object_mut()
+            .unwrap();
+        let name = function.remove("name").unwrap();
+        function.insert("tool".into(), name);
+        let message = decode(&a, &NameMap::default()).unwrap_err();
+        assert_eq!(
+            message,
+            "the required field `choices[0].message.tool_calls[0].function.name` is missing"
+        );
+        let mut a = real_answer();
+        let choice = a["choices"][0].as_object_mut().unwrap();
+        let m = choice.remove("message").unwrap();
+        choice.insert("delta".into(), m);
+        let message = decode(&a, &NameMap::default()).unwrap_err();
+        assert_eq!(
+            message,
+            "the required field `choices[0].message` is missing"
+        );
+        let shown = LlmError::Decode {
+            provider: "ollama",
+            message,
+        }
+        .to_string();
+        assert_eq!(
+            shown,
+            "the ollama API sent an answer this agent cannot read: the required field `choices[0].message` is missing"
+        );
     }
 
     #[test]

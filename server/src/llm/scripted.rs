@@ -20,10 +20,11 @@
 //! default: "Try: list resources"            # {user}: the latest user message
 //! ```
 
-use super::{
-    BoxFuture, ChatMessage, ChatRequest, ChatResponse, FinishReason, LlmClient, LlmError,
-    ToolCallRequest, Usage,
+use super::client::LlmClient;
+use super::types::{
+    ChatMessage, ChatRequest, ChatResponse, FinishReason, LlmError, ToolCallRequest, Usage,
 };
+use crate::domain::BoxFuture;
 use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
