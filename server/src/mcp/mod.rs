@@ -3,6 +3,9 @@
 //!
 //! - `server`: one server's connection (via the `rmcp` crate), its tools
 //!   and annotations, calls with timeouts, restart after a crash.
+//! - `pipe`: a stdio server's streams: its child process (in the unit
+//!   tests, an in-process `rmcp` server over a duplex: `in_process_tests`)
+//!   and the pipe its answers are read through.
 //! - `composite`: all servers together: startup, duplicate tool names,
 //!   background re-listing and reconnection.
 //! - `hints`: seed-style top-level tool hints lifted into `annotations`
@@ -20,8 +23,11 @@ pub(crate) mod composite;
 pub(crate) mod frames;
 mod hints;
 mod http_hints;
+#[cfg(test)]
+mod in_process_tests;
 mod oauth;
 mod oauth_issuer;
+mod pipe;
 mod questions;
 pub(crate) mod server;
 mod skim;

@@ -11,6 +11,7 @@
 //! the next call starts the server again. A call is never retried by itself:
 //! it may have taken effect.
 
+use super::pipe::Launch;
 use super::questions::{InFlight, ask_of, declined, result_of, round_of, run_pausable};
 use crate::config::{McpServerConfig, OnQuestion, UnannotatedTools};
 use crate::domain::tools::{CallContext, ToolError, ToolInfo, ToolOutput};
@@ -27,10 +28,8 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceError};
 use serde_json::Value;
-use std::process::Stdio;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 /// Longest a tool call may take.
@@ -144,6 +143,19 @@ pub(crate) struct McpServer {
     /// The owner of the connection's tasks (a stdio child's pipe and log):
     /// on shutdown they stop and the child is killed.
     tasks: crate::domain::tasks::Tasks,
+    /// How a stdio server is started (a child process; in tests, an
+    /// in-process server).
+    launch: Launch,
+    /// How long a call and a connection may take ([`CALL_TIMEOUT`],
+    /// [`CONNECT_TIMEOUT`]; shorter in tests).
+    timeouts: Timeouts,
+}
+
+/// The limits in time of one server's requests.
+#[derive(Clone, Copy)]
+struct Timeouts {
+    call: Duration,
+    connect: Duration,
 }
 
 /// HTTP sessions kept for forwarded tokens.
@@ -155,6 +167,28 @@ impl McpServer {
         unannotated: UnannotatedTools,
         changed: mpsc::UnboundedSender<String>,
         tasks: crate::domain::tasks::Tasks,
+    ) -> Arc<Self> {
+        let timeouts = Timeouts {
+            call: CALL_TIMEOUT,
+            connect: CONNECT_TIMEOUT,
+        };
+        Self::build(
+            config,
+            unannotated,
+            changed,
+            tasks,
+            Launch::Process,
+            timeouts,
+        )
+    }
+
+    fn build(
+        config: McpServerConfig,
+        unannotated: UnannotatedTools,
+        changed: mpsc::UnboundedSender<String>,
+        tasks: crate::domain::tasks::Tasks,
+        launch: Launch,
+        timeouts: Timeouts,
     ) -> Arc<Self> {
         let oauth = match (&config.auth, &config.url) {
             (Some(auth), Some(url)) => Some(Arc::new(super::oauth::ClientCredentials::new(
@@ -179,7 +213,30 @@ impl McpServer {
             refreshing: std::sync::atomic::AtomicBool::new(false),
             flight: Arc::default(),
             by_token: tokio::sync::Mutex::new(Vec::new()),
+            launch,
+            timeouts,
         })
+    }
+
+    /// A stdio server served in-process by `dial` (one fresh server per
+    /// connection), with the given call and connection timeouts.
+    #[cfg(test)]
+    pub(crate) fn in_process(
+        config: McpServerConfig,
+        dial: Arc<dyn Fn() -> tokio::io::DuplexStream + Send + Sync>,
+        call: Duration,
+        connect: Duration,
+    ) -> (Arc<Self>, mpsc::UnboundedReceiver<String>) {
+        let (changed, listed) = mpsc::unbounded_channel();
+        let server = Self::build(
+            config,
+            UnannotatedTools::Approve,
+            changed,
+            crate::domain::tasks::Tasks::default(),
+            Launch::InProcess(dial),
+            Timeouts { call, connect },
+        );
+        (server, listed)
     }
 
     pub(crate) fn is_http(&self) -> bool {
@@ -251,18 +308,18 @@ impl McpServer {
             return Ok(());
         }
         *conn = None;
-        let service = tokio::time::timeout(CONNECT_TIMEOUT, self.open())
+        let service = tokio::time::timeout(self.timeouts.connect, self.open())
             .await
             .map_err(|_| {
                 format!(
                     "no answer to the MCP handshake within {} s",
-                    CONNECT_TIMEOUT.as_secs()
+                    self.timeouts.connect.as_secs()
                 )
             })
             .and_then(|r| r)
             .inspect_err(|e| self.set_problem(Some(e.clone())))?;
         let listed = tokio::time::timeout(
-            CONNECT_TIMEOUT,
+            self.timeouts.connect,
             service.peer().list_all_tools_with_cache_hint(),
         )
         .await
@@ -302,10 +359,11 @@ impl McpServer {
         let Some(peer) = peer else {
             return self.connect().await;
         };
-        let listed = tokio::time::timeout(CONNECT_TIMEOUT, peer.list_all_tools_with_cache_hint())
-            .await
-            .map_err(|_| "tools/list did not answer in time".to_string())?
-            .map_err(|e| format!("tools/list failed: {e}"))?;
+        let listed =
+            tokio::time::timeout(self.timeouts.connect, peer.list_all_tools_with_cache_hint())
+                .await
+                .map_err(|_| "tools/list did not answer in time".to_string())?
+                .map_err(|e| format!("tools/list failed: {e}"))?;
         let tools = self.with_top_level_hints(listed.items).await;
         self.store_tools(&tools, listed.ttl_ms);
         tracing::info!(server = %self.name, tools = tools.len(), "MCP tool list refreshed");
@@ -408,69 +466,12 @@ impl McpServer {
             self.open_http(url, headers, handler).await
         } else {
             let command = self.config.command.clone().unwrap_or_default();
-            let mut cmd = tokio::process::Command::new(&command);
-            cmd.args(&self.config.args)
-                .envs(&self.config.env)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .kill_on_drop(true);
-            let mut child = cmd
-                .spawn()
-                .map_err(|e| Opened::Failed(format!("cannot start `{command}`: {e}")))?;
-            let (Some(stdin), Some(stdout), Some(stderr)) =
-                (child.stdin.take(), child.stdout.take(), child.stderr.take())
-            else {
-                return Err(Opened::Failed(format!(
-                    "`{command}` started without its standard streams"
-                )));
-            };
-            let server = self.name.clone();
-            self.tasks.spawn_background("mcp server log", async move {
-                let mut lines = tokio::io::BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    tracing::debug!(target: "mcp_server", server = %server, "{line}");
-                }
-            });
-            // The child's answers reach rmcp through a pipe that rewrites
-            // seed-style top-level tool hints (see `hints`). This task owns
-            // the child: when the pipe or the child's stdout closes, the task
-            // ends and the child is killed if it still runs.
-            // Each line is also fitted to the result limit (see `frames`):
-            // a result over it reaches rmcp as an error for its request.
-            let (ours, mut theirs) = tokio::io::duplex(64 * 1024);
-            let server = self.name.clone();
-            self.tasks.spawn_background("mcp server pipe", async move {
-                let _child = child;
-                let mut out = tokio::io::BufReader::with_capacity(256 * 1024, stdout);
-                loop {
-                    let line = match super::frames::read_line(&mut out).await {
-                        Ok(Some(l)) => l,
-                        Ok(None) => break,
-                        Err(e) => {
-                            tracing::warn!(server = %server, "closing the MCP server's connection: {e}");
-                            break;
-                        }
-                    };
-                    let Some(line) = super::frames::fit(line) else {
-                        tracing::warn!(server = %server, "dropped a message too large to read that answers no call");
-                        continue;
-                    };
-                    let fixed = match std::str::from_utf8(&line) {
-                        Ok(text) => super::hints::lift_top_level_hints(text)
-                            .into_owned()
-                            .into_bytes(),
-                        Err(_) => line,
-                    };
-                    if theirs.write_all(&fixed).await.is_err()
-                        || theirs.write_all(b"\n").await.is_err()
-                    {
-                        break;
-                    }
-                }
-            });
+            let streams = self
+                .launch
+                .start(&self.config, &self.tasks)
+                .map_err(Opened::Failed)?;
             handler
-                .serve_with_lifecycle((ours, stdin), lifecycle(era))
+                .serve_with_lifecycle((streams.answers, streams.input), lifecycle(era))
                 .await
                 .map_err(|e| {
                     Opened::of(e, |e| {
@@ -573,7 +574,7 @@ impl McpServer {
                 other => other,
             }
         };
-        let service = tokio::time::timeout(CONNECT_TIMEOUT, open)
+        let service = tokio::time::timeout(self.timeouts.connect, open)
             .await
             .map_err(|_| unavailable("no answer to the MCP handshake in time".into()))?
             .map_err(|e| unavailable(e.text()))?;
@@ -650,7 +651,7 @@ impl McpServer {
         for _ in 0..AUTO_ROUNDS {
             let sent = run_pausable(
                 peer.call_tool_once(params.clone()),
-                CALL_TIMEOUT,
+                self.timeouts.call,
                 &entered.live,
             )
             .await;
@@ -658,7 +659,7 @@ impl McpServer {
                 None => {
                     return Err(ToolError::Timeout {
                         tool: name.to_string(),
-                        timeout: CALL_TIMEOUT,
+                        timeout: self.timeouts.call,
                     });
                 }
                 Some(Ok(r)) => r,
