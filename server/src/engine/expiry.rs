@@ -6,7 +6,8 @@
 //! hears it. It also runs once at startup, before requests are served:
 //! what expired while the agent was down is expired, never decided late.
 
-use super::{Engine, LockGuard};
+use crate::engine::handle::Engine;
+use crate::engine::locks::LockGuard;
 use crate::policy::Expiry;
 use crate::store::ExpiryOutcome;
 use app::models::{ConversationStatus, EventKind};
@@ -73,7 +74,7 @@ impl Engine {
             .inner
             .store
             .expire(uuid, escalate, |why| {
-                super::calls::gate::expired_text(Some(why))
+                super::calls::texts::expired_text(Some(why))
             })
             .await;
         match outcome {
@@ -147,7 +148,7 @@ impl Engine {
             };
             let ctx = self.ctx_for_agent(
                 &agent,
-                &super::Ctx {
+                &crate::domain::tools::CallContext {
                     session_id: "expiry".into(),
                     ..Default::default()
                 },

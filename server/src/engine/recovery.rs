@@ -4,8 +4,7 @@
 //! resume (an approved call not yet started, a rejection not yet forwarded)
 //! go on in the background.
 
-use super::Engine;
-pub(crate) use crate::store::recovery::IN_DOUBT_TEXT;
+use crate::engine::handle::Engine;
 #[cfg(test)]
 pub(crate) use crate::store::recovery::TURN_INTERRUPTED_NOTE;
 
@@ -34,7 +33,7 @@ impl Engine {
     /// Runs the turn of a conversation recovery left to resume, holding
     /// `guard`, in the conversation's own session (so the resumed work
     /// greps out of every agent's log with the same sid).
-    pub(super) async fn resume(&self, id: String, guard: super::LockGuard) {
+    pub(super) async fn resume(&self, id: String, guard: crate::engine::locks::LockGuard) {
         self.resume_after(id, guard, None, "a restart").await
     }
 
@@ -43,7 +42,7 @@ impl Engine {
     pub(super) async fn resume_after(
         &self,
         id: String,
-        guard: super::LockGuard,
+        guard: crate::engine::locks::LockGuard,
         trace: Option<String>,
         after: &'static str,
     ) {
@@ -52,7 +51,7 @@ impl Engine {
             _ => "recovery".into(),
         };
         let span = tracing::info_span!("recovery", sid = %session_id);
-        let ctx = super::Ctx {
+        let ctx = crate::domain::tools::CallContext {
             bearer: None,
             session_id,
             principal: crate::domain::principal::Principal {

@@ -16,7 +16,7 @@
 //!   few seconds, so the counts every list reads stay a few pages
 //!   (`store/postgres/counts.rs`).
 
-use super::Engine;
+use crate::engine::handle::Engine;
 use std::time::Duration;
 
 /// Event rows kept for `Last-Event-ID` catch-up.

@@ -3,12 +3,13 @@
 
 use super::*;
 use crate::config::Config;
-use crate::domain::tools::{ToolError, ToolInfo, ToolOutput};
+use crate::domain::tools::{CallContext, ToolError, ToolInfo, ToolOutput, ToolRouter};
 use crate::llm::scripted::{Rules, Scripted};
 use crate::llm::{BoxFuture, ChatRequest, ChatResponse, LlmClient, LlmError};
+use crate::store::Store;
 use app::models::{ApprovalStatus, ConversationStatus, Role};
 use serde_json::{Value, json};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const RULES: &str = r#"

@@ -1,8 +1,9 @@
 //! Storing a pending approval: in simple mode the conversation pauses in
 //! the same transaction; the event is published after the commit.
 
-use crate::engine::turn::scope::Scope;
-use crate::engine::{Engine, EngineError};
+use super::site::CallSite;
+use crate::engine::error::EngineError;
+use crate::engine::handle::Engine;
 use crate::store::Settle;
 use crate::store::approvals::NewApproval;
 use app::models::{ConversationStatus, EventKind, PendingApproval};
@@ -14,11 +15,11 @@ impl Engine {
     /// proxy approval marks the delegation step done there).
     pub(super) async fn request_approval(
         &self,
-        conversation_id: &str,
+        site: CallSite<'_>,
         new: NewApproval,
-        scope: &Scope,
         settle: Option<Settle>,
     ) -> Result<PendingApproval, EngineError> {
+        let (conversation_id, scope) = (site.conversation_id, site.scope);
         let owns = scope.owns_status();
         let tool = new.tool_name.clone();
         let created = self.inner.store.request_approval(new, owns, settle).await?;

@@ -17,7 +17,8 @@
 
 use crate::a2a::A2aError;
 use crate::domain::tools::ToolInfo;
-use crate::engine::{Engine, EngineError};
+use crate::engine::error::EngineError;
+use crate::engine::handle::Engine;
 use crate::store::card_pins::{CardPinRow, CardSeen, SeenCard};
 use crate::store::pins::Acceptance;
 use serde_json::Value;

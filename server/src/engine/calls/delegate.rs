@@ -25,16 +25,17 @@
 //! State is derived from the rows, as in the rest of the turn loop: the
 //! call's latest approval (or its latest question) says what to do next.
 
-use super::Handled;
 use super::gate::Gate;
-use crate::a2a::{Outgoing, RemoteQuestion, RemoteReply};
-use crate::domain::tools::Ask;
-use crate::engine::turn::declined_text;
-use crate::engine::turn::scope::{LocalAction, Scope};
-use crate::engine::{Ctx, Engine, EngineError};
+use super::outcome::CallOutcome;
+use super::site::{CallSite, Target};
+use crate::a2a::{A2aError, Outgoing, RemoteAsk, RemoteQuestion, RemoteReply};
+use crate::domain::tools::{Ask, CallContext};
+use crate::engine::error::EngineError;
+use crate::engine::handle::Engine;
+use crate::engine::scope::LocalAction;
 use crate::store::approvals::{Approval, NewApproval, RemoteRef};
 use crate::store::questions::{Era, NewQuestion, ProxyRef, Round, StoredQuestion};
-use app::models::{ApprovalStatus, EventKind, QuestionCall, ToolCall};
+use app::models::{EventKind, QuestionCall, ToolCall};
 use serde_json::Value;
 
 /// How many questions in a row a pipeline node's sub-agent may ask, each
@@ -43,66 +44,55 @@ const AUTO_DECLINES: usize = 10;
 
 /// What a send to a sub-agent settles when the call is marked started.
 enum Claim {
-    /// The call's gate approval, if any (`approved` → `executing`).
-    Gate(Option<String>),
+    /// The call's approval, by its uuid, if it has one (`approved` →
+    /// `executing`).
+    Approval(Option<String>),
     /// The proxy question whose answer is being sent (→ `relayed`).
     Relay(String),
 }
 
-/// The sub-agent a call goes to.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Target<'a> {
-    pub(crate) agent: &'a str,
-    pub(crate) url: &'a str,
+/// The message a call to a sub-agent sends first: its `message` argument.
+fn first_message(tc: &ToolCall) -> Outgoing {
+    let text = tc
+        .arguments
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    Outgoing::new(text)
 }
 
 impl Engine {
-    /// Handles an unanswered call to a sub-agent, given its latest approval:
-    /// whether the turn pauses (on an approval or a question).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) async fn handle_delegation(
+    /// An unruled call to a sub-agent, as its gate says: denied, asking
+    /// for an approval, or sent.
+    pub(super) async fn delegate_unruled(
         &self,
-        conversation_id: &str,
-        message_id: &str,
-        tc: &ToolCall,
-        latest: Option<Approval>,
-        gate: Gate,
+        site: CallSite<'_>,
         target: Target<'_>,
-        scope: &Scope,
-        ctx: &Ctx,
-    ) -> Result<Handled, EngineError> {
-        let first = || {
-            let text = tc
-                .arguments
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            Outgoing::new(text)
-        };
-        let Some(a) = latest else {
-            if let Gate::Deny { rule, reason } = gate {
-                self.deny(conversation_id, message_id, tc, (rule, reason), scope)
-                    .await?;
-                return Ok(Handled::Other);
+        gate: Gate,
+    ) -> Result<CallOutcome, EngineError> {
+        let tc = site.tc;
+        match gate {
+            Gate::Deny { rule, reason } => {
+                self.deny(site, (rule, reason)).await?;
+                Ok(CallOutcome::AnsweredInStore)
             }
-            if let Gate::Ask {
+            Gate::Ask {
                 rule,
                 approvers,
                 quorum,
                 expires_in,
-            } = gate
-            {
+            } => {
                 let new = NewApproval {
-                    conversation_id: conversation_id.to_string(),
-                    message_id: message_id.to_string(),
+                    conversation_id: site.conversation_id.to_string(),
+                    message_id: site.message_id.to_string(),
                     tool_name: tc.name.clone(),
                     server: tc.server.clone(),
                     tool_args: tc.arguments.clone(),
                     description: format!(
                         "Delegate to the sub-agent `{}`: {}",
                         target.agent,
-                        first().text
+                        first_message(tc).text
                     ),
                     remote: None,
                     traceparent: crate::telemetry::current_traceparent(),
@@ -111,123 +101,88 @@ impl Engine {
                     quorum,
                     expires_in,
                 };
-                let pending = self
-                    .request_approval(conversation_id, new, scope, None)
-                    .await?;
-                return Ok(Handled::Paused(Box::new(pending)));
+                let pending = self.request_approval(site, new, None).await?;
+                Ok(CallOutcome::AwaitsApproval(Box::new(pending)))
             }
-            if first().text.trim().is_empty() {
-                let text = format!(
-                    "Invalid arguments, the sub-agent `{}` was not called: `message` (a non-empty string) is required",
-                    target.agent
-                );
-                self.finish_call(conversation_id, message_id, tc, &text, true, None, scope)
-                    .await?;
-                return Ok(Handled::Other);
-            }
-            return self
-                .delegate(
-                    conversation_id,
-                    message_id,
-                    tc,
-                    Claim::Gate(None),
-                    first(),
-                    target,
-                    scope,
-                    ctx,
-                )
-                .await;
-        };
-        let remote_task = a.approval.remote_task_id.clone();
-        match (a.status, remote_task) {
-            (ApprovalStatus::Pending, _) => Ok(Handled::Paused(Box::new(a.approval))),
-            (ApprovalStatus::Approved, None) => {
-                let gate = Some(a.approval.uuid.clone());
-                // An approver may have edited the message (POLICY.md §3).
-                let out = match a
-                    .approval
-                    .edited_args
-                    .as_ref()
-                    .and_then(|e| e.get("message"))
-                    .and_then(Value::as_str)
-                {
-                    Some(m) => Outgoing::new(m),
-                    None => first(),
-                };
-                self.delegate(
-                    conversation_id,
-                    message_id,
-                    tc,
-                    Claim::Gate(gate),
-                    out,
-                    target,
-                    scope,
-                    ctx,
-                )
-                .await
-            }
-            (ApprovalStatus::Approved, Some(task)) => {
-                let mut out = Outgoing::decision(&task, true, a.reason.clone());
-                // Edited here: the sub-agent checks them against its own
-                // schema and rules.
-                out.arguments = a.approval.edited_args.clone();
-                out.approval_uuid = a.remote_approval.clone();
-                let gate = Some(a.approval.uuid.clone());
-                self.delegate(
-                    conversation_id,
-                    message_id,
-                    tc,
-                    Claim::Gate(gate),
-                    out,
-                    target,
-                    scope,
-                    ctx,
-                )
-                .await
-            }
-            // Expired here: the sub-agent hears a rejection saying so, and
-            // its own approval ends with ours (POLICY.md §2).
-            (ApprovalStatus::Rejected | ApprovalStatus::Expired, Some(task)) => {
-                let mut out = Outgoing::decision(&task, false, a.reason.clone());
-                out.approval_uuid = a.remote_approval.clone();
-                self.delegate(
-                    conversation_id,
-                    message_id,
-                    tc,
-                    Claim::Gate(None),
-                    out,
-                    target,
-                    scope,
-                    ctx,
-                )
-                .await
-            }
-            (ApprovalStatus::Expired, None) => {
-                let text = super::gate::expired_text(a.reason.as_deref());
-                self.finish_call(conversation_id, message_id, tc, &text, true, None, scope)
-                    .await?;
-                Ok(Handled::Other)
-            }
-            (ApprovalStatus::Rejected | ApprovalStatus::Cancelled, _) => {
-                let text = declined_text(a.reason.as_deref());
-                self.finish_call(conversation_id, message_id, tc, &text, true, None, scope)
-                    .await?;
-                Ok(Handled::Other)
-            }
-            (
-                ApprovalStatus::Executing
-                | ApprovalStatus::InDoubt
-                | ApprovalStatus::Executed
-                | ApprovalStatus::Failed,
-                _,
-            ) => {
-                // Only reachable if a result write was lost; never send again.
-                let text = crate::engine::recovery::IN_DOUBT_TEXT;
-                self.finish_call(conversation_id, message_id, tc, text, true, None, scope)
-                    .await?;
-                Ok(Handled::Other)
+            Gate::Run | Gate::Granted { .. } => {
+                let out = first_message(tc);
+                if out.text.trim().is_empty() {
+                    let text = format!(
+                        "Invalid arguments, the sub-agent `{}` was not called: `message` (a non-empty string) is required",
+                        target.agent
+                    );
+                    self.finish_call(site, tc, &text, true, None).await?;
+                    return Ok(CallOutcome::AnsweredInStore);
+                }
+                self.delegate(site, target, Claim::Approval(None), out)
+                    .await
             }
         }
+    }
+
+    /// An approved call to a sub-agent: its first message is sent (an
+    /// approver may have edited it, POLICY.md §3), or, for a proxy
+    /// approval, the decision goes to the remote task with the arguments
+    /// edited here (the sub-agent checks them against its own schema and
+    /// rules).
+    pub(super) async fn delegate_approved(
+        &self,
+        site: CallSite<'_>,
+        target: Target<'_>,
+        a: Approval,
+    ) -> Result<CallOutcome, EngineError> {
+        let out = match &a.approval.remote_task_id {
+            None => match a
+                .approval
+                .edited_args
+                .as_ref()
+                .and_then(|e| e.get("message"))
+                .and_then(Value::as_str)
+            {
+                Some(m) => Outgoing::new(m),
+                None => first_message(site.tc),
+            },
+            Some(task) => {
+                let mut out = Outgoing::decision(task, true, a.reason.clone());
+                out.arguments = a.approval.edited_args.clone();
+                out.approval_uuid = a.remote_approval.clone();
+                out
+            }
+        };
+        let claim = Claim::Approval(Some(a.approval.uuid.clone()));
+        self.delegate(site, target, claim, out).await
+    }
+
+    /// A proxy approval expired here: the sub-agent hears a rejection
+    /// saying so, and its own approval ends with ours (POLICY.md §2). A
+    /// call whose own approval expired is answered without a send.
+    pub(super) async fn delegate_expired(
+        &self,
+        site: CallSite<'_>,
+        target: Target<'_>,
+        a: Approval,
+    ) -> Result<CallOutcome, EngineError> {
+        if let Some(task) = &a.approval.remote_task_id {
+            return self.forward_rejection(site, target, task, &a).await;
+        }
+        let text = super::texts::expired_text(a.reason.as_deref());
+        self.finish_call(site, site.tc, &text, true, None).await?;
+        Ok(CallOutcome::AnsweredInStore)
+    }
+
+    /// A proxy approval rejected (or expired) here: the rejection goes to
+    /// the remote task, so the remote agent's model hears it.
+    pub(super) async fn forward_rejection(
+        &self,
+        site: CallSite<'_>,
+        target: Target<'_>,
+        task: &str,
+        a: &Approval,
+    ) -> Result<CallOutcome, EngineError> {
+        let mut out = Outgoing::decision(task, false, a.reason.clone());
+        out.approval_uuid = a.remote_approval.clone();
+        self.delegate(site, target, Claim::Approval(None), out)
+            .await
     }
 
     /// Sends the answer of a sub-agent's question on (its expiry or a
@@ -235,20 +190,15 @@ impl Engine {
     /// call's result, or another approval or question.
     pub(super) async fn relay_answer(
         &self,
-        conversation_id: &str,
-        message_id: &str,
-        tc: &ToolCall,
+        site: CallSite<'_>,
         q: StoredQuestion,
-        scope: &Scope,
-        ctx: &Ctx,
-    ) -> Result<Handled, EngineError> {
-        let action = scope.local_tool(&tc.name).map(|t| t.action.clone());
+    ) -> Result<CallOutcome, EngineError> {
+        let action = site.scope.local_tool(&site.tc.name).map(|t| &t.action);
         let (Some(remote), Some(LocalAction::A2a { agent, url })) = (q.remote.clone(), action)
         else {
             let text = "The sub-agent's question was answered, but the sub-agent is no longer configured here: the answer was not sent.";
-            self.finish_call(conversation_id, message_id, tc, text, true, None, scope)
-                .await?;
-            return Ok(Handled::Other);
+            self.finish_call(site, site.tc, text, true, None).await?;
+            return Ok(CallOutcome::AnsweredInStore);
         };
         let answer = super::question::answer_of(&q);
         let out = Outgoing::answer(
@@ -257,108 +207,82 @@ impl Engine {
             &answer.action,
             answer.content,
         );
-        let target = Target {
-            agent: &agent,
-            url: &url,
-        };
+        let target = Target { agent, url };
         let claim = Claim::Relay(q.question.uuid.clone());
-        self.delegate(
-            conversation_id,
-            message_id,
-            tc,
-            claim,
-            out,
-            target,
-            scope,
-            ctx,
-        )
-        .await
+        self.delegate(site, target, claim, out).await
     }
 
-    /// Sends `out` to the sub-agent, write-ahead, and records its answer:
-    /// the call's result, or a proxy approval or question when the remote
-    /// task waits.
-    #[allow(clippy::too_many_arguments)]
+    /// Sends `out` to the sub-agent, write-ahead (the call is claimed
+    /// first: one writer sends), and records its answer: the call's
+    /// result, or a proxy approval or question when the remote task waits.
     async fn delegate(
         &self,
-        conversation_id: &str,
-        message_id: &str,
-        tc: &ToolCall,
+        site: CallSite<'_>,
+        target: Target<'_>,
         claim: Claim,
         out: Outgoing,
-        target: Target<'_>,
-        scope: &Scope,
-        ctx: &Ctx,
-    ) -> Result<Handled, EngineError> {
+    ) -> Result<CallOutcome, EngineError> {
         let store = &self.inner.store;
-        let (may_run, gate) = match claim {
-            Claim::Gate(gate) => (
-                store
-                    .claim_call(conversation_id, message_id, gate.clone())
-                    .await?,
-                gate,
-            ),
-            Claim::Relay(uuid) => (
-                store
-                    .claim_relay(conversation_id, message_id, &uuid)
-                    .await?,
-                None,
-            ),
+        let (id, message_id) = (site.conversation_id, site.message_id);
+        let (may_run, approval_uuid) = match claim {
+            Claim::Approval(uuid) => (store.claim_call(id, message_id, uuid.clone()).await?, uuid),
+            Claim::Relay(uuid) => (store.claim_relay(id, message_id, &uuid).await?, None),
         };
         if !may_run {
-            return Ok(Handled::Other);
+            return Ok(CallOutcome::AnsweredInStore);
         }
         tracing::info!(agent = %target.agent, task = out.task_id.as_deref().unwrap_or("-"), "delegating to a sub-agent");
-        self.inner
-            .events
-            .emit(EventKind::ToolCallStarted, conversation_id, |e| {
-                e.running = Some(true);
-                e.tool = Some(tc.name.clone());
-                e.approval = gate.clone();
-                e.node = scope.node_name();
-            });
-        let agent_ctx = self.ctx_for_agent(target.agent, ctx);
+        let (tool, node) = (site.tc.name.clone(), site.scope.node_name());
+        self.inner.events.emit(EventKind::ToolCallStarted, id, |e| {
+            e.running = Some(true);
+            e.tool = Some(tool.clone());
+            e.approval = approval_uuid.clone();
+            e.node = node.clone();
+        });
+        let sent = self.send_to_agent(site, target, &out).await;
+        self.take_reply(site, target, sent, approval_uuid).await
+    }
+
+    /// Sends `out` and returns the sub-agent's reply: once more when a
+    /// held card was accepted meanwhile, and, inside a pipeline node
+    /// (where nothing can pause on a question), with each question the
+    /// remote asks declined at once, up to [`AUTO_DECLINES`].
+    async fn send_to_agent(
+        &self,
+        site: CallSite<'_>,
+        target: Target<'_>,
+        out: &Outgoing,
+    ) -> Result<RemoteReply, A2aError> {
+        let agent_ctx = self.ctx_for_agent(target.agent, site.ctx);
         let span = tracing::info_span!(
             "a2a.delegate",
-            sid = %ctx.session_id,
+            sid = %site.ctx.session_id,
             agent = %target.agent,
-            tool = %tc.name,
+            tool = %site.tc.name,
             outcome = tracing::field::Empty,
         );
-        let send = || {
-            tracing::Instrument::instrument(
-                self.inner.a2a.send(target.url, &out, &agent_ctx),
-                span.clone(),
-            )
-        };
-        let mut sent = send().await;
+        let mut sent = self.send_once(target, out, &agent_ctx, &span).await;
         // What the card read (if one was) showed is recorded; a held card
         // an admin accepted on another replica lets the call go on.
         if self
             .note_card(target.agent, target.url, sent.as_ref().err())
             .await
         {
-            sent = send().await;
+            sent = self.send_once(target, out, &agent_ctx, &span).await;
         }
-        // Inside a pipeline node nothing can pause on a question: the
-        // remote hears `decline`, as a tool's question there would.
         let mut declined = 0;
         while let Ok(RemoteReply::NeedsAnswer(q)) = &sent
-            && !self.asks_humans(scope)
+            && !self.asks_humans(site.scope)
         {
             if declined == AUTO_DECLINES {
-                sent = Err(crate::a2a::A2aError::Protocol(format!(
+                sent = Err(A2aError::Protocol(format!(
                     "it asked {AUTO_DECLINES} questions in a row, each declined here (a pipeline node cannot wait for an answer)"
                 )));
                 break;
             }
             declined += 1;
-            let out = Outgoing::answer(&q.task_id, &q.uuid, "decline", None);
-            sent = tracing::Instrument::instrument(
-                self.inner.a2a.send(target.url, &out, &agent_ctx),
-                span.clone(),
-            )
-            .await;
+            let decline = Outgoing::answer(&q.task_id, &q.uuid, "decline", None);
+            sent = self.send_once(target, &decline, &agent_ctx, &span).await;
         }
         let waits = matches!(
             sent,
@@ -373,87 +297,117 @@ impl Engine {
             },
         );
         if !waits {
-            crate::telemetry::metrics::get().tool_call(&tc.name, target.agent, sent.is_ok());
+            crate::telemetry::metrics::get().tool_call(&site.tc.name, target.agent, sent.is_ok());
         }
+        sent
+    }
+
+    /// One send to the sub-agent, under the delegation's span.
+    async fn send_once(
+        &self,
+        target: Target<'_>,
+        out: &Outgoing,
+        ctx: &CallContext,
+        span: &tracing::Span,
+    ) -> Result<RemoteReply, A2aError> {
+        let send = self.inner.a2a.send(target.url, out, ctx);
+        tracing::Instrument::instrument(send, span.clone()).await
+    }
+
+    /// Records what the sub-agent answered: its text is the call's result
+    /// (an error too, saying why); a remote task that waits becomes a
+    /// proxy question or a proxy approval on the call.
+    async fn take_reply(
+        &self,
+        site: CallSite<'_>,
+        target: Target<'_>,
+        sent: Result<RemoteReply, A2aError>,
+        approval_uuid: Option<String>,
+    ) -> Result<CallOutcome, EngineError> {
+        let tc = site.tc;
         match sent {
             Ok(RemoteReply::Done(text)) => {
-                self.finish_call(conversation_id, message_id, tc, &text, false, gate, scope)
+                self.finish_call(site, tc, &text, false, approval_uuid)
                     .await?;
-                Ok(Handled::Other)
+                Ok(CallOutcome::AnsweredInStore)
             }
             Err(e) => {
                 let mut text = format!("sub-agent {} unavailable: {e}", target.agent);
-                if let crate::a2a::A2aError::Untrusted { card: Some(_), .. } = &e {
+                if let A2aError::Untrusted { card: Some(_), .. } = &e {
                     text.push_str(&format!(
                         " (an admin can accept the card held: POST /tools/a2a_{}/accept)",
                         target.agent
                     ));
                 }
                 tracing::warn!(agent = %target.agent, error = %e, "sub-agent call failed");
-                self.finish_call(conversation_id, message_id, tc, &text, true, gate, scope)
+                self.finish_call(site, tc, &text, true, approval_uuid)
                     .await?;
-                Ok(Handled::Other)
+                Ok(CallOutcome::AnsweredInStore)
             }
-            Ok(RemoteReply::NeedsAnswer(q)) => {
-                self.ask_proxy(conversation_id, message_id, tc, q, gate, target)
-                    .await
-            }
+            Ok(RemoteReply::NeedsAnswer(q)) => self.ask_proxy(site, q, approval_uuid, target).await,
             Ok(RemoteReply::NeedsApproval(ask)) => {
-                let mut chain = vec![target.agent.to_string()];
-                chain.extend(ask.chain.iter().cloned());
-                let tool = ask.tool.clone().unwrap_or_else(|| "input".into());
-                let new = NewApproval {
-                    conversation_id: conversation_id.to_string(),
-                    message_id: message_id.to_string(),
-                    tool_name: tool,
-                    server: Some(target.agent.to_string()),
-                    tool_args: ask.arguments.clone(),
-                    description: ask.description.clone(),
-                    remote: Some(RemoteRef {
-                        task_id: ask.task_id.clone(),
-                        agent: target.agent.to_string(),
-                        chain,
-                        approval: ask.approval_uuid.clone(),
-                    }),
-                    traceparent: crate::telemetry::current_traceparent(),
-                    rule: Some("proxy".into()),
-                    approvers: Vec::new(),
-                    quorum: 1,
-                    // A proxy approval waits as long as ours would.
-                    expires_in: self.policy().expires_in,
-                };
-                // The send is done: the gate (if any) is executed and the
-                // call rests until the proxy approval is decided.
-                let settle = crate::store::Settle::Delegated {
-                    message_id: message_id.to_string(),
-                    gate,
-                };
-                let pending = self
-                    .request_approval(conversation_id, new, scope, Some(settle))
-                    .await?;
-                Ok(Handled::Paused(Box::new(pending)))
+                self.approve_proxy(site, ask, approval_uuid, target).await
             }
         }
     }
 
-    /// Stores a sub-agent's question on the call (which rests, its gate
-    /// done, like a round's) and pauses the turn on it.
+    /// Stores a sub-agent's approval request as a proxy approval on the
+    /// call and pauses the turn on it. The send is done: the call's own
+    /// approval (if any) is executed in the same transaction, and the call
+    /// rests until the proxy approval is decided.
+    async fn approve_proxy(
+        &self,
+        site: CallSite<'_>,
+        ask: RemoteAsk,
+        approval_uuid: Option<String>,
+        target: Target<'_>,
+    ) -> Result<CallOutcome, EngineError> {
+        let mut chain = vec![target.agent.to_string()];
+        chain.extend(ask.chain.iter().cloned());
+        let new = NewApproval {
+            conversation_id: site.conversation_id.to_string(),
+            message_id: site.message_id.to_string(),
+            tool_name: ask.tool.clone().unwrap_or_else(|| "input".into()),
+            server: Some(target.agent.to_string()),
+            tool_args: ask.arguments.clone(),
+            description: ask.description.clone(),
+            remote: Some(RemoteRef {
+                task_id: ask.task_id.clone(),
+                agent: target.agent.to_string(),
+                chain,
+                approval: ask.approval_uuid.clone(),
+            }),
+            traceparent: crate::telemetry::current_traceparent(),
+            rule: Some("proxy".into()),
+            approvers: Vec::new(),
+            quorum: 1,
+            // A proxy approval waits as long as ours would.
+            expires_in: self.policy().expires_in,
+        };
+        let settle = crate::store::Settle::Delegated {
+            message_id: site.message_id.to_string(),
+            gate: approval_uuid,
+        };
+        let pending = self.request_approval(site, new, Some(settle)).await?;
+        Ok(CallOutcome::AwaitsApproval(Box::new(pending)))
+    }
+
+    /// Stores a sub-agent's question on the call (which rests, its
+    /// approval done, like a round's) and pauses the turn on it.
     async fn ask_proxy(
         &self,
-        conversation_id: &str,
-        message_id: &str,
-        tc: &ToolCall,
+        site: CallSite<'_>,
         q: RemoteQuestion,
-        gate: Option<String>,
+        approval_uuid: Option<String>,
         target: Target<'_>,
-    ) -> Result<Handled, EngineError> {
+    ) -> Result<CallOutcome, EngineError> {
         let mut chain = vec![target.agent.to_string()];
         chain.extend(q.chain.iter().cloned());
         let new = NewQuestion {
-            conversation_id: conversation_id.to_string(),
-            message_id: message_id.to_string(),
+            conversation_id: site.conversation_id.to_string(),
+            message_id: site.message_id.to_string(),
             call: QuestionCall {
-                tool: q.tool.clone().unwrap_or_else(|| tc.name.clone()),
+                tool: q.tool.clone().unwrap_or_else(|| site.tc.name.clone()),
                 server: Some(target.agent.to_string()),
                 arguments: Value::Object(Default::default()),
             },
@@ -477,47 +431,12 @@ impl Engine {
         let stored = self
             .inner
             .store
-            .ask_round(vec![new], Round::default(), gate, Era::Proxy)
+            .ask_round(vec![new], Round::default(), approval_uuid, Era::Proxy)
             .await?;
         let Some(first) = stored.into_iter().next() else {
             return Err(EngineError::Task("a proxy question was not stored".into()));
         };
         self.announce_question(&first.question, false);
-        Ok(Handled::Asked(Box::new(first.question)))
-    }
-
-    /// Records a call's result and settles its gate approval (`executing`
-    /// → `executed` or `failed`); shared by tool calls and delegations.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) async fn finish_call(
-        &self,
-        conversation_id: &str,
-        message_id: &str,
-        tc: &ToolCall,
-        text: &str,
-        is_error: bool,
-        gate: Option<String>,
-        scope: &Scope,
-    ) -> Result<(), EngineError> {
-        let call = crate::store::FinishedCall {
-            conversation_id: conversation_id.to_string(),
-            message_id: message_id.to_string(),
-            gate,
-            tool: tc.name.clone(),
-            server: tc.server.clone(),
-            arguments: tc.arguments.clone(),
-            text: text.to_string(),
-            is_error,
-        };
-        self.inner.store.finish_call(call).await?;
-        self.inner
-            .events
-            .emit(EventKind::ToolCallFinished, conversation_id, |e| {
-                e.running = Some(true);
-                e.tool = Some(tc.name.clone());
-                e.detail = Some(if is_error { "error" } else { "ok" }.into());
-                e.node = scope.node_name();
-            });
-        Ok(())
+        Ok(CallOutcome::AwaitsAnswer(Box::new(first.question)))
     }
 }

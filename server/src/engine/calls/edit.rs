@@ -8,7 +8,8 @@
 //! it made, the edit and the result. A proxy approval's edit is checked by
 //! the sub-agent that owns the tool (its schema and its rules).
 
-use crate::engine::{Engine, EngineError};
+use crate::engine::error::EngineError;
+use crate::engine::handle::Engine;
 use crate::policy::Action;
 use crate::store::approvals::Approval;
 use serde_json::Value;
@@ -106,7 +107,7 @@ impl Engine {
         tool.strip_prefix("a2a_")
             .filter(|name| self.sub_agent_url(name).is_some())
             .map(|name| {
-                crate::engine::turn::scope::LocalTool::a2a(name, "", "", false)
+                crate::engine::scope::LocalTool::a2a(name, "", "", false)
                     .info
                     .input_schema
             })

@@ -1,75 +1,67 @@
 //! Running one call, write-ahead: `executing`/started is committed before
-//! the tool runs, the result and `executed`/`failed` commit together.
+//! the tool runs, the result and `executed`/`failed` commit together
+//! (`finish_call`, which a delegation's answer goes through too).
 
-use super::CallResult;
-use crate::domain::tools::{Resume, ToolError, ToolOutput};
-use crate::engine::turn::scope::{LocalAction, Scope};
-use crate::engine::{Ctx, Engine, EngineError};
-use app::models::{EventKind, Question, ToolCall};
+use super::outcome::{CallOutcome, CallResult};
+use super::site::CallSite;
+use crate::domain::tools::{CallContext, Resume, ToolError, ToolOutput};
+use crate::engine::error::EngineError;
+use crate::engine::handle::Engine;
+use crate::engine::scope::{LocalAction, Scope};
+use app::models::{EventKind, ToolCall};
 use std::sync::{Arc, Mutex};
-
-/// What running a call did.
-pub(super) enum Executed {
-    /// Another writer moved its approval on: it did not run here.
-    Skipped,
-    /// It ran and this result was recorded.
-    Ran(CallResult),
-    /// It asks the human (an MCP 2026-07-28 round): stored, the call rests.
-    Asked(Box<Question>),
-}
 
 impl Engine {
     /// Runs one call, write-ahead: `executing`/started is committed before
     /// the tool runs; the result and `executed`/`failed` commit together.
-    /// `(approval, note)`: the approval the call runs under, and what the
-    /// model is told before the result (an approver's edit). `resume`: the
-    /// answers of the call's question round, to retry it with.
-    #[allow(clippy::too_many_arguments)]
+    /// `tc`: the call as it runs (an approver's edit included).
+    /// `(approval_uuid, note)`: the approval the call runs under, and what
+    /// the model is told before the result (an approver's edit). `resume`:
+    /// the answers of the call's question round, to retry it with.
     pub(super) async fn execute(
         &self,
-        conversation_id: &str,
-        message_id: &str,
+        site: CallSite<'_>,
         tc: &ToolCall,
-        (approval, note): (Option<String>, Option<String>),
+        (approval_uuid, note): (Option<String>, Option<String>),
         resume: Option<Resume>,
-        scope: &Scope,
-        ctx: &Ctx,
-    ) -> Result<Executed, EngineError> {
-        let store = &self.inner.store;
-        let may_run = store
-            .claim_call(conversation_id, message_id, approval.clone())
+    ) -> Result<CallOutcome, EngineError> {
+        let (conversation_id, message_id) = (site.conversation_id, site.message_id);
+        let may_run = self
+            .inner
+            .store
+            .claim_call(conversation_id, message_id, approval_uuid.clone())
             .await?;
         if !may_run {
             // Another writer moved the approval on; never run twice.
-            return Ok(Executed::Skipped);
+            return Ok(CallOutcome::AnsweredInStore);
         }
         // Questions reach a human in simple mode; inside pipeline nodes
         // they are declined, as before (nothing there can pause on them).
         let notes = Arc::new(Mutex::new(Vec::new()));
-        let mut call_ctx = ctx.clone();
-        if self.asks_humans(scope) {
+        let mut call_ctx = site.ctx.clone();
+        if self.asks_humans(site.scope) {
             call_ctx.asker = Some(self.asker(conversation_id, message_id, tc, notes.clone()));
         }
         call_ctx.resume = resume;
-        tracing::info!(tool = %tc.name, approval = approval.as_deref().unwrap_or("-"), "tool call started");
+        tracing::info!(tool = %tc.name, approval = approval_uuid.as_deref().unwrap_or("-"), "tool call started");
         self.inner
             .events
             .emit(EventKind::ToolCallStarted, conversation_id, |e| {
                 e.running = Some(true);
                 e.tool = Some(tc.name.clone());
-                e.approval = approval.clone();
-                e.node = scope.node_name();
+                e.approval = approval_uuid.clone();
+                e.node = site.scope.node_name();
             });
         let started = std::time::Instant::now();
         let tool_span = tracing::info_span!(
             "tool",
-            sid = %ctx.session_id,
+            sid = %site.ctx.session_id,
             tool = %tc.name,
             server = tc.server.as_deref().unwrap_or("local"),
             outcome = tracing::field::Empty,
         );
         let called = tracing::Instrument::instrument(
-            self.call_tool(tc, scope, &call_ctx),
+            self.call_tool(tc, site.scope, &call_ctx),
             tool_span.clone(),
         )
         .await;
@@ -80,9 +72,9 @@ impl Engine {
             }) => {
                 tool_span.record("outcome", "input_required");
                 let q = self
-                    .ask_round(conversation_id, message_id, tc, round, approval)
+                    .ask_round(conversation_id, message_id, tc, round, approval_uuid)
                     .await?;
-                return Ok(Executed::Asked(Box::new(q)));
+                return Ok(CallOutcome::AwaitsAnswer(Box::new(q)));
             }
             Ok(out) => (out.text, out.is_error),
             Err(e) => (e.to_string(), true),
@@ -101,17 +93,9 @@ impl Engine {
         } else {
             format!("{}\n{text}", before.join("\n"))
         };
-        self.finish_call(
-            conversation_id,
-            message_id,
-            tc,
-            &text,
-            is_error,
-            approval,
-            scope,
-        )
-        .await?;
-        Ok(Executed::Ran(CallResult { text, is_error }))
+        self.finish_call(site, tc, &text, is_error, approval_uuid)
+            .await?;
+        Ok(CallOutcome::Ran(CallResult { text, is_error }))
     }
 
     /// Calls a tool: the scope's own (`exit_loop`, sub-agents) or the router's.
@@ -119,7 +103,7 @@ impl Engine {
         &self,
         tc: &ToolCall,
         scope: &Scope,
-        ctx: &Ctx,
+        ctx: &CallContext,
     ) -> Result<ToolOutput, ToolError> {
         let Some(local) = scope.local_tool(&tc.name) else {
             return self
@@ -136,5 +120,38 @@ impl Engine {
                 message: format!("the sub-agent `{agent}` is called through a delegation"),
             }),
         }
+    }
+
+    /// Records a call's result (`tc`: the call as it ran) and settles its
+    /// approval (`executing` → `executed` or `failed`); shared by tool
+    /// calls and delegations.
+    pub(super) async fn finish_call(
+        &self,
+        site: CallSite<'_>,
+        tc: &ToolCall,
+        text: &str,
+        is_error: bool,
+        approval_uuid: Option<String>,
+    ) -> Result<(), EngineError> {
+        let call = crate::store::FinishedCall {
+            conversation_id: site.conversation_id.to_string(),
+            message_id: site.message_id.to_string(),
+            gate: approval_uuid,
+            tool: tc.name.clone(),
+            server: tc.server.clone(),
+            arguments: tc.arguments.clone(),
+            text: text.to_string(),
+            is_error,
+        };
+        self.inner.store.finish_call(call).await?;
+        self.inner
+            .events
+            .emit(EventKind::ToolCallFinished, site.conversation_id, |e| {
+                e.running = Some(true);
+                e.tool = Some(tc.name.clone());
+                e.detail = Some(if is_error { "error" } else { "ok" }.into());
+                e.node = site.scope.node_name();
+            });
+        Ok(())
     }
 }

@@ -5,9 +5,11 @@
 //! destructive tools without asking; an `approve` rule asks there too (a
 //! rule is an explicit instruction, an annotation is only a hint).
 
+use super::site::CallSite;
 use crate::domain::tools::ToolInfo;
-use crate::engine::turn::scope::Scope;
-use crate::engine::{Engine, EngineError};
+use crate::engine::error::EngineError;
+use crate::engine::handle::Engine;
+use crate::engine::scope::Scope;
 use crate::policy::Action;
 use crate::store::DeniedCall;
 use app::models::{EventKind, ToolCall};
@@ -158,12 +160,10 @@ impl Engine {
     /// and `policy.denied` in the audit trail, together.
     pub(super) async fn deny(
         &self,
-        conversation_id: &str,
-        message_id: &str,
-        tc: &ToolCall,
+        site: CallSite<'_>,
         (rule, reason): (String, String),
-        scope: &Scope,
     ) -> Result<(), EngineError> {
+        let (conversation_id, message_id, tc) = (site.conversation_id, site.message_id, site.tc);
         tracing::info!(tool = %tc.name, rule = %rule, "tool call denied by a rule");
         let answered = self
             .inner
@@ -185,16 +185,9 @@ impl Engine {
                 .emit(EventKind::ToolCallFinished, conversation_id, |e| {
                     e.tool = Some(tc.name.clone());
                     e.detail = Some("denied".into());
-                    e.node = scope.node_name();
+                    e.node = site.scope.node_name();
                 });
         }
         Ok(())
     }
-}
-
-/// What the model is told about a call whose approval expired (`why`:
-/// the approval's recorded reason, "the approval expired after 2s").
-pub(crate) fn expired_text(why: Option<&str>) -> String {
-    let why = why.unwrap_or("the approval expired");
-    format!("Not run: {why}, and nobody decided in time.")
 }

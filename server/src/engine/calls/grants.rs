@@ -13,7 +13,8 @@
 
 use crate::domain::principal::{Principal, Role, Roles, Source};
 use crate::domain::tools::CallContext;
-use crate::engine::{Engine, EngineError};
+use crate::engine::error::EngineError;
+use crate::engine::handle::Engine;
 use crate::policy::grants::{LiveGrant, values_of};
 use crate::store::approvals::Approval;
 use crate::store::grants::{GrantRow, GrantUse, Revoked, Used};
@@ -274,40 +275,26 @@ impl Engine {
     /// Records a call as allowed by grant `grant` (its use counted, an
     /// approval approved by `grant:<id>`, `grant.used`), if the grant is
     /// still live; `None` (and the grant leaves the index) otherwise.
+    /// `(rule, approvers, quorum)`: the question the grant spares.
     pub(super) async fn run_granted(
         &self,
-        conversation_id: &str,
-        message_id: &str,
-        tc: &app::models::ToolCall,
+        site: super::site::CallSite<'_>,
         grant: &LiveGrant,
-        ask: &super::gate::Gate,
-        ctx: &CallContext,
+        (rule, approvers, quorum): (&str, &[String], u32),
     ) -> Result<Option<Approval>, EngineError> {
-        let super::gate::Gate::Ask {
-            rule,
-            approvers,
-            quorum,
-            ..
-        } = ask
-        else {
-            return Ok(None);
-        };
+        let tc = site.tc;
         let new = crate::store::approvals::NewApproval {
-            conversation_id: conversation_id.to_string(),
-            message_id: message_id.to_string(),
+            conversation_id: site.conversation_id.to_string(),
+            message_id: site.message_id.to_string(),
             tool_name: tc.name.clone(),
             server: tc.server.clone(),
             tool_args: tc.arguments.clone(),
-            description: crate::engine::turn::describe_call(
-                &tc.name,
-                tc.server.as_deref(),
-                &tc.arguments,
-            ),
+            description: super::texts::describe_call(&tc.name, tc.server.as_deref(), &tc.arguments),
             remote: None,
             traceparent: crate::telemetry::current_traceparent(),
-            rule: Some(rule.clone()),
-            approvers: approvers.clone(),
-            quorum: *quorum,
+            rule: Some(rule.to_string()),
+            approvers: approvers.to_vec(),
+            quorum,
             expires_in: None,
         };
         let roles = self.roles_now(&grant.granter, &grant.roles);
@@ -320,7 +307,12 @@ impl Engine {
             separation_of_duties: auth.separation_of_duties(),
         };
         let id = &grant.id;
-        match self.inner.store.use_grant(u, new, &ctx.session_id).await? {
+        match self
+            .inner
+            .store
+            .use_grant(u, new, &site.ctx.session_id)
+            .await?
+        {
             Used::Ran(a) => {
                 tracing::info!(grant = %id, tool = %tc.name, approval = %a.approval.uuid, "call allowed by a grant");
                 Ok(Some(*a))

@@ -12,7 +12,7 @@
 
 use crate::config::OnToolChange;
 use crate::domain::tools::ToolInfo;
-use crate::engine::Engine;
+use crate::engine::handle::Engine;
 use crate::store::pins::Acceptance;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -204,7 +204,7 @@ impl Engine {
         tool: &str,
         by: &str,
         expected: Option<&str>,
-    ) -> Result<Acceptance, crate::engine::EngineError> {
+    ) -> Result<Acceptance, crate::engine::error::EngineError> {
         let Some(t) = self
             .inner
             .tools
@@ -215,7 +215,7 @@ impl Engine {
             if let Some(agent) = tool.strip_prefix("a2a_") {
                 return self.accept_card(agent, by, expected).await;
             }
-            return Err(crate::engine::EngineError::NotFound(format!(
+            return Err(crate::engine::error::EngineError::NotFound(format!(
                 "no tool named {tool:?}"
             )));
         };

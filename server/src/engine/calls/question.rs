@@ -7,8 +7,8 @@
 //!   the running call ([`TurnAsker`]), polled so that an answer posted to
 //!   another replica reaches it too; its expiry answers `cancel`.
 
-use crate::domain::tools::{Ask, AskAnswer, Asker, InputRequired, Resume};
-use crate::engine::Engine;
+use crate::domain::tools::{Ask, AskAnswer, Asker, CallContext, InputRequired, Resume};
+use crate::engine::handle::Engine;
 use crate::store::questions::{AnswerRecord, Era, NewQuestion, Round, StoredQuestion};
 use app::models::{EventKind, Question, QuestionCall, QuestionStatus, ToolCall};
 use serde_json::{Map, Value};
@@ -107,7 +107,7 @@ impl Engine {
         tc: &ToolCall,
         round: InputRequired,
         gate: Option<String>,
-    ) -> Result<Question, crate::engine::EngineError> {
+    ) -> Result<Question, crate::engine::error::EngineError> {
         let expires_in = self.question_lifetime(tc.server.as_deref());
         let questions = new_questions(conversation_id, message_id, tc, round.asks, expires_in);
         let shared = Round {
@@ -123,14 +123,16 @@ impl Engine {
             .into_iter()
             .next()
             .map(|q| q.question)
-            .ok_or_else(|| crate::engine::EngineError::Task("a round without questions".into()))?;
+            .ok_or_else(|| {
+                crate::engine::error::EngineError::Task("a round without questions".into())
+            })?;
         self.announce_question(&first, false);
         Ok(first)
     }
 
     /// Whether a call in `scope` may ask the humans: in simple mode; inside
     /// pipeline nodes nothing can pause on a question, so it is declined.
-    pub(super) fn asks_humans(&self, scope: &crate::engine::turn::scope::Scope) -> bool {
+    pub(super) fn asks_humans(&self, scope: &crate::engine::scope::Scope) -> bool {
         scope.node.is_none() && self.inner.pipeline.is_none()
     }
 
@@ -317,7 +319,7 @@ impl Engine {
                     if self.expire_question(&q.question.uuid).await {
                         self.emit_answered(&q.question, "expired");
                         let engine = self.clone();
-                        let ctx = crate::engine::Ctx::default();
+                        let ctx = CallContext::default();
                         let turn = async move {
                             let ran = engine.run_turn(id, ctx, guard, None, None, None).await;
                             if let Err(e) = ran {

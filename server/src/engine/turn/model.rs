@@ -1,47 +1,18 @@
 //! The model's side of a step: the transcript the model sees
 //! (`request_messages`), the request sent under an `llm` span with its
-//! token metrics (`ask_model`), the scope's tools, and simple mode's scope
-//! (prompt, model, tools).
+//! token metrics (`ask_model`), and the scope's tools.
 
 use super::history::{condensed, transcript};
-use super::scope::Scope;
+use crate::domain::tools::CallContext;
 use crate::domain::tools::ToolInfo;
-use crate::engine::{Ctx, Engine, EngineError};
+use crate::engine::handle::Engine;
+use crate::engine::scope::Scope;
 use crate::llm::{ChatMessage, ChatRequest, ChatResponse, LlmClient, LlmError, ToolSpec};
 use crate::store::StoredMessage;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 impl Engine {
-    /// Simple mode's scope: the top-level prompt and model, or those of a
-    /// lone `llm` root node (with its `a2a` tools), `{user_message}`
-    /// resolved (`user`: the turn's message when the caller has it).
-    pub(super) async fn simple_scope(
-        &self,
-        conversation_id: &str,
-        user: Option<&str>,
-    ) -> Result<Scope, EngineError> {
-        let root = self.inner.simple_root.as_ref();
-        let prompt = root
-            .and_then(|r| r.prompt.clone())
-            .unwrap_or_else(|| self.inner.config.prompt.clone());
-        let llm = self.model_for(root.and_then(|r| r.model.as_deref()))?;
-        let mut scope = Scope::simple(prompt, llm);
-        scope.local = self.sub_agent_tools();
-        if scope.system.contains('{') {
-            let user = match user {
-                Some(text) => text.to_string(),
-                None => self.inner.store.last_user_text(conversation_id).await?,
-            };
-            let state = std::collections::BTreeMap::from([(
-                crate::config::USER_MESSAGE_KEY.to_string(),
-                user,
-            )]);
-            scope.system = crate::engine::pipeline::resolve(&scope.system, &state);
-        }
-        Ok(scope)
-    }
-
     /// The router's tools plus the scope's own.
     pub(in crate::engine) fn scope_tools(&self, scope: &Scope) -> Vec<ToolInfo> {
         let mut tools = self.inner.tools.tools();
@@ -57,7 +28,7 @@ impl Engine {
         &self,
         llm: &Arc<dyn LlmClient>,
         scope: &Scope,
-        ctx: &Ctx,
+        ctx: &CallContext,
         messages: Vec<ChatMessage>,
         tools: &[ToolInfo],
         cancelled: &CancellationToken,

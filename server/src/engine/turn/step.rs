@@ -2,13 +2,22 @@
 //! call, calls that cannot run answered at once), and the check for a
 //! rejected call that ends an `on_reject: stop` scope.
 
-use super::Step;
-use super::scope::Scope;
 use crate::domain::tools::{ToolError, ToolInfo};
-use crate::engine::{Engine, EngineError};
+use crate::engine::error::EngineError;
+use crate::engine::handle::Engine;
+use crate::engine::scope::Scope;
 use crate::llm::ChatResponse;
 use crate::store::{NewMessage, StepMessage, StoreError, StoredMessage};
 use app::models::{EventKind, Role, ToolCall};
+
+/// What one recorded model step asks for next.
+pub(super) enum Step {
+    /// A final answer: its text, and the conversation as the write that
+    /// ended the turn left it (when it did).
+    Final(String, Option<Box<app::models::Conversation>>),
+    /// Calls to handle: the step's messages as stored.
+    Calls(Vec<StoredMessage>),
+}
 
 impl Engine {
     /// The text that ends a scope with `on_reject: stop`, if one of its
