@@ -71,7 +71,7 @@ pub(in crate::store) use tx::Tx;
 pub(crate) use tx::Tx;
 // Ids and timestamps are the domain's (the store's tests name them here).
 #[cfg(test)]
-pub(crate) use crate::domain::ids::{new_id, now};
+pub(crate) use crate::domain::ids::now;
 
 use std::path::Path;
 

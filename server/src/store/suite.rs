@@ -1341,112 +1341,132 @@ async fn a_grant_is_used_only_while_live() {
 
 #[tokio::test]
 async fn a_held_card_is_audited_once_and_trusted_once_accepted() {
-    use card_pins::{CardSeen, SeenCard};
-    use pins::Acceptance;
     for (kind, _guard, s) in stores().await {
-        let seen = |digest: &'static str, untrusted: Option<&'static str>| SeenCard {
-            agent: "b",
-            url: "http://b",
-            digest,
-            card: "{\"name\":\"b\"}",
-            untrusted,
-        };
-        let events = |s: Store| async move {
-            let rows = s.audit_page(0, 100).await.unwrap();
-            rows.into_iter()
-                .map(|r| r.event)
-                .filter(|e| e.starts_with("a2a."))
-                .collect::<Vec<_>>()
-        };
-        // Verified: pinned silently.
-        assert_eq!(
-            s.observe_card(seen("d1", None)).await.unwrap(),
-            CardSeen::Trusted
-        );
-        let pin = s.card_pins().await.unwrap().remove(0);
-        assert_eq!(
-            (pin.digest.as_deref(), pin.pinned_by.as_deref()),
-            (Some("d1"), None),
-            "{kind}"
-        );
-        // Another card that does not verify: held, audited once.
-        for first in [true, false] {
-            let held = s
-                .observe_card(seen("d2", Some("signed by x")))
-                .await
-                .unwrap();
-            assert_eq!(held, CardSeen::Held { first }, "{kind}");
-        }
-        assert_eq!(events(s.clone()).await, ["a2a.card_untrusted"], "{kind}");
-        // The pinned card, unverifiable, is not trusted either (only an
-        // admin's acceptance trusts a card without a verifying signature).
-        assert_eq!(
-            s.observe_card(seen("d1", Some("unsigned"))).await.unwrap(),
-            CardSeen::Held { first: true },
-            "{kind}"
-        );
-        // Only the card the admin looked at is accepted.
-        assert_eq!(
-            s.accept_card("b", "root", Some("d2")).await.unwrap(),
-            Acceptance::Moved("d1".into()),
-            "{kind}"
-        );
-        assert_eq!(
-            s.accept_card("b", "root", Some("d1")).await.unwrap(),
-            Acceptance::Accepted,
-            "{kind}"
-        );
-        let accepted = s.card_pins().await.unwrap().remove(0);
-        assert_eq!(
-            (
-                accepted.digest.as_deref(),
-                accepted.pinned_by.as_deref(),
-                accepted.held
-            ),
-            (Some("d1"), Some("root"), None),
-            "{kind}"
-        );
-        let nothing = Acceptance::Nothing;
-        assert_eq!(
-            s.accept_card("b", "root", None).await.unwrap(),
-            nothing,
-            "{kind}"
-        );
-        assert_eq!(
-            s.accept_card("nobody", "root", None).await.unwrap(),
-            nothing
-        );
-        // The accepted card is trusted unverified; another is held again.
-        assert_eq!(
-            s.observe_card(seen("d1", Some("unsigned"))).await.unwrap(),
-            CardSeen::Trusted,
-            "{kind}"
-        );
-        assert_eq!(
-            s.observe_card(seen("d3", Some("unsigned"))).await.unwrap(),
-            CardSeen::Held { first: true },
-            "{kind}"
-        );
-        // A verifying card ends the hold and becomes the pin.
-        assert_eq!(
-            s.observe_card(seen("d4", None)).await.unwrap(),
-            CardSeen::Trusted
-        );
-        let pin = s.card_pins().await.unwrap().remove(0);
-        assert_eq!(
-            (pin.digest.as_deref(), pin.pinned_by, pin.held),
-            (Some("d4"), None, None),
-            "{kind}"
-        );
-        assert_eq!(
-            events(s.clone()).await,
-            [
-                "a2a.card_untrusted",
-                "a2a.card_untrusted",
-                "a2a.card_accepted",
-                "a2a.card_untrusted"
-            ],
-            "{kind}"
-        );
+        a_card_that_does_not_verify_is_held(kind, &s).await;
+        only_the_card_looked_at_is_accepted(kind, &s).await;
     }
+}
+
+/// A card agent `b` showed: `untrusted` says why it cannot be trusted.
+fn seen(digest: &'static str, untrusted: Option<&'static str>) -> card_pins::SeenCard<'static> {
+    card_pins::SeenCard {
+        agent: "b",
+        url: "http://b",
+        digest,
+        card: "{\"name\":\"b\"}",
+        untrusted,
+    }
+}
+
+/// The `a2a.*` events audited so far.
+async fn card_events(s: Store) -> Vec<String> {
+    let rows = s.audit_page(0, 100).await.unwrap();
+    rows.into_iter()
+        .map(|r| r.event)
+        .filter(|e| e.starts_with("a2a."))
+        .collect::<Vec<_>>()
+}
+
+/// A verified card is pinned silently; one that does not verify is held,
+/// audited once, and so is the pinned card when it no longer verifies.
+async fn a_card_that_does_not_verify_is_held(kind: &str, s: &Store) {
+    use card_pins::CardSeen;
+    let events = card_events;
+    // Verified: pinned silently.
+    assert_eq!(
+        s.observe_card(seen("d1", None)).await.unwrap(),
+        CardSeen::Trusted
+    );
+    let pin = s.card_pins().await.unwrap().remove(0);
+    assert_eq!(
+        (pin.digest.as_deref(), pin.pinned_by.as_deref()),
+        (Some("d1"), None),
+        "{kind}"
+    );
+    // Another card that does not verify: held, audited once.
+    for first in [true, false] {
+        let held = s
+            .observe_card(seen("d2", Some("signed by x")))
+            .await
+            .unwrap();
+        assert_eq!(held, CardSeen::Held { first }, "{kind}");
+    }
+    assert_eq!(events(s.clone()).await, ["a2a.card_untrusted"], "{kind}");
+    // The pinned card, unverifiable, is not trusted either (only an
+    // admin's acceptance trusts a card without a verifying signature).
+    assert_eq!(
+        s.observe_card(seen("d1", Some("unsigned"))).await.unwrap(),
+        CardSeen::Held { first: true },
+        "{kind}"
+    );
+}
+
+/// Only the card the admin looked at is accepted; it is then trusted
+/// unverified, another is held again, and a verifying card ends the hold.
+async fn only_the_card_looked_at_is_accepted(kind: &str, s: &Store) {
+    use card_pins::CardSeen;
+    use pins::Acceptance;
+    let events = card_events;
+    assert_eq!(
+        s.accept_card("b", "root", Some("d2")).await.unwrap(),
+        Acceptance::Moved("d1".into()),
+        "{kind}"
+    );
+    assert_eq!(
+        s.accept_card("b", "root", Some("d1")).await.unwrap(),
+        Acceptance::Accepted,
+        "{kind}"
+    );
+    let accepted = s.card_pins().await.unwrap().remove(0);
+    assert_eq!(
+        (
+            accepted.digest.as_deref(),
+            accepted.pinned_by.as_deref(),
+            accepted.held
+        ),
+        (Some("d1"), Some("root"), None),
+        "{kind}"
+    );
+    let nothing = Acceptance::Nothing;
+    assert_eq!(
+        s.accept_card("b", "root", None).await.unwrap(),
+        nothing,
+        "{kind}"
+    );
+    assert_eq!(
+        s.accept_card("nobody", "root", None).await.unwrap(),
+        nothing
+    );
+    // The accepted card is trusted unverified; another is held again.
+    assert_eq!(
+        s.observe_card(seen("d1", Some("unsigned"))).await.unwrap(),
+        CardSeen::Trusted,
+        "{kind}"
+    );
+    assert_eq!(
+        s.observe_card(seen("d3", Some("unsigned"))).await.unwrap(),
+        CardSeen::Held { first: true },
+        "{kind}"
+    );
+    // A verifying card ends the hold and becomes the pin.
+    assert_eq!(
+        s.observe_card(seen("d4", None)).await.unwrap(),
+        CardSeen::Trusted
+    );
+    let pin = s.card_pins().await.unwrap().remove(0);
+    assert_eq!(
+        (pin.digest.as_deref(), pin.pinned_by, pin.held),
+        (Some("d4"), None, None),
+        "{kind}"
+    );
+    assert_eq!(
+        events(s.clone()).await,
+        [
+            "a2a.card_untrusted",
+            "a2a.card_untrusted",
+            "a2a.card_accepted",
+            "a2a.card_untrusted"
+        ],
+        "{kind}"
+    );
 }
