@@ -218,8 +218,10 @@ def file_graph(src_dir):
     graph = {}
     for mp, path in files.items():
         text = strip(open(path, encoding="utf-8").read())
+        # `pub(in crate::a)` names a visibility, not an import.
+        text = re.sub(r"\bpub\s*\(\s*in\s+[^)]*\)", "pub", text)
         paths = use_paths(text)
-        paths += [m.group(0).split("::") for m in re.finditer(r"\b(?:crate|super|self)(?:::\w+)+", text)]
+        paths += [m.group(0).split("::") for m in re.finditer(r"\b(?:crate|super|self)(?:::\w+)+(?![\w:])", text)]
         bare = re.finditer(r"(?<![\w:])(\w+)::(\w+)", text)
         paths += [[m.group(1), m.group(2)] for m in bare if m.group(1) not in ("crate", "super", "self")]
         for p in paths:

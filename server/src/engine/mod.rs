@@ -41,6 +41,7 @@
 //!   its next await point, as a crash would, and the crash rules settle it.
 
 pub(crate) mod a2a_tasks;
+mod boards;
 mod calls;
 mod commands;
 mod drive;
@@ -55,6 +56,7 @@ mod replicas;
 mod reply;
 mod running;
 mod scope;
+mod tree;
 mod turn;
 
 #[cfg(test)]
@@ -68,9 +70,6 @@ use recovery::TURN_INTERRUPTED_NOTE;
 pub(crate) use reply::Reply;
 #[cfg(test)]
 use turn::history;
-
-/// Who is acting, carried into the turn.
-pub(crate) type Ctx = crate::domain::tools::CallContext;
 
 #[cfg(test)]
 mod tests;

@@ -177,7 +177,7 @@ fn setup() -> Setup {
     )
 }
 
-fn ctx() -> Ctx {
+fn ctx() -> CallContext {
     CallContext {
         session_id: "test".into(),
         ..Default::default()

@@ -19,21 +19,13 @@ use crate::a2a::A2aError;
 use crate::domain::tools::ToolInfo;
 use crate::engine::error::EngineError;
 use crate::engine::handle::Engine;
-use crate::store::card_pins::{CardPinRow, CardSeen, SeenCard};
+use crate::store::card_pins::{CardSeen, SeenCard};
 use crate::store::pins::Acceptance;
 use serde_json::Value;
-use std::collections::HashMap;
-use std::sync::RwLock;
 use std::time::Duration;
 
 /// How often the pinned agents' cards are checked.
 const EVERY: Duration = Duration::from_secs(60);
-
-/// The card pins as last read from the store, by agent name.
-#[derive(Default)]
-pub(crate) struct CardBoard {
-    map: RwLock<HashMap<String, CardPinRow>>,
-}
 
 impl Engine {
     /// The sub-agents whose signing key is pinned: (name, URL).

@@ -12,30 +12,14 @@
 
 use crate::config::OnToolChange;
 use crate::domain::tools::ToolInfo;
+use crate::engine::boards::PinnedTool;
 use crate::engine::handle::Engine;
 use crate::store::pins::Acceptance;
 use serde_json::Value;
-use std::collections::HashMap;
-use std::sync::RwLock;
 use std::time::Duration;
 
 /// How often the tool lists are compared with the pins.
 const EVERY: Duration = Duration::from_secs(2);
-
-/// The pins as last read from the store, by (server, tool).
-#[derive(Default)]
-pub(crate) struct PinBoard {
-    map: RwLock<HashMap<(String, String), Known>>,
-}
-
-#[derive(Clone, Debug)]
-struct Known {
-    digest: String,
-    definition: Value,
-    pinned_at: String,
-    /// A changed definition waiting for an admin: (digest, JSON, when).
-    changed: Option<(String, Value, String)>,
-}
 
 /// Whether a definition declares the tool destructive.
 fn declared_destructive(def: &Value) -> bool {
@@ -76,7 +60,7 @@ impl Engine {
                 let map = rows
                     .into_iter()
                     .map(|p| {
-                        let known = Known {
+                        let known = PinnedTool {
                             definition: parse(&p.definition),
                             digest: p.digest,
                             pinned_at: p.pinned_at,

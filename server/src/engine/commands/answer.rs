@@ -7,8 +7,11 @@
 //! information, and a destructive call that follows needs its approval).
 
 use crate::domain::principal::{Principal, Role};
+use crate::domain::tools::CallContext;
 use crate::engine::calls::question::status_of;
-use crate::engine::{Ctx, Engine, EngineError, Reply};
+use crate::engine::error::EngineError;
+use crate::engine::handle::Engine;
+use crate::engine::reply::Reply;
 use crate::events::Delivery;
 use crate::store::questions::{AnswerRecord, Answered, Era};
 use app::models::{Conversation, ProcessResult, Question, QuestionKind, QuestionStatus};
@@ -31,7 +34,7 @@ impl Engine {
         &self,
         uuid: &str,
         answer: Answer,
-        ctx: Ctx,
+        ctx: CallContext,
     ) -> Result<Reply, EngineError> {
         let found = self.pending_question(uuid).await?;
         let q = &found.question;

@@ -2,7 +2,9 @@
 //! runs.
 
 use super::{decider, load, must_exist};
-use crate::engine::{Ctx, Engine, EngineError};
+use crate::domain::tools::CallContext;
+use crate::engine::error::EngineError;
+use crate::engine::handle::Engine;
 use app::models::{Conversation, ConversationStatus};
 
 impl Engine {
@@ -29,7 +31,7 @@ impl Engine {
     pub(crate) async fn cancel(
         &self,
         conversation_id: &str,
-        ctx: Ctx,
+        ctx: CallContext,
     ) -> Result<Conversation, EngineError> {
         let store = &self.inner.store;
         must_exist(store, conversation_id).await?;

@@ -16,9 +16,12 @@ use super::decider;
 use crate::config::{AuthConfig, AuthMode};
 use crate::domain::channel::Channel;
 use crate::domain::principal::Principal;
+use crate::domain::tools::CallContext;
+use crate::engine::calls::texts::declined_text;
+use crate::engine::error::EngineError;
+use crate::engine::handle::Engine;
 use crate::engine::locks::LockGuard;
-use crate::engine::turn::declined_text;
-use crate::engine::{Ctx, Engine, EngineError, Reply};
+use crate::engine::reply::Reply;
 use crate::store::approvals::Approval;
 use crate::store::grants::GrantRow;
 use crate::store::{Decided, DecisionRecord};
@@ -44,7 +47,7 @@ impl Engine {
         &self,
         uuid: &str,
         decision: DecisionRequest,
-        ctx: Ctx,
+        ctx: CallContext,
     ) -> Result<Reply, EngineError> {
         self.decide_with(uuid, decision, ctx, None, None).await
     }
@@ -55,7 +58,7 @@ impl Engine {
         &self,
         uuid: &str,
         decision: DecisionRequest,
-        ctx: Ctx,
+        ctx: CallContext,
         committed: tokio::sync::oneshot::Sender<Decided>,
     ) -> Result<Reply, EngineError> {
         self.decide_with(uuid, decision, ctx, None, Some(committed))
@@ -69,7 +72,7 @@ impl Engine {
         &self,
         uuid: &str,
         decision: DecisionRequest,
-        mut ctx: Ctx,
+        mut ctx: CallContext,
         link: String,
     ) -> Result<Reply, EngineError> {
         ctx.via = Channel::Link;
@@ -84,7 +87,7 @@ impl Engine {
         &self,
         uuid: &str,
         decision: DecisionRequest,
-        ctx: Ctx,
+        ctx: CallContext,
         link: Option<String>,
         committed: Option<tokio::sync::oneshot::Sender<Decided>>,
     ) -> Result<Reply, EngineError> {
@@ -159,7 +162,7 @@ impl Engine {
         &self,
         found: &Approval,
         decision: &DecisionRequest,
-        ctx: &Ctx,
+        ctx: &CallContext,
     ) -> Result<Option<GrantRow>, EngineError> {
         let Some(req) = grant_request(decision)? else {
             return Ok(None);
@@ -224,14 +227,14 @@ impl Engine {
             .unwrap_or(found.approval);
         self.reply(
             &conversation_id,
-            crate::engine::TurnOutcome::Waiting(Box::new(now)),
+            crate::engine::outcome::TurnOutcome::Waiting(Box::new(now)),
         )
         .await
     }
 
     /// The report of a decision that decided: logged, the metrics and the
     /// trace's span of the wait, and an event.
-    fn report_decided(&self, found: &Approval, approve: bool, ctx: &Ctx) {
+    fn report_decided(&self, found: &Approval, approve: bool, ctx: &CallContext) {
         let a = &found.approval;
         tracing::info!(approval = %a.uuid, conversation = %a.conversation_id, approved = approve, "approval decided");
         let waited = crate::telemetry::metrics::since(&a.created_at);
@@ -298,7 +301,7 @@ fn grant_request(decision: &DecisionRequest) -> Result<Option<&GrantRequest>, En
 /// Who votes: with a quorum each principal votes once; in auth mode none
 /// there are no principals, so browser sessions are counted instead.
 /// `None`: one decision decides.
-fn voter(mode: AuthMode, a: &PendingApproval, ctx: &Ctx) -> Option<String> {
+fn voter(mode: AuthMode, a: &PendingApproval, ctx: &CallContext) -> Option<String> {
     (a.needed() > 1).then(|| {
         if mode == AuthMode::None {
             format!("session:{}", ctx.session_id)
@@ -312,7 +315,7 @@ fn voter(mode: AuthMode, a: &PendingApproval, ctx: &Ctx) -> Option<String> {
 fn record(
     found: &Approval,
     decision: &DecisionRequest,
-    ctx: &Ctx,
+    ctx: &CallContext,
     overrides: bool,
     voter: Option<String>,
     link: Option<String>,
@@ -377,7 +380,7 @@ fn outcome_label(approve: bool) -> &'static str {
 /// under this lease, so nobody else moved it) instead of read again. A
 /// rejected local call was answered by the decision; a proxy approval goes
 /// through the delegation, which reads its own: both `None`.
-fn handed_over(found: Approval, decision: &DecisionRequest, ctx: &Ctx) -> Option<Approval> {
+fn handed_over(found: Approval, decision: &DecisionRequest, ctx: &CallContext) -> Option<Approval> {
     let proxy = found.approval.remote_task_id.is_some();
     (decision.approve && !proxy).then(|| {
         let mut a = found;
@@ -406,7 +409,7 @@ mod tests {
         }
     }
 
-    fn ctx(name: &str, roles: &[&str], via: Channel) -> Ctx {
+    fn ctx(name: &str, roles: &[&str], via: Channel) -> CallContext {
         CallContext {
             session_id: "s1".into(),
             principal: principal(name, roles),

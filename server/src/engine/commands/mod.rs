@@ -6,8 +6,13 @@ pub(crate) mod answer;
 mod cancel;
 pub(super) mod decide;
 mod send;
+mod sign_out;
 
-use crate::engine::{Ctx, Engine, EngineError};
+use crate::domain::tools::CallContext;
+
+use crate::engine::handle::Engine;
+
+use crate::engine::error::EngineError;
 use crate::store::approvals::Decider;
 use crate::store::{Requester, Store};
 use app::models::Conversation;
@@ -40,7 +45,7 @@ impl Engine {
     async fn stop_turn(
         &self,
         conversation_id: &str,
-    ) -> Result<crate::engine::LockGuard, EngineError> {
+    ) -> Result<crate::engine::locks::LockGuard, EngineError> {
         let wait = std::time::Duration::from_secs(self.inner.config.store.lease_seconds + 10);
         let deadline = tokio::time::Instant::now() + wait;
         let mut asked = false;
@@ -62,7 +67,7 @@ impl Engine {
 }
 
 /// Who asks, as the conversation records it.
-fn requester(ctx: &Ctx) -> Requester {
+fn requester(ctx: &CallContext) -> Requester {
     Requester {
         name: ctx.principal.name.clone(),
         session: ctx.session_id.clone(),
@@ -71,7 +76,7 @@ fn requester(ctx: &Ctx) -> Requester {
 }
 
 /// Who is deciding, as the approval row records it.
-fn decider(ctx: &Ctx) -> Decider {
+fn decider(ctx: &CallContext) -> Decider {
     Decider {
         name: ctx.principal.name.clone(),
         via: ctx.via,

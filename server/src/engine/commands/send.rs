@@ -1,7 +1,10 @@
 //! Starting a conversation and sending a message: each runs a turn.
 
 use super::{check_message, must_exist, requester};
-use crate::engine::{Ctx, Engine, EngineError, Reply};
+use crate::domain::tools::CallContext;
+use crate::engine::error::EngineError;
+use crate::engine::handle::Engine;
+use crate::engine::reply::Reply;
 use crate::store::StoredMessage;
 use app::models::{Conversation, ConversationStatus, EventKind};
 
@@ -10,7 +13,7 @@ impl Engine {
     pub(crate) async fn start_conversation(
         &self,
         message: Option<String>,
-        ctx: Ctx,
+        ctx: CallContext,
     ) -> Result<(Conversation, Option<Reply>), EngineError> {
         let store = &self.inner.store;
         let Some(text) = message else {
@@ -44,7 +47,7 @@ impl Engine {
         &self,
         conversation_id: &str,
         text: String,
-        ctx: Ctx,
+        ctx: CallContext,
     ) -> Result<Reply, EngineError> {
         check_message(&text)?;
         let store = &self.inner.store;

@@ -13,11 +13,11 @@
 use super::llm_node::pending_call;
 use super::run::{NodeEnd, Run};
 use super::template::resolve;
-use super::tree::Node;
 use crate::engine::calls::outcome::CallOutcome;
 use crate::engine::calls::state::Known;
 use crate::engine::error::EngineError;
 use crate::engine::scope::{LocalTool, Scope};
+use crate::engine::tree::Node;
 use crate::store::{NewMessage, NodeTag, StoredMessage};
 use app::models::{EventKind, Role, ToolCall};
 use serde_json::json;

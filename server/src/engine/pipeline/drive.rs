@@ -6,11 +6,11 @@
 use super::kinds::run_kind;
 use super::resume::{end_unresumable, mismatch};
 use super::run::{NodeEnd, Run, run_node};
-use super::tree::Pipeline;
 use crate::domain::tools::CallContext;
 use crate::engine::error::EngineError;
 use crate::engine::handle::Engine;
 use crate::engine::outcome::TurnOutcome;
+use crate::engine::tree::Pipeline;
 use crate::store::{NewMessage, StoredMessage};
 use app::models::{ConversationStatus, PendingApproval, Role};
 use app::pipeline::{PIPELINE_STATE_VERSION, PendingCall, PipelineState, RunStatus};

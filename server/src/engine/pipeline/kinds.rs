@@ -4,11 +4,11 @@
 //! circle between the files.
 
 use super::run::{NodeEnd, Run};
-use super::tree::Node;
 use super::{a2a_node, llm_node, loop_node, parallel, sequential};
 use crate::config::NodeKind;
 use crate::domain::BoxFuture;
 use crate::engine::error::EngineError;
+use crate::engine::tree::Node;
 use std::sync::Arc;
 
 /// Runs `node` (its run recorded as started under `key`) by its kind.

@@ -9,9 +9,9 @@
 
 use super::run::{NodeEnd, Run};
 use super::template::resolve;
-use super::tree::Node;
 use crate::engine::error::EngineError;
 use crate::engine::scope::{LocalTool, Scope};
+use crate::engine::tree::Node;
 use crate::engine::turn::tool_loop::ScopeEnd;
 use crate::store::NodeTag;
 use app::pipeline::PendingCall;

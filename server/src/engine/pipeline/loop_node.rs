@@ -8,9 +8,9 @@
 
 use super::run::{NodeEnd, Run};
 use super::sequential;
-use super::tree::Node;
 use crate::config::DEFAULT_MAX_ITERATIONS;
 use crate::engine::error::EngineError;
+use crate::engine::tree::Node;
 use crate::store::{NewMessage, NodeTag};
 use app::models::Role;
 use std::sync::Arc;

@@ -34,8 +34,6 @@ mod resume;
 mod run;
 mod sequential;
 mod template;
-mod tree;
 
 pub(super) use resume::paused_elsewhere;
 pub(super) use template::resolve;
-pub(super) use tree::Pipeline;

@@ -12,8 +12,8 @@
 //! pending approval listed.
 
 use super::run::{NodeEnd, Run, child_key, run_node};
-use super::tree::Node;
 use crate::engine::error::EngineError;
+use crate::engine::tree::Node;
 use std::sync::Arc;
 
 /// Why a branch has no end: the agent is shutting down.

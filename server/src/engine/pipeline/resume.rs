@@ -2,9 +2,9 @@
 //! paused on another replica, is ended with an explicit error, never
 //! guessed at.
 
-use super::tree::Pipeline;
 use crate::engine::error::EngineError;
 use crate::engine::handle::Engine;
+use crate::engine::tree::Pipeline;
 use app::models::ConversationStatus;
 use app::pipeline::{PIPELINE_STATE_VERSION, PipelineState, RunStatus};
 

@@ -6,11 +6,11 @@
 //! that hold others (`sequential`, `parallel`, `loop`) run their children
 //! through [`run_node`] without this file importing theirs.
 
-use super::tree::Node;
 use crate::domain::BoxFuture;
 use crate::domain::tools::CallContext;
 use crate::engine::error::EngineError;
 use crate::engine::handle::Engine;
+use crate::engine::tree::Node;
 use crate::store::{NewMessage, NodeTag};
 use app::models::{EventKind, PendingApproval, Role};
 use app::pipeline::{NodeRun, PendingCall, PipelineState, RunStatus};

@@ -5,8 +5,8 @@
 //! skipped.
 
 use super::run::{NodeEnd, Run, child_key, run_node};
-use super::tree::Node;
 use crate::engine::error::EngineError;
+use crate::engine::tree::Node;
 use std::sync::Arc;
 
 pub(crate) async fn run(run: Arc<Run>, node: Arc<Node>, key: &str) -> Result<NodeEnd, EngineError> {

@@ -3,7 +3,7 @@
 //! end, and the mark that the call came over A2A.
 
 use super::rpc::RpcError;
-use crate::engine::Ctx;
+use crate::domain::tools::CallContext;
 use crate::http::state::AppState;
 use axum::http::HeaderMap;
 
@@ -12,7 +12,7 @@ use axum::http::HeaderMap;
 pub(crate) fn arrived(
     state: &AppState,
     headers: &HeaderMap,
-    ctx: &mut Ctx,
+    ctx: &mut CallContext,
 ) -> Result<u32, RpcError> {
     let hops = headers
         .get("x-a2a-hop-count")

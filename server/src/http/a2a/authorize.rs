@@ -13,12 +13,12 @@
 
 use super::rpc::RpcError;
 use crate::domain::principal::{Role, may_decide};
-use crate::engine::Ctx;
+use crate::domain::tools::CallContext;
 use crate::engine::a2a_tasks::plan::Plan;
 use crate::http::state::AppState;
 
 /// Refuses `method` unless the caller has its role.
-pub(crate) fn method(state: &AppState, method: &str, ctx: &Ctx) -> Result<(), RpcError> {
+pub(crate) fn method(state: &AppState, method: &str, ctx: &CallContext) -> Result<(), RpcError> {
     let need = crate::http::auth::access::a2a_method(method);
     // Sending may turn out to be a decision or an answer, which need other
     // roles (checked once the message is read: [`plan`]).
@@ -36,7 +36,7 @@ pub(crate) fn method(state: &AppState, method: &str, ctx: &Ctx) -> Result<(), Rp
 }
 
 /// Refuses a planned message the caller may not send.
-pub(crate) async fn plan(state: &AppState, plan: &Plan, ctx: &Ctx) -> Result<(), RpcError> {
+pub(crate) async fn plan(state: &AppState, plan: &Plan, ctx: &CallContext) -> Result<(), RpcError> {
     if !state.auth.enforced() {
         return Ok(());
     }
@@ -70,7 +70,7 @@ pub(crate) async fn plan(state: &AppState, plan: &Plan, ctx: &Ctx) -> Result<(),
 }
 
 /// Refuses cancelling a task the caller did not start (admins may).
-pub(crate) async fn cancel(state: &AppState, id: &str, ctx: &Ctx) -> Result<(), RpcError> {
+pub(crate) async fn cancel(state: &AppState, id: &str, ctx: &CallContext) -> Result<(), RpcError> {
     own_task(state, id, ctx, "CancelTask", "cancel").await
 }
 
@@ -80,7 +80,7 @@ pub(crate) async fn cancel(state: &AppState, id: &str, ctx: &Ctx) -> Result<(), 
 pub(crate) async fn push_config(
     state: &AppState,
     id: &str,
-    ctx: &Ctx,
+    ctx: &CallContext,
     what: &str,
 ) -> Result<(), RpcError> {
     let doing = "set or delete the push notification configs of";
@@ -92,7 +92,7 @@ pub(crate) async fn push_config(
 async fn own_task(
     state: &AppState,
     id: &str,
-    ctx: &Ctx,
+    ctx: &CallContext,
     what: &str,
     doing: &str,
 ) -> Result<(), RpcError> {

@@ -22,7 +22,7 @@ use super::{push, tasks};
 use crate::a2a::proto;
 use crate::a2a::proto::a2a_service_server::{A2aService, A2aServiceServer};
 use crate::a2a::wire::Dialect;
-use crate::engine::Ctx;
+use crate::domain::tools::CallContext;
 use crate::http::state::AppState;
 use axum::http::HeaderMap;
 use futures_util::Stream;
@@ -103,7 +103,7 @@ fn from_json<M: DeserializeOwned>(v: Value) -> Result<M, Status> {
 impl Grpc {
     /// What every call checks first (as the JSON bindings do): the
     /// version, the hop count, the role; the caller context.
-    fn arrive<T>(&self, req: &Request<T>, method: &'static str) -> Result<Ctx, Status> {
+    fn arrive<T>(&self, req: &Request<T>, method: &'static str) -> Result<CallContext, Status> {
         self.arrive_reading(req, method).map(|(ctx, _)| ctx)
     }
 
@@ -113,7 +113,7 @@ impl Grpc {
         &self,
         req: &Request<T>,
         method: &'static str,
-    ) -> Result<(Ctx, HeaderMap), Status> {
+    ) -> Result<(CallContext, HeaderMap), Status> {
         // tonic keeps the HTTP request's extensions: the guard's identity,
         // the session id.
         let headers = req.metadata().clone().into_headers();

@@ -13,7 +13,7 @@
 
 use super::rpc::{RpcError, param_str, param_u64};
 use crate::a2a::wire::Dialect;
-use crate::engine::Ctx;
+use crate::domain::tools::CallContext;
 use crate::http::state::AppState;
 use crate::store::push::PushConfig;
 use serde_json::{Value, json};
@@ -141,7 +141,7 @@ pub(crate) async fn register(
     task_id: &str,
     params: &Value,
     d: Dialect,
-    ctx: &Ctx,
+    ctx: &CallContext,
 ) -> Result<PushConfig, RpcError> {
     super::authorize::push_config(state, task_id, ctx, "setting a push notification config")
         .await?;
@@ -201,7 +201,7 @@ pub(crate) async fn create(
     state: &AppState,
     params: &Value,
     d: Dialect,
-    ctx: &Ctx,
+    ctx: &CallContext,
 ) -> Result<Value, RpcError> {
     let task_id = task_of(state, params, d).await?;
     let p = register(state, &task_id, params, d, ctx).await?;
@@ -289,7 +289,7 @@ pub(crate) async fn delete(
     state: &AppState,
     params: &Value,
     d: Dialect,
-    ctx: &Ctx,
+    ctx: &CallContext,
 ) -> Result<Value, RpcError> {
     let task_id = task_of(state, params, d).await?;
     let Some(config) = config_of(params, d) else {

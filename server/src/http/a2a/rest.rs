@@ -25,7 +25,7 @@ use super::rpc::{self, RpcError};
 use super::stream::{self, Framing};
 use super::{push, tasks};
 use crate::a2a::wire::Dialect;
-use crate::engine::Ctx;
+use crate::domain::tools::CallContext;
 use crate::http::caller::Caller;
 use crate::http::state::AppState;
 use axum::Json;
@@ -50,7 +50,7 @@ fn answer(r: Result<Value, RpcError>) -> Response {
 fn arrive(
     state: &AppState,
     headers: &HeaderMap,
-    ctx: &mut Ctx,
+    ctx: &mut CallContext,
     method: &'static str,
 ) -> Result<(), RpcError> {
     rpc::check_v1(headers)?;
@@ -181,7 +181,12 @@ pub(crate) async fn task_action(
     }
 }
 
-async fn subscribe(state: AppState, mut ctx: Ctx, headers: &HeaderMap, id: &str) -> Response {
+async fn subscribe(
+    state: AppState,
+    mut ctx: CallContext,
+    headers: &HeaderMap,
+    id: &str,
+) -> Response {
     if let Err(e) = arrive(&state, headers, &mut ctx, "SubscribeToTask") {
         return rest_error(&e);
     }

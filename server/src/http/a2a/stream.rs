@@ -14,7 +14,7 @@
 use super::errors::{errors_in_stream, plain_error, rest_error};
 use super::rpc::{self, RpcError};
 use crate::a2a::wire::{self, Dialect, MessageView, Part, Sender, TaskState, TaskView};
-use crate::engine::Ctx;
+use crate::domain::tools::CallContext;
 use crate::engine::a2a_tasks::executor::Ran;
 use crate::engine::a2a_tasks::view::view;
 use crate::events::Delivery;
@@ -48,7 +48,7 @@ pub(crate) async fn send(
     id: Framing,
     params: Value,
     d: Dialect,
-    ctx: Ctx,
+    ctx: CallContext,
 ) -> Response {
     match open_send(state, params, d, ctx).await {
         Ok(rx) => sse(id, d, rx),
@@ -61,7 +61,7 @@ pub(crate) async fn open_send(
     state: AppState,
     params: Value,
     d: Dialect,
-    mut ctx: Ctx,
+    mut ctx: CallContext,
 ) -> Result<mpsc::Receiver<Frame>, RpcError> {
     let start = async {
         let mut m = wire::incoming(&params, d).map_err(RpcError::params)?;

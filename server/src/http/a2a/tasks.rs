@@ -6,10 +6,11 @@
 
 use super::rpc::{RpcError, param_str, param_u64};
 use crate::a2a::wire::{Dialect, TaskState, TaskView};
+use crate::domain::tools::CallContext;
+use crate::engine::EngineError;
 use crate::engine::a2a_tasks::error::TaskError;
 use crate::engine::a2a_tasks::executor::Ran;
 use crate::engine::a2a_tasks::view::{stored_state, view};
-use crate::engine::{Ctx, EngineError};
 use crate::http::state::AppState;
 use app::models::{Conversation, ListQuery};
 use serde_json::{Value, json};
@@ -19,7 +20,7 @@ pub(crate) async fn send(
     state: &AppState,
     params: &Value,
     d: Dialect,
-    mut ctx: Ctx,
+    mut ctx: CallContext,
 ) -> Result<Value, RpcError> {
     let mut m = crate::a2a::wire::incoming(params, d).map_err(RpcError::params)?;
     m.dialect = Some(d);
@@ -110,7 +111,7 @@ pub(crate) async fn cancel(
     state: &AppState,
     params: &Value,
     d: Dialect,
-    ctx: Ctx,
+    ctx: CallContext,
 ) -> Result<Value, RpcError> {
     let id = param_str(params, "id", "id").ok_or_else(|| RpcError::params("`id` is required"))?;
     let c = state.a2a.load(&id).await?;
