@@ -16,7 +16,7 @@ pub(crate) struct FinishedCall {
     pub(crate) conversation_id: String,
     pub(crate) message_id: String,
     /// The approval the call ran under (`executing`), if any.
-    pub(crate) gate: Option<String>,
+    pub(crate) approval_uuid: Option<String>,
     pub(crate) tool: String,
     pub(crate) server: Option<String>,
     pub(crate) arguments: serde_json::Value,
@@ -46,24 +46,24 @@ pub(crate) enum Settle {
     /// the proxy approval now owns the call.
     Delegated {
         message_id: String,
-        gate: Option<String>,
+        approval_uuid: Option<String>,
     },
 }
 
 impl Store {
-    /// Claims a call before it runs: the approved `gate` moves to
+    /// Claims a call before it runs: the approval `approval_uuid` moves to
     /// `executing` and the call is marked started, together. False when
-    /// another writer moved the gate on (the call must not run).
+    /// another writer moved it on (the call must not run).
     pub(crate) async fn claim_call(
         &self,
         conversation_id: &str,
         message_id: &str,
-        gate: Option<String>,
+        approval_uuid: Option<String>,
     ) -> Result<bool, StoreError> {
         let (id, mid) = (conversation_id.to_string(), message_id.to_string());
         self.write(move |tx| {
             tx.fence(&id)?;
-            if let Some(uuid) = &gate
+            if let Some(uuid) = &approval_uuid
                 && !tx.transition(
                     uuid,
                     &[ApprovalStatus::Approved],
@@ -86,7 +86,7 @@ impl Store {
         self.write(move |tx| {
             tx.fence(&call.conversation_id)?;
             let ms = tx.finish_result(&call.message_id, &call.text, call.is_error)?;
-            if let Some(uuid) = &call.gate {
+            if let Some(uuid) = &call.approval_uuid {
                 let to = if call.is_error {
                     ApprovalStatus::Failed
                 } else {
@@ -98,7 +98,7 @@ impl Store {
                 actor: "agent",
                 event: "tool.executed",
                 conversation_id: Some(&call.conversation_id),
-                approval_uuid: call.gate.as_deref(),
+                approval_uuid: call.approval_uuid.as_deref(),
                 details: serde_json::json!({
                     "tool": call.tool,
                     "server": call.server,
@@ -168,8 +168,11 @@ impl Store {
         self.write(move |tx| {
             tx.fence(&new.conversation_id)?;
             match settle {
-                Some(Settle::Delegated { message_id, gate }) => {
-                    if let Some(uuid) = &gate {
+                Some(Settle::Delegated {
+                    message_id,
+                    approval_uuid,
+                }) => {
+                    if let Some(uuid) = &approval_uuid {
                         tx.transition(
                             uuid,
                             &[ApprovalStatus::Executing],

@@ -386,7 +386,7 @@ impl Engine {
         };
         let settle = crate::store::Settle::Delegated {
             message_id: site.message_id.to_string(),
-            gate: approval_uuid,
+            approval_uuid,
         };
         let pending = self.request_approval(site, new, Some(settle)).await?;
         Ok(CallOutcome::AwaitsApproval(Box::new(pending)))

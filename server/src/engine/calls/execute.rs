@@ -136,7 +136,7 @@ impl Engine {
         let call = crate::store::FinishedCall {
             conversation_id: site.conversation_id.to_string(),
             message_id: site.message_id.to_string(),
-            gate: approval_uuid,
+            approval_uuid,
             tool: tc.name.clone(),
             server: tc.server.clone(),
             arguments: tc.arguments.clone(),

@@ -106,7 +106,7 @@ impl Engine {
         message_id: &str,
         tc: &ToolCall,
         round: InputRequired,
-        gate: Option<String>,
+        approval_uuid: Option<String>,
     ) -> Result<Question, crate::engine::error::EngineError> {
         let expires_in = self.question_lifetime(tc.server.as_deref());
         let questions = new_questions(conversation_id, message_id, tc, round.asks, expires_in);
@@ -117,7 +117,7 @@ impl Engine {
         let stored = self
             .inner
             .store
-            .ask_round(questions, shared, gate, Era::Round)
+            .ask_round(questions, shared, approval_uuid, Era::Round)
             .await?;
         let first = stored
             .into_iter()

@@ -28,7 +28,7 @@ impl Store {
         &self,
         questions: Vec<NewQuestion>,
         shared: Round,
-        gate: Option<String>,
+        approval_uuid: Option<String>,
         era: Era,
     ) -> Result<Vec<StoredQuestion>, StoreError> {
         let routes = self.notify_routes.clone();
@@ -38,7 +38,7 @@ impl Store {
             };
             let (id, mid) = (first.conversation_id.clone(), first.message_id.clone());
             tx.fence(&id)?;
-            if let Some(uuid) = &gate {
+            if let Some(uuid) = &approval_uuid {
                 tx.transition(
                     uuid,
                     &[app::models::ApprovalStatus::Executing],
