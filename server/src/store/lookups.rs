@@ -32,12 +32,6 @@ impl Store {
         self.read(move |tx| tx.created_by(&id)).await
     }
 
-    /// Records the A2A context a conversation belongs to.
-    pub(crate) async fn set_context(&self, id: &str, context_id: &str) -> Result<(), StoreError> {
-        let (id, context) = (id.to_string(), context_id.to_string());
-        self.write(move |tx| tx.set_context(&id, &context)).await
-    }
-
     /// The newest conversation whose id or A2A context is `context_id`.
     pub(crate) async fn by_context(&self, context_id: &str) -> Result<Option<String>, StoreError> {
         let cid = context_id.to_string();

@@ -41,6 +41,7 @@ fn requester(name: &str) -> Requester {
         name: name.into(),
         session: "s".into(),
         message_id: None,
+        context_id: None,
     }
 }
 
@@ -1469,4 +1470,53 @@ async fn only_the_card_looked_at_is_accepted(kind: &str, s: &Store) {
         ],
         "{kind}"
     );
+}
+
+/// A new A2A task opens in the client's context in one transaction: the
+/// conversation is found by that context as soon as it exists, with or
+/// without a first message, and a context the store refuses opens nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_opens_in_its_context_in_one_transaction() {
+    for (kind, _guard, s) in stores().await {
+        let in_context = |c: &str| Requester {
+            context_id: Some(c.into()),
+            ..requester("alice")
+        };
+        let empty = s
+            .open_conversation(in_context("ctx-a"), None)
+            .await
+            .unwrap();
+        assert_eq!(
+            s.by_context("ctx-a").await.unwrap(),
+            Some(empty.id),
+            "{kind}"
+        );
+        let (with_turn, _lease) = s.open_turn(in_context("ctx-b"), "hi".into()).await.unwrap();
+        assert_eq!(
+            s.by_context("ctx-b").await.unwrap(),
+            Some(with_turn.id),
+            "{kind}"
+        );
+        let count = || async {
+            s.list_conversations(PageRequest::default())
+                .await
+                .unwrap()
+                .1
+                .total
+        };
+        let before = count().await;
+        // PostgreSQL cannot hold a NUL (SQLite can): there the context
+        // fails the open, and the whole open is undone with it.
+        let refused = s.open_conversation(in_context("ctx\0x"), None).await;
+        if kind == "postgres" {
+            assert!(refused.is_err(), "{kind}: a NUL in a context is refused");
+            let after = count().await;
+            assert_eq!(
+                after, before,
+                "{kind}: the refused open left no conversation"
+            );
+        } else {
+            assert!(refused.is_ok(), "{kind}: {refused:?}");
+        }
+    }
 }

@@ -18,6 +18,9 @@ pub(crate) struct Requester {
     pub(crate) session: String,
     /// The id the client gave the user's message (A2A `messageId`).
     pub(crate) message_id: Option<String>,
+    /// The A2A `contextId` a client named for a new task, recorded in the
+    /// transaction that opens the conversation.
+    pub(crate) context_id: Option<String>,
 }
 
 /// What a conversation waits for, which a new message may not skip.
@@ -320,11 +323,17 @@ fn open(tx: &dyn Tx, by: &Requester, first: Option<String>) -> Result<Conversati
     let Some(text) = first else {
         let c = tx.insert_conversation(&by.session)?;
         tx.set_requester(&c.id, &by.name, &by.session)?;
+        if let Some(context) = &by.context_id {
+            tx.set_context(&c.id, context)?;
+        }
         super::audit::conversation_created(tx, &by.name, &c.id, &by.session)?;
         return Ok(c);
     };
     let first = NewMessage::user(text, by.message_id.clone());
     let (mut c, m) = tx.insert_with_message(&by.session, &by.name, first)?;
+    if let Some(context) = &by.context_id {
+        tx.set_context(&c.id, context)?;
+    }
     super::audit::conversation_created(tx, &by.name, &c.id, &by.session)?;
     super::audit::message_sent(tx, &by.name, &c.id, Some(&m.id))?;
     c.updated_at = m.created_at.clone();

@@ -32,10 +32,8 @@ pub(crate) async fn create(
     m: &Incoming,
     ctx: &CallContext,
 ) -> Result<String, TaskError> {
-    let (c, _) = engine.start_conversation(None, ctx.clone()).await?;
-    if let Some(context) = &m.context_id {
-        engine.store().set_context(&c.id, context).await?;
-    }
+    let context = m.context_id.clone();
+    let (c, _) = engine.start_in_context(None, context, ctx.clone()).await?;
     Ok(c.id)
 }
 
@@ -50,16 +48,15 @@ pub(crate) async fn run(
     let out = match plan {
         Plan::New(m) => {
             let context = m.context_id.clone();
+            let named = context.is_some();
             let out = e
-                .start_conversation(Some(m.text), ctx)
+                .start_in_context(Some(m.text), context, ctx)
                 .await
                 .map(|(c, _)| c);
-            match (out, context) {
-                (Ok(c), Some(context)) => {
-                    engine.store().set_context(&c.id, &context).await?;
-                    Ok(load(engine, &c.id).await?)
-                }
-                (out, _) => out,
+            match out {
+                // The conversation as stored, with the context it opened in.
+                Ok(c) if named => Ok(load(engine, &c.id).await?),
+                out => out,
             }
         }
         Plan::Turn { id, m } => e

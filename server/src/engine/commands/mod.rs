@@ -67,11 +67,12 @@ impl Engine {
 }
 
 /// Who asks, as the conversation records it.
-fn requester(ctx: &CallContext) -> Requester {
+fn requester(ctx: &CallContext, context_id: Option<String>) -> Requester {
     Requester {
         name: ctx.principal.name.clone(),
         session: ctx.session_id.clone(),
         message_id: ctx.message_id.clone(),
+        context_id,
     }
 }
 

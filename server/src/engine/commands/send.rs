@@ -15,9 +15,23 @@ impl Engine {
         message: Option<String>,
         ctx: CallContext,
     ) -> Result<(Conversation, Option<Reply>), EngineError> {
+        self.start_in_context(message, None, ctx).await
+    }
+
+    /// [`Engine::start_conversation`] for a new A2A task: the client's
+    /// `contextId` (if it named one) is recorded in the transaction that
+    /// opens the conversation, so no crash leaves a task outside it.
+    pub(crate) async fn start_in_context(
+        &self,
+        message: Option<String>,
+        context_id: Option<String>,
+        ctx: CallContext,
+    ) -> Result<(Conversation, Option<Reply>), EngineError> {
         let store = &self.inner.store;
         let Some(text) = message else {
-            let c = store.open_conversation(requester(&ctx), None).await?;
+            let c = store
+                .open_conversation(requester(&ctx, context_id), None)
+                .await?;
             self.emit_status(&c.id, Some(c.status), false);
             return Ok((c, None));
         };
@@ -25,7 +39,7 @@ impl Engine {
         self.llm()?;
         // One transaction: the conversation, its first message, the running
         // flag and the turn's lease.
-        let (c, lease) = store.open_turn(requester(&ctx), text).await?;
+        let (c, lease) = store.open_turn(requester(&ctx, context_id), text).await?;
         self.inner.events.emit(EventKind::MessageAdded, &c.id, |e| {
             e.status = Some(ConversationStatus::Active);
             e.running = Some(true);
@@ -73,7 +87,7 @@ impl Engine {
             // The pending approval is checked inside the transaction: the
             // authority, with no snapshot read before it.
             let waiting = store
-                .add_user_message(conversation_id, requester(&ctx), text)
+                .add_user_message(conversation_id, requester(&ctx, None), text)
                 .await?;
             match waiting {
                 Some(crate::store::Waiting::Approval(a)) => {
