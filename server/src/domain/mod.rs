@@ -10,7 +10,7 @@
 //! - [`net`]: loopback hosts, browser origins, CIDR blocks;
 //! - [`text`]: HTML escaping; [`problem`]: a config problem at a key path;
 //! - [`tasks`]: the owner of every task the agent spawns, drained on
-//!   shutdown.
+//!   shutdown; [`pages`]: the UI's page links, as `http/` hands them down.
 //!
 //! Key decision: these are facts and rules with no I/O (the task owner
 //! spawns, but reads and writes nothing), so the store, the
@@ -23,6 +23,7 @@ pub(crate) mod duration;
 pub(crate) mod form;
 pub(crate) mod ids;
 pub mod net;
+pub(crate) mod pages;
 pub(crate) mod principal;
 pub(crate) mod problem;
 pub mod tasks;

@@ -24,6 +24,7 @@ pub(crate) mod extract;
 pub(crate) mod guard;
 pub(crate) mod html;
 pub(crate) mod metrics;
+pub(crate) mod pages;
 pub(crate) mod paths;
 pub(crate) mod rest;
 pub(crate) mod route;

@@ -50,7 +50,10 @@ pub async fn run(
     if state.notify.is_on() && state.config.public_url.is_none() {
         tracing::warn!(base = %base, "notifications are on but public_url is not set: their links point at {base}");
     }
-    state.notify.start(base, &tasks);
+    state.notify.start(
+        std::sync::Arc::new(super::pages::UiPages::new(&base)),
+        &tasks,
+    );
     state.a2a.start_push(&tasks);
     // The audit chain's head goes to the log every hour (and at startup
     // and shutdown), so an external log holds anchors (AUTH.md §7).

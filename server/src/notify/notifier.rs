@@ -6,6 +6,7 @@
 use super::webhook::{ATTEMPT_TIMEOUT, RETRY_FOR};
 use super::{email, links, push, slack};
 use crate::config::{Config, Format};
+use crate::domain::pages::SharedPages;
 use crate::store::Store;
 use crate::store::outbox::{Route, Routes};
 use links::Links;
@@ -30,9 +31,9 @@ pub(crate) struct Notifier {
     pub(super) store: Store,
     pub(super) targets: BTreeMap<String, Kind>,
     pub(super) links: Links,
-    /// Where links point: `public_url`, else the address the agent
-    /// listens on (known once it listens).
-    pub(super) base: OnceLock<String>,
+    /// The UI's page links (under `public_url`, else the address the
+    /// agent listens on), handed down by `http/` once it listens.
+    pub(super) pages: OnceLock<SharedPages>,
     pub(super) retry_for: Duration,
     pub(super) http: reqwest::Client,
     /// A2A push: the secrets' sealer, the guarded client, the switch.
@@ -166,7 +167,7 @@ impl Notifier {
             allow_private,
             links: Links::new(key),
             slack,
-            base: OnceLock::new(),
+            pages: OnceLock::new(),
             retry_for: n
                 .retry_for
                 .as_deref()
@@ -194,10 +195,6 @@ impl Notifier {
     /// Whether any target is configured.
     pub(crate) fn is_on(&self) -> bool {
         !self.targets.is_empty()
-    }
-
-    pub(super) fn base(&self) -> &str {
-        self.base.get().map(String::as_str).unwrap_or("")
     }
 }
 

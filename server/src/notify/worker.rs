@@ -11,6 +11,7 @@ use super::body::{self, LinkSet};
 use super::links::{Action, Claims};
 use super::notifier::{Kind, Notifier};
 use crate::config::Format;
+use crate::domain::pages::SharedPages;
 use crate::store::outbox::{Attempt, Notification, later};
 use futures_util::StreamExt;
 use std::sync::Arc;
@@ -60,11 +61,11 @@ pub(super) async fn prune(store: crate::store::Store) {
 }
 
 impl Notifier {
-    /// Starts the worker, as a task of `tasks`; links point at `base`
-    /// (`public_url`, else the address the agent listens on). A delivery
+    /// Starts the worker, as a task of `tasks`; links are `pages`' (under
+    /// `public_url`, else the address the agent listens on). A delivery
     /// cut by shutdown is sent again once its claim expires.
-    pub(crate) fn start(self: &Arc<Self>, base: String, tasks: &crate::domain::tasks::Tasks) {
-        let _ = self.base.set(base.trim_end_matches('/').to_string());
+    pub(crate) fn start(self: &Arc<Self>, pages: SharedPages, tasks: &crate::domain::tasks::Tasks) {
+        let _ = self.pages.set(pages);
         // Always: A2A push deliveries go through the outbox too.
         let me = self.clone();
         tasks.spawn_background("notifications", async move { me.run().await });
@@ -262,14 +263,17 @@ impl Notifier {
     /// Approve and Reject; for one that ended, Open; for a changed tool,
     /// the tools page.
     pub(crate) fn links_for(&self, n: &Notification) -> LinkSet {
-        let base = self.base();
+        let Some(pages) = self.pages.get() else {
+            // Not started: nothing is delivered, so there is nothing to link.
+            return LinkSet::default();
+        };
         let d = &n.delivery;
         let Some(uuid) = &d.approval_uuid else {
             // A question is answered on its conversation's page; a changed
             // tool is accepted on the tools page.
             let open = match n.payload["question"]["conversation_id"].as_str() {
-                Some(c) => format!("{base}/ui/conversations/{c}"),
-                None => format!("{base}/ui/tools"),
+                Some(c) => pages.conversation(c),
+                None => pages.tools(),
             };
             return LinkSet {
                 open,
@@ -282,7 +286,7 @@ impl Notifier {
                 approval: uuid.clone(),
                 action,
             });
-            format!("{base}/ui/link/{token}")
+            pages.signed_link(&token)
         };
         let open_ended = matches!(
             d.event.as_str(),
@@ -299,7 +303,7 @@ impl Notifier {
                 .as_str()
                 .unwrap_or_default();
             LinkSet {
-                open: format!("{base}/ui/conversations/{conversation}"),
+                open: pages.conversation(conversation),
                 ..LinkSet::default()
             }
         }

@@ -38,16 +38,14 @@ pub(crate) struct DeniedCall {
     pub(crate) text: String,
 }
 
-/// A write that commits with a new approval.
+/// A delegation that paused at the sub-agent, settled in the transaction
+/// that stores its proxy approval: the call's own approval (if any) is
+/// done (`executing` → `executed`) and the call is no longer "started", so
+/// the proxy approval now owns the call.
 #[derive(Clone, Debug)]
-pub(crate) enum Settle {
-    /// A delegation paused at the sub-agent: its own gate (if any) is done
-    /// (`executing` → `executed`) and its call is no longer "started", so
-    /// the proxy approval now owns the call.
-    Delegated {
-        message_id: String,
-        approval_uuid: Option<String>,
-    },
+pub(crate) struct HandedOver {
+    pub(crate) message_id: String,
+    pub(crate) approval_uuid: Option<String>,
 }
 
 impl Store {
@@ -156,34 +154,33 @@ impl Store {
     }
 
     /// Stores a pending approval (audited as `approval.requested`), with
-    /// `settle` in the same transaction. With `pause`, the conversation
+    /// the delegation it takes over (`handed_over`) settled in the same
+    /// transaction. With `pause`, the conversation
     /// waits for it and its turn stops there too.
     pub(crate) async fn request_approval(
         &self,
         new: NewApproval,
         pause: bool,
-        settle: Option<Settle>,
+        handed_over: Option<HandedOver>,
     ) -> Result<Approval, StoreError> {
         let routes = self.notify_routes.clone();
         self.write(move |tx| {
             tx.fence(&new.conversation_id)?;
-            match settle {
-                Some(Settle::Delegated {
-                    message_id,
-                    approval_uuid,
-                }) => {
-                    if let Some(uuid) = &approval_uuid {
-                        tx.transition(
-                            uuid,
-                            &[ApprovalStatus::Executing],
-                            ApprovalStatus::Executed,
-                            None,
-                            None,
-                        )?;
-                    }
-                    tx.clear_started(&message_id)?;
+            if let Some(HandedOver {
+                message_id,
+                approval_uuid,
+            }) = handed_over
+            {
+                if let Some(uuid) = &approval_uuid {
+                    tx.transition(
+                        uuid,
+                        &[ApprovalStatus::Executing],
+                        ApprovalStatus::Executed,
+                        None,
+                        None,
+                    )?;
                 }
-                None => {}
+                tx.clear_started(&message_id)?;
             }
             let a = tx.insert_approval(new)?;
             tx.audit(&Event {

@@ -50,7 +50,7 @@ mod sqlite;
 mod turns;
 mod tx;
 
-pub(crate) use calls::{DeniedCall, FinishedCall, Settle};
+pub(crate) use calls::{DeniedCall, FinishedCall, HandedOver};
 pub(crate) use conversations::PageRequest;
 pub(crate) use decisions::{Decided, DecisionRecord};
 pub use error::StoreError;

@@ -83,26 +83,13 @@ impl Engine {
                 quorum,
                 expires_in,
             } => {
-                let new = NewApproval {
-                    conversation_id: site.conversation_id.to_string(),
-                    message_id: site.message_id.to_string(),
-                    tool_name: tc.name.clone(),
-                    server: tc.server.clone(),
-                    tool_args: tc.arguments.clone(),
-                    description: format!(
-                        "Delegate to the sub-agent `{}`: {}",
-                        target.agent,
-                        first_message(tc).text
-                    ),
-                    remote: None,
-                    traceparent: crate::telemetry::current_traceparent(),
-                    rule: Some(rule),
-                    approvers,
-                    quorum,
-                    expires_in,
-                };
-                let pending = self.request_approval(site, new, None).await?;
-                Ok(CallOutcome::AwaitsApproval(Box::new(pending)))
+                let description = format!(
+                    "Delegate to the sub-agent `{}`: {}",
+                    target.agent,
+                    first_message(tc).text
+                );
+                self.ask(site, (rule, approvers, quorum, expires_in), description)
+                    .await
             }
             Gate::Run | Gate::Granted { .. } => {
                 let out = first_message(tc);
@@ -384,11 +371,11 @@ impl Engine {
             // A proxy approval waits as long as ours would.
             expires_in: self.policy().expires_in,
         };
-        let settle = crate::store::Settle::Delegated {
+        let handed_over = crate::store::HandedOver {
             message_id: site.message_id.to_string(),
             approval_uuid,
         };
-        let pending = self.request_approval(site, new, Some(settle)).await?;
+        let pending = self.request_approval(site, new, Some(handed_over)).await?;
         Ok(CallOutcome::AwaitsApproval(Box::new(pending)))
     }
 

@@ -14,7 +14,7 @@ use crate::engine::error::EngineError;
 use crate::engine::handle::Engine;
 use crate::engine::scope::Scope;
 use crate::store::StoredMessage;
-use crate::store::approvals::{Approval, NewApproval};
+use crate::store::approvals::Approval;
 use crate::store::questions::StoredQuestion;
 use app::models::EventKind;
 
@@ -105,22 +105,9 @@ impl Engine {
                 quorum,
                 expires_in,
             } => {
-                let new = NewApproval {
-                    conversation_id: site.conversation_id.to_string(),
-                    message_id: site.message_id.to_string(),
-                    tool_name: tc.name.clone(),
-                    server: tc.server.clone(),
-                    tool_args: tc.arguments.clone(),
-                    description: describe_call(&tc.name, tc.server.as_deref(), &tc.arguments),
-                    remote: None,
-                    traceparent: crate::telemetry::current_traceparent(),
-                    rule: Some(rule),
-                    approvers,
-                    quorum,
-                    expires_in,
-                };
-                let pending = self.request_approval(site, new, None).await?;
-                Ok(CallOutcome::AwaitsApproval(Box::new(pending)))
+                let description = describe_call(&tc.name, tc.server.as_deref(), &tc.arguments);
+                self.ask(site, (rule, approvers, quorum, expires_in), description)
+                    .await
             }
             Gate::Run | Gate::Granted { .. } => self.execute(site, tc, (None, None), None).await,
         }
