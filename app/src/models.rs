@@ -583,6 +583,9 @@ pub struct AgentInfo {
     /// Why the model cannot be used, if it cannot (e.g. a missing API key).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub llm_problem: Option<String>,
+    /// Where the agent serves MCP (`/mcp`), when it does (CLIENTS.md §1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_endpoint: Option<String>,
 }
 
 impl AgentInfo {

@@ -83,10 +83,27 @@ pub struct Config {
     /// Questions tools ask the human (QUESTIONS.md §2).
     #[serde(default)]
     pub questions: QuestionsConfig,
+    /// The agent as an MCP server at `POST /mcp` (CLIENTS.md §1).
+    #[serde(default)]
+    pub mcp_endpoint: McpEndpointConfig,
     /// SHA-256 of the file as written (with `${VAR}` references, so no
     /// secret): `config.loaded` in the audit trail records it.
     #[serde(skip)]
     pub source_digest: String,
+}
+
+/// `mcp_endpoint:`: on unless `enabled: false`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpEndpointConfig {
+    #[serde(default = "default_true")]
+    pub enabled: bool,
+}
+
+impl Default for McpEndpointConfig {
+    fn default() -> Self {
+        McpEndpointConfig { enabled: true }
+    }
 }
 
 /// `llm:`.

@@ -49,6 +49,7 @@ mod error;
 mod expiry;
 mod handle;
 mod locks;
+pub(crate) mod mcp_endpoint;
 mod outcome;
 mod pipeline;
 mod recovery;

@@ -21,7 +21,7 @@ use crate::http::auth::proxy::ProxyIdentity;
 use crate::http::auth::session::{self, COOKIE};
 use crate::http::auth::target::encode;
 use crate::http::error::ApiError;
-use crate::http::paths::{A2A_GRPC_PREFIX, is_grpc};
+use crate::http::paths::{A2A_GRPC_PREFIX, MCP, is_grpc};
 use crate::http::routes::ROUTES;
 use crate::http::state::AppState;
 use axum::Json;
@@ -142,13 +142,7 @@ pub(crate) async fn layer(State(state): State<AppState>, mut req: Request, next:
         Err(Failure::Invalid(why)) => {
             auth.failures.fail(ip);
             deny(&state.auth, &state.store, ip, "-", &path, &why).await;
-            if grpc {
-                return crate::http::a2a::grpc::refusal(&RpcError::unauthenticated(&why));
-            }
-            if is_a2a_rest(&path) {
-                return challenged(a2a_rest(RpcError::unauthenticated(&why)), true);
-            }
-            return unauthorized(&why, true);
+            return unknown(&state, &req, grpc, &why, true);
         }
         Err(Failure::Unavailable(why)) => {
             tracing::error!(error = %why, "cannot check credentials");
@@ -170,13 +164,7 @@ pub(crate) async fn layer(State(state): State<AppState>, mut req: Request, next:
         (Need::Open, _) => {}
         (Need::Api(_) | Need::Known, None) => {
             let why = "authentication required: send Authorization: Bearer <token>, or sign in at /ui/sign-in";
-            if grpc {
-                return crate::http::a2a::grpc::refusal(&RpcError::unauthenticated(why));
-            }
-            if is_a2a_rest(&path) {
-                return challenged(a2a_rest(RpcError::unauthenticated(why)), false);
-            }
-            return unauthorized(why, false);
+            return unknown(&state, &req, grpc, why, false);
         }
         (Need::Page(_), None) => return to_sign_in(req.uri()),
         (Need::Api(role) | Need::Page(role), Some(p)) if !p.allow(role) => {
@@ -207,6 +195,25 @@ pub(crate) async fn layer(State(state): State<AppState>, mut req: Request, next:
     next.run(req).await
 }
 
+/// A 401 for a caller not known (`invalid`: its credentials prove
+/// nothing), in the form its protocol reads: a gRPC status, an A2A
+/// HTTP+JSON error, a challenge naming `/mcp`'s resource metadata, or the
+/// API's error.
+fn unknown(state: &AppState, req: &Request, grpc: bool, why: &str, invalid: bool) -> Response {
+    let path = req.uri().path();
+    if grpc {
+        return crate::http::a2a::grpc::refusal(&RpcError::unauthenticated(why));
+    }
+    if is_a2a_rest(path) {
+        return challenged(a2a_rest(RpcError::unauthenticated(why)), invalid);
+    }
+    if path == MCP {
+        let c = crate::http::mcp::resource::challenge(state, req.headers(), invalid);
+        return with_challenge(unauthorized(why, invalid), &c);
+    }
+    unauthorized(why, invalid)
+}
+
 fn unauthorized(why: &str, invalid: bool) -> Response {
     let r = (
         StatusCode::UNAUTHORIZED,
@@ -227,6 +234,15 @@ fn challenged(mut r: Response, invalid: bool) -> Response {
         header::WWW_AUTHENTICATE,
         HeaderValue::from_static(challenge),
     );
+    r
+}
+
+/// `r` with `challenge` as its `WWW-Authenticate` (RFC 9728's
+/// `resource_metadata` for `/mcp`).
+fn with_challenge(mut r: Response, challenge: &str) -> Response {
+    if let Ok(v) = HeaderValue::from_str(challenge) {
+        r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+    }
     r
 }
 

@@ -7,6 +7,8 @@
 //! - [`rest`]: the REST handlers; [`a2a`]: inbound A2A (JSON-RPC and
 //!   HTTP+JSON), the card, pushes; [`ui`]: the pages (server rendering,
 //!   their form posts) and [`assets`].
+//! - [`mcp`]: `POST /mcp`, the agent as an MCP server (the protocol
+//!   around the engine's MCP endpoint) and its RFC 9728 metadata.
 //! - [`auth`]: who is calling (tokens, OpenID, proxy, the sign-in session),
 //!   the guard, cross-site protection, the sign-in pages.
 //! - [`caller`]: the caller and the request log span; [`error`]: the one
@@ -23,6 +25,7 @@ pub(crate) mod error;
 pub(crate) mod extract;
 pub(crate) mod guard;
 pub(crate) mod html;
+pub(crate) mod mcp;
 pub(crate) mod metrics;
 pub(crate) mod pages;
 pub(crate) mod paths;

@@ -18,3 +18,25 @@ pub(crate) fn is_grpc(h: &HeaderMap) -> bool {
         .and_then(|v| v.to_str().ok())
         .is_some_and(|ct| ct.starts_with("application/grpc"))
 }
+
+/// The agent's base URL as a client reaches it: `public_url`, else
+/// `http://<Host>` (never the `0.0.0.0` it may listen on).
+pub(crate) fn base_url(public_url: Option<&str>, h: &HeaderMap, port: u16) -> String {
+    if let Some(u) = public_url {
+        return u.trim_end_matches('/').to_string();
+    }
+    let host = h
+        .get(axum::http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| !h.is_empty() && !h.contains(char::is_whitespace))
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("localhost:{port}"));
+    let host = host.replace("0.0.0.0", "localhost");
+    format!("http://{host}")
+}
+
+/// The agent as an MCP server (CLIENTS.md §1).
+pub(crate) const MCP: &str = "/mcp";
+
+/// RFC 9728's protected resource metadata, where a 401 from `/mcp` points.
+pub(crate) const PROTECTED_RESOURCE: &str = "/.well-known/oauth-protected-resource";

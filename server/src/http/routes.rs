@@ -13,7 +13,7 @@
 use super::auth::access::Need::{Api, Known, Open, Page};
 use super::route::{Doc, Route, Serve};
 use super::state::AppState;
-use super::{a2a, metrics, rest, ui};
+use super::{a2a, mcp, metrics, rest, ui};
 use crate::domain::principal::Role::{Admin, Approver, Requester, Viewer};
 use axum::extract::State;
 use axum::routing::{delete, get, post};
@@ -180,6 +180,41 @@ pub(crate) static ROUTES: &[Route] = &[
         need: Open,
         serve: Serve::Handler(|| get(a2a::card::jwks)),
         doc: Doc::new("The public key the agent card is signed with (`a2a_card_signing`), as a JWKS; 404 when the card is not signed.").media("application/json").errors(&[404]),
+    },
+    Route {
+        method: "POST",
+        path: "/mcp",
+        need: Api(Viewer),
+        serve: Serve::Handler(|| post(mcp::serve)),
+        doc: Doc::new("The agent as a Streamable HTTP MCP server (CLIENTS.md §1): protocol 2026-07-28 (stateless, `server/discover`) and 2025-11-25 (`initialize`, `Mcp-Session-Id`); one tool named after the agent, `{\"message\", \"conversation_id\"?}`. A pause comes back as an elicitation (an `input_required` round, or `elicitation/create` on a 2025-11-25 session) when the caller may decide it, else as the waiting result with the page to decide on. Calling the tool needs the role `requester`; 404 when `mcp_endpoint.enabled` is false. See docs/clients.md.").example(r#"{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "agent", "arguments": {"message": "list all resources"}, "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}}}"#).errors(&[400, 401, 404, 413]),
+    },
+    Route {
+        method: "GET",
+        path: "/mcp",
+        need: Api(Viewer),
+        serve: Serve::Handler(|| get(mcp::serve)),
+        doc: Doc::new("A 2025-11-25 session's standalone event stream (`Mcp-Session-Id`); 405 at 2026-07-28.").media("text/event-stream").errors(&[400, 404, 405]),
+    },
+    Route {
+        method: "DELETE",
+        path: "/mcp",
+        need: Api(Viewer),
+        serve: Serve::Handler(|| delete(mcp::serve)),
+        doc: Doc::new("Ends a 2025-11-25 session (`Mcp-Session-Id`).").errors(&[400, 404, 405]),
+    },
+    Route {
+        method: "GET",
+        path: "/.well-known/oauth-protected-resource",
+        need: Open,
+        serve: Serve::Handler(|| get(mcp::resource::metadata)),
+        doc: Doc::new("RFC 9728 protected resource metadata for `/mcp`: the resource and, in auth mode oidc, the issuer as its authorization server (a 401 from `/mcp` points here).").media("application/json"),
+    },
+    Route {
+        method: "GET",
+        path: "/.well-known/oauth-protected-resource/mcp",
+        need: Open,
+        serve: Serve::Handler(|| get(mcp::resource::metadata)),
+        doc: Doc::new("The same metadata at the path RFC 9728 derives from the resource `/mcp`.").media("application/json"),
     },
     Route {
         method: "POST",

@@ -6,6 +6,7 @@
 use super::state::AppState;
 use super::{assets, auth};
 use crate::config::{self, Config};
+use crate::engine::Engine;
 use crate::engine::a2a_tasks::executor::Executor;
 use crate::engine::a2a_tasks::service::A2aTasks;
 use crate::store::Store;
@@ -206,6 +207,7 @@ async fn assemble(s: Startup, tasks: domain::tasks::Tasks) -> Result<AppState, S
 
     let a2a = A2aTasks::new(engine.clone(), executor(s.a2a_conformance));
     let card_signer = card_signer(&s.config_dir, &config)?;
+    let mcp = mcp_service(&engine, &store, &config, auth.enforced()).await?;
     Ok(AppState {
         card_signer,
         card_served: Arc::default(),
@@ -213,11 +215,38 @@ async fn assemble(s: Startup, tasks: domain::tasks::Tasks) -> Result<AppState, S
         notify,
         engine,
         a2a,
+        mcp,
         auth,
         config,
         leptos: leptos_options(&s.site_root),
         tasks,
     })
+}
+
+/// `/mcp`'s service, when `mcp_endpoint` is on: the engine's MCP endpoint
+/// with the round-state key every replica shares (from the store).
+async fn mcp_service(
+    engine: &Engine,
+    store: &Store,
+    config: &Config,
+    enforced: bool,
+) -> Result<Option<axum::Router>, StartError> {
+    if !config.mcp_endpoint.enabled {
+        return Ok(None);
+    }
+    let key = store.shared_key("mcp-request-state").await?;
+    let server = crate::http::mcp::handler::AgentMcp {
+        endpoint: crate::engine::mcp_endpoint::service::McpEndpoint::new(engine.clone(), &key),
+        tool: engine.agent_tool(),
+        public_url: config.public_url.clone(),
+        port: config.port,
+        enforced,
+        version: env!("CARGO_PKG_VERSION"),
+    };
+    Ok(Some(crate::http::mcp::router(
+        server,
+        config.max_body_bytes,
+    )))
 }
 
 /// The configured model and those that `llm` nodes name for themselves,

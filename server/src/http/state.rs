@@ -21,6 +21,9 @@ pub struct AppState {
     /// The A2A tasks: the engine and what runs A2A messages (the engine,
     /// or the TCK's conformance executor, `agent --a2a-conformance`).
     pub(crate) a2a: crate::engine::a2a_tasks::service::A2aTasks,
+    /// `/mcp`'s protocol side, a router of its own (`None`:
+    /// `mcp_endpoint.enabled: false`).
+    pub(crate) mcp: Option<axum::Router>,
     /// Who may do what: credentials, sessions' settings, failure limits.
     /// Shared because every request is checked against it.
     pub(crate) auth: Arc<crate::http::auth::Auth>,

@@ -36,6 +36,7 @@ mod facade;
 pub(crate) mod grants;
 mod inbox;
 mod intents;
+mod keys;
 pub(crate) mod leases;
 mod lookups;
 pub(crate) mod messages;

@@ -44,6 +44,7 @@ pub(crate) trait Tx:
     + AuditTx
     + SessionTx
     + GrantTx
+    + KeyTx
 {
     /// A new conversation in `session`, asked by `name`, with its first
     /// message and its turn running:
@@ -372,6 +373,12 @@ pub(crate) trait SessionTx {
     fn session_of(&self, name: &str, now: &str) -> Result<Option<Session>, StoreError>;
     fn delete_session(&self, id_hash: &str) -> Result<Option<Session>, StoreError>;
     fn purge_sessions(&self, now: &str) -> Result<usize, StoreError>;
+}
+
+/// Keys the replicas share (`server_keys`).
+pub(crate) trait KeyTx {
+    /// The key named `name`: the stored one, else `fresh`, stored now.
+    fn shared_key(&self, name: &str, fresh: &str, at: &str) -> Result<String, StoreError>;
 }
 
 /// [`MessageTx::append`] to a conversation the transaction created or

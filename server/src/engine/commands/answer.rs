@@ -203,6 +203,14 @@ fn who_may_answer(signed_in: bool, q: &Question, p: &Principal) -> Result<(), En
     Ok(())
 }
 
+impl Engine {
+    /// Whether `p` may answer `q` ([`who_may_answer`]).
+    pub(crate) fn may_answer(&self, q: &Question, p: &Principal) -> bool {
+        let signed_in = self.inner.config.auth.mode != crate::config::AuthMode::None;
+        who_may_answer(signed_in, q, p).is_ok()
+    }
+}
+
 /// The content recorded: a form question's accepted fields, with their
 /// defaults, checked against its schema; nothing otherwise (content that
 /// comes with anything else is refused).

@@ -76,8 +76,34 @@ impl Engine {
         link: String,
     ) -> Result<Reply, EngineError> {
         ctx.via = Channel::Link;
-        self.decide_with(uuid, decision, ctx, Some(link), None)
-            .await
+        self.decide_once(uuid, decision, ctx, Some(link)).await
+    }
+
+    /// [`Engine::decide`] spending the single-use token `once` (a signed
+    /// link's id, an MCP round's `mcp:<nonce>`) in the decision's
+    /// transaction: a token used already decides nothing.
+    pub(crate) async fn decide_once(
+        &self,
+        uuid: &str,
+        decision: DecisionRequest,
+        ctx: CallContext,
+        once: Option<String>,
+    ) -> Result<Reply, EngineError> {
+        self.decide_with(uuid, decision, ctx, once, None).await
+    }
+
+    /// Whether `ctx`'s principal may settle `a` alone: they may decide it
+    /// (role, separation of duties, the rule's approvers) and their vote
+    /// is the last one its quorum needs (and not one they cast already).
+    pub(crate) fn may_decide_alone(&self, a: &PendingApproval, ctx: &CallContext) -> bool {
+        let auth = &self.inner.config.auth;
+        if who_may_decide(auth, a, &ctx.principal).is_err() {
+            return false;
+        }
+        match voter(auth.mode, a, ctx) {
+            None => true,
+            Some(v) => a.approvals() + 1 >= a.needed() && !a.votes.iter().any(|x| x.by == v),
+        }
     }
 
     /// The steps of a decision, in order; every refusal comes before the

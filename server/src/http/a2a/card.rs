@@ -62,18 +62,22 @@ pub(crate) fn card(state: &AppState, headers: &HeaderMap) -> Value {
         "defaultOutputModes": ["text/plain", "application/json"],
         "skills": skills,
     });
-    if !c.a2a_extensions.is_empty() {
-        card["capabilities"]["extensions"] = c
-            .a2a_extensions
-            .iter()
-            .map(|e| {
-                let mut x = json!({"uri": e.uri, "required": e.required});
-                if !e.description.is_empty() {
-                    x["description"] = json!(e.description);
-                }
-                x
-            })
-            .collect();
+    let mut extensions: Vec<serde_json::Value> = c
+        .a2a_extensions
+        .iter()
+        .map(|e| {
+            let mut x = json!({"uri": e.uri, "required": e.required});
+            if !e.description.is_empty() {
+                x["description"] = json!(e.description);
+            }
+            x
+        })
+        .collect();
+    if c.mcp_endpoint.enabled {
+        extensions.push(crate::http::mcp::card_extension(&base));
+    }
+    if !extensions.is_empty() {
+        card["capabilities"]["extensions"] = json!(extensions);
     }
     if c.a2a_card == A2aCardMode::Dual {
         card["url"] = json!(endpoint);
@@ -160,17 +164,11 @@ fn declare_security(card: &mut Value, c: &crate::config::Config) {
 
 /// `public_url`, else `http://<Host>`.
 fn base_url(state: &AppState, headers: &HeaderMap) -> String {
-    if let Some(u) = &state.config.public_url {
-        return u.trim_end_matches('/').to_string();
-    }
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .filter(|h| !h.is_empty() && !h.contains(char::is_whitespace))
-        .map(str::to_string)
-        .unwrap_or_else(|| format!("localhost:{}", state.config.port));
-    let host = host.replace("0.0.0.0", "localhost");
-    format!("http://{host}")
+    crate::http::paths::base_url(
+        state.config.public_url.as_deref(),
+        headers,
+        state.config.port,
+    )
 }
 
 /// The extended card (`GetExtendedAgentCard`,

@@ -34,5 +34,10 @@ pub(crate) fn agent_info(state: &AppState) -> AgentInfo {
         description: state.config.description.clone(),
         model: state.engine.llm_label(),
         llm_problem: state.engine.llm_problem(),
+        mcp_endpoint: state
+            .config
+            .mcp_endpoint
+            .enabled
+            .then(|| crate::http::paths::MCP.to_string()),
     }
 }

@@ -39,6 +39,7 @@ mod counts;
 mod events;
 mod grants;
 mod held_leases;
+mod keys;
 mod leases;
 mod messages;
 mod migrations;

@@ -356,6 +356,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../grants.sql"),
     // 15: Agent Card pins (signed cards), the same text as PostgreSQL's v12.
     include_str!("../card_pins.sql"),
+    // 16: keys the replicas share, the same text as PostgreSQL's v13.
+    include_str!("../keys.sql"),
 ];
 
 /// The schema version this binary writes.

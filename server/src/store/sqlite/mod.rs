@@ -42,6 +42,7 @@ mod audit;
 mod card_pins;
 mod conversations;
 mod grants;
+mod keys;
 mod leases;
 mod messages;
 mod migrations;
