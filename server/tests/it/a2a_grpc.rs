@@ -31,7 +31,7 @@ const ENV: [(&str, &str); 5] = [
     ("CAROL_T", CAROL),
 ];
 
-fn start(dir: &std::path::Path) -> Agent {
+async fn serve(dir: &std::path::Path) -> Agent {
     let yaml = format!(
         r#"{base}auth:
   mode: tokens
@@ -44,7 +44,7 @@ fn start(dir: &std::path::Path) -> Agent {
 "#,
         base = resources_yaml("grpc-test", dir)
     );
-    Agent::start_with_env(&write_config(dir, &dir.join("data"), &yaml), &ENV)
+    Agent::serve_with_env(&write_config(dir, &dir.join("data"), &yaml), &ENV).await
 }
 
 async fn channel(a: &Agent) -> Channel {
@@ -80,7 +80,7 @@ fn state(t: &Task) -> i32 {
 #[tokio::test]
 async fn grpc_calls_are_authorized_like_the_json_bindings() {
     let dir = tempfile::tempdir().unwrap();
-    let a = start(dir.path());
+    let a = serve(dir.path()).await;
     let ch = channel(&a).await;
 
     // No credentials, a wrong one: UNAUTHENTICATED, nothing runs.
@@ -204,7 +204,7 @@ async fn grpc_calls_are_authorized_like_the_json_bindings() {
 #[tokio::test]
 async fn bad_grpc_input_gets_the_spec_status_and_the_server_stays_up() {
     let dir = tempfile::tempdir().unwrap();
-    let a = start(dir.path());
+    let a = serve(dir.path()).await;
     let ch = channel(&a).await;
     // An A2A-Version this agent does not speak.
     let e = unary::<_, Task>(
@@ -309,7 +309,7 @@ async fn a_required_extension_must_be_activated_on_every_binding() {
         "{}a2a_extensions:\n  - {{uri: \"{URI}\", required: true, description: A test extension}}\n  - {{uri: \"urn:example:optional\"}}\n",
         resources_yaml("ext-test", dir.path())
     );
-    let a = Agent::start(&write_config(dir.path(), &dir.path().join("data"), &yaml));
+    let a = Agent::serve(&write_config(dir.path(), &dir.path().join("data"), &yaml)).await;
     let card: Value = client()
         .get(a.url("/.well-known/agent-card.json"))
         .send()

@@ -11,9 +11,9 @@ use crate::support;
 use serde_json::{Value, json};
 use support::{Agent, client, resources_yaml, write_config};
 
-fn agent(dir: &std::path::Path) -> Agent {
+async fn agent(dir: &std::path::Path) -> Agent {
     let yaml = resources_yaml("rest-agent", dir);
-    Agent::start(&write_config(dir, &dir.join("data"), &yaml))
+    Agent::serve(&write_config(dir, &dir.join("data"), &yaml)).await
 }
 
 fn message(id: &str, text: &str) -> Value {
@@ -105,7 +105,7 @@ async fn sse(a: &Agent, path: &str, body: Option<Value>) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_http_json_route_answers_with_the_spec_shapes() {
     let dir = tempfile::tempdir().unwrap();
-    let a = agent(dir.path());
+    let a = agent(dir.path()).await;
     use reqwest::Method as M;
 
     // The card lists the binding at the A2A base, and can be revalidated.
@@ -352,7 +352,7 @@ async fn every_http_json_route_answers_with_the_spec_shapes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_messages_are_refused_naming_the_field_in_every_binding() {
     let dir = tempfile::tempdir().unwrap();
-    let a = agent(dir.path());
+    let a = agent(dir.path()).await;
     let ok = message("v-ok", "list resources");
     let with = |k: &str, v: Value| {
         let mut m = ok.clone();
@@ -456,7 +456,7 @@ async fn the_extended_card_is_for_known_callers_when_auth_is_on() {
         resources_yaml("ext-card", dir.path())
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
-    let a = Agent::start_with_env(&cfg, &[("VIEWER_T", "viewer-token-0123456789")]);
+    let a = Agent::serve_with_env(&cfg, &[("VIEWER_T", "viewer-token-0123456789")]).await;
     let card: Value = client()
         .get(a.url("/.well-known/agent-card.json"))
         .send()

@@ -98,7 +98,7 @@ trait Binding {
     async fn call(&self, op: Op, token: &str, task: &str, config: &str) -> Outcome;
 }
 
-fn start(dir: &std::path::Path) -> Agent {
+async fn serve(dir: &std::path::Path) -> Agent {
     let yaml = format!(
         r#"{base}a2a_push_allow_private: true
 auth:
@@ -119,7 +119,7 @@ auth:
         ("ALICE_T", ALICE),
         ("OPS_T", OPS),
     ];
-    Agent::start_with_env(&write_config(dir, &dir.join("data"), &yaml), &env)
+    Agent::serve_with_env(&write_config(dir, &dir.join("data"), &yaml), &env).await
 }
 
 /// A JSON-RPC 1.0 call (0.3 when the method has a slash) as `token`.
@@ -513,7 +513,7 @@ impl Binding for Grpc {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_rpc_methods_follow_the_roles_table() {
     let dir = tempfile::tempdir().unwrap();
-    let a = start(dir.path());
+    let a = serve(dir.path()).await;
     let mut ops = ALL.to_vec();
     ops.extend([SetPush03, DeletePush03]);
     table(&a, &JsonRpc(&a), &ops).await;
@@ -522,14 +522,14 @@ async fn json_rpc_methods_follow_the_roles_table() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_json_methods_follow_the_roles_table() {
     let dir = tempfile::tempdir().unwrap();
-    let a = start(dir.path());
+    let a = serve(dir.path()).await;
     table(&a, &HttpJson(&a), &ALL).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpc_methods_follow_the_roles_table() {
     let dir = tempfile::tempdir().unwrap();
-    let a = start(dir.path());
+    let a = serve(dir.path()).await;
     let ch = grpc::channel(&a.base).await;
     table(&a, &Grpc(ch), &ALL).await;
 }

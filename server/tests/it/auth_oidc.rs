@@ -14,7 +14,8 @@ use support::{Agent, OidcProvider, client, resources_yaml, write_config};
 
 const CLIENT_SECRET: &str = "oidc-client-secret-0123456789";
 
-fn start(dir: &std::path::Path, idp: &OidcProvider) -> Agent {
+/// The agent's config in `dir`, trusting `idp`; its secret is [`ENV`]'s.
+fn config(dir: &std::path::Path, idp: &OidcProvider) -> std::path::PathBuf {
     let yaml = format!(
         r#"{base}auth:
   mode: oidc
@@ -30,11 +31,10 @@ fn start(dir: &std::path::Path, idp: &OidcProvider) -> Agent {
         base = resources_yaml("oidc-test", dir),
         issuer = idp.issuer,
     );
-    Agent::start_with_env(
-        &write_config(dir, &dir.join("data"), &yaml),
-        &[("OIDC_SECRET", CLIENT_SECRET)],
-    )
+    write_config(dir, &dir.join("data"), &yaml)
 }
+
+const ENV: [(&str, &str); 1] = [("OIDC_SECRET", CLIENT_SECRET)];
 
 async fn get(a: &Agent, path: &str, token: &str) -> (StatusCode, Value) {
     let r = client()
@@ -51,7 +51,8 @@ async fn get(a: &Agent, path: &str, token: &str) -> (StatusCode, Value) {
 async fn bearer_tokens_are_checked_the_way_the_contract_says() {
     let idp = OidcProvider::start(Some(CLIENT_SECRET));
     let dir = tempfile::tempdir().unwrap();
-    let a = start(dir.path(), &idp);
+    // A process: the secret must not reach its log.
+    let a = Agent::start_with_env(&config(dir.path(), &idp), &ENV);
 
     // Good: RS256 and ES256 from the provider's current keys.
     for alg in ["RS256", "ES256"] {
@@ -170,7 +171,7 @@ async fn bearer_tokens_are_checked_the_way_the_contract_says() {
 async fn a_decision_names_the_user_the_provider_vouched_for() {
     let idp = OidcProvider::start(None);
     let dir = tempfile::tempdir().unwrap();
-    let a = start(dir.path(), &idp);
+    let a = Agent::serve_with_env(&config(dir.path(), &idp), &ENV).await;
     let bob = idp.token(json!({"sub": "bob"})).await;
     let alice = idp.token(json!({"sub": "alice"})).await;
     let r = client()

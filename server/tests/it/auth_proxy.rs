@@ -18,7 +18,7 @@ fn proxied(email: &str, groups: &str) -> Creds {
     ]
 }
 
-fn start(dir: &std::path::Path) -> Agent {
+async fn serve(dir: &std::path::Path) -> Agent {
     let yaml = format!(
         r#"{base}auth:
   mode: proxy
@@ -30,7 +30,7 @@ fn start(dir: &std::path::Path) -> Agent {
 "#,
         base = resources_yaml("proxy-test", dir)
     );
-    Agent::start(&write_config(dir, &dir.join("data"), &yaml))
+    Agent::serve(&write_config(dir, &dir.join("data"), &yaml)).await
 }
 
 async fn post(a: &Agent, creds: &Creds, path: &str, body: Value) -> (StatusCode, Value) {
@@ -46,7 +46,7 @@ async fn post(a: &Agent, creds: &Creds, path: &str, body: Value) -> (StatusCode,
 #[tokio::test]
 async fn the_proxy_headers_map_to_roles_route_by_route() {
     let dir = tempfile::tempdir().unwrap();
-    let a = start(dir.path());
+    let a = serve(dir.path()).await;
     let bob = proxied("bob@example.test", "sre");
     let (s, v) = post(
         &a,
@@ -110,7 +110,7 @@ async fn the_proxy_headers_map_to_roles_route_by_route() {
 #[tokio::test]
 async fn identity_headers_from_an_untrusted_address_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let a = start(dir.path());
+    let a = serve(dir.path()).await;
     // 127.0.0.2 is loopback but not in trusted_proxies.
     let outsider = reqwest::Client::builder()
         .local_address("127.0.0.2".parse::<std::net::IpAddr>().unwrap())

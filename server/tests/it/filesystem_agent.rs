@@ -58,7 +58,7 @@ async fn the_agent_asks_before_writing_and_a_rejection_changes_nothing() {
         .replace("host: 127.0.0.1\nport: 8080\n", "")
         .replace("data_dir: ./data/files\n", "");
     let cfg = support::write_config(&w.base, &w.base.join("agent-data"), &agent_yaml);
-    let a = support::Agent::start(&cfg);
+    let a = support::Agent::serve(&cfg).await;
     let http = support::client();
     let post = |path: String, body: Value| http.post(a.url(&path)).json(&body).send();
     // Starts a conversation with `message`; its answer.

@@ -133,7 +133,7 @@ async fn a_result_over_the_limit_fails_at_once_over_stdio() {
         script().display()
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
-    let a = Agent::start(&cfg);
+    let a = Agent::serve(&cfg).await;
     check(&a, "stdio").await;
 }
 
@@ -163,6 +163,6 @@ async fn over_http(sse: bool) {
         seed.ready
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
-    let a = Agent::start(&cfg);
+    let a = Agent::serve(&cfg).await;
     check(&a, if sse { "sse" } else { "http" }).await;
 }

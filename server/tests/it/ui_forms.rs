@@ -74,7 +74,7 @@ async fn approve_reject_and_edit_post_as_forms_bound_to_the_browser() {
         &dir.path().join("data"),
         &resources_yaml("forms", dir.path()),
     );
-    let a = Agent::start(&cfg);
+    let a = Agent::serve(&cfg).await;
     let (cid, uuid) = waiting(&a, "add apples 5").await;
     let me = browser();
     let conv = a.url(&format!("/ui/conversations/{cid}"));
@@ -240,7 +240,7 @@ async fn sign_in_decide_and_sign_out_without_javascript() {
         resources_yaml("forms-auth", dir.path())
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
-    let a = Agent::start_with_env(&cfg, &[("ALICE_T", ALICE), ("BOB_T", BOB)]);
+    let a = Agent::serve_with_env(&cfg, &[("ALICE_T", ALICE), ("BOB_T", BOB)]).await;
     let asked = support::client()
         .post(a.url("/conversations"))
         .bearer_auth(BOB)

@@ -144,7 +144,33 @@ impl Agent {
     /// the process: it has no log of its own, and the model's keys come
     /// from this process's environment (which tests never set).
     pub async fn serve(config: &Path) -> Agent {
-        let loaded = server::config::load(config).unwrap();
+        Self::serve_loaded(config, server::config::load(config).unwrap()).await
+    }
+
+    /// [`Agent::serve`] with `env` for the config's `${VAR}` (operator
+    /// tokens, secrets), as [`Agent::start_with_env`] gives them to the
+    /// process, without setting them in this process (tests run in
+    /// parallel). Only the config reads them: a provider's key or base URL
+    /// is read by the model from the process environment, so a test that
+    /// needs one keeps the process.
+    pub async fn serve_with_env(config: &Path, env: &[(&str, &str)]) -> Agent {
+        for (k, _) in env {
+            assert!(
+                !PROVIDER_ENV.contains(k),
+                "{k} is read by the model from the process environment: use Agent::start_with_env"
+            );
+        }
+        let text = std::fs::read_to_string(config).unwrap();
+        let lookup = |name: &str| match env.iter().find(|(k, _)| *k == name) {
+            Some((_, v)) => Some(v.to_string()),
+            None if PROVIDER_ENV.contains(&name) => None,
+            None => std::env::var(name).ok(),
+        };
+        let loaded = server::config::parse(&text, config, &lookup).unwrap();
+        Self::serve_loaded(config, loaded).await
+    }
+
+    async fn serve_loaded(config: &Path, loaded: server::config::Config) -> Agent {
         let state = server::build_state(server::Startup {
             config: loaded,
             config_dir: config.parent().unwrap().to_path_buf(),
