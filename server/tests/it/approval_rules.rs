@@ -266,10 +266,11 @@ approvals:
         "alice-token-0123456789abcdef",
         "carol-token-0123456789abcdef",
     );
-    let a = Agent::start_with_env(
+    let a = Agent::serve_with_env(
         &cfg,
         &[("BOB_T", bob), ("ALICE_T", alice), ("CAROL_T", carol)],
-    );
+    )
+    .await;
     let http = support::client();
     let send = |token: &'static str, path: String, body: Value| {
         let (http, a) = (&http, &a);
@@ -418,7 +419,7 @@ approvals:
         "carol-token-0123456789abcdef",
         "dave-token-0123456789abcdef",
     );
-    let a = Agent::start_with_env(
+    let a = Agent::serve_with_env(
         &cfg,
         &[
             ("BOB_T", bob),
@@ -426,7 +427,8 @@ approvals:
             ("CAROL_T", carol),
             ("DAVE_T", dave),
         ],
-    );
+    )
+    .await;
     let http = support::client();
     let send = |token: &'static str, path: String, body: Value| {
         let (http, a) = (&http, &a);
@@ -562,7 +564,7 @@ async fn an_approval_expires_and_the_model_is_told() {
         support::resources_yaml("rules-expiry", dir.path())
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
-    let a = Agent::start(&cfg);
+    let a = Agent::serve(&cfg).await;
     let (_, body) = post_json(&a, "/conversations", json!({"message": "add apples 5"})).await;
     let uuid = waiting_uuid(&body);
     let id = body["conversation"]["id"].as_str().unwrap().to_string();
@@ -673,7 +675,8 @@ approvals:
         "alice-token-0123456789abcdef",
         "ops-token-0123456789abcdef0",
     );
-    let a = Agent::start_with_env(&cfg, &[("BOB_T", bob), ("ALICE_T", alice), ("OPS_T", ops)]);
+    let a =
+        Agent::serve_with_env(&cfg, &[("BOB_T", bob), ("ALICE_T", alice), ("OPS_T", ops)]).await;
     let http = support::client();
     let send = |token: &'static str, path: String, body: Value| {
         let (http, a) = (&http, &a);
@@ -758,7 +761,7 @@ async fn an_edit_before_approving_is_checked_then_runs_once() {
         support::resources_yaml("rules-edit", dir.path())
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
-    let a = Agent::start(&cfg);
+    let a = Agent::serve(&cfg).await;
     let (_, body) = post_json(&a, "/conversations", json!({"message": "add pears 50"})).await;
     let uuid = waiting_uuid(&body);
     let decide = format!("/approvals/{uuid}");

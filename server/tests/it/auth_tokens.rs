@@ -40,8 +40,13 @@ fn config(dir: &std::path::Path) -> std::path::PathBuf {
     write_config(dir, &dir.join("data"), &yaml)
 }
 
+/// The agent as a process: for a test of its log.
 fn start(dir: &std::path::Path) -> Agent {
     Agent::start_with_env(&config(dir), &ENV)
+}
+
+async fn serve(dir: &std::path::Path) -> Agent {
+    Agent::serve_with_env(&config(dir), &ENV).await
 }
 
 async fn call(
@@ -101,7 +106,7 @@ async fn pending_by(a: &Agent, token: &str) -> (String, String) {
 #[tokio::test]
 async fn every_route_answers_401_403_or_200_as_the_role_table_says() {
     let dir = tempfile::tempdir().unwrap();
-    let a = start(dir.path());
+    let a = serve(dir.path()).await;
     let (cid, _uuid) = pending_by(&a, BOB).await;
     let callers = [
         ("vera", VIEWER, &["viewer"][..]),
@@ -155,7 +160,7 @@ async fn every_route_answers_401_403_or_200_as_the_role_table_says() {
 #[tokio::test]
 async fn decisions_record_who_and_respect_separation_of_duties() {
     let dir = tempfile::tempdir().unwrap();
-    let a = start(dir.path());
+    let a = serve(dir.path()).await;
     // A requester cannot decide at all.
     let (_, uuid) = pending_by(&a, BOB).await;
     let (s, v) = call(
@@ -610,7 +615,7 @@ async fn with_an_audit_key_a_chain_recomputed_without_it_is_still_detected() {
 #[tokio::test]
 async fn sign_in_and_back_targets_with_control_characters_stay_local() {
     let dir = tempfile::tempdir().unwrap();
-    let a = start(dir.path());
+    let a = serve(dir.path()).await;
     let no_redirect = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()

@@ -97,6 +97,7 @@ async fn delete(a: &Agent, token: &str, path: &str) -> (u16, Value) {
 async fn a_grant_spares_the_same_call_and_nothing_more() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path());
+    // A process: the grant must survive its restart.
     let a = Agent::start_with_env(&cfg, &env());
 
     // Bob asks; Alice approves with a grant on /name.
@@ -305,7 +306,7 @@ async fn a_grant_spares_the_same_call_and_nothing_more() {
 async fn a_grant_ends_with_the_sign_in_it_was_made_in() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path());
-    let a = Agent::start_with_env(&cfg, &env());
+    let a = Agent::serve_with_env(&cfg, &env()).await;
     let body = say(&a, None, "add apples 5").await;
     let conv = body["conversation"]["id"].as_str().unwrap().to_string();
     let uuid = waiting_uuid(&body);
@@ -417,7 +418,7 @@ async fn a_grant_made_with_a_short_lived_bearer_ends_with_it() {
         base = support::resources_yaml("grants-oidc", dir.path()),
         issuer = idp.issuer,
     );
-    let a = Agent::start(&write_config(dir.path(), &dir.path().join("data"), &yaml));
+    let a = Agent::serve(&write_config(dir.path(), &dir.path().join("data"), &yaml)).await;
     let bob = idp.token(json!({"sub": "bob", "exp_in": 600})).await;
     let bob = format!("Bearer {bob}");
     let as_bob = [("authorization", bob.as_str())];
@@ -506,7 +507,7 @@ async fn a_demoted_granter_still_revokes_their_own_grant() {
 "#,
         base = support::resources_yaml("grants-proxy", dir.path())
     );
-    let a = Agent::start(&write_config(dir.path(), &dir.path().join("data"), &yaml));
+    let a = Agent::serve(&write_config(dir.path(), &dir.path().join("data"), &yaml)).await;
     let who = |user: &'static str, groups: &'static str| {
         [("x-forwarded-email", user), ("x-forwarded-groups", groups)]
     };

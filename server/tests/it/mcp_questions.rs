@@ -350,7 +350,7 @@ async fn both_eras_over_streamable_http() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("count.log");
         let server = HttpServer::start(era, &log);
-        let a = Agent::start(&config(dir.path(), Transport::Http(&server), ""));
+        let a = Agent::serve(&config(dir.path(), Transport::Http(&server), "")).await;
         form_flow(&a, &log, want).await;
         other_answers(&a).await;
     }
@@ -363,7 +363,7 @@ async fn on_question_decline_answers_at_once_as_before() {
         let sub = dir.path().join(era);
         std::fs::create_dir_all(&sub).unwrap();
         let cfg = config(&sub, Transport::Stdio { era }, "    on_question: decline\n");
-        let a = Agent::start(&cfg);
+        let a = Agent::serve(&cfg).await;
         let (status, body) =
             post_json(&a, "/conversations", json!({"message": "deploy web"})).await;
         assert_eq!(status, 201, "{body}");
@@ -529,7 +529,7 @@ async fn server_everything_asks_its_form_and_hears_the_answer() {
             everything.display()
         ),
     );
-    let a = Agent::start(&cfg);
+    let a = Agent::serve(&cfg).await;
     let tools = get_json(&a, "/tools").await;
     assert!(
         support::tool(&tools, "trigger-elicitation-request").is_some(),
@@ -596,7 +596,7 @@ async fn questions_are_announced_to_the_notification_targets() {
         ("HOOK_SECRET", SECRET),
         ("LINK_KEY", "links-0123456789abcdef"),
     ];
-    let a = Agent::start_with_env(&cfg, &env);
+    let a = Agent::serve_with_env(&cfg, &env).await;
     let asked_at = Instant::now();
     let (cid, q) = ask(&a, "deploy web").await;
     let uuid = q["uuid"].as_str().unwrap().to_string();
@@ -655,7 +655,7 @@ async fn questions_are_announced_to_the_notification_targets() {
 #[tokio::test]
 async fn over_a2a_a_question_is_input_required_and_a_question_answer_continues() {
     let dir = tempfile::tempdir().unwrap();
-    let a = Agent::start(&config(dir.path(), Transport::Stdio { era: "both" }, ""));
+    let a = Agent::serve(&config(dir.path(), Transport::Stdio { era: "both" }, "")).await;
     let send = |message: Value| {
         let url = a.url("/a2a");
         async move {
@@ -725,7 +725,7 @@ async fn over_a2a_a_question_is_input_required_and_a_question_answer_continues()
 async fn cancelling_the_task_cancels_its_question() {
     for era in ["both", "legacy"] {
         let dir = tempfile::tempdir().unwrap();
-        let a = Agent::start(&config(dir.path(), Transport::Stdio { era }, ""));
+        let a = Agent::serve(&config(dir.path(), Transport::Stdio { era }, "")).await;
         let (cid, q) = ask(&a, "deploy web").await;
         let r: Value = client()
             .post(a.url("/a2a"))
@@ -764,7 +764,7 @@ async fn only_the_sender_or_an_approver_answers() {
         ("VIC", "vic-token-01234567890"),
         ("ALMA", "alma-token-0123456789"),
     ];
-    let a = Agent::start_with_env(&cfg, &env);
+    let a = Agent::serve_with_env(&cfg, &env).await;
     let as_ = |token: &'static str, path: String, body: Value| {
         let url = a.url(&path);
         async move {
@@ -891,16 +891,19 @@ async fn a_question_asked_at_c_is_answered_at_a_through_b() {
     ];
     let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
     let c_auth = below("agent-b", "B_AT_C");
-    let c = Agent::start_with_env(
+    let c = Agent::serve_with_env(
         &config(dirs[0].path(), Transport::Stdio { era: "both" }, &c_auth),
         &env,
-    );
+    )
+    .await;
     let b_auth = below("agent-a", "A_AT_B");
-    let b = Agent::start_with_env(
+    let b = Agent::serve_with_env(
         &relay(dirs[1].path(), "c", &c.base, "B_AT_C", &b_auth),
         &env,
-    );
-    let a = Agent::start_with_env(&relay(dirs[2].path(), "b", &b.base, "A_AT_B", A_AUTH), &env);
+    )
+    .await;
+    let a =
+        Agent::serve_with_env(&relay(dirs[2].path(), "b", &b.base, "A_AT_B", A_AUTH), &env).await;
 
     let (status, body) =
         post_bearer(&a, RITA, "/conversations", json!({"message": "deploy web"})).await;
@@ -1355,11 +1358,12 @@ async fn the_header_badge_counts_questions_and_approvals() {
         "  - name: seed\n    command: python3\n    args: [\"{}\"]\n",
         seed.display()
     );
-    let a = Agent::start(&config(
+    let a = Agent::serve(&config(
         dir.path(),
         Transport::Stdio { era: "both" },
         &extra,
-    ));
+    ))
+    .await;
     let badge = |html: &str| {
         let at = html.find("id=\"approvals-count\"")?;
         let rest = &html[at..];

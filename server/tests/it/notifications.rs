@@ -67,6 +67,7 @@ async fn webhooks_retry_sign_remind_and_survive_a_restart_and_links_decide_once(
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
     let env = [("HOOK_SECRET", SECRET), ("LINK_KEY", LINK_KEY)];
+    // A process: killed with deliveries due, then started again.
     let a = Agent::start_with_env(&cfg, &env);
 
     // 500 twice, then 200: three attempts of one delivery, all signed.
@@ -267,7 +268,7 @@ async fn a_stalled_receiver_times_out_and_slack_gets_block_kit() {
         hook_target("chat", &hook.url, "slack", "[approval.requested]")
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
-    let a = Agent::start_with_env(&cfg, &[("HOOK_SECRET", SECRET), ("LINK_KEY", LINK_KEY)]);
+    let a = Agent::serve_with_env(&cfg, &[("HOOK_SECRET", SECRET), ("LINK_KEY", LINK_KEY)]).await;
     let (status, body) = post_json(&a, "/conversations", json!({"message": "remove apples"})).await;
     assert_eq!(status, 201, "{body}");
     waiting_uuid(&body);
@@ -386,11 +387,13 @@ async fn email_has_text_and_html_with_the_same_links() {
         resources_yaml("mail-agent", dir.path()),
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
-    let a = Agent::start_with_env(&cfg, &[("LINK_KEY", LINK_KEY)]);
+    let a = Agent::serve_with_env(&cfg, &[("LINK_KEY", LINK_KEY)]).await;
     let (status, body) = post_json(&a, "/conversations", json!({"message": "add plums 70"})).await;
     assert_eq!(status, 201, "{body}");
     let uuid = waiting_uuid(&body);
-    let line = smtp.wait_for_log("MESSAGE ");
+    // The sink's log is read blocking: the agent serving in this
+    // process goes on on the other worker meanwhile.
+    let line = tokio::task::block_in_place(|| smtp.wait_for_log("MESSAGE "));
     let m: Value = serde_json::from_str(
         line.lines()
             .find_map(|l| l.strip_prefix("MESSAGE "))
@@ -462,7 +465,7 @@ async fn links_decide_as_the_signed_in_principal_and_expire_with_their_approval(
         "bob-token-0123456789ab",
         "ops-token-0123456789ab",
     );
-    let a = Agent::start_with_env(
+    let a = Agent::serve_with_env(
         &cfg,
         &[
             ("HOOK_SECRET", SECRET),
@@ -471,7 +474,8 @@ async fn links_decide_as_the_signed_in_principal_and_expire_with_their_approval(
             ("BOB_TOKEN", bob),
             ("OPS_TOKEN", ops),
         ],
-    );
+    )
+    .await;
     let c = support::client();
     let call = |method: reqwest::Method, path: &str, token: Option<&str>| {
         let mut r = c
@@ -615,7 +619,7 @@ async fn failures_past_the_retry_window_are_dead_letters_an_admin_can_send_again
         hook_target("oncall", &hook.url, "json", "[approval.requested]")
     );
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
-    let a = Agent::start_with_env(&cfg, &[("HOOK_SECRET", SECRET), ("LINK_KEY", LINK_KEY)]);
+    let a = Agent::serve_with_env(&cfg, &[("HOOK_SECRET", SECRET), ("LINK_KEY", LINK_KEY)]).await;
     let (status, body) = post_json(&a, "/conversations", json!({"message": "add limes 3"})).await;
     assert_eq!(status, 201, "{body}");
     let deadline = std::time::Instant::now() + Duration::from_secs(15);
