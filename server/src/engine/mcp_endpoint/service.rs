@@ -73,20 +73,20 @@ impl McpEndpoint {
             let c = reply
                 .map(|r| r.conversation)
                 .ok_or_else(|| EngineError::Task("the first turn gave no conversation".into()))?;
-            return Ok(self.reply(c, &ctx, can));
+            return Ok(self.reply_of(c, &ctx, can));
         };
         self.may_continue(&id, &ctx).await?;
         if message.is_empty() {
             let c = self.settled(&id).await?;
-            return Ok(self.reply(c, &ctx, can));
+            return Ok(self.reply_of(c, &ctx, can));
         }
         match self.engine.send_message(&id, message, ctx.clone()).await {
-            Ok(r) => Ok(self.reply(r.conversation, &ctx, can)),
+            Ok(r) => Ok(self.reply_of(r.conversation, &ctx, can)),
             // The message waits behind a decision: say what waits (and ask
             // this caller, if it may decide) instead of refusing.
             Err(EngineError::WaitingApproval { .. } | EngineError::WaitingInput { .. }) => {
                 let c = crate::engine::commands::load(self.engine.store(), &id).await?;
-                Ok(self.reply(c, &ctx, can))
+                Ok(self.reply_of(c, &ctx, can))
             }
             Err(e) => Err(e),
         }
@@ -122,7 +122,7 @@ impl McpEndpoint {
             // No answer for the key: the same wait, asked again.
             let c =
                 crate::engine::commands::load(self.engine.store(), &round.conversation_id).await?;
-            return Ok(self.reply(c, &ctx, can));
+            return Ok(self.reply_of(c, &ctx, can));
         };
         Ok(self.respond(&round, response, Some(once), ctx, can).await?)
     }
@@ -156,13 +156,17 @@ impl McpEndpoint {
             }
         };
         match done {
-            Ok(reply) => Ok(self.reply(reply.conversation, &ctx, can)),
+            Ok(reply) => Ok(self.reply_of(reply.conversation, &ctx, can)),
             Err(EngineError::AlreadyDecided { .. } | EngineError::AlreadyAnswered { .. }) => {
                 let c = self.settled(&round.conversation_id).await?;
-                Ok(self.reply(c, &ctx, can))
+                Ok(self.reply_of(c, &ctx, can))
             }
             Err(e) => Err(e),
         }
+    }
+
+    pub(super) fn engine(&self) -> &Engine {
+        &self.engine
     }
 
     /// The round a 2025-11-25 session asks without a state of its own.
@@ -184,7 +188,11 @@ impl McpEndpoint {
     /// Refuses a conversation the caller may not continue with the same
     /// answer as one that does not exist (nothing leaks): it is theirs, or
     /// they are an admin, or nobody signs in.
-    async fn may_continue(&self, id: &str, ctx: &CallContext) -> Result<(), EngineError> {
+    pub(super) async fn may_continue(
+        &self,
+        id: &str,
+        ctx: &CallContext,
+    ) -> Result<(), EngineError> {
         let missing = || EngineError::NotFound(format!("conversation {id:?} not found"));
         let store = self.engine.store();
         if !store.conversation_exists(id).await? {
@@ -217,7 +225,7 @@ impl McpEndpoint {
     /// What the caller sees of `c`: asked, if it waits on what this caller
     /// may settle and the client can show it; else the waiting result;
     /// else the last answer.
-    fn reply(&self, c: Conversation, ctx: &CallContext, can: Abilities) -> McpReply {
+    pub(super) fn reply_of(&self, c: Conversation, ctx: &CallContext, can: Abilities) -> McpReply {
         let pause = match (c.pending_approval, c.pending_question) {
             (Some(a), _) if c.status == ConversationStatus::WaitingApproval => {
                 Some(Pause::Approval(Box::new(a)))
@@ -299,7 +307,7 @@ pub(crate) enum RoundError {
 }
 
 /// A client's `ElicitResult` for one key.
-fn response_of(v: &serde_json::Value) -> Result<Response, EngineError> {
+pub(super) fn response_of(v: &serde_json::Value) -> Result<Response, EngineError> {
     let action = v.get("action").and_then(|a| a.as_str()).ok_or_else(|| {
         EngineError::Invalid(
             "each of inputResponses is an elicitation result: {\"action\": \"accept\" | \"decline\" | \"cancel\", \"content\"?: {...}}".into(),

@@ -5,7 +5,7 @@
 //! round (2026-07-28), an `elicitation/create` on the session while the
 //! call waits (2025-11-25), or the plain waiting result.
 
-use super::wire;
+use super::{tasks, wire};
 use crate::domain::principal::Role;
 use crate::domain::tools::CallContext;
 use crate::engine::EngineError;
@@ -14,9 +14,10 @@ use crate::engine::mcp_endpoint::service::{McpCall, McpEndpoint, RoundError};
 use crate::engine::mcp_endpoint::tool::AgentTool;
 use crate::http::pages::UiPages;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
-    ElicitRequestParams, Implementation, InputRequest, InputRequiredResult, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
+    CreateTaskResult, ElicitRequestParams, GetTaskParams, GetTaskResult, Implementation,
+    InputRequest, InputRequiredResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -59,9 +60,14 @@ impl AgentMcp {
 
 impl ServerHandler for AgentMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(self.tool.name.clone(), self.version))
-            .with_instructions(self.tool.description.clone())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        )
+        .with_server_info(Implementation::new(self.tool.name.clone(), self.version))
+        .with_instructions(self.tool.description.clone())
     }
 
     async fn list_tools(
@@ -70,6 +76,45 @@ impl ServerHandler for AgentMcp {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(vec![self.tool()?]))
+    }
+
+    async fn get_task(
+        &self,
+        p: GetTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let ctx = caller(&cx);
+        let can = abilities(cx.client_capabilities());
+        let view = self
+            .endpoint
+            .task(&p.task_id, &ctx, can)
+            .await
+            .map_err(task_error)?;
+        Ok(GetTaskResult::new(tasks::detailed(&view, &self.pages(&cx))))
+    }
+
+    async fn update_task(
+        &self,
+        p: UpdateTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let ctx = caller(&cx);
+        let can = abilities(cx.client_capabilities());
+        self.endpoint
+            .update_task(&p.task_id, &p.input_responses, ctx, can)
+            .await
+            .map_err(task_error)
+    }
+
+    async fn cancel_task(
+        &self,
+        p: CancelTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.endpoint
+            .cancel_task(&p.task_id, caller(&cx))
+            .await
+            .map_err(task_error)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -98,8 +143,19 @@ impl ServerHandler for AgentMcp {
             ))
             .into());
         }
-        let can = abilities(cx.client_capabilities());
+        let caps = cx.client_capabilities();
+        let can = abilities(caps.clone());
         let pages = self.pages(&cx);
+        if caps.is_some_and(|c| c.supports_tasks()) && p.request_state.is_none() {
+            let call = call_of(p.arguments.as_ref())
+                .map_err(|why| ErrorData::invalid_params(why, None))?;
+            return match self.endpoint.start_task(call, ctx, can).await {
+                Ok(view) => Ok(CallToolResponse::Task(CreateTaskResult::new(tasks::task(
+                    &view, &pages,
+                )))),
+                Err(e) => self.failed(e),
+            };
+        }
         // A 2026-07-28 request names its version in `_meta`; a session's do not.
         let legacy = cx.meta.protocol_version().is_none();
         let first = match &p.request_state {
@@ -244,6 +300,18 @@ impl AgentMcp {
             }
             e => Ok(refused(&e.to_string()).into()),
         }
+    }
+}
+
+/// A refusal of a `tasks/*` request: an unknown (or someone else's) task
+/// is invalid params naming it; internal failures keep their text.
+fn task_error(e: EngineError) -> ErrorData {
+    match e {
+        EngineError::Store(_) | EngineError::Task(_) => {
+            tracing::error!(error = %e, "an MCP task request failed");
+            ErrorData::internal_error("the agent could not answer; try again shortly", None)
+        }
+        e => ErrorData::invalid_params(e.to_string(), None),
     }
 }
 

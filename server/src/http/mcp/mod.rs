@@ -3,7 +3,8 @@
 //!
 //! - [`handler`]: the rmcp server handler (one tool, the agent's), which
 //!   asks the engine's MCP endpoint and writes the answer in the client's
-//!   era; [`wire`]: the shapes it writes.
+//!   era; [`wire`]: the shapes it writes; [`tasks`]: the Tasks
+//!   extension's (a task's state, `resultType: "task"`).
 //! - [`resource`]: RFC 9728's protected resource metadata, where a 401
 //!   from `/mcp` points a client that must sign in.
 //!
@@ -17,6 +18,7 @@
 
 pub(crate) mod handler;
 pub(crate) mod resource;
+pub(crate) mod tasks;
 pub(crate) mod wire;
 
 use crate::http::state::AppState;
