@@ -27,14 +27,16 @@ fn python(v: &str) -> PathBuf {
     p
 }
 
-fn resources_agent(dir: &std::path::Path) -> Agent {
+/// The agent, served in this process (on the multi-threaded runtime the
+/// test blocks on, so it answers while the SDK's client runs).
+async fn resources_agent(dir: &std::path::Path) -> Agent {
     let yaml = format!(
         "name: interop-agent\nllm: {{model: \"scripted:{}\"}}\nmcp_servers:\n  - name: resources\n    command: {}\n    args: [--db, {}]\n",
         root().join("testdata/e2e-rules.yaml").display(),
         test_support::process::workspace_bin("mcp-resources"),
         dir.join("resources.db").display()
     );
-    Agent::start(&write_config(dir, &dir.join("data"), &yaml))
+    Agent::serve(&write_config(dir, &dir.join("data"), &yaml)).await
 }
 
 /// Runs an SDK client script; its steps by name.
@@ -71,7 +73,7 @@ fn step<'a>(steps: &'a [Value], name: &str) -> &'a Value {
 fn the_python_sdk_1_0_client_drives_our_server() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let a = rt.block_on(async { resources_agent(dir.path()) });
+    let a = rt.block_on(resources_agent(dir.path()));
     let steps = run_client("1", "client.py", &a.base);
     sdk_1_0_steps(&steps);
 }
@@ -81,7 +83,7 @@ fn the_python_sdk_1_0_client_drives_our_server() {
 fn the_python_sdk_1_0_client_drives_our_server_over_http_json() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let a = rt.block_on(async { resources_agent(dir.path()) });
+    let a = rt.block_on(resources_agent(dir.path()));
     let steps = run_client_with("1", "client.py", &a.base, &["--transport", "http_json"]);
     let binding = step(&steps, "transport")["binding"]
         .as_str()
@@ -100,7 +102,7 @@ fn the_python_sdk_1_0_client_drives_our_server_over_http_json() {
 fn the_python_sdk_1_0_client_drives_our_server_over_grpc() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let a = rt.block_on(async { resources_agent(dir.path()) });
+    let a = rt.block_on(resources_agent(dir.path()));
     let steps = run_client_with("1", "client.py", &a.base, &["--transport", "grpc"]);
     assert_eq!(step(&steps, "transport")["binding"], "GRPC");
     sdk_1_0_steps(&steps);
@@ -144,7 +146,7 @@ fn sdk_1_0_steps(steps: &[Value]) {
 fn the_python_sdk_0_3_client_drives_our_server() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let a = rt.block_on(async { resources_agent(dir.path()) });
+    let a = rt.block_on(resources_agent(dir.path()));
     let steps = run_client("03", "client03.py", &a.base);
     assert_eq!(step(&steps, "send")["state"], "completed");
     assert_eq!(step(&steps, "destructive")["state"], "input-required");
@@ -194,7 +196,7 @@ async fn a_python_sdk_grpc_agent_works_as_our_sub_agent_with_an_approval_across_
         "llm: {{model: \"scripted:{}\"}}\na2a:\n  - {{name: py, url: \"http://127.0.0.1:{port}\"}}\n",
         rules.display()
     );
-    let a = Agent::start(&write_config(dir.path(), &dir.path().join("data"), &yaml));
+    let a = Agent::serve(&write_config(dir.path(), &dir.path().join("data"), &yaml)).await;
     let (status, body) =
         support::post_json(&a, "/conversations", json!({"message": "hello there"})).await;
     assert_eq!(status, 201, "{body}");
@@ -253,7 +255,7 @@ async fn python_sdk_agents_work_as_our_sub_agents() {
             "llm: {{model: \"scripted:{}\"}}\na2a:\n  - {{name: py, url: \"http://127.0.0.1:{port}\"}}\n",
             rules.display()
         );
-        let a = Agent::start(&write_config(dir.path(), &dir.path().join("data"), &yaml));
+        let a = Agent::serve(&write_config(dir.path(), &dir.path().join("data"), &yaml)).await;
         let body: Value = client()
             .post(a.url("/conversations"))
             .json(&json!({"message": "hello there"}))

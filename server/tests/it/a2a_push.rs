@@ -306,7 +306,7 @@ async fn a_task_never_leaves_a_final_state_over_fifty_runs() {
     let dir = tempfile::tempdir().unwrap();
     let yaml = format!("{}{SWITCH}", resources_yaml("push-order", dir.path()));
     let cfg = write_config(dir.path(), &dir.path().join("data"), &yaml);
-    let a = std::sync::Arc::new(Agent::start(&cfg));
+    let a = std::sync::Arc::new(Agent::serve(&cfg).await);
     let mut tasks = Vec::new();
     for round in 0..5 {
         // A few failures each round: retries interleave with new states.
@@ -401,7 +401,7 @@ async fn a_task_never_leaves_a_final_state_over_fifty_runs() {
 async fn push_urls_to_internal_addresses_are_refused_by_default() {
     let dir = tempfile::tempdir().unwrap();
     let yaml = resources_yaml("push-guard", dir.path());
-    let a = Agent::start(&write_config(dir.path(), &dir.path().join("data"), &yaml));
+    let a = Agent::serve(&write_config(dir.path(), &dir.path().join("data"), &yaml)).await;
     let card: Value = client()
         .get(a.url("/.well-known/agent-card.json"))
         .send()

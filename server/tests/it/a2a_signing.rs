@@ -30,7 +30,13 @@ fn key(name: &str) -> PathBuf {
 
 /// A scripted agent that answers every message with `reply`, its card
 /// signed per `signing` (a YAML fragment, may be empty).
-fn answering(dir: &Path, name: &str, reply: &str, signing: &str, env: &[(&str, &str)]) -> Agent {
+async fn answering(
+    dir: &Path,
+    name: &str,
+    reply: &str,
+    signing: &str,
+    env: &[(&str, &str)],
+) -> Agent {
     let rules = dir.join("rules.yaml");
     std::fs::write(
         &rules,
@@ -41,7 +47,7 @@ fn answering(dir: &Path, name: &str, reply: &str, signing: &str, env: &[(&str, &
         "name: {name}\nllm: {{model: \"scripted:{}\"}}\n{signing}",
         rules.display()
     );
-    Agent::start_with_env(&write_config(dir, &dir.join("data"), &yaml), env)
+    Agent::serve_with_env(&write_config(dir, &dir.join("data"), &yaml), env).await
 }
 
 fn verify_with_sdk(card_url: &str, jwks_url: &str, tamper: bool) -> Value {
@@ -57,7 +63,9 @@ fn verify_with_sdk(card_url: &str, jwks_url: &str, tamper: bool) -> Value {
     if tamper {
         cmd.arg("--tamper");
     }
-    let out = cmd.output().unwrap();
+    // Blocking: the agent it reads, served in this process, answers on
+    // the runtime's other worker meanwhile.
+    let out = tokio::task::block_in_place(|| cmd.output()).unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -66,7 +74,7 @@ fn verify_with_sdk(card_url: &str, jwks_url: &str, tamper: bool) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_signed_card_verifies_with_the_python_sdk() {
     let pem = std::fs::read_to_string(key("b1.pem")).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -76,7 +84,8 @@ async fn our_signed_card_verifies_with_the_python_sdk() {
         "hi",
         "a2a_card_signing: {key: \"${CARD_KEY}\", kid: b-1}\n",
         &[("CARD_KEY", pem.as_str())],
-    );
+    )
+    .await;
     let card: Value = support::get_json(&b, "/.well-known/agent-card.json").await;
     let sig = &card["signatures"][0];
     assert!(
@@ -122,7 +131,8 @@ async fn our_signed_card_verifies_with_the_python_sdk() {
             key("b2.pem").display()
         ),
         &[],
-    );
+    )
+    .await;
     let ok = verify_with_sdk(
         &b2.url("/.well-known/agent-card.json"),
         &b2.url("/.well-known/jwks.json"),
@@ -247,14 +257,15 @@ impl SignedPair {
                 key(k).display()
             )
         };
-        let b = answering(dirs.0.path(), "b", "from B", &signing("b1.pem", "b-1"), &[]);
+        let b = answering(dirs.0.path(), "b", "from B", &signing("b1.pem", "b-1"), &[]).await;
         let b2 = answering(
             dirs.1.path(),
             "b",
             "from B2",
             &signing("b2.pem", "b-2"),
             &[],
-        );
+        )
+        .await;
         let steer = Arc::new(Steer {
             serve: Mutex::new(serve),
             jwks_b2: Mutex::new(false),
@@ -271,8 +282,8 @@ impl SignedPair {
 }
 
 /// A with sub-agent `b` at `url`, trusting per `trust` (YAML flow map).
-fn delegating(dir: &Path, url: &str, trust: &str) -> Agent {
-    Agent::start(&delegating_config(dir, url, trust, ""))
+async fn delegating(dir: &Path, url: &str, trust: &str) -> Agent {
+    Agent::serve(&delegating_config(dir, url, trust, "")).await
 }
 
 /// [`delegating`]'s config, with `more` YAML.
@@ -349,7 +360,8 @@ async fn a_pinned_key_holds_delegation_to_a_card_it_did_not_sign() {
             "{{public_key_file: \"{}\", kid: b-1}}",
             key("b1.pub").display()
         ),
-    );
+    )
+    .await;
     // The card B signed: delegation works (the first read after start).
     assert_eq!(ask(&a).await, "b said: from B");
     // Changed under B's signature: held, with the reason, audited once.
@@ -386,7 +398,8 @@ async fn a_pinned_key_holds_delegation_to_a_card_it_did_not_sign() {
         dir.path(),
         &url,
         &format!("{{jwks_url: \"{url}/.well-known/jwks.json\"}}"),
-    );
+    )
+    .await;
     assert_eq!(ask(&a2).await, "b said: from B");
     *steer.serve.lock().unwrap() = Serve::B2;
     let held = ask(&a2).await;
@@ -454,6 +467,7 @@ async fn an_admin_accepts_a_held_card_and_it_stays_accepted() {
         key("b1.pub").display()
     );
     let cfg = delegating_config(dir.path(), &url, &trust, auth);
+    // A process: the acceptance must hold across its restart.
     let a = Agent::start_with_env(&cfg, &env);
     // Checked at startup: B's card, verified, is the pin.
     let pin = card_pin(&a, carol, |p| p["status"] == "pinned").await;
@@ -555,14 +569,16 @@ async fn a_card_accepted_on_one_replica_is_trusted_on_the_other() {
         key("b1.pub").display()
     );
     let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let r1 = Agent::start_with_env(
+    let r1 = Agent::serve_with_env(
         &delegating_config(dirs.0.path(), &url, &trust, &more),
         &[("OPS_T", ops)],
-    );
-    let r2 = Agent::start_with_env(
+    )
+    .await;
+    let r2 = Agent::serve_with_env(
         &delegating_config(dirs.1.path(), &url, &trust, &more),
         &[("OPS_T", ops)],
-    );
+    )
+    .await;
     assert!(ask_as(&r1, ops).await.contains("signed by b-2"));
     assert!(ask_as(&r2, ops).await.contains("signed by b-2"));
     let (status, body) = support::post_bearer(&r1, ops, "/tools/a2a_b/accept", json!({})).await;

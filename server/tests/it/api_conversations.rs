@@ -321,7 +321,7 @@ async fn a_body_over_the_limit_is_413_and_the_limit_is_configurable() {
         &dir.path().join("data"),
         "max_body_bytes: 2048\n",
     );
-    let a = Agent::start(&cfg);
+    let a = Agent::serve(&cfg).await;
     let big = format!(r#"{{"message":"{}"}}"#, "x".repeat(4096));
     let (status, body) = json(
         client()

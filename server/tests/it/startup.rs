@@ -99,6 +99,7 @@ fn a_port_in_use_is_a_clear_error() {
 async fn pages_render_on_the_server_and_api_paths_stay_json() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = write_config(dir.path(), &dir.path().join("data"), "");
+    // A process: in-process pages link target/site's hashed script, not /pkg/stopgo.js.
     let a = Agent::start(&cfg);
     let http = client();
     let created: serde_json::Value = http
