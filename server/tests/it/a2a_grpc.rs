@@ -318,8 +318,21 @@ async fn a_required_extension_must_be_activated_on_every_binding() {
         .json()
         .await
         .unwrap();
+    // The configured extensions, in order; the agent's own MCP endpoint
+    // (CLIENTS.md §1) is declared after them.
+    let configured: Vec<&Value> = card["capabilities"]["extensions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            !e["uri"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("https://modelcontextprotocol.io/")
+        })
+        .collect();
     assert_eq!(
-        card["capabilities"]["extensions"],
+        json!(configured),
         json!([{"uri": URI, "required": true, "description": "A test extension"},
                {"uri": "urn:example:optional", "required": false}]),
         "{card}"

@@ -27,6 +27,7 @@ mod grants;
 mod live_api;
 mod llm_providers;
 mod mcp_conformance;
+mod mcp_endpoint;
 mod mcp_hints;
 mod mcp_limits;
 mod mcp_questions;

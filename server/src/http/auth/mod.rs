@@ -108,10 +108,14 @@ impl Auth {
                 .filter(|_| a.mode == AuthMode::Proxy)
                 .map(proxy::Proxy::new),
             failures: ratelimit::FailureLimiter::default(),
-            origins: Arc::new(origin::Origins::new(
-                config.public_url.as_deref(),
-                &a.allowed_origins,
-            )),
+            origins: Arc::new({
+                let o = origin::Origins::new(config.public_url.as_deref(), &a.allowed_origins);
+                if crate::domain::net::is_loopback_host(&config.host) {
+                    o.on_loopback()
+                } else {
+                    o
+                }
+            }),
             secure_cookies: config
                 .public_url
                 .as_deref()

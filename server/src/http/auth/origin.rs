@@ -11,7 +11,14 @@
 //!   or, with no `Origin`, `Sec-Fetch-Site: cross-site` (`403`).
 //!
 //! Requests with neither header (curl, SDKs, other agents) pass: they come
-//! from no browser. Every response gets `X-Content-Type-Options: nosniff`;
+//! from no browser.
+//!
+//! An agent listening on loopback also refuses (`403`) any request whose
+//! `Host` names another machine, whatever its method: that is DNS
+//! rebinding, a foreign page whose name now resolves to 127.0.0.1 and
+//! whose requests are same-origin to the browser (so the `Origin` check
+//! above cannot see them). Loopback names, `public_url`'s host and the
+//! hosts of `auth.allowed_origins` are accepted. Every response gets `X-Content-Type-Options: nosniff`;
 //! HTML also a CSP with `frame-ancestors 'none'` and `X-Frame-Options: DENY`
 //! so the Approve button cannot be framed and clickjacked. Pages rendered
 //! by Leptos carry their own CSP with the per-response script nonce
@@ -32,6 +39,10 @@ pub(crate) struct Origins {
     public: Option<String>,
     /// `auth.allowed_origins`.
     allowed: Vec<String>,
+    /// Set when the agent listens on loopback only: the host names a
+    /// request's `Host` may carry besides loopback ones (`public_url`'s
+    /// and the allowed origins').
+    loopback_names: Option<Vec<String>>,
 }
 
 impl Origins {
@@ -39,7 +50,33 @@ impl Origins {
         Origins {
             public: public_url.and_then(parse_origin),
             allowed: allowed.iter().filter_map(|o| parse_origin(o)).collect(),
+            loopback_names: None,
         }
+    }
+
+    /// The agent listens on loopback only: refuse a `Host` naming
+    /// another machine (DNS rebinding).
+    pub(crate) fn on_loopback(mut self) -> Origins {
+        let names = self.public.iter().chain(&self.allowed);
+        let names = names
+            .filter_map(|o| o.split_once("://").map(|(_, h)| host_name(h)))
+            .collect();
+        self.loopback_names = Some(names);
+        self
+    }
+
+    /// Why a request's `Host` is refused, if it is: a name that is not
+    /// this machine's while the agent listens on loopback only.
+    fn rebinding(&self, host: Option<&str>) -> Option<ApiError> {
+        let names = self.loopback_names.as_ref()?;
+        let name = host_name(host?);
+        let local = crate::domain::net::is_loopback_host(&name) || name.ends_with(".localhost");
+        if local || names.contains(&name) {
+            return None;
+        }
+        Some(ApiError::Forbidden(format!(
+            "the Host {name:?} is not this machine: this agent listens on loopback only (set public_url to the name it is reached by)"
+        )))
     }
 
     /// Whether `origin` (an `Origin` header) is ours or allowed; `host` is
@@ -58,6 +95,16 @@ impl Origins {
                 .any(|s| parse_origin(&format!("{s}://{h}")).as_deref() == Some(o.as_str())),
             (None, None) => false,
         }
+    }
+}
+
+/// The host name of a `Host` value (`name`, `name:port`, `[v6]:port`),
+/// lower-cased, without the port.
+fn host_name(h: &str) -> String {
+    let h = h.trim().to_ascii_lowercase();
+    match h.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or("").to_string(),
+        None => h.split(':').next().unwrap_or("").to_string(),
     }
 }
 
@@ -114,6 +161,10 @@ pub(crate) fn check(
     path: &str,
     h: &HeaderMap,
 ) -> Option<ApiError> {
+    let host = h.get(header::HOST).and_then(|v| v.to_str().ok());
+    if let Some(refused) = origins.rebinding(host) {
+        return Some(refused);
+    }
     if !changes_state(method) {
         return None;
     }
@@ -138,7 +189,6 @@ pub(crate) fn check(
                 .into(),
         ));
     }
-    let host = h.get(header::HOST).and_then(|v| v.to_str().ok());
     match h.get(header::ORIGIN).map(|v| v.to_str().unwrap_or("")) {
         Some(o) if !origins.accepts(o, host) => Some(ApiError::Forbidden(format!(
             "cross-site request refused: the Origin {o:?} is not this agent's origin nor listed in auth.allowed_origins"
@@ -228,6 +278,46 @@ mod tests {
             );
         }
         h
+    }
+
+    #[test]
+    fn a_loopback_agent_refuses_a_foreign_host_on_every_method() {
+        let o = Origins::new(
+            Some("https://agent.example.com"),
+            &["https://ops.example.com:8443".into()],
+        )
+        .on_loopback();
+        for host in [
+            "127.0.0.1:8080",
+            "localhost:8080",
+            "LOCALHOST",
+            "[::1]:8080",
+            "app.localhost:3000",
+            "agent.example.com",
+            "ops.example.com:9",
+        ] {
+            assert!(
+                check(&o, &Method::GET, "/", &headers(&[("host", host)])).is_none(),
+                "{host}"
+            );
+        }
+        for host in ["evil.example.com", "evil.example.com:8080", "10.0.0.7:8080"] {
+            let e = check(&o, &Method::GET, "/mcp", &headers(&[("host", host)])).unwrap();
+            assert_eq!(e.status(), 403, "{host}");
+        }
+        // Not on loopback: any Host (a proxy in front names the agent).
+        let open = Origins::new(None, &[]);
+        assert!(
+            check(
+                &open,
+                &Method::GET,
+                "/",
+                &headers(&[("host", "evil.example.com")])
+            )
+            .is_none()
+        );
+        // No Host at all (HTTP/2 carries :authority): nothing to check.
+        assert!(check(&o, &Method::GET, "/", &headers(&[])).is_none());
     }
 
     #[test]
