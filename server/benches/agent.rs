@@ -31,9 +31,13 @@
 //!     one, and the gate with 1,000 live grants ([`reach`]);
 //! 13. A2A's gRPC binding beside JSON-RPC, `SendMessage` at concurrency 1
 //!     and 32 ([`grpc`]).
+//! 14. mcp: the agent as an MCP server beside REST, a call without and
+//!     with an approval ([`clients`]).
 
 #[path = "agent/auth.rs"]
 mod auth;
+#[path = "agent/clients.rs"]
+mod clients;
 #[path = "agent/filesystem.rs"]
 mod filesystem;
 #[path = "agent/floor.rs"]
@@ -298,7 +302,7 @@ async fn main() {
         .build()
         .unwrap();
     let mut rows: Vec<(String, String, String)> = Vec::new();
-    // `BENCH_ONLY=a2a make bench` (or `core`, `reads`, `auth`, `fs`, `obs`, `phone`, `pg`, `policy`, `notify`, `questions`, `reach`, `grpc`; `pgturns`, `pglists`, `pgflight`: one part of `pg`): those rows alone.
+    // `BENCH_ONLY=a2a make bench` (or `core`, `reads`, `auth`, `fs`, `obs`, `phone`, `pg`, `policy`, `notify`, `questions`, `reach`, `grpc`, `mcp`; `pgturns`, `pglists`, `pgflight`: one part of `pg`): those rows alone.
     let only = std::env::var("BENCH_ONLY").ok();
     let wants = |part: &str| only.as_deref().is_none_or(|o| o == part);
     if wants("core") {
@@ -345,6 +349,11 @@ async fn main() {
     // 11. Questions.
     if wants("questions") {
         questions::rows(&http, &mut rows, quick).await;
+    }
+
+    // 13. The agent as an MCP server.
+    if wants("mcp") {
+        clients::rows(&http, &mut rows, quick).await;
     }
 
     // 12. Slack decisions and grants.

@@ -66,8 +66,6 @@ pub(crate) use turns::{Requester, StepMessage, Waiting};
 // `Tx` is the store's own: outside `store/` only the A2A conformance
 // executor (feature `a2a-tck`) and tests that stage a state no intent makes
 // (a crash half-way) name it, through `Store::write_raw`.
-#[cfg(not(any(test, feature = "a2a-tck")))]
-pub(in crate::store) use tx::Tx;
 #[cfg(any(test, feature = "a2a-tck"))]
 pub(crate) use tx::Tx;
 // Ids and timestamps are the domain's (the store's tests name them here).

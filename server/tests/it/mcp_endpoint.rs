@@ -1269,7 +1269,8 @@ async fn tasks_wait_for_input_and_settle_through_update() {
     assert!(!stock(&a, None).await.contains("plums"));
 }
 
-/// 11. Two replicas on one PostgreSQL (REPLICAS.md): a round asked on one
+/// 11. Two replicas (the real binary) on one PostgreSQL (REPLICAS.md): the
+/// Python and TypeScript SDKs each served by one; a round asked on one
 /// is answered on the other and its replay refused on either; a task
 /// started on one is read and settled on the other. Each decided once,
 /// each tool run once.
@@ -1284,9 +1285,24 @@ async fn two_replicas_serve_rounds_and_tasks_from_either() {
         std::fs::create_dir_all(&d).unwrap();
         // One resources database: each replica's mcp-resources writes it.
         let yaml = format!("{}{store}", resources_yaml(NAME, dir.path()));
-        replicas.push(Agent::serve(&write_config(&d, &d.join("data"), &yaml)).await);
+        // The real binary, as CLIENTS.md §4 asks of the PostgreSQL run.
+        replicas.push(Agent::start(&write_config(&d, &d.join("data"), &yaml)));
     }
     let (one, two) = (&replicas[0], &replicas[1]);
+
+    // The official clients, each on a replica: the Python SDK's round and
+    // the TypeScript SDK's session.
+    let (py, ts) = tokio::join!(
+        python(one, None, json!({"message": "add figs 1"}), &[]),
+        typescript(two, json!({"message": "add kiwis 2"}), "accept"),
+    );
+    let cid = completed(&py)["conversation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(ran(two, None, &cid, "resources_add").await, 1, "{py}");
+    assert_eq!(ts["asked"].as_array().map(Vec::len), Some(1), "{ts}");
+    assert_eq!(ts["result"]["isError"], false, "{ts}");
 
     let (st, v) = call(
         one,
