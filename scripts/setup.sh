@@ -67,6 +67,7 @@ need_test_tools() {
   npm_ci "$ROOT/end2end" playwright "Playwright (the browser is Debian's chromium)"
   npm_ci "$ROOT/testdata/mcp-npm" mcp-server-everything "third-party MCP servers for the tests"
   npm_ci "$ROOT/testdata/oidc" "" "a real OpenID provider for the auth tests"
+  npm_ci "$ROOT/testdata/ag-ui" "" "the official AG-UI client and models (@ag-ui/client, @ag-ui/core)"
   npm_ci "$ROOT/testdata/mcp-conformance" conformance "the official MCP conformance suite (with its own Node 22)"
   vendor_specs
   a2a_python_sdks

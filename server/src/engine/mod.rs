@@ -41,6 +41,7 @@
 //!   its next await point, as a crash would, and the crash rules settle it.
 
 pub(crate) mod a2a_tasks;
+pub(crate) mod ag_ui;
 mod boards;
 mod calls;
 mod commands;

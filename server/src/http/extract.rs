@@ -38,9 +38,19 @@ where
         } else {
             &bytes
         };
-        serde_json::from_slice(text)
-            .map(ApiJson)
-            .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))
+        // The field a type error is about, named beside serde's words.
+        let mut de = serde_json::Deserializer::from_slice(text);
+        let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let at = e.path().to_string();
+            let inner = e.into_inner();
+            match at.as_str() {
+                "" | "." => ApiError::BadRequest(format!("invalid JSON body: {inner}")),
+                _ => ApiError::BadRequest(format!("invalid JSON body: {inner} (at `{at}`)")),
+            }
+        })?;
+        de.end()
+            .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
+        Ok(ApiJson(value))
     }
 }
 

@@ -18,6 +18,7 @@
 //! - [`startup`] and [`serve`]: from a config to a served router.
 
 pub(crate) mod a2a;
+pub(crate) mod ag_ui;
 pub(crate) mod assets;
 pub(crate) mod auth;
 pub(crate) mod caller;

@@ -13,7 +13,7 @@
 use super::auth::access::Need::{Api, Known, Open, Page};
 use super::route::{Doc, Route, Serve};
 use super::state::AppState;
-use super::{a2a, mcp, metrics, rest, ui};
+use super::{a2a, ag_ui, mcp, metrics, rest, ui};
 use crate::domain::principal::Role::{Admin, Approver, Requester, Viewer};
 use axum::extract::State;
 use axum::routing::{delete, get, post};
@@ -201,6 +201,13 @@ pub(crate) static ROUTES: &[Route] = &[
         need: Api(Viewer),
         serve: Serve::Handler(|| delete(mcp::serve)),
         doc: Doc::new("Ends a 2025-11-25 session (`Mcp-Session-Id`).").errors(&[400, 404, 405]),
+    },
+    Route {
+        method: "POST",
+        path: "/ag-ui",
+        need: Api(Viewer),
+        serve: Serve::Handler(|| post(ag_ui::run)),
+        doc: Doc::new("The agent as an AG-UI 1.0 back end (CLIENTS.md §3): `RunAgentInput` in, `text/event-stream` of AG-UI events out (`RUN_STARTED`, text messages, tool calls and results, `RUN_FINISHED` with outcome `success` or `interrupt`, `RUN_ERROR`). `threadId` is bound to one conversation; user messages the thread has not stored are sent; an interrupt is an approval (`reason: tool_call`, `id` the approval uuid) or a question (`input_required`), answered by the next run's `resume` (`decided_via: ag-ui`). Adding a message needs the role `requester`. See docs/clients.md.").media("text/event-stream").example(r#"{"threadId": "t-1", "runId": "r-1", "messages": [{"id": "m-1", "role": "user", "content": "list all resources"}]}"#).errors(&[400, 401, 403, 413]),
     },
     Route {
         method: "GET",

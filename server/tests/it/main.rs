@@ -15,6 +15,7 @@ mod a2a_push;
 mod a2a_rest;
 mod a2a_roles;
 mod a2a_signing;
+mod ag_ui;
 mod agent_flow;
 mod api_conversations;
 mod approval_rules;

@@ -15,6 +15,13 @@ use crate::store::approvals::Approval;
 use serde_json::Value;
 
 impl Engine {
+    /// Whether an approver may edit `a`'s arguments at all: not under a
+    /// quorum (each vote would approve something else), and the tool's
+    /// schema is known here (a sub-agent checks its own proxy approvals).
+    pub(crate) fn may_edit(&self, a: &app::models::PendingApproval) -> bool {
+        a.needed() <= 1 && (a.remote_task_id.is_some() || self.input_schema(&a.tool_name).is_some())
+    }
+
     /// Checks `edited` as the arguments of the call `a` waits on.
     pub(in crate::engine) fn check_edit(
         &self,

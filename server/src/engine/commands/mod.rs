@@ -2,6 +2,7 @@
 //! message (`send`), deciding an approval (`decide`), answering a
 //! question (`answer`), cancelling (`cancel`); and the helpers they share.
 
+mod access;
 pub(crate) mod answer;
 mod cancel;
 pub(super) mod decide;

@@ -13,20 +13,15 @@
 
 use super::reply::{Abilities, McpReply, Pause, Response};
 use super::round_state::{BadState, RoundState, Sealer, WaitsOn};
-use crate::config::AuthMode;
-use crate::domain::principal::Role;
 use crate::domain::tools::CallContext;
 use crate::engine::Answer;
 use crate::engine::DecisionRequest;
 use crate::engine::error::EngineError;
 use crate::engine::handle::Engine;
 use app::models::{Conversation, ConversationStatus, QuestionKind, Role as MessageRole};
-use std::time::Duration;
 
 /// The reason a declined or cancelled elicitation rejects with.
 pub(crate) const DECLINED: &str = "declined in the MCP client";
-/// How long a plain call waits for a turn decided elsewhere to end.
-const SETTLE_WAIT: Duration = Duration::from_secs(30);
 
 /// One call of the agent's tool.
 #[derive(Clone, Debug, Default)]
@@ -75,9 +70,9 @@ impl McpEndpoint {
                 .ok_or_else(|| EngineError::Task("the first turn gave no conversation".into()))?;
             return Ok(self.reply_of(c, &ctx, can));
         };
-        self.may_continue(&id, &ctx).await?;
+        self.engine.may_continue(&id, &ctx).await?;
         if message.is_empty() {
-            let c = self.settled(&id).await?;
+            let c = self.engine.settled(&id).await?;
             return Ok(self.reply_of(c, &ctx, can));
         }
         match self.engine.send_message(&id, message, ctx.clone()).await {
@@ -158,7 +153,7 @@ impl McpEndpoint {
         match done {
             Ok(reply) => Ok(self.reply_of(reply.conversation, &ctx, can)),
             Err(EngineError::AlreadyDecided { .. } | EngineError::AlreadyAnswered { .. }) => {
-                let c = self.settled(&round.conversation_id).await?;
+                let c = self.engine.settled(&round.conversation_id).await?;
                 Ok(self.reply_of(c, &ctx, can))
             }
             Err(e) => Err(e),
@@ -182,43 +177,6 @@ impl McpEndpoint {
             principal: ctx.principal.name.clone(),
             expires: i64::MAX,
             nonce: String::new(),
-        }
-    }
-
-    /// Refuses a conversation the caller may not continue with the same
-    /// answer as one that does not exist (nothing leaks): it is theirs, or
-    /// they are an admin, or nobody signs in.
-    pub(super) async fn may_continue(
-        &self,
-        id: &str,
-        ctx: &CallContext,
-    ) -> Result<(), EngineError> {
-        let missing = || EngineError::NotFound(format!("conversation {id:?} not found"));
-        let store = self.engine.store();
-        if !store.conversation_exists(id).await? {
-            return Err(missing());
-        }
-        let p = &ctx.principal;
-        if self.engine.inner.config.auth.mode == AuthMode::None || p.allow(Role::Admin) {
-            return Ok(());
-        }
-        match store.created_by(id).await? {
-            Some(owner) if owner == p.name => Ok(()),
-            _ => Err(missing()),
-        }
-    }
-
-    /// The conversation once no turn runs on it (or after
-    /// [`SETTLE_WAIT`], as it is then).
-    async fn settled(&self, id: &str) -> Result<Conversation, EngineError> {
-        let store = self.engine.store();
-        let deadline = tokio::time::Instant::now() + SETTLE_WAIT;
-        loop {
-            let c = crate::engine::commands::load(store, id).await?;
-            if !c.running || tokio::time::Instant::now() >= deadline {
-                return Ok(c);
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
 

@@ -62,7 +62,7 @@ impl McpEndpoint {
         let message = call.message.trim().to_string();
         let id = match call.conversation_id.filter(|c| !c.is_empty()) {
             Some(id) => {
-                self.may_continue(&id, &ctx).await?;
+                self.engine().may_continue(&id, &ctx).await?;
                 id
             }
             None => {
@@ -112,7 +112,7 @@ impl McpEndpoint {
         ctx: &CallContext,
         can: Abilities,
     ) -> Result<TaskView, EngineError> {
-        self.may_continue(id, ctx).await?;
+        self.engine().may_continue(id, ctx).await?;
         let c = crate::engine::commands::load(self.engine().store(), id).await?;
         let (created_at, updated_at, running, status) = (
             c.created_at.clone(),
@@ -178,7 +178,7 @@ impl McpEndpoint {
     /// `tasks/cancel`: the conversation's turn is cancelled (its approval
     /// too: nothing runs).
     pub(crate) async fn cancel_task(&self, id: &str, ctx: CallContext) -> Result<(), EngineError> {
-        self.may_continue(id, &ctx).await?;
+        self.engine().may_continue(id, &ctx).await?;
         self.engine().cancel(id, ctx).await.map(|_| ())
     }
 }
