@@ -452,6 +452,14 @@ async fn bad_input_is_refused_and_says_why() {
     assert_eq!(v.last().unwrap()["code"], "invalid_input", "{v:?}");
     let (_, v) = run(&a, None, input("t-empty", &[], Value::Null)).await;
     assert_eq!(v.last().unwrap()["code"], "invalid_input", "{v:?}");
+    // Client-side tools: said once, and the run goes on without them.
+    let mut body = input("t-tools", &[("t1", "list resources")], Value::Null);
+    body["tools"] = json!([{"name": "confirm", "description": "ask the user", "parameters": {}}]);
+    let (_, v) = run(&a, None, body).await;
+    let custom = of_type(&v, "CUSTOM");
+    assert_eq!(custom.len(), 1, "{v:?}");
+    assert_eq!(custom[0]["value"]["tools"], json!(["confirm"]));
+    assert_eq!(finished(&v)["outcome"]["type"], "success", "{v:?}");
 }
 
 /// `@ag-ui/client`'s `HttpAgent` (1.0.0): a run that ends in the interrupt,

@@ -32,6 +32,12 @@ pub(crate) enum Event {
         message: String,
         code: String,
     },
+    /// The application's own event: here, the client-side tools this
+    /// version does not offer to the model, said once per run.
+    Custom {
+        name: &'static str,
+        value: Value,
+    },
     TextMessageStart {
         message_id: String,
         role: &'static str,

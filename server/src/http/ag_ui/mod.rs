@@ -44,12 +44,7 @@ pub(crate) async fn run(
             .principal
             .allow(crate::domain::principal::Role::Requester);
     let req = body.request(may_send).map_err(ApiError::BadRequest)?;
-    if !body.tools.is_empty() {
-        tracing::info!(
-            tools = body.tools.len(),
-            "an AG-UI run offered client-side tools; they are not offered to the model"
-        );
-    }
+
     let pages = UiPages::new(&crate::http::paths::base_url(
         state.config.public_url.as_deref(),
         &headers,
@@ -61,8 +56,11 @@ pub(crate) async fn run(
         thread_id: thread.clone(),
         run_id: run.clone(),
     };
-    // The channel is empty: the first send cannot wait.
+    // The channel is empty: the first sends cannot wait.
     let _ = tx.try_send(started);
+    if let Some(e) = tools_ignored(&body.tools) {
+        let _ = tx.try_send(e);
+    }
     let service = AgUi::new(state.engine.clone());
     tokio::spawn(async move {
         let out = match service.run(req, ctx).await {
@@ -83,6 +81,22 @@ pub(crate) async fn run(
     Ok(Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response())
+}
+
+/// Client-side tools (`RunAgentInput.tools`) are not offered to the model
+/// in this version (CLIENTS.md §3): the run says so once, by name.
+fn tools_ignored(tools: &[serde_json::Value]) -> Option<Event> {
+    if tools.is_empty() {
+        return None;
+    }
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    Some(Event::Custom {
+        name: "dev.stopgo/client-tools-not-offered",
+        value: serde_json::json!({
+            "tools": names,
+            "message": "this agent does not offer client-side tools to its model; the run goes on without them",
+        }),
+    })
 }
 
 /// A refused or failed run: `code` names the kind (as REST's status would),
