@@ -32,7 +32,8 @@
 //! 13. A2A's gRPC binding beside JSON-RPC, `SendMessage` at concurrency 1
 //!     and 32 ([`grpc`]).
 //! 14. mcp: the agent as an MCP server beside REST, a call without and
-//!     with an approval ([`clients`]).
+//!     with an approval, and AG-UI's resume beside REST's decide
+//!     ([`clients`]).
 
 #[path = "agent/auth.rs"]
 mod auth;

@@ -6,7 +6,10 @@
 //!   `POST /conversations` with the same message;
 //! - the approval round trip: the MRTR retry (`inputResponses` with the
 //!   sealed `requestState`) until the tool's result is back, against
-//!   `POST /approvals/:uuid` until its answer is back.
+//!   `POST /approvals/:uuid` until its answer is back;
+//! - AG-UI: from the interrupt's `RUN_FINISHED` (the end of the first
+//!   run's stream) to the resumed run's first tool event, against the same
+//!   REST approval round trip.
 
 use super::{Agent, pct};
 use serde_json::{Value, json};
@@ -70,6 +73,85 @@ async fn tool_name(http: &reqwest::Client, base: &str) -> String {
         .as_str()
         .expect("the agent lists its tool")
         .to_string()
+}
+
+/// One `POST /ag-ui` run, read to the end of its stream: the events, and
+/// when the first tool event arrived.
+async fn ag_ui_run(
+    http: &reqwest::Client,
+    base: &str,
+    body: Value,
+) -> (Vec<Value>, Option<Instant>) {
+    let mut resp = http
+        .post(format!("{base}/ag-ui"))
+        .header("accept", "text/event-stream")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let (mut text, mut first_tool) = (String::new(), None);
+    while let Some(chunk) = resp.chunk().await.unwrap() {
+        text.push_str(&String::from_utf8_lossy(&chunk));
+        if first_tool.is_none() && text.contains("\"type\":\"TOOL_CALL_") {
+            first_tool = Some(Instant::now());
+        }
+    }
+    let events = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .collect();
+    (events, first_tool)
+}
+
+/// AG-UI's resume beside REST's decide, `n` of each, alternating.
+async fn ag_ui_row(http: &reqwest::Client, base: &str, n: usize) -> (String, String, String) {
+    let (mut by_ag_ui, mut by_rest) = (Vec::new(), Vec::new());
+    for i in 0..n + 5 {
+        let thread = format!("bench-{i}-{}", std::process::id());
+        let messages = json!([{"id": "m1", "role": "user", "content": format!("add g{i} {i}")}]);
+        let first = json!({"threadId": thread, "runId": "r1", "messages": messages});
+        let (events, _) = ag_ui_run(http, base, first).await;
+        let finished = events.last().expect("RUN_FINISHED");
+        let t = Instant::now();
+        let uuid = finished["outcome"]["interrupts"][0]["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("an interrupt: {finished}"))
+            .to_string();
+        let resume = json!({"threadId": thread, "runId": "r2", "messages": messages,
+            "resume": [{"interruptId": uuid, "status": "resolved", "payload": {"approved": true}}]});
+        let (events, first_tool) = ag_ui_run(http, base, resume).await;
+        let a = first_tool.unwrap_or_else(|| panic!("a tool event: {events:?}")) - t;
+        let r = rest(
+            http,
+            format!("{base}/conversations"),
+            json!({"message": format!("add h{i} {i}")}),
+        )
+        .await;
+        let uuid = r["result"]["approval"]["uuid"]
+            .as_str()
+            .expect("an approval")
+            .to_string();
+        let t = Instant::now();
+        let d = rest(
+            http,
+            format!("{base}/approvals/{uuid}"),
+            json!({"approved": true}),
+        )
+        .await;
+        let q = t.elapsed();
+        assert!(d["result"]["response"].is_string(), "{d}");
+        if i >= 5 {
+            by_ag_ui.push(a);
+            by_rest.push(q);
+        }
+    }
+    ratio_row(
+        "AG-UI interrupt's RUN_FINISHED -> resumed run's first tool event vs REST decide, p50",
+        &mut by_ag_ui,
+        &mut by_rest,
+        "<= 1.2x",
+    )
 }
 
 fn ratio_row(
@@ -191,4 +273,5 @@ pub(crate) async fn rows(
         &mut by_rest,
         "<= 1.5x",
     ));
+    rows.push(ag_ui_row(http, &base, n).await);
 }
