@@ -183,7 +183,8 @@ fn resume(uuid: &str, payload: Value) -> Value {
 /// A run that pauses on an approval: its tool call streamed, then
 /// `RUN_FINISHED` with the interrupt (uuid, `tool_call`, the call's id,
 /// the exact arguments); the resume decides through `ag-ui`, streams the
-/// result and the answer; replaying it decides nothing more.
+/// result and the answer; replaying it decides nothing more; an interrupt
+/// decided elsewhere meanwhile lets the resume stream the continuation.
 #[tokio::test]
 async fn an_interrupt_and_its_resume_run_the_tool_once() {
     let dir = tempfile::tempdir().unwrap();
@@ -247,18 +248,43 @@ async fn an_interrupt_and_its_resume_run_the_tool_once() {
     assert_eq!(ap["decided_via"], "ag-ui", "{ap}");
     assert_eq!(ran(&a, None, &cid).await, 1);
 
-    // The same resume again: nothing decided, nothing new, success.
+    // The same resume again (a client whose stream was cut): nothing
+    // decided again; the continuation is streamed as it stands.
     let (_, replay) = run(&a, None, again).await;
     assert_eq!(
         finished(&replay)["outcome"]["type"],
         "success",
         "{replay:?}"
     );
-    assert_eq!(
-        replay.len(),
-        2,
-        "only RUN_STARTED and RUN_FINISHED: {replay:?}"
+    assert_eq!(of_type(&replay, "TOOL_CALL_RESULT").len(), 1, "{replay:?}");
+    assert!(of_type(&replay, "TOOL_CALL_START").is_empty(), "{replay:?}");
+    assert_eq!(ran(&a, None, &cid).await, 1);
+    let (_, plain) = run(&a, None, input("t-apples", &history, Value::Null)).await;
+    assert_eq!(plain.len(), 2, "a plain re-run has nothing new: {plain:?}");
+
+    // Decided elsewhere (REST) while the client was away: its resume
+    // decides nothing and streams the continuation.
+    let history = [("u1", "add quinces 2")];
+    let (_, first) = run(&a, None, input("t-elsewhere", &history, Value::Null)).await;
+    let uuid = interrupt(&first)["id"].as_str().unwrap().to_string();
+    let cid = conversation_of(&first);
+    let (st, body) =
+        support::post_json(&a, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
+    assert_eq!(st, 200, "{body}");
+    let (_, cont) = run(
+        &a,
+        None,
+        input("t-elsewhere", &history, resume(&uuid, approve())),
+    )
+    .await;
+    assert_eq!(finished(&cont)["outcome"]["type"], "success", "{cont:?}");
+    assert_eq!(of_type(&cont, "TOOL_CALL_RESULT").len(), 1, "{cont:?}");
+    assert!(
+        !of_type(&cont, "TEXT_MESSAGE_CONTENT").is_empty(),
+        "{cont:?}"
     );
+    let ap = approval(&a, None, &cid, &uuid).await;
+    assert_eq!(ap["decided_via"], "rest", "{ap}");
     assert_eq!(ran(&a, None, &cid).await, 1);
 }
 
@@ -452,6 +478,15 @@ async fn bad_input_is_refused_and_says_why() {
     assert_eq!(v.last().unwrap()["code"], "invalid_input", "{v:?}");
     let (_, v) = run(&a, None, input("t-empty", &[], Value::Null)).await;
     assert_eq!(v.last().unwrap()["code"], "invalid_input", "{v:?}");
+    // A browser's cross-site post: refused before anything runs.
+    let r = client()
+        .post(a.url("/ag-ui"))
+        .header("Origin", "http://evil.example")
+        .json(&input("t-evil", &[("e1", "add evil 1")], Value::Null))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
     // Client-side tools: said once, and the run goes on without them.
     let mut body = input("t-tools", &[("t1", "list resources")], Value::Null);
     body["tools"] = json!([{"name": "confirm", "description": "ask the user", "parameters": {}}]);

@@ -52,6 +52,27 @@ impl Seen {
         }
         seen
     }
+
+    /// Forgets what followed the call an interrupt the client answers
+    /// held: its result and every later message. The client saw the run
+    /// up to that interrupt, so a resume (first, replayed, or of an
+    /// interrupt decided elsewhere meanwhile) streams the continuation.
+    pub(crate) fn resume_from(&mut self, c: &Conversation, interrupt_id: &str) {
+        let held = c.messages.iter().position(|m| {
+            m.tool_call
+                .as_ref()
+                .and_then(|t| t.approval.as_ref())
+                .is_some_and(|a| a.uuid == interrupt_id)
+        });
+        let Some(at) = held else {
+            return;
+        };
+        self.results.remove(&c.messages[at].id);
+        for m in &c.messages[at + 1..] {
+            self.messages.remove(&m.id);
+            self.results.remove(&m.id);
+        }
+    }
 }
 
 /// One open interrupt: what waits, and whether its arguments may be edited.

@@ -8,8 +8,8 @@
 //! found"). Every resume entry for an open interrupt is checked before any
 //! is decided, and one that misses an open interrupt refuses the run, so a
 //! refused run decides nothing. An entry for an interrupt no longer open
-//! (replayed, or decided elsewhere) decides nothing and the run shows the
-//! conversation as it is. A user message is stored with the client's id
+//! (replayed, or decided elsewhere) decides nothing; the run streams what
+//! followed the interrupt, as the client has not seen it. A user message is stored with the client's id
 //! as its `client_id`, which is how a later run (carrying the whole
 //! history, as AG-UI clients do) knows it is not new.
 
@@ -49,7 +49,12 @@ impl AgUi {
             }
             None => None,
         };
-        let seen = Seen::of(before.as_ref());
+        let mut seen = Seen::of(before.as_ref());
+        if let Some(c) = &before {
+            for e in &req.resume {
+                seen.resume_from(c, &e.interrupt_id);
+            }
+        }
         let known: Vec<String> = before
             .iter()
             .flat_map(|c| c.messages.iter().filter_map(|m| m.client_id.clone()))
