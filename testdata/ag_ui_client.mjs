@@ -2,8 +2,11 @@
 // POST /ag-ui (server/tests/it/ag_ui.rs).
 //
 //   node ag_ui_client.mjs validate < EVENTS.json
-//     Checks each event of a JSON array with @ag-ui/core's EventSchemas;
-//     prints {"invalid": [{index, type, issues}]}.
+//     Checks each event of a JSON array (one run's stream) with
+//     @ag-ui/core's EventSchema, then the sequence with @ag-ui/client's
+//     verifyEvents (RUN_STARTED first, what opens is closed, nothing after
+//     RUN_FINISHED, subagents finished before it); prints
+//     {"invalid": [{index, type, issues}], "sequence": null | "the error"}.
 //   node ag_ui_client.mjs drive URL THREAD MESSAGE PAYLOAD_JSON [TOKEN]
 //     @ag-ui/client's HttpAgent: a run with MESSAGE, then, if it ended in
 //     an interrupt, a run resuming each interrupt with PAYLOAD_JSON (the
@@ -26,7 +29,18 @@ function check(events) {
 if (mode === "validate") {
   let text = "";
   for await (const chunk of process.stdin) text += chunk;
-  console.log(JSON.stringify({ invalid: check(JSON.parse(text)) }));
+  const events = JSON.parse(text);
+  const { verifyEvents } = await import(new URL("client/dist/index.mjs", base).href);
+  // rxjs as the client itself resolves it.
+  const { createRequire } = await import("node:module");
+  const { from, lastValueFrom, toArray } = createRequire(new URL("client/package.json", base))("rxjs");
+  let sequence = null;
+  try {
+    await lastValueFrom(from(events).pipe(verifyEvents(false), toArray()));
+  } catch (e) {
+    sequence = String(e?.message ?? e);
+  }
+  console.log(JSON.stringify({ invalid: check(events), sequence }));
 } else if (mode === "drive") {
   const { HttpAgent } = await import(new URL("client/dist/index.mjs", base).href);
   const [url, threadId, message, payload, token] = args;

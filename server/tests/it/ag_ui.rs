@@ -1,7 +1,8 @@
 //! `POST /ag-ui`: the agent as an AG-UI 1.0 back end (CLIENTS.md §3, §4).
 //! Every stream a test reads is checked event by event with the official
-//! models (`@ag-ui/core` 1.0.0's `EventSchema`, through
-//! `testdata/ag_ui_client.mjs validate`), and one run is driven end to end
+//! models (`@ag-ui/core` 1.0.0's `EventSchema`) and as a sequence with the
+//! official client's `verifyEvents` (through `testdata/ag_ui_client.mjs
+//! validate`), and one run is driven end to end
 //! by `@ag-ui/client`'s `HttpAgent` through an interrupt and its resume.
 //! The store is read too: who decided, through which channel, whether the
 //! tool ran, and how often.
@@ -118,6 +119,11 @@ async fn validate(events: &[Value]) {
         v["invalid"],
         json!([]),
         "events the official models refuse: {v}"
+    );
+    assert_eq!(
+        v["sequence"],
+        Value::Null,
+        "a sequence the official client refuses: {v}"
     );
 }
 
@@ -690,6 +696,15 @@ async fn a_sub_agents_approval_carries_its_chain() {
         i["metadata"]["arguments"].to_string().contains("plums"),
         "{i}"
     );
+    // The sub-agent's invocation, started and suspended on the interrupt.
+    let sub = i["subagentRunId"].as_str().expect("subagentRunId");
+    let started = of_type(&first, "SUBAGENT_STARTED");
+    assert_eq!(started.len(), 1, "{first:?}");
+    assert_eq!(started[0]["subagentRunId"], sub);
+    assert_eq!(started[0]["parentToolCallId"], i["toolCallId"]);
+    let suspended = of_type(&first, "SUBAGENT_FINISHED");
+    assert_eq!(suspended[0]["outcome"]["type"], "suspended", "{first:?}");
+    assert_eq!(suspended[0]["outcome"]["interruptIds"], json!([i["id"]]));
     let uuid = i["id"].as_str().unwrap().to_string();
     let (_, done) = run(
         &a,

@@ -66,6 +66,30 @@ pub(crate) enum Event {
         content: String,
         role: &'static str,
     },
+    /// A sub-agent's invocation (an A2A task), here the one an interrupt
+    /// came from.
+    SubagentStarted {
+        subagent_run_id: String,
+        name: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
+    },
+    SubagentFinished {
+        subagent_run_id: String,
+        outcome: SubagentOutcome,
+    },
+}
+
+/// Why a sub-agent's segment of the run ended (`SubagentFinishedOutcome`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(
+    tag = "type",
+    rename_all = "lowercase",
+    rename_all_fields = "camelCase"
+)]
+pub(crate) enum SubagentOutcome {
+    /// Waiting on these interrupts; a later run continues it.
+    Suspended { interrupt_ids: Vec<String> },
 }
 
 /// Why a run ended (`RunFinishedOutcome`).
@@ -80,6 +104,9 @@ pub(crate) enum Outcome {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Interrupt {
+    /// The sub-agent invocation it came from (a proxy approval's task).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) subagent_run_id: Option<String>,
     pub(crate) id: String,
     pub(crate) reason: &'static str,
     pub(crate) message: String,

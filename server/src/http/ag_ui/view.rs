@@ -3,7 +3,7 @@
 //! arrived for a call stored before, such as an approved one), then how it
 //! ended: `success`, or `interrupt` with what it waits on.
 
-use super::events::{Event, Interrupt, Outcome};
+use super::events::{Event, Interrupt, Outcome, SubagentOutcome};
 use crate::domain::pages::Pages;
 use crate::engine::ag_ui::run::{Interrupt as Open, RunView};
 use crate::engine::mcp_endpoint::reply::Pause;
@@ -58,16 +58,18 @@ pub(crate) fn events(view: &RunView, thread: &str, run: &str, pages: &dyn Pages)
             _ => {}
         }
     }
-    let outcome = if view.interrupts.is_empty() {
+    let interrupts: Vec<Interrupt> = view
+        .interrupts
+        .iter()
+        .map(|i| interrupt(c, i, pages))
+        .collect();
+    for i in &interrupts {
+        out.extend(suspended_subagent(i, &view.interrupts));
+    }
+    let outcome = if interrupts.is_empty() {
         Outcome::Success
     } else {
-        Outcome::Interrupt {
-            interrupts: view
-                .interrupts
-                .iter()
-                .map(|i| interrupt(c, i, pages))
-                .collect(),
-        }
+        Outcome::Interrupt { interrupts }
     };
     out.push(Event::RunFinished {
         thread_id: thread.to_string(),
@@ -76,6 +78,35 @@ pub(crate) fn events(view: &RunView, thread: &str, run: &str, pages: &dyn Pages)
         outcome,
     });
     out
+}
+
+/// A proxy approval's sub-agent, started and suspended on the interrupt
+/// (AG-UI's subagent events: the client can group it under the call that
+/// reached the sub-agent; a later run continues the same invocation).
+fn suspended_subagent(i: &Interrupt, open: &[Open]) -> Vec<Event> {
+    let Some(run) = &i.subagent_run_id else {
+        return Vec::new();
+    };
+    let name = open
+        .iter()
+        .find_map(|o| match &o.pause {
+            Pause::Approval(a) if a.uuid == i.id => a.remote_agent_name.clone(),
+            _ => None,
+        })
+        .unwrap_or_else(|| "sub-agent".into());
+    vec![
+        Event::SubagentStarted {
+            subagent_run_id: run.clone(),
+            name,
+            parent_tool_call_id: i.tool_call_id.clone(),
+        },
+        Event::SubagentFinished {
+            subagent_run_id: run.clone(),
+            outcome: SubagentOutcome::Suspended {
+                interrupt_ids: vec![i.id.clone()],
+            },
+        },
+    ]
 }
 
 fn interrupt(c: &Conversation, open: &Open, pages: &dyn Pages) -> Interrupt {
@@ -116,6 +147,7 @@ fn approval(c: &Conversation, a: &PendingApproval, editable: bool, pages: &dyn P
         metadata["quorum"] = json!({"needed": a.needed(), "approvals": a.approvals()});
     }
     Interrupt {
+        subagent_run_id: a.remote_task_id.clone(),
         id: a.uuid.clone(),
         reason: "tool_call",
         message: a.description.clone(),
@@ -145,6 +177,7 @@ fn question(q: &Question, pages: &dyn Pages) -> Interrupt {
         metadata["chain"] = json!(q.chain);
     }
     Interrupt {
+        subagent_run_id: None,
         id: q.uuid.clone(),
         reason: "input_required",
         message: q.message.clone(),
