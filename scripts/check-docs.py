@@ -26,7 +26,7 @@ import sys
 DOCS = ["docs/architecture.md"]
 CRATE_SRCS = [
     "server/src", "app/src", "frontend/src", "mcp-serve/src", "mcp-filesystem/src",
-    "mcp-resources/src", "test-support/src",
+    "mcp-resources/src", "receipts/src", "test-support/src",
 ]
 SOURCE_DIRS = CRATE_SRCS + ["server/tests", "server/benches", "scripts", "end2end", "config", "proto"]
 SOURCE_EXT = (".rs", ".py", ".sh", ".ts", ".yaml", ".yml", ".sql", ".proto", ".toml", ".js")

@@ -44,6 +44,7 @@ CRATES = {
     "mcp-serve": "mcp-serve/src",
     "mcp-filesystem": "mcp-filesystem/src",
     "mcp-resources": "mcp-resources/src",
+    "receipts": "receipts/src",
     "test-support": "test-support/src",
 }
 

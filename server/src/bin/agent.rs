@@ -45,6 +45,38 @@ enum Command {
         #[command(subcommand)]
         action: PolicyAction,
     },
+    /// Signed approval receipts (RECEIPTS.md).
+    Receipt {
+        #[command(subcommand)]
+        action: ReceiptAction,
+    },
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum ReceiptAction {
+    /// Checks a receipt's signature, type and expiry against the issuer's
+    /// JWKS, and whatever else it is told (issuer, server, tool, the exact
+    /// arguments); prints its claims. Exit 0 when it holds, 1 naming why
+    /// not, 2 when the JWKS cannot be read or --arguments is not JSON.
+    Verify {
+        /// The receipt (a compact JWS).
+        jws: String,
+        /// The issuer's JWKS: a URL (its /.well-known/jwks.json) or a file.
+        #[arg(long)]
+        jwks: String,
+        /// The agent that must have issued it (`iss`).
+        #[arg(long)]
+        issuer: Option<String>,
+        /// The MCP server it must allow a call on.
+        #[arg(long)]
+        server: Option<String>,
+        /// The tool it must allow.
+        #[arg(long)]
+        tool: Option<String>,
+        /// The exact arguments (JSON) it must allow.
+        #[arg(long)]
+        arguments: Option<String>,
+    },
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -90,6 +122,26 @@ async fn main() -> std::process::ExitCode {
     }) = &args.command
     {
         return explain(&args.config, tool, server.as_deref(), call).await;
+    }
+    if let Some(Command::Receipt {
+        action:
+            ReceiptAction::Verify {
+                jws,
+                jwks,
+                issuer,
+                server,
+                tool,
+                arguments,
+            },
+    }) = &args.command
+    {
+        let told = Told {
+            issuer: issuer.as_deref(),
+            server: server.as_deref(),
+            tool: tool.as_deref(),
+            arguments: arguments.as_deref(),
+        };
+        return receipt_verify(jws, jwks, told).await;
     }
     // The config first: its `name` names the agent in traces.
     let config = match server::config::load(&args.config) {
@@ -209,6 +261,79 @@ async fn explain(
 }
 
 /// `agent audit verify`: walks the chain of the config's database.
+/// What `agent receipt verify` was told the receipt must allow.
+struct Told<'a> {
+    issuer: Option<&'a str>,
+    server: Option<&'a str>,
+    tool: Option<&'a str>,
+    arguments: Option<&'a str>,
+}
+
+/// `agent receipt verify`.
+async fn receipt_verify(jws: &str, jwks: &str, told: Told<'_>) -> std::process::ExitCode {
+    let text = if jwks.starts_with("http://") || jwks.starts_with("https://") {
+        let got = async {
+            reqwest::Client::builder()
+                .timeout(std::time::Duration::from_secs(10))
+                .build()?
+                .get(jwks)
+                .send()
+                .await?
+                .error_for_status()?
+                .text()
+                .await
+        };
+        got.await
+            .map_err(|e| format!("cannot fetch the JWKS at {jwks}: {e}"))
+    } else {
+        std::fs::read_to_string(jwks).map_err(|e| format!("cannot read the JWKS {jwks}: {e}"))
+    };
+    let keys = text.and_then(|t| {
+        let v: serde_json::Value =
+            serde_json::from_str(&t).map_err(|e| format!("the JWKS is not JSON: {e}"))?;
+        receipts::Keys::from_jwks(&v)
+    });
+    let keys = match keys {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let arguments = match told
+        .arguments
+        .map(serde_json::from_str::<serde_json::Value>)
+    {
+        Some(Err(e)) => {
+            eprintln!("error: --arguments is not JSON: {e}");
+            return std::process::ExitCode::from(2);
+        }
+        other => other.and_then(Result::ok),
+    };
+    let expect = receipts::Expect {
+        issuer: told.issuer,
+        server: told.server,
+        tool: told.tool,
+        arguments: arguments.as_ref(),
+        now: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64),
+    };
+    match receipts::verify(Some(jws.trim()), &keys, &expect) {
+        Ok(claims) => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&claims).unwrap_or_default()
+            );
+            std::process::ExitCode::SUCCESS
+        }
+        Err(why) => {
+            println!("receipt refused: {why}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 fn verify(config: &std::path::Path) -> std::process::ExitCode {
     let out = server::config::load(config)
         .context("loading the config")

@@ -35,6 +35,7 @@ mod mcp_questions;
 mod metrics;
 mod notifications;
 mod orchestration;
+mod receipts;
 mod replicas;
 mod seed_configs;
 mod shutdown;
