@@ -1,5 +1,6 @@
-//! Signing a receipt with the agent's key (a PKCS#8 PEM: P-256 signs
-//! ES256, Ed25519 EdDSA, as for signed Agent Cards).
+//! The agent's signing key (a PKCS#8 PEM: P-256 signs ES256, Ed25519
+//! EdDSA): receipts, and the agent's signed Agent Card (`a2a/signing.rs`
+//! signs through it, so the key is read one way).
 
 use crate::claims::{Receipt, TYPE};
 use aws_lc_rs::signature::{
@@ -74,6 +75,27 @@ impl Signer {
     /// The public key as a JWK, for `/.well-known/jwks.json`.
     pub fn jwk(&self) -> &Value {
         &self.jwk
+    }
+
+    /// The key's id.
+    pub fn kid(&self) -> &str {
+        &self.kid
+    }
+
+    /// The JWS `alg`: `ES256` or `EdDSA`.
+    pub fn alg(&self) -> &'static str {
+        if self.alg == Algorithm::ES256 {
+            "ES256"
+        } else {
+            "EdDSA"
+        }
+    }
+
+    /// The base64url signature over a JWS signing input
+    /// (`protected.payload`), for JWS shapes other than a receipt (the
+    /// Agent Card's detached signature).
+    pub fn sign_input(&self, input: &[u8]) -> Result<String, String> {
+        jsonwebtoken::crypto::sign(input, &self.key, self.alg).map_err(|e| e.to_string())
     }
 
     /// The receipt as a compact JWS.

@@ -10,14 +10,15 @@
 //! `JWS(protected, base64url(canonical))` with the payload detached:
 //! `{"protected", "signature"}` where `protected` is `{"alg", "kid", "typ":
 //! "JOSE", "jku"?}`. ES256 (P-256) or EdDSA (Ed25519); signing and checking
-//! are jsonwebtoken's (aws-lc), never ours; the public half of our key for
-//! `/.well-known/jwks.json` is read with aws-lc.
+//! are jsonwebtoken's (aws-lc), never ours; our key (and its public half
+//! for `/.well-known/jwks.json`) is read by the `receipts` crate's
+//! `Signer`, which signs receipts with the same kind of key.
 
 use super::proto;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use jsonwebtoken::jwk::{Jwk, JwkSet};
-use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey};
+use jsonwebtoken::{Algorithm, DecodingKey};
 use serde_json::{Value, json};
 
 /// The card's canonical bytes (what a signature covers).
@@ -54,11 +55,8 @@ fn strip_empty(v: Value) -> Option<Value> {
 
 /// Our signing key.
 pub(crate) struct CardSigner {
-    key: EncodingKey,
-    alg: Algorithm,
-    kid: String,
-    /// The public key as a JWK (for `/.well-known/jwks.json`).
-    jwk: Value,
+    /// The key, read as the receipts crate reads it (one way for both).
+    key: receipts::Signer,
     /// Signatures made, by what they cover: the same card is served with
     /// the same signature (an ES256 signature is randomised, and a card's
     /// ETag must not change while the card does not).
@@ -67,77 +65,29 @@ pub(crate) struct CardSigner {
 
 impl std::fmt::Debug for CardSigner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "CardSigner({:?}, {:?})", self.alg, self.kid)
+        write!(f, "CardSigner({:?})", self.key)
     }
-}
-
-/// The DER inside a PEM's armour.
-fn der_of(pem: &str) -> Option<Vec<u8>> {
-    let body: String = pem
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.starts_with("-----") && !l.is_empty())
-        .collect();
-    base64::engine::general_purpose::STANDARD.decode(body).ok()
 }
 
 impl CardSigner {
     /// From a PKCS#8 PEM: P-256 signs ES256, Ed25519 EdDSA.
     pub(crate) fn from_pem(pem: &str, kid: &str) -> Result<CardSigner, String> {
-        use aws_lc_rs::signature::{
-            ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, Ed25519KeyPair, KeyPair,
-        };
-        let der = der_of(pem).ok_or("the key is not a PEM")?;
-        if let Ok(pair) = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &der) {
-            let key = EncodingKey::from_ec_pem(pem.as_bytes()).map_err(|e| e.to_string())?;
-            let point = pair.public_key().as_ref();
-            // An uncompressed point: 0x04, x (32 bytes), y (32 bytes).
-            if point.len() != 65 {
-                return Err("the P-256 public key has an unexpected form".into());
-            }
-            let jwk = json!({"kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "kid": kid,
-                "x": B64.encode(&point[1..33]), "y": B64.encode(&point[33..])});
-            return Ok(CardSigner {
-                key,
-                alg: Algorithm::ES256,
-                kid: kid.to_string(),
-                jwk,
-                made: Default::default(),
-            });
-        }
-        if let Ok(pair) = Ed25519KeyPair::from_pkcs8_maybe_unchecked(&der) {
-            let key = EncodingKey::from_ed_pem(pem.as_bytes()).map_err(|e| e.to_string())?;
-            let jwk = json!({"kty": "OKP", "crv": "Ed25519", "alg": "EdDSA", "use": "sig", "kid": kid,
-                "x": B64.encode(pair.public_key().as_ref())});
-            return Ok(CardSigner {
-                key,
-                alg: Algorithm::EdDSA,
-                kid: kid.to_string(),
-                jwk,
-                made: Default::default(),
-            });
-        }
-        Err(
-            "the key is neither a P-256 (ES256) nor an Ed25519 (EdDSA) private key in PKCS#8 PEM"
-                .into(),
-        )
+        Ok(CardSigner {
+            key: receipts::Signer::from_pem(pem, kid)?,
+            made: Default::default(),
+        })
     }
 
     /// `{"keys": [our public key]}`.
     pub(crate) fn jwks(&self) -> Value {
-        json!({ "keys": [self.jwk] })
+        json!({ "keys": [self.key.jwk()] })
     }
 
     /// The card with its signature (any it had replaced); `jku` names
     /// where our JWKS is.
     pub(crate) fn sign(&self, card: &mut Value, jku: Option<&str>) -> Result<(), String> {
         let payload = B64.encode(canonical(card)?);
-        let alg = if self.alg == Algorithm::ES256 {
-            "ES256"
-        } else {
-            "EdDSA"
-        };
-        let mut header = json!({"alg": alg, "kid": self.kid, "typ": "JOSE"});
+        let mut header = json!({"alg": self.key.alg(), "kid": self.key.kid(), "typ": "JOSE"});
         if let Some(u) = jku {
             header["jku"] = json!(u);
         }
@@ -148,8 +98,7 @@ impl CardSigner {
             card["signatures"] = sigs.clone();
             return Ok(());
         }
-        let signature = jsonwebtoken::crypto::sign(input.as_bytes(), &self.key, self.alg)
-            .map_err(|e| e.to_string())?;
+        let signature = self.key.sign_input(input.as_bytes())?;
         let sigs = json!([{"protected": protected, "signature": signature}]);
         if made.len() >= 64 {
             made.clear();
