@@ -186,6 +186,23 @@ async fn get_json(http: &reqwest::Client, url: &str) -> serde_json::Value {
     http.get(url).send().await.unwrap().json().await.unwrap()
 }
 
+/// `POST url` with a JSON body, the answer read as JSON (a bench's step:
+/// a failure ends the bench).
+async fn post_json(
+    http: &reqwest::Client,
+    url: String,
+    body: serde_json::Value,
+) -> serde_json::Value {
+    http.post(url)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 fn pct(sorted: &[Duration], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;

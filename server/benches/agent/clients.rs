@@ -11,7 +11,7 @@
 //!   run's stream) to the resumed run's first tool event, against the same
 //!   REST approval round trip.
 
-use super::{Agent, pct};
+use super::{Agent, pct, post_json as rest};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -38,17 +38,6 @@ async fn mcp_call(http: &reqwest::Client, base: &str, tool: &str, params: Value)
         .await
         .unwrap();
     body["result"].clone()
-}
-
-async fn rest(http: &reqwest::Client, url: String, body: Value) -> Value {
-    http.post(url)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
 }
 
 /// The agent's tool name, as `tools/list` says.

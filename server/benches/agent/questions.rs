@@ -6,13 +6,13 @@
 //! official Python SDK, at 2026-07-28 over stdio) and the scripted model,
 //! so both rows pay for the same model, server and store.
 
-use super::{Agent, pct};
+use super::{Agent, pct, post_json as post};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig,
     ElicitationCapability, FormElicitationCapability, Implementation, ProtocolVersion,
 };
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::time::{Duration, Instant};
 
 /// A client of the question server that declares elicitation (its tools
@@ -97,17 +97,6 @@ rules:
       - call: count
       - reply: "{result}"
 "#;
-
-async fn post(http: &reqwest::Client, url: String, body: Value) -> Value {
-    http.post(url)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
 
 pub(super) async fn rows(
     http: &reqwest::Client,
