@@ -54,6 +54,25 @@ where
     }
 }
 
+/// A body the handler has no use for, read to its end (up to the body
+/// limit) and dropped. hyper keeps a connection alive after the response
+/// only when the request's body was read or can be drained at once: a body
+/// still on its way (a client that writes headers and body separately)
+/// closes the connection, and a client that already sent its next request
+/// on it sees "server disconnected". Routes whose body carries nothing we
+/// read (A2A's `:cancel` body repeats the id of the path) take this.
+pub(crate) struct Drained;
+
+impl<S: Send + Sync> FromRequest<S> for Drained {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        // Too large or cut: hyper closes the connection, as it should.
+        let _ = Bytes::from_request(req, state).await;
+        Ok(Drained)
+    }
+}
+
 /// A query string decoded into `T`.
 pub(crate) struct ApiQuery<T>(pub T);
 

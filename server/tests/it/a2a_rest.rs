@@ -535,3 +535,77 @@ async fn the_extended_card_is_for_known_callers_when_auth_is_on() {
         "{rpc}"
     );
 }
+
+/// A client that writes a request's headers and its body separately, then
+/// sends its next request on the same connection (httpx does, under load)
+/// gets an answer to both, on routes whose handlers have no use for the
+/// body: the body is read before the answer, so hyper keeps the
+/// connection instead of closing it with the next request on the way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_sent_after_its_headers_keeps_the_connection_alive() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let a = agent(dir.path()).await;
+    let host = a.base.trim_start_matches("http://").to_string();
+    for (method, path) in [
+        ("POST", "/a2a/tasks/no-such-task:cancel"),
+        (
+            "DELETE",
+            "/a2a/tasks/no-such-task/pushNotificationConfigs/c1",
+        ),
+        ("POST", "/notifications/no-such-delivery/retry"),
+        ("DELETE", "/grants/no-such-grant"),
+    ] {
+        let mut s = tokio::net::TcpStream::connect(&host).await.unwrap();
+        s.set_nodelay(true).unwrap();
+        let body = r#"{"id":"no-such-task","metadata":{}}"#;
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nA2A-Version: 1.0\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        s.write_all(head.as_bytes()).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+        s.write_all(body.as_bytes()).await.unwrap();
+        let first = read_response(&mut s).await;
+        assert!(first.starts_with("HTTP/1.1 4"), "{method} {path}: {first}");
+        s.write_all(format!("GET /health HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        let second = read_response(&mut s).await;
+        assert!(
+            second.starts_with("HTTP/1.1 200"),
+            "{method} {path}: the connection was closed after the first answer: {second:?}"
+        );
+    }
+
+    /// One response (headers and a Content-Length body), or what came
+    /// before the connection closed.
+    async fn read_response(s: &mut tokio::net::TcpStream) -> String {
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            let text = String::from_utf8_lossy(&got).to_string();
+            if let Some((head, rest)) = text.split_once("\r\n\r\n") {
+                let len = head
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length:")
+                            .map(|v| v.trim().parse::<usize>().unwrap())
+                    })
+                    .unwrap_or(0);
+                if rest.len() >= len {
+                    return text;
+                }
+            }
+            let n = tokio::time::timeout(std::time::Duration::from_secs(10), s.read(&mut buf))
+                .await
+                .expect("no answer within 10 s")
+                .unwrap_or(0);
+            if n == 0 {
+                return text;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+    }
+}

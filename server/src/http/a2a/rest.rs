@@ -27,6 +27,7 @@ use super::{push, tasks};
 use crate::a2a::wire::Dialect;
 use crate::domain::tools::CallContext;
 use crate::http::caller::Caller;
+use crate::http::extract::Drained;
 use crate::http::state::AppState;
 use axum::Json;
 use axum::body::Bytes;
@@ -166,6 +167,7 @@ pub(crate) async fn task_action(
     Caller(mut ctx): Caller,
     headers: HeaderMap,
     Path(spec): Path<String>,
+    _body: Drained,
 ) -> Response {
     match spec.rsplit_once(':') {
         Some((id, "cancel")) => {
@@ -271,6 +273,7 @@ pub(crate) async fn delete_push(
     Caller(mut ctx): Caller,
     headers: HeaderMap,
     Path((task, config)): Path<(String, String)>,
+    _body: Drained,
 ) -> Response {
     if let Err(e) = arrive(
         &state,

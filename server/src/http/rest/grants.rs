@@ -3,6 +3,7 @@
 
 use crate::http::caller::Caller;
 use crate::http::error::ApiError;
+use crate::http::extract::Drained;
 use crate::http::state::AppState;
 use app::models::{Grant, GrantList};
 use axum::Json;
@@ -22,6 +23,7 @@ pub(crate) async fn revoke(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Caller(ctx): Caller,
+    _body: Drained,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let g: Grant = state.engine.revoke_grant(&id, &ctx).await?;
     Ok(Json(serde_json::json!({"grant": g})))

@@ -4,6 +4,7 @@
 
 use crate::http::caller::Caller;
 use crate::http::error::ApiError;
+use crate::http::extract::Drained;
 use crate::http::state::AppState;
 use app::models::DeliveryList;
 use axum::Json;
@@ -55,6 +56,7 @@ pub(crate) async fn retry(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Caller(ctx): Caller,
+    _body: Drained,
 ) -> Result<Json<Value>, ApiError> {
     if !state
         .store
