@@ -23,7 +23,9 @@ import re, sys
 text = open(sys.argv[1], errors="replace").read()
 passed = failed = 0
 found = False
-for m in re.finditer(r"test result: \w+\. (\d+) passed; (\d+) failed", text):
+# cargo test's own lines start the line; nextest repeats a failed test's
+# output indented, which must not count it twice.
+for m in re.finditer(r"^test result: \w+\. (\d+) passed; (\d+) failed", text, re.M):
     passed += int(m[1]); failed += int(m[2]); found = True
 for m in re.finditer(r"Summary \[.*?\]\s+(\d+) tests? run: (\d+) passed(?:.*?(\d+) failed)?", text):
     passed += int(m[2]); failed += int(m[3] or 0); found = True
