@@ -109,7 +109,7 @@ lint:
 
 ## unit: every Rust test on a throwaway PostgreSQL cluster (scripts/pg.sh) for the store suite and the
 ## replica tests, then the REST and A2A suites again with every agent on PostgreSQL
-PG_SUITES = api_conversations|ag_ui|live_api|agent_flow|a2a_chain|a2a_rest|a2a_push|a2a_roles|a2a_conformance|a2a_interop|a2a_discovery|approval_rules|notifications|mcp_questions|slack_interactive|grants|a2a_signing|shutdown
+PG_SUITES = api_conversations|ag_ui|live_api|agent_flow|a2a_chain|a2a_rest|a2a_push|a2a_roles|a2a_conformance|a2a_interop|a2a_discovery|approval_rules|notifications|mcp_questions|slack_interactive|grants|a2a_signing|shutdown|receipts
 # One feature set for the tests and the binaries they start (the MCP servers
 # included): `--tests` takes in the dev-dependencies' features, so the
 # native tree is compiled once and nextest then finds it all fresh.

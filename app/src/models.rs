@@ -710,6 +710,26 @@ pub struct ApprovalDecision {
     pub grant: Option<GrantRequest>,
 }
 
+/// `GET /approvals/:uuid`: one approval in whatever state it is, with the
+/// signed receipt of the call it let through (RECEIPTS.md §1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+pub struct ApprovalRecord {
+    pub approval: PendingApproval,
+    pub status: ApprovalStatus,
+    /// A rejection's, cancellation's or resolution's reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The receipt as the executor got it: a compact JWS
+    /// (`typ: stopgo-receipt+jwt`), verifiable with `/.well-known/jwks.json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<String>,
+    /// The receipt's claims, decoded for reading (verify the JWS to trust
+    /// them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt_claims: Option<Value>,
+}
+
 /// `GET /approvals`: a page of the approvals waiting for a decision,
 /// oldest first, and how many wait in all.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

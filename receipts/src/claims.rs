@@ -5,6 +5,13 @@ use serde::{Deserialize, Serialize};
 /// The JWS `typ` every receipt carries.
 pub const TYPE: &str = "stopgo-receipt+jwt";
 
+/// Where an MCP `tools/call` carries the receipt: `params._meta[..]`.
+pub const META_RECEIPT: &str = "dev.stopgo/receipt";
+
+/// Where an MCP `tools/call` carries the call's idempotency key
+/// (RECEIPTS.md §3): `params._meta[..]`.
+pub const META_IDEMPOTENCY_KEY: &str = "dev.stopgo/idempotency-key";
+
 /// `authorization_details[].type` of a tool call.
 pub const DETAIL_TYPE: &str = "stopgo_tool_call";
 

@@ -22,7 +22,9 @@ mod digest;
 mod signer;
 mod verify;
 
-pub use claims::{Actor, Approver, ChainLink, Detail, Policy, Receipt, TYPE};
+pub use claims::{
+    Actor, Approver, ChainLink, Detail, META_IDEMPOTENCY_KEY, META_RECEIPT, Policy, Receipt, TYPE,
+};
 pub use digest::arguments_sha256;
 pub use signer::Signer;
-pub use verify::{Expect, Keys, Refusal, verify};
+pub use verify::{Expect, Keys, Refusal, unverified_claims, verify};

@@ -36,8 +36,21 @@ fn der_of(pem: &str) -> Option<Vec<u8>> {
 }
 
 impl Signer {
-    /// From a PKCS#8 PEM private key; `kid` names it in the JWKS.
+    /// From a PKCS#8 PEM private key; `kid` names it in the JWKS (empty:
+    /// the key's RFC 7638 thumbprint, so a key names itself the same way
+    /// on every replica and across restarts).
     pub fn from_pem(pem: &str, kid: &str) -> Result<Signer, String> {
+        let mut s = Signer::read(pem, kid)?;
+        if kid.trim().is_empty() {
+            let jwk: jsonwebtoken::jwk::Jwk =
+                serde_json::from_value(s.jwk.clone()).map_err(|e| e.to_string())?;
+            s.kid = jwk.thumbprint(jsonwebtoken::jwk::ThumbprintHash::SHA256);
+            s.jwk["kid"] = Value::String(s.kid.clone());
+        }
+        Ok(s)
+    }
+
+    fn read(pem: &str, kid: &str) -> Result<Signer, String> {
         let der = der_of(pem).ok_or("the key is not a PEM")?;
         if let Ok(pair) = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &der) {
             let key = EncodingKey::from_ec_pem(pem.as_bytes()).map_err(|e| e.to_string())?;

@@ -89,6 +89,14 @@ pub fn parse(
     if !problems.is_empty() {
         return Err(invalid(problems));
     }
+    // The `approvals:` section in force, as a receipt's `policy.sha256`
+    // names it (RECEIPTS.md §1): the JCS digest of its JSON form.
+    let approvals = value
+        .get("approvals")
+        .and_then(|a| serde_json::to_value(a).ok())
+        .filter(|a| !a.is_null())
+        .unwrap_or_else(|| serde_json::json!({}));
+    let approvals_sha256 = receipts::arguments_sha256(&approvals);
     let config: Config = serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let path = if path == "." { String::new() } else { path };
@@ -104,6 +112,7 @@ pub fn parse(
     let problems = validate::validate(&config, &base_dir);
     if problems.is_empty() {
         let mut config = config;
+        config.approvals_sha256 = approvals_sha256;
         config.source_digest = crate::domain::digest::hex(&sha2::Digest::finalize(
             <sha2::Sha256 as sha2::Digest>::new_with_prefix(text.as_bytes()),
         ));

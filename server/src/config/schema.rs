@@ -86,10 +86,38 @@ pub struct Config {
     /// The agent as an MCP server at `POST /mcp` (CLIENTS.md §1).
     #[serde(default)]
     pub mcp_endpoint: McpEndpointConfig,
+    /// Signed approval receipts (RECEIPTS.md §1); absent: none are made.
+    #[serde(default)]
+    pub receipts: Option<ReceiptsConfig>,
     /// SHA-256 of the file as written (with `${VAR}` references, so no
     /// secret): `config.loaded` in the audit trail records it.
     #[serde(skip)]
     pub source_digest: String,
+    /// base64url SHA-256 of the JCS form of the `approvals:` section (a
+    /// receipt's `policy.sha256`).
+    #[serde(skip)]
+    pub approvals_sha256: String,
+}
+
+/// `receipts:`: the key every call let through after a decision is
+/// signed with (RECEIPTS.md §1).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReceiptsConfig {
+    /// A PKCS#8 PEM file (P-256 for ES256, Ed25519 for EdDSA), relative
+    /// to the config's folder; `a2a_card_signing`'s key may serve.
+    pub signing_key: PathBuf,
+    /// The key's id in each receipt and in `/.well-known/jwks.json`;
+    /// absent: its RFC 7638 thumbprint.
+    #[serde(default)]
+    pub kid: Option<String>,
+    /// How long after the decision a receipt is good for (`10m`).
+    #[serde(default = "default_receipt_ttl")]
+    pub ttl: String,
+}
+
+fn default_receipt_ttl() -> String {
+    "10m".into()
 }
 
 /// `mcp_endpoint:`: on unless `enabled: false`.

@@ -85,6 +85,7 @@ pub fn validate(config: &Config, base_dir: &Path) -> Vec<Problem> {
     check_trusted_names(config, &mut p);
     check_shared_urls(config, &mut p);
     check_card_signing(config, &mut p);
+    check_receipts(config, &mut p);
     for (i, e) in config.a2a_extensions.iter().enumerate() {
         if e.uri.trim().is_empty() || e.uri.contains(',') || e.uri.contains(char::is_whitespace) {
             p.push(Problem::new(
@@ -391,6 +392,33 @@ fn check_card_signing(config: &Config, p: &mut Vec<Problem>) {
             "a2a_card_signing.kid",
             "must not be empty: it names the key in each signature and in /.well-known/jwks.json",
         ));
+    }
+}
+
+/// `receipts`: a key file, a key id if given, a lifetime a call can use.
+fn check_receipts(config: &Config, p: &mut Vec<Problem>) {
+    let Some(r) = &config.receipts else {
+        return;
+    };
+    if r.signing_key.as_os_str().is_empty() {
+        p.push(Problem::new(
+            "receipts.signing_key",
+            "must name a PKCS#8 PEM file (P-256 or Ed25519)",
+        ));
+    }
+    if r.kid.as_deref().is_some_and(|k| k.trim().is_empty()) {
+        p.push(Problem::new(
+            "receipts.kid",
+            "must not be empty (leave it out to use the key's thumbprint)",
+        ));
+    }
+    match crate::domain::duration::parse(&r.ttl) {
+        Ok(d) if d.as_secs() >= 1 && d.as_secs() <= 86_400 => {}
+        Ok(_) => p.push(Problem::new(
+            "receipts.ttl",
+            "must be between 1s and 24h: a receipt is used when the call runs",
+        )),
+        Err(e) => p.push(Problem::new("receipts.ttl", e)),
     }
 }
 

@@ -196,6 +196,12 @@ pub struct CallContext {
     pub asker: Option<AskerRef>,
     /// The answers this call is retried with (an MRTR round).
     pub resume: Option<Resume>,
+    /// The signed receipt of the decision this call runs under
+    /// (RECEIPTS.md §1), sent with it as `_meta["dev.stopgo/receipt"]`.
+    pub(crate) receipt: Option<String>,
+    /// The call's idempotency key (RECEIPTS.md §3), the same on every
+    /// retry: `_meta["dev.stopgo/idempotency-key"]`.
+    pub(crate) idempotency_key: Option<String>,
     /// The browser sign-in session the request came with, if any (a grant
     /// made in it ends with it).
     pub(crate) signin: Option<crate::domain::principal::SignIn>,

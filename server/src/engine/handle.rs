@@ -70,6 +70,9 @@ pub(in crate::engine) struct Inner {
     /// The owner of every task the engine spawns (turns, their branches,
     /// the sweepers): stopped and drained by `run` on shutdown.
     pub(in crate::engine) tasks: Tasks,
+    /// Who signs the receipts of decided calls (RECEIPTS.md §1), once the
+    /// agent knows its public address; unset: no receipts.
+    pub(in crate::engine) receipts: std::sync::OnceLock<Arc<super::receipt::Issuer>>,
 }
 
 impl Engine {
@@ -137,6 +140,7 @@ impl Engine {
                 asked: tokio::sync::broadcast::channel(64).0,
                 answered: tokio::sync::Notify::new(),
                 tasks,
+                receipts: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -291,6 +295,14 @@ impl Engine {
     /// through it).
     pub(crate) fn store(&self) -> &Store {
         &self.inner.store
+    }
+
+    /// Signs every decided call's receipt from now on, with `signer`, as
+    /// the agent at `public_base` (RECEIPTS.md §1); set once, when the
+    /// agent knows the address it serves at.
+    pub(crate) fn issue_receipts(&self, signer: Arc<receipts::Signer>, public_base: &str) {
+        let issuer = super::receipt::Issuer::new(signer, public_base, &self.inner.config);
+        let _ = self.inner.receipts.set(Arc::new(issuer));
     }
 
     /// The event bus the engine publishes to.

@@ -15,6 +15,7 @@
 //! - `commands/`: the public commands: `send` (start a conversation, send a
 //!   message), `decide` (approve/reject, by API or link), `cancel`.
 //! - `expiry`: approvals that time out or escalate.
+//! - `receipt`: the signed receipt a decided call runs under (RECEIPTS.md).
 //! - `recovery`: what a restart does with turns and approvals it finds
 //!   half-done.
 //! - `replicas`: each replica's background work (heartbeat, lease
@@ -53,6 +54,7 @@ mod locks;
 pub(crate) mod mcp_endpoint;
 mod outcome;
 mod pipeline;
+mod receipt;
 mod recovery;
 mod replicas;
 mod reply;

@@ -162,6 +162,8 @@ pub(crate) fn context(
         message_id: None,
         asker: None,
         resume: None,
+        receipt: None,
+        idempotency_key: None,
         signin: extensions
             .get::<crate::domain::principal::SignIn>()
             .cloned(),

@@ -141,6 +141,13 @@ pub(crate) static ROUTES: &[Route] = &[
     },
     Route {
         method: "GET",
+        path: "/approvals/{uuid}",
+        need: Api(Viewer),
+        serve: Serve::Handler(|| get(rest::approvals::get)),
+        doc: Doc::new("One approval in whatever state it is (`status`: pending, approved, executing, executed, failed, rejected, in_doubt, cancelled, expired), and once its call ran with `receipts:` on, the signed receipt the executor got (`receipt`, a compact JWS) with its claims decoded (`receipt_claims`; verify with `/.well-known/jwks.json` or `agent receipt verify`).").response("ApprovalRecord").errors(&[404]),
+    },
+    Route {
+        method: "GET",
         path: "/approvals",
         need: Api(Viewer),
         serve: Serve::Handler(|| get(rest::approvals::list)),

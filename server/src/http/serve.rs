@@ -47,6 +47,10 @@ pub async fn run(
             Err(_) => String::new(),
         },
     };
+    // Receipts name the agent by the address its executors know it at.
+    if let Some(signer) = &state.receipt_signer {
+        state.engine.issue_receipts(signer.clone(), &base);
+    }
     if state.notify.is_on() && state.config.public_url.is_none() {
         tracing::warn!(base = %base, "notifications are on but public_url is not set: their links point at {base}");
     }

@@ -44,6 +44,9 @@ pub enum StartError {
     /// A card signing key, or a sub-agent's pinned key, that cannot be used.
     #[error("{0}")]
     CardKeys(String),
+    /// `receipts.signing_key` cannot be read or cannot sign.
+    #[error("{0}")]
+    ReceiptKey(String),
     /// `a2a_conformance` asked of a build without the `a2a-tck` feature.
     #[error("this agent was built without A2A conformance mode (cargo feature a2a-tck)")]
     NoConformance,
@@ -207,9 +210,11 @@ async fn assemble(s: Startup, tasks: domain::tasks::Tasks) -> Result<AppState, S
 
     let a2a = A2aTasks::new(engine.clone(), executor(s.a2a_conformance));
     let card_signer = card_signer(&s.config_dir, &config)?;
+    let receipt_signer = receipt_signer(&s.config_dir, &config)?;
     let mcp = mcp_service(&engine, &store, &config, auth.enforced()).await?;
     Ok(AppState {
         card_signer,
+        receipt_signer,
         card_served: Arc::default(),
         store,
         notify,
@@ -314,6 +319,26 @@ fn card_signer(
     crate::a2a::signing::CardSigner::from_pem(&pem, &s.kid)
         .map(|k| Some(Arc::new(k)))
         .map_err(|e| StartError::CardKeys(format!("a2a_card_signing: {e}")))
+}
+
+/// `receipts.signing_key`, read once: a key that cannot sign stops the
+/// start, naming it.
+fn receipt_signer(
+    dir: &std::path::Path,
+    c: &Config,
+) -> Result<Option<Arc<receipts::Signer>>, StartError> {
+    let Some(r) = &c.receipts else {
+        return Ok(None);
+    };
+    let file = dir.join(&r.signing_key);
+    let pem = std::fs::read_to_string(&file).map_err(|e| {
+        StartError::ReceiptKey(format!("receipts.signing_key {}: {e}", file.display()))
+    })?;
+    receipts::Signer::from_pem(&pem, r.kid.as_deref().unwrap_or(""))
+        .map(|k| Some(Arc::new(k)))
+        .map_err(|e| {
+            StartError::ReceiptKey(format!("receipts.signing_key {}: {e}", file.display()))
+        })
 }
 
 /// What the config says of each sub-agent (top-level `a2a` and every

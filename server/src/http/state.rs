@@ -31,6 +31,8 @@ pub struct AppState {
     pub(crate) config: Arc<Config>,
     /// The key our agent card is signed with (`a2a_card_signing`).
     pub(crate) card_signer: Option<Arc<crate::a2a::signing::CardSigner>>,
+    /// The key decided calls' receipts are signed with (`receipts`).
+    pub(crate) receipt_signer: Option<Arc<receipts::Signer>>,
     /// When each agent card body (by its ETag) was first served: its
     /// `Last-Modified`.
     pub(crate) card_served: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,

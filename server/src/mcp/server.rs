@@ -638,6 +638,16 @@ impl McpServer {
                 _ => {}
             }
         }
+        for (key, value) in [
+            (receipts::META_RECEIPT, &ctx.receipt),
+            (receipts::META_IDEMPOTENCY_KEY, &ctx.idempotency_key),
+        ] {
+            if let Some(v) = value {
+                params
+                    .meta_or_default()
+                    .insert(key.to_string(), Value::String(v.clone()));
+            }
+        }
         if let Some(r) = &ctx.resume {
             params.input_responses = Some(r.responses.clone().into_iter().collect());
             params.request_state = r.state.clone();

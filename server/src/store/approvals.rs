@@ -30,6 +30,8 @@ pub(crate) struct Approval {
     pub(crate) expires_in: Option<u64>,
     /// A proxy approval: the remote's own approval it stands for.
     pub(crate) remote_approval: Option<String>,
+    /// The signed receipt of the call it let through (RECEIPTS.md §1).
+    pub(crate) receipt: Option<String>,
 }
 
 /// Who decided, and how (AUTH.md §5).
@@ -81,9 +83,9 @@ pub(crate) struct RemoteRef {
 pub(super) const COLUMNS: &str = "uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, reason, \
                        decided_by, decided_at, remote_task_id, remote_agent_name, chain, created_at, \
                        requested_by, decided_via, traceparent, rule, approvers, CAST(quorum AS TEXT), votes, \
-                       CAST(expires_in AS TEXT), expires_at, CAST(escalated AS TEXT), edited_args, edited_by, remote_approval_uuid";
+                       CAST(expires_in AS TEXT), expires_at, CAST(escalated AS TEXT), edited_args, edited_by, remote_approval_uuid, receipt";
 /// How many columns [`COLUMNS`] names.
-pub(super) const NCOLS: usize = 28;
+pub(super) const NCOLS: usize = 29;
 
 /// The generated and encoded columns of a new approval, whichever backend
 /// inserts it.
@@ -169,6 +171,7 @@ impl Insert {
             traceparent: a.traceparent,
             expires_in: self.expires_in.and_then(|s| u64::try_from(s).ok()),
             remote_approval: a.remote.as_ref().and_then(|r| r.approval.clone()),
+            receipt: None,
         }
     }
 }
@@ -225,6 +228,7 @@ pub(super) fn decode((cols,): RawRow) -> Result<Approval, StoreError> {
     let edited_args = next();
     let edited_by = next();
     let remote_approval = next();
+    let receipt = next();
     let status = ApprovalStatus::parse(&status_s).ok_or_else(|| {
         StoreError::Corrupt(format!("approval {uuid}: unknown status {status_s:?}"))
     })?;
@@ -283,5 +287,6 @@ pub(super) fn decode((cols,): RawRow) -> Result<Approval, StoreError> {
         traceparent,
         expires_in: expires_in.and_then(|s| s.parse().ok()),
         remote_approval,
+        receipt,
     })
 }

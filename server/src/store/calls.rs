@@ -22,6 +22,8 @@ pub(crate) struct FinishedCall {
     pub(crate) arguments: serde_json::Value,
     pub(crate) text: String,
     pub(crate) is_error: bool,
+    /// The digest of the receipt it ran under (RECEIPTS.md §1), if any.
+    pub(crate) receipt_sha256: Option<String>,
 }
 
 /// A call a rule refused, as recorded with its result.
@@ -48,32 +50,71 @@ pub(crate) struct HandedOver {
     pub(crate) approval_uuid: Option<String>,
 }
 
+/// Signs a call's receipt from its approval as claimed and, for a
+/// grant's use, the granter's name; `None` when it cannot be signed.
+pub(crate) type Mint = Box<dyn FnOnce(&Approval, Option<&str>) -> Option<String> + Send>;
+
+/// A call claimed to run.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Claimed {
+    /// Its signed receipt, when receipts are on and it runs under a
+    /// decision.
+    pub(crate) receipt: Option<String>,
+}
+
+/// The receipt `mint` signs for approval `uuid`, stored on its row.
+fn signed(tx: &dyn super::tx::Tx, uuid: &str, mint: Mint) -> Result<Option<String>, StoreError> {
+    let Some(a) = tx.approval(uuid)? else {
+        return Ok(None);
+    };
+    let granter = match a
+        .decided_by
+        .as_deref()
+        .and_then(|b| b.strip_prefix("grant:"))
+    {
+        Some(grant) => tx.grant(grant)?.map(|g| g.grant.created_by),
+        None => None,
+    };
+    let receipt = mint(&a, granter.as_deref());
+    if let Some(r) = &receipt {
+        tx.set_receipt(uuid, r)?;
+    }
+    Ok(receipt)
+}
+
 impl Store {
     /// Claims a call before it runs: the approval `approval_uuid` moves to
-    /// `executing` and the call is marked started, together. False when
-    /// another writer moved it on (the call must not run).
+    /// `executing` and the call is marked started, together. `None` when
+    /// another writer moved it on (the call must not run); else the
+    /// receipt `mint` signed from the approval as claimed (its final votes
+    /// and edit; for a grant's use, the granter), stored with it.
     pub(crate) async fn claim_call(
         &self,
         conversation_id: &str,
         message_id: &str,
         approval_uuid: Option<String>,
-    ) -> Result<bool, StoreError> {
+        mint: Option<Mint>,
+    ) -> Result<Option<Claimed>, StoreError> {
         let (id, mid) = (conversation_id.to_string(), message_id.to_string());
         self.write(move |tx| {
             tx.fence(&id)?;
-            if let Some(uuid) = &approval_uuid
-                && !tx.transition(
+            let mut receipt = None;
+            if let Some(uuid) = &approval_uuid {
+                if !tx.transition(
                     uuid,
                     &[ApprovalStatus::Approved],
                     ApprovalStatus::Executing,
                     None,
                     None,
-                )?
-            {
-                return Ok(false);
+                )? {
+                    return Ok(None);
+                }
+                if let Some(mint) = mint {
+                    receipt = signed(tx, uuid, mint)?;
+                }
             }
             tx.mark_started(&mid)?;
-            Ok(true)
+            Ok(Some(Claimed { receipt }))
         })
         .await
     }
@@ -92,18 +133,22 @@ impl Store {
                 };
                 tx.transition(uuid, &[ApprovalStatus::Executing], to, None, None)?;
             }
+            let mut details = serde_json::json!({
+                "tool": call.tool,
+                "server": call.server,
+                "arguments_digest": digest(&call.arguments),
+                "outcome": if call.is_error { "error" } else { "ok" },
+                "duration_ms": ms,
+            });
+            if let Some(r) = &call.receipt_sha256 {
+                details["receipt_sha256"] = r.as_str().into();
+            }
             tx.audit(&Event {
                 actor: "agent",
                 event: "tool.executed",
                 conversation_id: Some(&call.conversation_id),
                 approval_uuid: call.approval_uuid.as_deref(),
-                details: serde_json::json!({
-                    "tool": call.tool,
-                    "server": call.server,
-                    "arguments_digest": digest(&call.arguments),
-                    "outcome": if call.is_error { "error" } else { "ok" },
-                    "duration_ms": ms,
-                }),
+                details,
             })
         })
         .await

@@ -51,7 +51,7 @@ mod sqlite;
 mod turns;
 mod tx;
 
-pub(crate) use calls::{DeniedCall, FinishedCall, HandedOver};
+pub(crate) use calls::{DeniedCall, FinishedCall, HandedOver, Mint};
 pub(crate) use conversations::PageRequest;
 pub(crate) use decisions::{Decided, DecisionRecord};
 pub use error::StoreError;

@@ -260,11 +260,17 @@ async fn sixteen_racing_decisions_have_one_winner() {
         // Claimed once: a second claim of the same gate is refused.
         if a.status == ApprovalStatus::Approved {
             assert!(
-                s.claim_call(&cid, &mid, Some(uuid.clone())).await.unwrap(),
+                s.claim_call(&cid, &mid, Some(uuid.clone()), None)
+                    .await
+                    .unwrap()
+                    .is_some(),
                 "{kind}"
             );
             assert!(
-                !s.claim_call(&cid, &mid, Some(uuid.clone())).await.unwrap(),
+                s.claim_call(&cid, &mid, Some(uuid.clone()), None)
+                    .await
+                    .unwrap()
+                    .is_none(),
                 "{kind}"
             );
         }
@@ -609,7 +615,12 @@ async fn the_crash_rules_settle_what_a_stopped_process_left() {
             s.decide(decision(&c1, &m1, &u1, true)).await.unwrap(),
             Decided::Done
         );
-        assert!(s.claim_call(&c1, &m1, Some(u1.clone())).await.unwrap());
+        assert!(
+            s.claim_call(&c1, &m1, Some(u1.clone()), None)
+                .await
+                .unwrap()
+                .is_some()
+        );
         // Approved, not started: resumed.
         let (c2, m2, u2) = waiting(&s).await;
         assert_eq!(
@@ -907,7 +918,12 @@ async fn the_sweeper_resumes_an_approved_call_and_never_reruns_a_started_one() {
         a.decide(decision(&c2, &m2, &u2, true)).await.unwrap(),
         Decided::Done
     );
-    assert!(a.claim_call(&c2, &m2, Some(u2.clone())).await.unwrap());
+    assert!(
+        a.claim_call(&c2, &m2, Some(u2.clone()), None)
+            .await
+            .unwrap()
+            .is_some()
+    );
     // a dies (its leases are neither renewed nor released).
     std::mem::forget(l1);
     std::mem::forget(l2);

@@ -166,6 +166,8 @@ pub(crate) trait ApprovalTx {
     fn set_votes(&self, uuid: &str, votes: &str) -> Result<(), StoreError>;
     /// Records the arguments (JSON) an approver edited before approving.
     fn set_edited(&self, uuid: &str, args: &str, by: &str) -> Result<(), StoreError>;
+    /// Records the signed receipt of the call the approval lets through.
+    fn set_receipt(&self, uuid: &str, receipt: &str) -> Result<(), StoreError>;
     /// Pending approvals whose `expires_at` is at or before `now`, oldest
     /// deadline first.
     fn due_approvals(&self, now: &str, limit: u32) -> Result<Vec<Approval>, StoreError>;

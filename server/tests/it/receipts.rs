@@ -1,9 +1,15 @@
-//! Signed approval receipts (RECEIPTS.md §1), first slice: a receipt made
-//! by the shared `receipts` crate is checked by `agent receipt verify`
-//! (the real binary: its exit code and words are what an operator sees)
-//! against a JWKS file and a JWKS URL, and by a standard JOSE library
-//! outside Rust (PyJWT, from the MCP Python SDK's environment), which also
-//! recomputes the arguments' digest as a third-party executor would.
+//! Signed approval receipts (RECEIPTS.md §1): a receipt made by the shared
+//! `receipts` crate is checked by `agent receipt verify` (the real binary:
+//! its exit code and words are what an operator sees) against a JWKS file
+//! and a JWKS URL, and by a standard JOSE library outside Rust (PyJWT, from
+//! the MCP Python SDK's environment), which also recomputes the arguments'
+//! digest as a third-party executor would. The agent itself signs every
+//! call it lets through after a decision (one approver, a quorum's two
+//! votes, a grant's use naming its granter): `GET /approvals/:uuid` shows
+//! the receipt, PyJWT verifies it against the agent's own
+//! `/.well-known/jwks.json`, and the call's audit row holds its digest.
+
+use crate::support;
 
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -209,4 +215,229 @@ print(json.dumps(claims))
     );
     let claims: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(claims["jti"], "01a2-approval");
+}
+
+/// PyJWT verifies `jws` with the key its JWKS URL serves (PyJWKClient, as
+/// a third-party executor would), for issuer `iss`, and checks the digest
+/// of `args`; the claims.
+fn pyjwt_verify(jws: &str, jwks_url: &str, iss: &str, args: &Value) -> Value {
+    let script = r#"
+import base64, hashlib, json, sys, jwt
+token, url, iss, args = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+key = jwt.PyJWKClient(url).get_signing_key_from_jwt(token)
+claims = jwt.decode(token, key, algorithms=["ES256", "EdDSA"], issuer=iss)
+assert jwt.get_unverified_header(token)["typ"] == "stopgo-receipt+jwt"
+canonical = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+digest = base64.urlsafe_b64encode(hashlib.sha256(canonical).digest()).rstrip(b"=").decode()
+assert claims["authorization_details"][0]["arguments_sha256"] == digest, "digest"
+print(json.dumps(claims))
+"#;
+    let out = Command::new(root().join(".tools/mcp-python/bin/python"))
+        .args(["-c", script, jws, jwks_url, iss, &args.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+const BOB: &str = "bob-token-0123456789abcdef";
+const ALICE: &str = "alice-token-0123456789abcdef";
+const CAROL: &str = "carol-token-0123456789abcdef";
+const OPS: &str = "ops-token-0123456789abcdef";
+
+/// `GET /approvals/:uuid` once its call ran: the receipt and its claims.
+async fn receipt_of(a: &support::Agent, uuid: &str) -> (String, Value) {
+    let r = support::get_bearer(a, BOB, &format!("/approvals/{uuid}")).await;
+    assert_eq!(r["status"], "executed", "{r}");
+    let jws = r["receipt"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no receipt: {r}"));
+    (jws.to_string(), r["receipt_claims"].clone())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_signs_each_decided_call_and_pyjwt_verifies_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        r#"{base}auth:
+  mode: tokens
+  tokens:
+    - {{name: bob, token: "${{BOB_T}}", roles: [requester]}}
+    - {{name: alice, token: "${{ALICE_T}}", roles: [approver]}}
+    - {{name: carol, token: "${{CAROL_T}}", roles: [approver]}}
+    - {{name: ops, token: "${{OPS_T}}", roles: [admin]}}
+approvals:
+  rules:
+    - {{name: two-people, tool: resources_remove, action: approve, quorum: 2}}
+receipts:
+  signing_key: {key}
+  kid: r1
+  ttl: 5m
+"#,
+        base = support::resources_yaml("receipts-agent", dir.path()),
+        key = root().join("testdata/card-keys/b1.pem").display()
+    );
+    let cfg = support::write_config(dir.path(), &dir.path().join("data"), &yaml);
+    let a = support::Agent::serve_with_env(
+        &cfg,
+        &[
+            ("BOB_T", BOB),
+            ("ALICE_T", ALICE),
+            ("CAROL_T", CAROL),
+            ("OPS_T", OPS),
+        ],
+    )
+    .await;
+    let jwks_url = a.url("/.well-known/jwks.json");
+    let jwks: Value = support::client()
+        .get(&jwks_url)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(jwks["keys"][0]["kid"], "r1", "{jwks}");
+
+    // One approver, with a grant on /name for the next identical call.
+    let (_, body) = support::post_bearer(
+        &a,
+        BOB,
+        "/conversations",
+        json!({"message": "add apples 5"}),
+    )
+    .await;
+    let conv = body["conversation"]["id"].as_str().unwrap().to_string();
+    let first = support::waiting_uuid(&body);
+    let grant = json!({"approved": true, "grant": {"match": ["/name"], "for": "1h"}});
+    let (status, body) =
+        support::post_bearer(&a, ALICE, &format!("/approvals/{first}"), grant).await;
+    assert_eq!(status, 200, "{body}");
+    let (jws, shown) = receipt_of(&a, &first).await;
+    let apples = json!({"name": "apples", "value": 5});
+    let claims = pyjwt_verify(&jws, &jwks_url, &a.base, &apples);
+    assert_eq!(
+        claims, shown,
+        "GET /approvals/:uuid shows the receipt's own claims"
+    );
+    assert_eq!(claims["jti"], first.as_str());
+    assert_eq!(claims["txn"], conv.as_str());
+    assert_eq!(claims["act"]["sub"], "receipts-agent");
+    assert_eq!(
+        claims["authorization_details"][0]["type"],
+        "stopgo_tool_call"
+    );
+    assert_eq!(claims["authorization_details"][0]["server"], "resources");
+    assert_eq!(claims["authorization_details"][0]["tool"], "resources_add");
+    assert_eq!(claims["approvers"].as_array().unwrap().len(), 1, "{claims}");
+    assert_eq!(
+        (
+            &claims["approvers"][0]["sub"],
+            &claims["approvers"][0]["via"]
+        ),
+        (&json!("alice"), &json!("rest"))
+    );
+    assert_eq!(claims["policy"]["rule"], "annotation");
+    let exp = claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap();
+    assert!(
+        (290..=300).contains(&exp),
+        "ttl 5m from the decision: {claims}"
+    );
+
+    // The grant's use: its own approval row, its receipt names the granter.
+    let (status, body) = support::post_bearer(
+        &a,
+        BOB,
+        &format!("/conversations/{conv}/messages"),
+        json!({"message": "add apples 7"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let rows = support::audit_rows(&a, OPS).await;
+    let used = rows
+        .iter()
+        .find(|r| r["event"] == "grant.used")
+        .unwrap_or_else(|| panic!("{rows:?}"));
+    let by_grant = used["approval_uuid"].as_str().unwrap();
+    let (jws, _) = receipt_of(&a, by_grant).await;
+    let claims = pyjwt_verify(
+        &jws,
+        &jwks_url,
+        &a.base,
+        &json!({"name": "apples", "value": 7}),
+    );
+    assert_eq!(
+        (
+            &claims["approvers"][0]["sub"],
+            &claims["approvers"][0]["via"]
+        ),
+        (&json!("alice"), &json!("grant")),
+        "{claims}"
+    );
+    assert_eq!(claims["jti"], by_grant);
+
+    // A quorum: both votes, in order.
+    let (_, body) = support::post_bearer(
+        &a,
+        BOB,
+        &format!("/conversations/{conv}/messages"),
+        json!({"message": "remove apples"}),
+    )
+    .await;
+    let removal = support::waiting_uuid(&body);
+    for t in [ALICE, CAROL] {
+        let (status, body) = support::post_bearer(
+            &a,
+            t,
+            &format!("/approvals/{removal}"),
+            json!({"approved": true}),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let (jws, _) = receipt_of(&a, &removal).await;
+    let claims = pyjwt_verify(&jws, &jwks_url, &a.base, &json!({"pattern": "apples"}));
+    let subs: Vec<&str> = claims["approvers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["sub"].as_str().unwrap())
+        .collect();
+    assert_eq!(subs, ["alice", "carol"], "{claims}");
+    assert_eq!(claims["policy"]["rule"], "two-people");
+    assert_eq!(
+        claims["policy"]["sha256"].as_str().map(str::len),
+        Some(43),
+        "{claims}"
+    );
+
+    // Each call's audit row holds its receipt's digest.
+    let rows = support::audit_rows(&a, OPS).await;
+    let executed = rows
+        .iter()
+        .rfind(|r| r["event"] == "tool.executed" && r["approval_uuid"] == removal.as_str())
+        .unwrap();
+    use base64::Engine;
+    use sha2::Digest;
+    let digest = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(sha2::Sha256::digest(jws.as_bytes()));
+    assert_eq!(
+        executed["details"]["receipt_sha256"],
+        digest.as_str(),
+        "{executed}"
+    );
+
+    // An unknown approval is a 404 naming it.
+    let r = support::client()
+        .get(a.url("/approvals/nope"))
+        .bearer_auth(BOB)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
 }

@@ -212,7 +212,13 @@ impl Engine {
         let store = &self.inner.store;
         let (id, message_id) = (site.conversation_id, site.message_id);
         let (may_run, approval_uuid) = match claim {
-            Claim::Approval(uuid) => (store.claim_call(id, message_id, uuid.clone()).await?, uuid),
+            Claim::Approval(uuid) => (
+                store
+                    .claim_call(id, message_id, uuid.clone(), None)
+                    .await?
+                    .is_some(),
+                uuid,
+            ),
             Claim::Relay(uuid) => (store.claim_relay(id, message_id, &uuid).await?, None),
         };
         if !may_run {

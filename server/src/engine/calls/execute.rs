@@ -11,6 +11,23 @@ use crate::engine::scope::{LocalAction, Scope};
 use app::models::{EventKind, ToolCall};
 use std::sync::{Arc, Mutex};
 
+/// The server a receipt names for a tool the agent runs itself.
+const LOCAL: &str = "local";
+
+/// A call's idempotency key (RECEIPTS.md §3): the conversation and the
+/// call's own message id, the same on every retry, restart and replica.
+pub(super) fn idempotency_key(conversation_id: &str, message_id: &str) -> String {
+    format!("{conversation_id}/{message_id}")
+}
+
+/// The digest of a receipt as the audit row records it: base64url
+/// SHA-256 of the compact JWS.
+fn receipt_digest(jws: &str) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(jws.as_bytes()))
+}
+
 impl Engine {
     /// Runs one call, write-ahead: `executing`/started is committed before
     /// the tool runs; the result and `executed`/`failed` commit together.
@@ -26,15 +43,27 @@ impl Engine {
         resume: Option<Resume>,
     ) -> Result<CallOutcome, EngineError> {
         let (conversation_id, message_id) = (site.conversation_id, site.message_id);
-        let may_run = self
+        let mint = self
+            .inner
+            .receipts
+            .get()
+            .filter(|_| approval_uuid.is_some())
+            .map(|i| {
+                i.mint(&crate::engine::receipt::Call {
+                    server: tc.server.as_deref().unwrap_or(LOCAL),
+                    tool: &tc.name,
+                    arguments: &tc.arguments,
+                })
+            });
+        let claimed = self
             .inner
             .store
-            .claim_call(conversation_id, message_id, approval_uuid.clone())
+            .claim_call(conversation_id, message_id, approval_uuid.clone(), mint)
             .await?;
-        if !may_run {
+        let Some(claimed) = claimed else {
             // Another writer moved the approval on; never run twice.
             return Ok(CallOutcome::AnsweredInStore);
-        }
+        };
         // Questions reach a human in simple mode; inside pipeline nodes
         // they are declined, as before (nothing there can pause on them).
         let notes = Arc::new(Mutex::new(Vec::new()));
@@ -43,6 +72,9 @@ impl Engine {
             call_ctx.asker = Some(self.asker(conversation_id, message_id, tc, notes.clone()));
         }
         call_ctx.resume = resume;
+        call_ctx.idempotency_key = Some(idempotency_key(conversation_id, message_id));
+        let receipt_sha256 = claimed.receipt.as_deref().map(receipt_digest);
+        call_ctx.receipt = claimed.receipt;
         tracing::info!(tool = %tc.name, approval = approval_uuid.as_deref().unwrap_or("-"), "tool call started");
         self.inner
             .events
@@ -93,7 +125,7 @@ impl Engine {
         } else {
             format!("{}\n{text}", before.join("\n"))
         };
-        self.finish_call(site, tc, &text, is_error, approval_uuid)
+        self.finish_under(site, tc, (&text, is_error), approval_uuid, receipt_sha256)
             .await?;
         Ok(CallOutcome::Ran(CallResult { text, is_error }))
     }
@@ -133,6 +165,20 @@ impl Engine {
         is_error: bool,
         approval_uuid: Option<String>,
     ) -> Result<(), EngineError> {
+        self.finish_under(site, tc, (text, is_error), approval_uuid, None)
+            .await
+    }
+
+    /// [`Engine::finish_call`] of a call that ran under a receipt (its
+    /// digest goes into the audit row).
+    async fn finish_under(
+        &self,
+        site: CallSite<'_>,
+        tc: &ToolCall,
+        (text, is_error): (&str, bool),
+        approval_uuid: Option<String>,
+        receipt_sha256: Option<String>,
+    ) -> Result<(), EngineError> {
         let call = crate::store::FinishedCall {
             conversation_id: site.conversation_id.to_string(),
             message_id: site.message_id.to_string(),
@@ -142,6 +188,7 @@ impl Engine {
             arguments: tc.arguments.clone(),
             text: text.to_string(),
             is_error,
+            receipt_sha256,
         };
         self.inner.store.finish_call(call).await?;
         self.inner

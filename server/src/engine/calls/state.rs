@@ -197,6 +197,7 @@ mod tests {
             traceparent: None,
             expires_in: None,
             remote_approval: None,
+            receipt: None,
         }
     }
 

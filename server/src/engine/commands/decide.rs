@@ -471,6 +471,7 @@ mod tests {
             traceparent: None,
             expires_in: None,
             remote_approval: None,
+            receipt: None,
         }
     }
 

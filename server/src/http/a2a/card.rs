@@ -106,23 +106,36 @@ fn sign(state: &AppState, base: &str, card: &mut Value) {
 /// Where our card's public signing key is published.
 pub(crate) const JWKS_PATH: &str = "/.well-known/jwks.json";
 
-/// `GET /.well-known/jwks.json`: the public key the card is signed with
-/// (404 when the card is not signed).
+/// `GET /.well-known/jwks.json`: the public keys the card and the
+/// approval receipts are signed with (one entry when one key serves both;
+/// 404 when neither is configured).
 pub(crate) async fn jwks(State(state): State<AppState>) -> Response {
-    match &state.card_signer {
-        Some(s) => (
-            [(
-                header::CACHE_CONTROL,
-                HeaderValue::from_static("public, max-age=300"),
-            )],
-            axum::Json(s.jwks()),
-        )
-            .into_response(),
-        None => crate::http::error::ApiError::NotFound(
-            "this agent's card is not signed (a2a_card_signing is not set)".into(),
-        )
-        .into_response(),
+    let mut keys: Vec<serde_json::Value> = state
+        .card_signer
+        .iter()
+        .filter_map(|s| s.jwks().get("keys").and_then(|k| k.as_array()).cloned())
+        .flatten()
+        .collect();
+    if let Some(r) = &state.receipt_signer
+        && !keys.iter().any(|k| k == r.jwk())
+    {
+        keys.push(r.jwk().clone());
     }
+    if keys.is_empty() {
+        return crate::http::error::ApiError::NotFound(
+            "this agent signs neither its card nor receipts (a2a_card_signing and receipts are not set)"
+                .into(),
+        )
+        .into_response();
+    }
+    (
+        [(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("public, max-age=300"),
+        )],
+        axum::Json(serde_json::json!({ "keys": keys })),
+    )
+        .into_response()
 }
 
 /// With auth on, the card says how to authenticate (AUTH.md §3): a bearer

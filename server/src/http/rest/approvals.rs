@@ -1,4 +1,5 @@
-//! `POST /approvals/:uuid`: an operator's decision.
+//! `POST /approvals/:uuid`: an operator's decision; `GET /approvals` (the
+//! inbox) and `GET /approvals/:uuid` (one approval, its receipt).
 //!
 //! Three body shapes are accepted, because the seed's clients use all of
 //! them: `{"approved": bool}`, `{"action": "approve"|"reject"}` and
@@ -10,7 +11,7 @@ use crate::http::caller::Caller;
 use crate::http::error::ApiError;
 use crate::http::extract::{ApiJson, ApiQuery};
 use crate::http::state::AppState;
-use app::models::{ApprovalList, ApprovalQuery, ConversationResponse};
+use app::models::{ApprovalList, ApprovalQuery, ApprovalRecord, ConversationResponse};
 use axum::Json;
 use axum::extract::{Path, State};
 use serde::Deserialize;
@@ -156,6 +157,26 @@ pub(crate) async fn list(
     ApiQuery(p): ApiQuery<InboxParams>,
 ) -> Result<Json<ApprovalList>, ApiError> {
     Ok(Json(pending(&state.store, p.query()).await?))
+}
+
+/// `GET /approvals/:uuid` → [`ApprovalRecord`]: the approval in any
+/// state, with the receipt of the call it let through.
+pub(crate) async fn get(
+    State(state): State<AppState>,
+    Path(uuid): Path<String>,
+) -> Result<Json<ApprovalRecord>, ApiError> {
+    let a = state
+        .store
+        .approval(&uuid)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("approval {uuid:?} not found")))?;
+    Ok(Json(ApprovalRecord {
+        receipt_claims: a.receipt.as_deref().and_then(receipts::unverified_claims),
+        receipt: a.receipt,
+        status: a.status,
+        reason: a.reason,
+        approval: a.approval,
+    }))
 }
 
 /// A page of the pending approvals, oldest first, with their total.

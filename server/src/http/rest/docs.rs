@@ -12,7 +12,7 @@
 use crate::http::route::Route;
 use crate::http::state::AppState;
 use app::models::{
-    AgentInfo, AnswerQuestion, ApprovalDecision, ApprovalList, ConversationList,
+    AgentInfo, AnswerQuestion, ApprovalDecision, ApprovalList, ApprovalRecord, ConversationList,
     ConversationResponse, CreateConversation, DeliveryList, ErrorBody, Event, FullConversationList,
     GrantList, Health, LinkView, Question, QuestionPage, SendMessage, ToolList, Viewer,
 };
@@ -56,6 +56,7 @@ fn components() -> Map<String, Value> {
         SendMessage,
         ApprovalDecision,
         ApprovalList,
+        ApprovalRecord,
         AnswerQuestion,
         Question,
         QuestionPage,

@@ -69,6 +69,13 @@ impl ApprovalTx for PgTx<'_> {
         )?;
         Ok(())
     }
+    fn set_receipt(&self, uuid: &str, receipt: &str) -> Result<(), StoreError> {
+        self.exec(
+            "UPDATE approvals SET receipt = $2 WHERE uuid = $1",
+            &[&uuid, &receipt],
+        )?;
+        Ok(())
+    }
     fn due_approvals(&self, now: &str, limit: u32) -> Result<Vec<Approval>, StoreError> {
         self.approvals_where(
             "status = 'pending' AND expires_at IS NOT NULL AND expires_at <= $1 ORDER BY expires_at LIMIT $2",

@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../grants.sql"),    // v11
     include_str!("../card_pins.sql"), // v12
     include_str!("../keys.sql"),      // v13
+    include_str!("../receipts.sql"),  // v14
 ];
 /// The advisory lock migrations run under (any constant shared by replicas).
 const MIGRATION_LOCK: i64 = 0x5354_4f50_474f; // "STOPGO"

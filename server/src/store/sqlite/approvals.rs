@@ -32,6 +32,11 @@ impl ApprovalTx for Connection {
     fn set_edited(&self, uuid: &str, args: &str, by: &str) -> Result<(), StoreError> {
         set_edited(self, uuid, args, by)
     }
+    fn set_receipt(&self, uuid: &str, receipt: &str) -> Result<(), StoreError> {
+        self.prepare_cached("UPDATE approvals SET receipt = ?2 WHERE uuid = ?1")?
+            .execute(params![uuid, receipt])?;
+        Ok(())
+    }
     fn due_approvals(&self, now: &str, limit: u32) -> Result<Vec<Approval>, StoreError> {
         due(self, now, limit)
     }

@@ -358,6 +358,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../card_pins.sql"),
     // 16: keys the replicas share, the same text as PostgreSQL's v13.
     include_str!("../keys.sql"),
+    // 17: approval receipts, the same text as PostgreSQL's v14.
+    include_str!("../receipts.sql"),
 ];
 
 /// The schema version this binary writes.
