@@ -76,6 +76,30 @@ pub struct FsConfig {
     pub allowed_origins: Vec<String>,
     #[serde(default)]
     pub roots: Vec<RootConfig>,
+    /// Destructive calls need the agent's signed receipt (RECEIPTS.md §2).
+    #[serde(default)]
+    pub require_receipts: Option<RequireReceiptsConfig>,
+    /// The server's ledger (used receipts, idempotency keys' outcomes);
+    /// default: `<config file stem>.ledger.db` beside the config.
+    #[serde(default)]
+    pub ledger: Option<PathBuf>,
+}
+
+/// `require_receipts` as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequireReceiptsConfig {
+    /// The agent's JWKS: a URL (`http://127.0.0.1:8080/.well-known/jwks.json`) or a file.
+    pub jwks: String,
+    /// The agent's `iss`: its public base URL.
+    pub issuer: String,
+    /// The name the agent calls this server (default `filesystem`).
+    #[serde(default = "default_server_name")]
+    pub server_name: String,
+}
+
+fn default_server_name() -> String {
+    "filesystem".into()
 }
 
 /// One root as written.
@@ -121,6 +145,9 @@ pub struct Checked {
     pub allowed_origins: Vec<String>,
     /// Sorted by name.
     pub roots: Vec<RootSpec>,
+    pub require_receipts: Option<mcp_serve::guard::RequireReceipts>,
+    /// As written (relative: to the config's folder, resolved by [`load`]).
+    pub ledger: Option<PathBuf>,
 }
 
 /// Why the config cannot be used: the file, then each problem's key path
@@ -162,7 +189,16 @@ pub fn load(path: &Path) -> Result<Checked, ConfigError> {
             ),
         )],
     })?;
-    parse(&text).map_err(|problems| ConfigError { file, problems })
+    let mut checked = parse(&text).map_err(|problems| ConfigError { file, problems })?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let stem = path
+        .file_stem()
+        .map_or("mcp-filesystem".into(), |s| s.to_string_lossy().to_string());
+    checked.ledger = Some(match checked.ledger.take() {
+        Some(p) => dir.join(p),
+        None => dir.join(format!("{stem}.ledger.db")),
+    });
+    Ok(checked)
 }
 
 /// Checks a config's text (relative root paths are relative to the
@@ -296,6 +332,14 @@ fn check(raw: FsConfig) -> Result<Checked, Vec<(String, String)>> {
         max_patch_size: raw.max_patch_size,
         allowed_origins: raw.allowed_origins,
         roots,
+        require_receipts: raw
+            .require_receipts
+            .map(|r| mcp_serve::guard::RequireReceipts {
+                jwks: r.jwks,
+                issuer: r.issuer,
+                server_name: r.server_name,
+            }),
+        ledger: raw.ledger,
     })
 }
 

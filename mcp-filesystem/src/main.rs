@@ -11,6 +11,7 @@ use clap::Parser;
 use mcp_filesystem::config;
 use mcp_filesystem::server::FilesystemServer;
 use mcp_filesystem::tools::Fs;
+use mcp_serve::guard::Guard;
 use rmcp::ServiceExt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -52,6 +53,20 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
+    let ledger = checked
+        .ledger
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("mcp-filesystem.ledger.db"));
+    let guard = match Guard::open(&ledger, checked.require_receipts.clone()) {
+        Ok(g) => Arc::new(g),
+        Err(e) => {
+            eprintln!(
+                "error: the ledger {} cannot be opened: {e}",
+                ledger.display()
+            );
+            return std::process::ExitCode::from(2);
+        }
+    };
     for r in fs.specs() {
         tracing::info!(root = %r.name, tools = r.tools.len(), read_only = r.read_only(), "root");
     }
@@ -70,13 +85,13 @@ fn main() -> std::process::ExitCode {
     };
     let out = rt.block_on(async move {
         match addr {
-            None => stdio(fs).await,
+            None => stdio(fs, guard).await,
             Some(addr) => {
                 mcp_serve::http::http(
                     "mcp-filesystem",
                     &addr,
                     &checked.allowed_origins,
-                    move || FilesystemServer::new(fs.clone()),
+                    move || FilesystemServer::new(fs.clone(), guard.clone()),
                 )
                 .await
             }
@@ -91,8 +106,8 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-async fn stdio(fs: Arc<Fs>) -> anyhow::Result<()> {
-    let service = FilesystemServer::new(fs)
+async fn stdio(fs: Arc<Fs>, guard: Arc<Guard>) -> anyhow::Result<()> {
+    let service = FilesystemServer::new(fs, guard)
         .serve(rmcp::transport::stdio())
         .await
         .context("starting the stdio session")?;

@@ -7,6 +7,7 @@
 //! no host paths.
 
 use super::tools::{Args, Fs, Kind, SPECS, spec};
+use mcp_serve::guard::{Guard, IDEMPOTENCY_CAPABILITY};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -21,11 +22,13 @@ use std::time::Instant;
 #[derive(Clone)]
 pub struct FilesystemServer {
     fs: Arc<Fs>,
+    /// Receipts and idempotency keys, checked before a destructive call.
+    guard: Arc<Guard>,
 }
 
 impl FilesystemServer {
-    pub fn new(fs: Arc<Fs>) -> Self {
-        FilesystemServer { fs }
+    pub fn new(fs: Arc<Fs>, guard: Arc<Guard>) -> Self {
+        FilesystemServer { fs, guard }
     }
 
     /// The tools this server's roots allow, as `tools/list` shows them.
@@ -128,15 +131,22 @@ fn success(v: serde_json::Value) -> CallToolResult {
 
 impl ServerHandler for FilesystemServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                "mcp-filesystem",
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions(
-                "Sandboxed folders (roots). Call list_roots first: every other tool takes a root \
+        let mut experimental = rmcp::model::ExperimentalCapabilities::new();
+        experimental.insert(IDEMPOTENCY_CAPABILITY.into(), Default::default());
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_experimental_with(experimental)
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            "mcp-filesystem",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(
+            "Sandboxed folders (roots). Call list_roots first: every other tool takes a root \
                  name from it and a path relative to that root ('.' is the root).",
-            )
+        )
     }
 
     async fn list_tools(
@@ -147,12 +157,20 @@ impl ServerHandler for FilesystemServer {
         Ok(ListToolsResult::with_all_items(self.tools()))
     }
 
+    /// Every call passes the guard first: a destructive one (the tools
+    /// marked `destructiveHint`) needs what `require_receipts` asks, and a
+    /// repeated idempotency key gets the first outcome back.
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let args = request.arguments.unwrap_or_default();
-        Ok(self.call(&request.name, args).await.into())
+        let destructive = spec(&request.name).is_some_and(|s| matches!(s.kind, Kind::Destructive));
+        self.guard
+            .call(request, context, destructive, |request, _| async move {
+                let args = request.arguments.unwrap_or_default();
+                Ok(self.call(&request.name, args).await.into())
+            })
+            .await
     }
 }

@@ -7,10 +7,16 @@
 //! the model can read and correct, not a protocol error.
 
 use super::db::{ResourceDb, ResourceError};
+use mcp_serve::guard::{Guard, IDEMPOTENCY_CAPABILITY};
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ErrorData, ServerHandler, schemars, tool, tool_handler, tool_router};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 use std::sync::Arc;
@@ -47,6 +53,8 @@ pub struct ListArgs {
 #[derive(Clone)]
 pub struct ResourcesServer {
     db: Arc<ResourceDb>,
+    /// Receipts and idempotency keys, checked before a destructive call.
+    guard: Arc<Guard>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -64,9 +72,10 @@ fn tool_error(e: ResourceError) -> Result<CallToolResult, ErrorData> {
 
 #[tool_router]
 impl ResourcesServer {
-    pub fn new(db: Arc<ResourceDb>) -> Self {
+    pub fn new(db: Arc<ResourceDb>, guard: Arc<Guard>) -> Self {
         ResourcesServer {
             db,
+            guard,
             tool_router: Self::tool_router(),
         }
     }
@@ -128,14 +137,42 @@ impl ResourcesServer {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for ResourcesServer {
+    /// Every call passes the guard first: a destructive one needs what
+    /// `require_receipts` asks, and a repeated idempotency key gets the
+    /// first outcome back.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let destructive = self
+            .tool_router
+            .get(&request.name)
+            .and_then(|t| t.annotations.as_ref())
+            .is_some_and(|a| a.is_destructive());
+        self.guard
+            .call(request, context, destructive, |request, context| {
+                let tcc = ToolCallContext::new(self, request, context);
+                self.tool_router.call(tcc)
+            })
+            .await
+    }
+
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                "mcp-resources",
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions(
-                "Named integer resources. resources_add and resources_remove change data.",
-            )
+        let mut experimental = rmcp::model::ExperimentalCapabilities::new();
+        experimental.insert(IDEMPOTENCY_CAPABILITY.into(), Default::default());
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_experimental_with(experimental)
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            "mcp-resources",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(
+            "Named integer resources. resources_add and resources_remove change data.",
+        )
     }
 }

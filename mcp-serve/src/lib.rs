@@ -7,6 +7,8 @@
 //!   same DNS-rebinding protection for both servers.
 //! - `logging` (feature `mcp`): logs to stderr, whose stdout is the
 //!   protocol channel in stdio mode.
+//! - `guard` (feature `mcp`): receipts and idempotency keys checked before
+//!   a destructive call runs (RECEIPTS.md §2-§3), with the server's ledger.
 //!
 //! The agent depends on this crate without its default feature, so it
 //! compiles nothing of an MCP server.
@@ -15,6 +17,8 @@ mod listen;
 
 pub use listen::{BACKLOG, listen};
 
+#[cfg(feature = "mcp")]
+pub mod guard;
 #[cfg(feature = "mcp")]
 pub mod http;
 #[cfg(feature = "mcp")]

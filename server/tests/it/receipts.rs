@@ -441,3 +441,356 @@ receipts:
         .unwrap();
     assert_eq!(r.status(), 404);
 }
+
+const AGENT: &str = "http://agent.test";
+
+/// `{"keys": [the key]}` for `signer`, as a file executors read.
+fn jwks_file(dir: &Path, signer: &receipts::Signer) -> PathBuf {
+    let p = dir.join("jwks.json");
+    std::fs::write(&p, json!({"keys": [signer.jwk()]}).to_string()).unwrap();
+    p
+}
+
+/// A receipt from [`AGENT`] for one call.
+fn receipt_for(jti: &str, server: &str, tool: &str, args: &Value, exp: i64) -> receipts::Receipt {
+    receipts::Receipt {
+        iss: AGENT.into(),
+        jti: jti.into(),
+        iat: now(),
+        exp,
+        txn: "c1".into(),
+        act: receipts::Actor { sub: "ops".into() },
+        authorization_details: vec![receipts::Detail::approved(server, tool, args)],
+        approvers: vec![receipts::Approver {
+            sub: "alice".into(),
+            via: "rest".into(),
+            at: "2026-12-07T10:00:00Z".into(),
+        }],
+        policy: receipts::Policy {
+            rule: "annotation".into(),
+            sha256: "x".into(),
+        },
+        chain: Vec::new(),
+    }
+}
+
+type McpClient = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+/// `mcp-resources` on stdio, requiring receipts from [`AGENT`].
+async fn resources_server(db: &Path, jwks: &Path) -> McpClient {
+    use rmcp::ServiceExt;
+    let mut cmd =
+        tokio::process::Command::new(test_support::process::workspace_bin("mcp-resources"));
+    cmd.arg("--db")
+        .arg(db)
+        .arg("--require-receipts-jwks")
+        .arg(jwks)
+        .args(["--require-receipts-issuer", AGENT])
+        .stderr(std::process::Stdio::null());
+    ().serve(rmcp::transport::TokioChildProcess::new(cmd).unwrap())
+        .await
+        .unwrap()
+}
+
+/// Calls `tool` with `args` and `_meta` entries; the text and whether it
+/// is an error.
+async fn call_with(
+    c: &McpClient,
+    tool: &str,
+    args: &Value,
+    meta: &[(&str, &str)],
+) -> (String, bool) {
+    use rmcp::model::RequestParamsMeta;
+    let mut p = rmcp::model::CallToolRequestParams::new(tool.to_string())
+        .with_arguments(args.as_object().unwrap().clone());
+    for (k, v) in meta {
+        p.meta_or_default().insert(k.to_string(), json!(v));
+    }
+    let r = c.call_tool(p).await.unwrap();
+    let text: String = r
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    (text, r.is_error == Some(true))
+}
+
+/// How many resources the server holds (a read-only call: no receipt).
+async fn count(c: &McpClient) -> i64 {
+    let (text, err) = call_with(c, "resources_list", &json!({}), &[]).await;
+    assert!(!err, "{text}");
+    serde_json::from_str::<Value>(&text).unwrap()["count"]
+        .as_i64()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_resources_refuses_what_no_receipt_allows_and_runs_a_key_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = signer();
+    let jwks = jwks_file(dir.path(), &s);
+    let db = dir.path().join("r.db");
+    let c = resources_server(&db, &jwks).await;
+    let apples = json!({"name": "apples", "value": 5});
+    let sign = |r: &receipts::Receipt| s.sign(r).unwrap();
+    let later = now() + 600;
+    let add = |jti: &str, args: &Value| receipt_for(jti, "resources", "resources_add", args, later);
+
+    // Each refusal names its reason and adds nothing.
+    let good = sign(&add("j1", &apples));
+    let mut forged_payload: Vec<&str> = good.split('.').collect();
+    let other = sign(&add("j1", &json!({"name": "apples", "value": 500})));
+    forged_payload[1] = other.split('.').nth(1).unwrap();
+    let forged_payload = forged_payload.join(".");
+    let other_key = receipts::Signer::from_pem(
+        &std::fs::read_to_string(root().join("testdata/card-keys/b2.pem")).unwrap(),
+        "r-1",
+    )
+    .unwrap();
+    for (receipt, says) in [
+        (None, "no receipt"),
+        (
+            Some(sign(&add("j2", &json!({"name": "apples", "value": 6})))),
+            "arguments differ",
+        ),
+        (Some(forged_payload), "bad signature"),
+        (
+            Some(other_key.sign(&add("j3", &apples)).unwrap()),
+            "bad signature",
+        ),
+        (
+            Some(sign(&receipt_for(
+                "j4",
+                "elsewhere",
+                "resources_add",
+                &apples,
+                later,
+            ))),
+            "other server",
+        ),
+        (
+            Some(sign(&receipt_for(
+                "j5",
+                "resources",
+                "resources_remove",
+                &apples,
+                later,
+            ))),
+            "other tool",
+        ),
+        (
+            Some(sign(&receipt_for(
+                "j6",
+                "resources",
+                "resources_add",
+                &apples,
+                now() - 5,
+            ))),
+            "expired",
+        ),
+        (Some("not.a.jws".into()), "bad receipt"),
+    ] {
+        let meta: Vec<(&str, &str)> = receipt
+            .iter()
+            .map(|r| (receipts::META_RECEIPT, r.as_str()))
+            .collect();
+        let (text, err) = call_with(&c, "resources_add", &apples, &meta).await;
+        assert!(err && text.contains(says), "{says}: {text}");
+    }
+    assert_eq!(count(&c).await, 0, "a refused call changes nothing");
+
+    // The receipt that fits runs once; again it is used, even after a restart.
+    let (text, err) = call_with(
+        &c,
+        "resources_add",
+        &apples,
+        &[(receipts::META_RECEIPT, &good)],
+    )
+    .await;
+    assert!(!err, "{text}");
+    let (text, err) = call_with(
+        &c,
+        "resources_add",
+        &apples,
+        &[(receipts::META_RECEIPT, &good)],
+    )
+    .await;
+    assert!(err && text.contains("already used"), "{text}");
+    c.cancel().await.unwrap();
+    let c = resources_server(&db, &jwks).await;
+    let (text, err) = call_with(
+        &c,
+        "resources_add",
+        &apples,
+        &[(receipts::META_RECEIPT, &good)],
+    )
+    .await;
+    assert!(
+        err && text.contains("already used"),
+        "after a restart: {text}"
+    );
+    assert_eq!(count(&c).await, 1);
+
+    // A key repeated with the same arguments gets the first outcome back,
+    // even with a fresh receipt and after a restart; with other arguments
+    // it is refused.
+    let pears = json!({"name": "pears", "value": 2});
+    let key = (receipts::META_IDEMPOTENCY_KEY, "conv-1/call-1");
+    let r1 = sign(&add("k1", &pears));
+    let (first, err) = call_with(
+        &c,
+        "resources_add",
+        &pears,
+        &[(receipts::META_RECEIPT, &r1), key],
+    )
+    .await;
+    assert!(!err, "{first}");
+    c.cancel().await.unwrap();
+    let c = resources_server(&db, &jwks).await;
+    let r2 = sign(&add("k2", &pears));
+    let (again, err) = call_with(
+        &c,
+        "resources_add",
+        &pears,
+        &[(receipts::META_RECEIPT, &r2), key],
+    )
+    .await;
+    assert!(!err, "{again}");
+    assert_eq!(again, first, "the first outcome, not a second run");
+    let (text, err) = call_with(
+        &c,
+        "resources_add",
+        &apples,
+        &[(receipts::META_RECEIPT, &sign(&add("k3", &apples))), key],
+    )
+    .await;
+    assert!(err && text.contains("idempotency key"), "{text}");
+    assert_eq!(count(&c).await, 2);
+
+    // The server says it honours keys.
+    let info = c.peer_info().unwrap();
+    assert!(
+        info.capabilities
+            .experimental
+            .as_ref()
+            .is_some_and(|e| e.contains_key("dev.stopgo/idempotency")),
+        "{info:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_filesystem_writes_only_with_a_receipt_and_reads_without() {
+    use rmcp::ServiceExt;
+    let dir = tempfile::tempdir().unwrap();
+    let s = signer();
+    let jwks = jwks_file(dir.path(), &s);
+    let files = dir.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    std::fs::write(files.join("a.txt"), "hello").unwrap();
+    let config = dir.path().join("fs.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "roots:\n  - {{name: docs, path: {}, allowed_tools: [\"*\"]}}\nrequire_receipts:\n  jwks: {}\n  issuer: {AGENT}\n",
+            files.display(),
+            jwks.display()
+        ),
+    )
+    .unwrap();
+    let mut cmd =
+        tokio::process::Command::new(test_support::process::workspace_bin("mcp-filesystem"));
+    cmd.arg("--config")
+        .arg(&config)
+        .stderr(std::process::Stdio::null());
+    let c = ().serve(rmcp::transport::TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let (text, err) = call_with(
+        &c,
+        "read_file",
+        &json!({"root": "docs", "path": "a.txt"}),
+        &[],
+    )
+    .await;
+    assert!(!err && text.contains("hello"), "{text}");
+    let write = json!({"root": "docs", "path": "b.txt", "content": "new"});
+    let (text, err) = call_with(&c, "write_file", &write, &[]).await;
+    assert!(err && text.contains("no receipt"), "{text}");
+    assert!(!files.join("b.txt").exists(), "nothing written");
+    let r = s
+        .sign(&receipt_for(
+            "f1",
+            "filesystem",
+            "write_file",
+            &write,
+            now() + 600,
+        ))
+        .unwrap();
+    let (text, err) = call_with(&c, "write_file", &write, &[(receipts::META_RECEIPT, &r)]).await;
+    assert!(!err, "{text}");
+    assert_eq!(std::fs::read_to_string(files.join("b.txt")).unwrap(), "new");
+    assert!(
+        dir.path().join("fs.ledger.db").exists(),
+        "the ledger sits beside the config"
+    );
+}
+
+/// The agent's receipt reaches a server that requires one, in `_meta`:
+/// the approved call runs. An agent that signs nothing gets the server's
+/// refusal as the tool's result, and nothing changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_requires_receipts_runs_what_the_agent_approved() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = signer();
+    let jwks = jwks_file(dir.path(), &s);
+    for signs in [true, false] {
+        let here = dir.path().join(if signs { "signs" } else { "silent" });
+        std::fs::create_dir(&here).unwrap();
+        let receipts = if signs {
+            format!(
+                "public_url: {AGENT}\nreceipts:\n  signing_key: {}\n  kid: r-1\n",
+                root().join("testdata/card-keys/b1.pem").display()
+            )
+        } else {
+            String::new()
+        };
+        let yaml = format!(
+            "name: guarded\nllm: {{model: \"scripted:{rules}\"}}\nmcp_servers:\n  - name: resources\n    command: {mcp}\n    args: [--db, {db}, --require-receipts-jwks, {jwks}, --require-receipts-issuer, \"{AGENT}\"]\n{receipts}",
+            rules = root().join("testdata/e2e-rules.yaml").display(),
+            mcp = test_support::process::workspace_bin("mcp-resources"),
+            db = here.join("resources.db").display(),
+            jwks = jwks.display(),
+        );
+        let cfg = support::write_config(&here, &here.join("data"), &yaml);
+        let a = support::Agent::serve(&cfg).await;
+        let (_, body) =
+            support::post_json(&a, "/conversations", json!({"message": "add apples 5"})).await;
+        let uuid = support::waiting_uuid(&body);
+        let (status, body) =
+            support::post_json(&a, &format!("/approvals/{uuid}"), json!({"approved": true})).await;
+        assert_eq!(status, 200, "{body}");
+        let text = body["result"]["response"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if signs {
+            assert!(text.contains("\"resource\""), "{body}");
+        } else {
+            assert!(text.contains("no receipt"), "{body}");
+            let (_, body) = support::post_json(
+                &a,
+                &format!(
+                    "/conversations/{}/messages",
+                    body["conversation"]["id"].as_str().unwrap()
+                ),
+                json!({"message": "list resources"}),
+            )
+            .await;
+            assert!(
+                body["result"]["response"]
+                    .as_str()
+                    .unwrap()
+                    .contains("\"count\":0"),
+                "{body}"
+            );
+        }
+    }
+}
