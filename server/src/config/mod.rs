@@ -162,6 +162,7 @@ impl Config {
                 on_question: Default::default(),
                 question_expires_in: None,
                 auth: None,
+                idempotent: false,
             });
         }
         all.extend(self.mcp_servers.iter().cloned());

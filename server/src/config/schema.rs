@@ -202,6 +202,12 @@ pub struct McpServerConfig {
     /// How the agent signs in to an OAuth-protected HTTP server.
     #[serde(default)]
     pub auth: Option<McpAuth>,
+    /// The server honours idempotency keys (RECEIPTS.md §3): a call cut
+    /// by a crash is retried once with its key instead of left in doubt.
+    /// Servers that declare `experimental["dev.stopgo/idempotency"]` need
+    /// not be told.
+    #[serde(default)]
+    pub idempotent: bool,
 }
 
 /// `mcp_servers[].auth` (QUESTIONS.md §1): OAuth 2.0 client credentials.

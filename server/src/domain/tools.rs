@@ -242,6 +242,12 @@ pub trait ToolRouter: Send + Sync {
     fn servers(&self) -> Vec<ServerStatus> {
         Vec::new()
     }
+
+    /// The servers a call cut by a crash may be retried on with its
+    /// idempotency key (RECEIPTS.md §3).
+    fn keyed_servers(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The health of one tool server, for `GET /tools`.

@@ -11,7 +11,11 @@ pub(crate) use crate::store::recovery::TURN_INTERRUPTED_NOTE;
 impl Engine {
     /// Settles half-done work; returns the conversations to resume.
     pub(crate) async fn recover(&self) -> Result<Vec<String>, crate::store::StoreError> {
-        let done = self.inner.store.recover().await?;
+        let done = self
+            .inner
+            .store
+            .recover(self.inner.tools.keyed_servers())
+            .await?;
         crate::telemetry::metrics::get().approvals_ended("in_doubt", done.in_doubt);
         Ok(done.resume)
     }

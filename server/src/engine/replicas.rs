@@ -82,7 +82,12 @@ impl Engine {
     /// Settles every turn whose lease expired.
     async fn sweep(&self) {
         loop {
-            let swept = match self.inner.store.sweep_one().await {
+            let swept = match self
+                .inner
+                .store
+                .sweep_one(self.inner.tools.keyed_servers())
+                .await
+            {
                 Ok(Some(s)) => s,
                 Ok(None) => return,
                 Err(e) => {

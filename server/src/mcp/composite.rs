@@ -163,6 +163,14 @@ impl ToolRouter for CompositeClient {
         })
     }
 
+    fn keyed_servers(&self) -> Vec<String> {
+        self.servers
+            .iter()
+            .filter(|s| s.honours_keys())
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
     fn servers(&self) -> Vec<ServerStatus> {
         self.servers
             .iter()

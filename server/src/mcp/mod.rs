@@ -14,7 +14,8 @@
 //! - `frames`: the size limit of a tool's result, the same over both
 //!   transports, and the stdio pipe's bounded line reading; `skim`: the
 //!   id and size of a line too long to hold; `sse_limit`: the same for an
-//!   SSE event over the transport's cap.
+//!   SSE event over the transport's cap; `keyed`: a call's idempotency
+//!   key as an HTTP header.
 //!
 //! `rmcp` is the official SDK: it does the handshake, both transports,
 //! pagination and notifications, so this module only decides policy.
@@ -25,6 +26,7 @@ mod hints;
 mod http_hints;
 #[cfg(test)]
 mod in_process_tests;
+mod keyed;
 mod oauth;
 mod oauth_issuer;
 mod pipe;

@@ -43,6 +43,9 @@ const MIN_TTL_MS: u64 = 1000;
 /// Rounds of `input_required` a call answers by itself (nobody to ask,
 /// or nothing a human must see) before it gives up.
 const AUTO_ROUNDS: usize = 10;
+/// The `experimental` capability of a server that honours idempotency
+/// keys (RECEIPTS.md §3).
+const IDEMPOTENCY_CAPABILITY: &str = "dev.stopgo/idempotency";
 
 /// Our side of the protocol: identifies the agent, forwards
 /// `tools/list_changed` to the refresher, and hands questions asked on
@@ -126,6 +129,9 @@ pub(crate) struct McpServer {
     /// The protocol revision the live connection speaks (`2026-07-28`,
     /// `2025-11-25`…), shown by `GET /tools`; kept while disconnected.
     revision: RwLock<Option<String>>,
+    /// The server declared `experimental["dev.stopgo/idempotency"]` when
+    /// it last connected.
+    keyed: std::sync::atomic::AtomicBool,
     /// When the tool list goes stale (the server's `ttlMs`); `None`: it
     /// stays fresh until `tools/list_changed` or a reconnection.
     stale_at: RwLock<Option<std::time::Instant>>,
@@ -209,6 +215,7 @@ impl McpServer {
             tools: RwLock::new(Vec::new()),
             problem: RwLock::new(Some("not connected yet".into())),
             revision: RwLock::new(None),
+            keyed: std::sync::atomic::AtomicBool::new(false),
             stale_at: RwLock::new(None),
             refreshing: std::sync::atomic::AtomicBool::new(false),
             flight: Arc::default(),
@@ -329,6 +336,13 @@ impl McpServer {
         let tools = self.with_top_level_hints(listed.items).await;
         self.store_tools(&tools, listed.ttl_ms);
         if let Some(info) = service.peer_info() {
+            let keyed = info
+                .capabilities
+                .experimental
+                .as_ref()
+                .is_some_and(|e| e.contains_key(IDEMPOTENCY_CAPABILITY));
+            self.keyed
+                .store(keyed, std::sync::atomic::Ordering::Relaxed);
             let revision = info.protocol_version.to_string();
             tracing::info!(server = %self.name, revision = %revision, tools = tools.len(), "MCP server connected");
             *self.revision.write().unwrap_or_else(|p| p.into_inner()) = Some(revision);
@@ -584,6 +598,12 @@ impl McpServer {
         }
         sessions.push((token.to_string(), service));
         Ok(peer)
+    }
+
+    /// Whether a call cut by a crash may be retried with its key: the
+    /// operator says so (`idempotent: true`) or the server declared it.
+    pub(crate) fn honours_keys(&self) -> bool {
+        self.config.idempotent || self.keyed.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Calls a tool; connects (or restarts a stdio server) first if needed.

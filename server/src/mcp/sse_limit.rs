@@ -47,6 +47,8 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Sized<C> {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Posted<C::Error> {
+        let mut custom_headers = custom_headers;
+        super::keyed::add_header(&message, &mut custom_headers);
         let id = request_id(&message);
         let r = self
             .0
@@ -64,6 +66,8 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Sized<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Posted<C::Error> {
+        let mut custom_headers = custom_headers;
+        super::keyed::add_header(&message, &mut custom_headers);
         let id = request_id(&message);
         let r = self
             .0
@@ -88,6 +92,8 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Sized<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Posted<C::Error> {
+        let mut custom_headers = custom_headers;
+        super::keyed::add_header(&message, &mut custom_headers);
         let id = request_id(&message);
         let r = self
             .0

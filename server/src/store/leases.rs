@@ -134,7 +134,8 @@ impl Store {
 
     /// Takes over one turn whose lease expired and applies the crash rules
     /// to it, in one transaction; `None` when there is none.
-    pub(crate) async fn sweep_one(&self) -> Result<Option<Swept>, StoreError> {
+    /// `keyed`: the servers a cut call is retried on once, with its key.
+    pub(crate) async fn sweep_one(&self, keyed: Vec<String>) -> Result<Option<Swept>, StoreError> {
         let Backend::Postgres(pg) = &self.backend else {
             return Ok(None);
         };
@@ -144,7 +145,7 @@ impl Store {
                 let Some((id, epoch)) = tx.take_expired_lease()? else {
                     return Ok(None);
                 };
-                let (resume, in_doubt) = recover_one(tx, &routes, &id)?;
+                let (resume, in_doubt) = recover_one(tx, &routes, &id, &keyed)?;
                 Ok(Some((id, epoch, resume, in_doubt)))
             })
             .await?;

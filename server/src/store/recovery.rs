@@ -3,7 +3,10 @@
 //! sweeper to turns whose lease expired):
 //! - an approval left `executing` may or may not have taken effect: it
 //!   becomes `in_doubt`, its call gets a result saying so, and it is **never
-//!   re-run**;
+//!   re-run** by itself; except once, on a server that honours idempotency
+//!   keys (RECEIPTS.md §3): the call goes back to `approved` and its
+//!   conversation resumes, so it is sent again with the same key and the
+//!   server answers with its first outcome if it had run;
 //! - an approval left `approved` (decided, not yet started) is safe to run:
 //!   its conversation is resumed; so is a rejected proxy approval that was
 //!   not yet forwarded to its remote task;
@@ -42,13 +45,15 @@ pub(crate) struct Recovered {
 impl Store {
     /// Applies the crash rules to everything in the store (one process:
     /// nothing else can be running).
-    pub(crate) async fn recover(&self) -> Result<Recovered, StoreError> {
+    /// `keyed`: the servers a cut call is retried on once, with its key.
+    pub(crate) async fn recover(&self, keyed: Vec<String>) -> Result<Recovered, StoreError> {
         let routes = self.notify_routes.clone();
         self.write(move |tx| {
             let in_doubt = settle_executing(
                 tx,
                 &routes,
                 tx.approvals_with_status(ApprovalStatus::Executing)?,
+                &keyed,
             )?;
             let mut resume: BTreeSet<String> = tx
                 .approvals_with_status(ApprovalStatus::Approved)?
@@ -79,8 +84,14 @@ pub(super) fn recover_one(
     tx: &dyn Tx,
     routes: &super::outbox::Routes,
     id: &str,
+    keyed: &[String],
 ) -> Result<(bool, u64), StoreError> {
-    let in_doubt = settle_executing(tx, routes, tx.approvals_of(id, ApprovalStatus::Executing)?)?;
+    let in_doubt = settle_executing(
+        tx,
+        routes,
+        tx.approvals_of(id, ApprovalStatus::Executing)?,
+        keyed,
+    )?;
     // The running turns (an index of the few): cheaper than reading the
     // conversation with its messages.
     let running = tx.running()?.iter().any(|r| r == id);
@@ -93,13 +104,19 @@ pub(super) fn recover_one(
 }
 
 /// `executing` → `in_doubt`, audited, its call answered; never re-run.
+/// On a server in `keyed`, the first time: back to `approved`, to be sent
+/// again with its key (the caller resumes what is approved).
 fn settle_executing(
     tx: &dyn Tx,
     routes: &super::outbox::Routes,
     executing: Vec<super::approvals::Approval>,
+    keyed: &[String],
 ) -> Result<u64, StoreError> {
     let mut n = 0;
     for a in executing {
+        if a.server.as_ref().is_some_and(|s| keyed.contains(s)) && retried(tx, &a)? {
+            continue;
+        }
         if !tx.transition(
             &a.approval.uuid,
             &[ApprovalStatus::Executing],
@@ -134,6 +151,28 @@ fn settle_executing(
         tracing::warn!(approval = %a.approval.uuid, tool = %a.approval.tool_name, "approval in doubt after a restart; not re-run");
     }
     Ok(n)
+}
+
+/// Sends a cut call back to `approved` for its one retry, audited; false
+/// when it had its retry already.
+fn retried(tx: &dyn Tx, a: &super::approvals::Approval) -> Result<bool, StoreError> {
+    if !tx.retry_once(&a.approval.uuid)? {
+        return Ok(false);
+    }
+    tx.clear_started(&a.message_id)?;
+    tx.audit(&super::audit::Event {
+        actor: "agent",
+        event: "approval.retried",
+        conversation_id: Some(&a.approval.conversation_id),
+        approval_uuid: Some(&a.approval.uuid),
+        details: serde_json::json!({
+            "tool": a.approval.tool_name,
+            "server": a.server,
+            "reason": "the agent stopped while the action was running; the server honours idempotency keys, so it is sent once more with the same key",
+        }),
+    })?;
+    tracing::warn!(approval = %a.approval.uuid, tool = %a.approval.tool_name, "a call cut by a restart is retried once with its idempotency key");
+    Ok(true)
 }
 
 /// A rejected proxy approval not yet forwarded: the remote task still

@@ -632,7 +632,7 @@ async fn the_crash_rules_settle_what_a_stopped_process_left() {
             .open_conversation(requester("bob"), Some("list".into()))
             .await
             .unwrap();
-        let done = s.recover().await.unwrap();
+        let done = s.recover(Vec::new()).await.unwrap();
         assert_eq!(done.in_doubt, 1, "{kind}");
         assert!(done.resume.contains(&c2), "{kind}");
         assert!(!done.resume.contains(&c3.id), "{kind}");
@@ -645,7 +645,7 @@ async fn the_crash_rules_settle_what_a_stopped_process_left() {
             "{kind}"
         );
         // Nothing left to settle the second time.
-        assert_eq!(s.recover().await.unwrap().in_doubt, 0, "{kind}");
+        assert_eq!(s.recover(Vec::new()).await.unwrap().in_doubt, 0, "{kind}");
     }
 }
 
@@ -684,15 +684,22 @@ async fn a_lease_has_one_owner_and_a_takeover_fences_the_old_one() {
     let held = a.claim_lease(&c.id).await.unwrap().expect("a claims");
     assert!(b.claim_lease(&c.id).await.unwrap().is_none(), "one owner");
     assert!(a.claim_lease(&c.id).await.unwrap().is_none(), "one turn");
-    assert!(b.sweep_one().await.unwrap().is_none(), "not expired yet");
+    assert!(
+        b.sweep_one(Vec::new()).await.unwrap().is_none(),
+        "not expired yet"
+    );
     // Renewed by a's heartbeat, it does not expire.
     tokio::time::sleep(std::time::Duration::from_millis(700)).await;
     assert_eq!(a.heartbeat().await.unwrap(), Beat::default());
     tokio::time::sleep(std::time::Duration::from_millis(700)).await;
-    assert!(b.sweep_one().await.unwrap().is_none(), "renewed");
+    assert!(b.sweep_one(Vec::new()).await.unwrap().is_none(), "renewed");
     // a stalls past its lease: b takes over and applies the crash rules.
     tokio::time::sleep(std::time::Duration::from_millis(1300)).await;
-    let swept = b.sweep_one().await.unwrap().expect("expired: taken over");
+    let swept = b
+        .sweep_one(Vec::new())
+        .await
+        .unwrap()
+        .expect("expired: taken over");
     assert_eq!(swept.lease.conversation_id(), c.id);
     assert!(!swept.resume, "nothing approved: the turn is interrupted");
     let msgs = b.messages(&c.id).await.unwrap();
@@ -930,7 +937,7 @@ async fn the_sweeper_resumes_an_approved_call_and_never_reruns_a_started_one() {
     drop(a);
     tokio::time::sleep(std::time::Duration::from_millis(1300)).await;
     let mut swept = Vec::new();
-    while let Some(s) = b.sweep_one().await.unwrap() {
+    while let Some(s) = b.sweep_one(Vec::new()).await.unwrap() {
         swept.push((s.lease.conversation_id().to_string(), s.resume, s.in_doubt));
         s.lease.release().await;
     }

@@ -168,6 +168,9 @@ pub(crate) trait ApprovalTx {
     fn set_edited(&self, uuid: &str, args: &str, by: &str) -> Result<(), StoreError>;
     /// Records the signed receipt of the call the approval lets through.
     fn set_receipt(&self, uuid: &str, receipt: &str) -> Result<(), StoreError>;
+    /// `executing` → `approved` for the one retry of a call cut by a crash
+    /// (RECEIPTS.md §3); false when it is not executing or was retried.
+    fn retry_once(&self, uuid: &str) -> Result<bool, StoreError>;
     /// Pending approvals whose `expires_at` is at or before `now`, oldest
     /// deadline first.
     fn due_approvals(&self, now: &str, limit: u32) -> Result<Vec<Approval>, StoreError>;

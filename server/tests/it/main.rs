@@ -25,6 +25,7 @@ mod auth_proxy;
 mod auth_tokens;
 mod filesystem_agent;
 mod grants;
+mod idempotency;
 mod live_api;
 mod llm_providers;
 mod mcp_conformance;

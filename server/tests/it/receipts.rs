@@ -794,3 +794,38 @@ async fn a_server_that_requires_receipts_runs_what_the_agent_approved() {
         }
     }
 }
+
+/// Over Streamable HTTP the key may come as the `Idempotency-Key` header
+/// alone (a proxy or a client that does not write `_meta`): the second
+/// call with it gets the first outcome.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_resources_honours_the_idempotency_key_header() {
+    use rmcp::ServiceExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = std::process::Command::new(test_support::process::workspace_bin("mcp-resources"));
+    cmd.args(["--http", "127.0.0.1:0", "--db"])
+        .arg(dir.path().join("r.db"));
+    let server = support::Process::server(cmd, "mcp-resources --http");
+    let mut headers = std::collections::HashMap::new();
+    headers.insert(
+        reqwest::header::HeaderName::from_static("idempotency-key"),
+        reqwest::header::HeaderValue::from_static("conv-9/call-9"),
+    );
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            format!("http://{}", server.ready),
+        )
+        .custom_headers(headers);
+    let c = ()
+        .serve(rmcp::transport::StreamableHttpClientTransport::from_config(
+            config,
+        ))
+        .await
+        .unwrap();
+    let plums = json!({"name": "plums", "value": 3});
+    let (first, err) = call_with(&c, "resources_add", &plums, &[]).await;
+    assert!(!err, "{first}");
+    let (again, _) = call_with(&c, "resources_add", &plums, &[]).await;
+    assert_eq!(again, first);
+    assert_eq!(count(&c).await, 1);
+}

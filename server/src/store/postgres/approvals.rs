@@ -76,6 +76,13 @@ impl ApprovalTx for PgTx<'_> {
         )?;
         Ok(())
     }
+    fn retry_once(&self, uuid: &str) -> Result<bool, StoreError> {
+        Ok(self.exec(
+            "UPDATE approvals SET status = 'approved', retried = 1, updated_at = $2 \
+             WHERE uuid = $1 AND status = 'executing' AND retried = 0",
+            &[&uuid, &now()],
+        )? == 1)
+    }
     fn due_approvals(&self, now: &str, limit: u32) -> Result<Vec<Approval>, StoreError> {
         self.approvals_where(
             "status = 'pending' AND expires_at IS NOT NULL AND expires_at <= $1 ORDER BY expires_at LIMIT $2",

@@ -37,6 +37,15 @@ impl ApprovalTx for Connection {
             .execute(params![uuid, receipt])?;
         Ok(())
     }
+    fn retry_once(&self, uuid: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .prepare_cached(
+                "UPDATE approvals SET status = 'approved', retried = 1, updated_at = ?2 \
+                 WHERE uuid = ?1 AND status = 'executing' AND retried = 0",
+            )?
+            .execute(params![uuid, now()])?
+            == 1)
+    }
     fn due_approvals(&self, now: &str, limit: u32) -> Result<Vec<Approval>, StoreError> {
         due(self, now, limit)
     }
