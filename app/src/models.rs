@@ -730,6 +730,19 @@ pub struct ApprovalRecord {
     pub receipt_claims: Option<Value>,
 }
 
+/// `POST /approvals/:uuid/resolve`: what a person found of a call left
+/// `in_doubt` (RECEIPTS.md §3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+pub struct ResolveInDoubt {
+    /// `executed` (it ran), `failed` (it did not) or `retry` (send it
+    /// again with its idempotency key; only where the server honours keys).
+    pub outcome: String,
+    /// Why, for the audit trail and the conversation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
 /// `GET /approvals`: a page of the approvals waiting for a decision,
 /// oldest first, and how many wait in all.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

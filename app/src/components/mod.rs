@@ -8,6 +8,7 @@ pub mod edit_form;
 pub mod inbox_badge;
 pub mod pipeline_tree;
 pub mod question_card;
+pub mod resolve_form;
 pub mod status_badge;
 pub mod time;
 pub mod viewer;

@@ -528,7 +528,10 @@ fn ApprovalOutcomeLine(a: ApprovalOutcome) -> impl IntoView {
         ApprovalStatus::Executed => ("✓", "Approved and run"),
         ApprovalStatus::Failed => ("✓", "Approved; the tool failed"),
         ApprovalStatus::Rejected => ("✕", "Rejected"),
-        ApprovalStatus::InDoubt => ("?", "In doubt: the agent stopped while it ran; not re-run"),
+        ApprovalStatus::InDoubt => (
+            "?",
+            "In doubt: the agent stopped while it ran; not re-run until someone who checked says what happened",
+        ),
         ApprovalStatus::Cancelled => ("✕", "Cancelled"),
         ApprovalStatus::Expired => ("⌛", "Expired: nobody decided in time; not run"),
     };
@@ -541,6 +544,9 @@ fn ApprovalOutcomeLine(a: ApprovalOutcome) -> impl IntoView {
             {a.decided_at.clone().map(|at| view! { " at " <time datetime=at.clone()>{short_time(&at)}</time> })}
             {a.reason.clone().map(|r| view! { <span class="outcome-reason">" · reason: " {r}</span> })}
         </p>
+        {(a.status == ApprovalStatus::InDoubt).then(|| view! {
+            <crate::components::resolve_form::ResolveForm uuid=a.uuid.clone()/>
+        })}
         {a.edited_arguments.clone().map(|args| {
             let text = args.to_string();
             view! {

@@ -145,6 +145,14 @@ fn approvers(a: &Approval, granter: Option<&str>) -> Vec<Approver> {
     }]
 }
 
+/// The digest of a receipt as the audit row records it: base64url
+/// SHA-256 of the compact JWS.
+pub(crate) fn digest(jws: &str) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(jws.as_bytes()))
+}
+
 /// Seconds since the epoch of an RFC 3339 time as the store writes it.
 fn seconds_of(at: &str) -> Option<i64> {
     chrono::DateTime::parse_from_rfc3339(at)

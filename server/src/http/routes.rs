@@ -140,6 +140,13 @@ pub(crate) static ROUTES: &[Route] = &[
         doc: Doc::new("Approves or rejects. Also accepted: {\"action\":\"approve\"|\"reject\"}, {\"answer\":\"yes\"|\"no\"}; optional \"reason\". 409 if already decided; 403 when the approval's rule names other approvers.").request("ApprovalDecision").response("ConversationResponse").example(r#"{"approved": true}"#).errors(&[400, 403, 404, 409]),
     },
     Route {
+        method: "POST",
+        path: "/approvals/{uuid}/resolve",
+        need: Api(Approver),
+        serve: Serve::Handler(|| post(rest::resolve::resolve)),
+        doc: Doc::new("Resolves a call left `in_doubt` (the agent stopped while it ran): `executed` (it ran), `failed` (it did not), or `retry` (send it once more with its idempotency key, only where its server honours keys); `note` says why. Audited (`approval.resolved`); the call's result says who checked. 409 when the approval is not in doubt.").request("ResolveInDoubt").response("ApprovalRecord").example(r#"{"outcome": "executed", "note": "the row is there"}"#).errors(&[400, 404, 409]),
+    },
+    Route {
         method: "GET",
         path: "/approvals/{uuid}",
         need: Api(Viewer),
@@ -306,6 +313,13 @@ pub(crate) static ROUTES: &[Route] = &[
         need: Page(Viewer),
         serve: Serve::Handler(|| post(ui::forms::revoke_grant)),
         doc: Doc::new("The tools page's Revoke form (urlencoded `form_token`; the grant's creator or an admin): like `DELETE /grants/{id}`, then 303 back to `/ui/tools`, or to `/ui/refused` saying why.").status(303).errors(&[403, 415]),
+    },
+    Route {
+        method: "POST",
+        path: "/ui/approvals/{uuid}/resolve",
+        need: Page(Approver),
+        serve: Serve::Handler(|| post(ui::forms::resolve)),
+        doc: Doc::new("The form on a call left in doubt (urlencoded, approver): `outcome` executed|failed|retry, `note`, `back`, `form_token`. Resolves like `POST /approvals/{uuid}/resolve` (`via: ui`), then 303 to `back`, or to `/ui/refused` saying why it was refused.").status(303).errors(&[403, 415]),
     },
     Route {
         method: "POST",

@@ -63,7 +63,11 @@ pub(crate) struct Claimed {
 }
 
 /// The receipt `mint` signs for approval `uuid`, stored on its row.
-fn signed(tx: &dyn super::tx::Tx, uuid: &str, mint: Mint) -> Result<Option<String>, StoreError> {
+pub(super) fn signed(
+    tx: &dyn super::tx::Tx,
+    uuid: &str,
+    mint: Mint,
+) -> Result<Option<String>, StoreError> {
     let Some(a) = tx.approval(uuid)? else {
         return Ok(None);
     };

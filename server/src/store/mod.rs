@@ -14,7 +14,7 @@
 //!   [`card_pins`], [`outbox`], [`push`], [`audit`], [`sessions`], [`grants`]: each entity's types,
 //!   the decoders both backends share, and its intents (`impl Store`).
 //! - `turns`, `calls`, `decisions`, `expiry`, [`recovery`], `inbox`,
-//!   `lookups`, `event_rows`: intents that span entities.
+//!   `lookups`, `event_rows`, `resolutions`: intents that span entities.
 //! - `sqlite/` (embedded, one process): the engine (one write connection
 //!   with group commit, a pool of readers), the migrations, and
 //!   `sqlite/<entity>.rs`, each entity's statements in SQLite's dialect.
@@ -46,6 +46,7 @@ mod postgres;
 pub(crate) mod push;
 pub(crate) mod questions;
 pub(crate) mod recovery;
+pub(crate) mod resolutions;
 pub(crate) mod sessions;
 mod sqlite;
 mod turns;

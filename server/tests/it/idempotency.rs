@@ -9,7 +9,9 @@
 //!   cut a call in flight (`approval.retried` in the audit), or the test
 //!   proved nothing;
 //! - against a server without keys (the seed-style Python server), a call
-//!   cut while it runs stays `in_doubt` and is never sent again.
+//!   cut while it runs stays `in_doubt` and is never sent again; a person
+//!   resolves it (`POST /approvals/:uuid/resolve`): it ran, it did not, or
+//!   (once the operator says the server honours keys) send it again.
 //!
 //! A small TCP proxy between the agent and `mcp-resources` holds each
 //! `tools/call` for [`HOLD`] before passing it on, so a kill lands while
@@ -205,6 +207,7 @@ async fn a_call_cut_on_a_server_without_keys_stays_in_doubt() {
         &rules,
     );
     let mut a = Agent::start_with_env(&cfg, &[("OPS_T", OPS)]);
+    let mut uuids = Vec::new();
     for i in 0..3 {
         let (status, body) = support::post_bearer(
             &a,
@@ -237,6 +240,7 @@ async fn a_call_cut_on_a_server_without_keys_stays_in_doubt() {
         a.kill9_in_place();
         a = Agent::start_with_env(&cfg, &[("OPS_T", OPS)]);
         assert_eq!(settled(&a, &uuid).await, "in_doubt");
+        uuids.push(uuid);
     }
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let log = std::fs::read_to_string(&calls).unwrap();
@@ -244,5 +248,132 @@ async fn a_call_cut_on_a_server_without_keys_stays_in_doubt() {
         log.matches("seed_delete").count(),
         3,
         "never sent again: {log}"
+    );
+
+    // A person resolves them.
+    let resolve = |uuid: &str, body: Value| {
+        let (a, path) = (&a, format!("/approvals/{uuid}/resolve"));
+        async move { support::post_bearer(a, OPS, &path, body).await }
+    };
+    let (status, body) = resolve(&uuids[0], json!({"outcome": "ran"})).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("executed"),
+        "{body}"
+    );
+    let (status, body) = resolve(&uuids[0], json!({"outcome": "retry"})).await;
+    assert_eq!(status, 400, "no keys, no retry: {body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("idempotency"),
+        "{body}"
+    );
+    let (status, body) = resolve(
+        &uuids[0],
+        json!({"outcome": "executed", "note": "the row is gone"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["status"], "executed");
+    let (status, _) = resolve(&uuids[0], json!({"outcome": "failed"})).await;
+    assert_eq!(status, 409, "resolved once");
+    // The second through the form on the conversation page, as a browser
+    // without JavaScript posts it.
+    let conversation = support::get_bearer(&a, OPS, &format!("/approvals/{}", uuids[1])).await
+        ["approval"]["conversation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let browser = reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let token_in = |html: &str| {
+        let at = html
+            .find("name=\"form_token\" value=\"")
+            .unwrap_or_else(|| panic!("no form token: {html}"));
+        let rest = &html[at + "name=\"form_token\" value=\"".len()..];
+        rest[..rest.find('"').unwrap()].to_string()
+    };
+    let sign_in = browser
+        .get(a.url("/ui/sign-in"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let r = browser
+        .post(a.url("/ui/sign-in"))
+        .form(&[
+            ("token", OPS),
+            ("next", "/ui"),
+            ("form_token", &token_in(&sign_in)),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    let here = format!("/ui/conversations/{conversation}");
+    let html = browser
+        .get(a.url(&here))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let action = format!("action=\"/ui/approvals/{}/resolve\"", uuids[1]);
+    assert!(html.contains(&action), "the card offers the form: {html}");
+    let r = browser
+        .post(a.url(&format!("/ui/approvals/{}/resolve", uuids[1])))
+        .form(&[
+            ("outcome", "failed"),
+            ("note", "nothing changed"),
+            ("back", here.as_str()),
+            ("form_token", &token_in(&html)),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    assert_eq!(r.headers()["location"], here.as_str());
+    let got = support::get_bearer(&a, OPS, &format!("/approvals/{}", uuids[1])).await;
+    assert_eq!(got["status"], "failed", "{got}");
+    let (status, _) = resolve("no-such-approval", json!({"outcome": "failed"})).await;
+    assert_eq!(status, 404);
+    let rows = support::audit_rows(&a, OPS).await;
+    let resolved: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["event"] == "approval.resolved")
+        .collect();
+    assert_eq!(resolved.len(), 2, "{resolved:?}");
+    assert_eq!(resolved[0]["details"]["note"], "the row is gone");
+    assert_eq!(resolved[0]["actor"], "ops");
+    assert_eq!(resolved[1]["details"]["via"], "ui");
+
+    // The operator says the server honours keys: the third is sent again.
+    a.kill9_in_place();
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace("    url: http://", "    idempotent: true\n    url: http://"),
+    )
+    .unwrap();
+    let a = Agent::start_with_env(&cfg, &[("OPS_T", OPS)]);
+    let (status, body) = support::post_bearer(
+        &a,
+        OPS,
+        &format!("/approvals/{}/resolve", uuids[2]),
+        json!({"outcome": "retry"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["status"], "executed", "{body}");
+    let log = std::fs::read_to_string(&calls).unwrap();
+    assert_eq!(
+        log.matches("seed_delete").count(),
+        4,
+        "sent once more: {log}"
     );
 }

@@ -16,16 +16,8 @@ const LOCAL: &str = "local";
 
 /// A call's idempotency key (RECEIPTS.md §3): the conversation and the
 /// call's own message id, the same on every retry, restart and replica.
-pub(super) fn idempotency_key(conversation_id: &str, message_id: &str) -> String {
+pub(crate) fn idempotency_key(conversation_id: &str, message_id: &str) -> String {
     format!("{conversation_id}/{message_id}")
-}
-
-/// The digest of a receipt as the audit row records it: base64url
-/// SHA-256 of the compact JWS.
-fn receipt_digest(jws: &str) -> String {
-    use base64::Engine as _;
-    use sha2::Digest as _;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(jws.as_bytes()))
 }
 
 impl Engine {
@@ -73,7 +65,10 @@ impl Engine {
         }
         call_ctx.resume = resume;
         call_ctx.idempotency_key = Some(idempotency_key(conversation_id, message_id));
-        let receipt_sha256 = claimed.receipt.as_deref().map(receipt_digest);
+        let receipt_sha256 = claimed
+            .receipt
+            .as_deref()
+            .map(crate::engine::receipt::digest);
         call_ctx.receipt = claimed.receipt;
         tracing::info!(tool = %tc.name, approval = approval_uuid.as_deref().unwrap_or("-"), "tool call started");
         self.inner

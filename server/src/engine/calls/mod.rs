@@ -23,6 +23,7 @@ pub(super) mod cards;
 mod delegate;
 pub(super) mod edit;
 mod execute;
+pub(crate) use execute::idempotency_key;
 pub(super) mod gate;
 pub(crate) mod grants;
 mod lifecycle;

@@ -1,11 +1,13 @@
 //! The engine's public commands: starting a conversation and sending a
 //! message (`send`), deciding an approval (`decide`), answering a
-//! question (`answer`), cancelling (`cancel`); and the helpers they share.
+//! question (`answer`), cancelling (`cancel`), resolving a call left in
+//! doubt (`resolve`); and the helpers they share.
 
 mod access;
 pub(crate) mod answer;
 mod cancel;
 pub(super) mod decide;
+pub(crate) mod resolve;
 mod send;
 mod sign_out;
 

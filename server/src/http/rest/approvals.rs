@@ -170,13 +170,18 @@ pub(crate) async fn get(
         .approval(&uuid)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("approval {uuid:?} not found")))?;
-    Ok(Json(ApprovalRecord {
+    Ok(Json(record(a)))
+}
+
+/// An approval row as the API shows it.
+pub(crate) fn record(a: crate::store::approvals::Approval) -> ApprovalRecord {
+    ApprovalRecord {
         receipt_claims: a.receipt.as_deref().and_then(receipts::unverified_claims),
         receipt: a.receipt,
         status: a.status,
         reason: a.reason,
         approval: a.approval,
-    }))
+    }
 }
 
 /// A page of the pending approvals, oldest first, with their total.

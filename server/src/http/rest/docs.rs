@@ -14,7 +14,8 @@ use crate::http::state::AppState;
 use app::models::{
     AgentInfo, AnswerQuestion, ApprovalDecision, ApprovalList, ApprovalRecord, ConversationList,
     ConversationResponse, CreateConversation, DeliveryList, ErrorBody, Event, FullConversationList,
-    GrantList, Health, LinkView, Question, QuestionPage, SendMessage, ToolList, Viewer,
+    GrantList, Health, LinkView, Question, QuestionPage, ResolveInDoubt, SendMessage, ToolList,
+    Viewer,
 };
 use app::pipeline::{PipelineState, PipelineView};
 use axum::Json;
@@ -57,6 +58,7 @@ fn components() -> Map<String, Value> {
         ApprovalDecision,
         ApprovalList,
         ApprovalRecord,
+        ResolveInDoubt,
         AnswerQuestion,
         Question,
         QuestionPage,

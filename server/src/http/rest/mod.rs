@@ -12,5 +12,6 @@ pub(crate) mod links;
 pub(crate) mod notifications;
 pub(crate) mod pipeline;
 pub(crate) mod questions;
+pub(crate) mod resolve;
 pub(crate) mod slack;
 pub(crate) mod tools;

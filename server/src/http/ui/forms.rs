@@ -9,6 +9,8 @@
 //! - `POST /ui/questions/:uuid/answer`: a question card's form (QUESTIONS.md);
 //! - `POST /ui/link/:token`: a notification link's button;
 //! - `POST /ui/notifications/:id/retry`: an admin sends a dead letter again;
+//! - `POST /ui/approvals/:uuid/resolve`: what someone found of a call left
+//!   in doubt (RECEIPTS.md §3): `outcome` and an optional `note`;
 //! - `GET /ui/refused`: what a refused post comes back to.
 //!
 //! Each decides through the same engine command as the JSON API (same
@@ -391,6 +393,34 @@ pub(crate) async fn link(
             if approves { "approved" } else { "rejected" }
         )),
         Err(e) => refused(e, &page),
+    }
+}
+
+/// `POST /ui/approvals/:uuid/resolve` (approver): an in-doubt call ran,
+/// did not, or is sent again; back to the conversation.
+pub(crate) async fn resolve(
+    State(state): State<AppState>,
+    Path(uuid): Path<String>,
+    Caller(mut ctx): Caller,
+    UiForm(f): UiForm,
+) -> Response {
+    ctx.via = crate::domain::channel::Channel::Ui;
+    let back = back_of(&f, "/ui/approvals");
+    let outcome = match f.get("outcome") {
+        Some("executed") => crate::store::resolutions::Outcome::Executed,
+        Some("failed") => crate::store::resolutions::Outcome::Failed,
+        Some("retry") => crate::store::resolutions::Outcome::Retry,
+        _ => {
+            return refused(
+                ApiError::BadRequest("the form said neither executed, failed nor retry".into()),
+                &back,
+            );
+        }
+    };
+    let note = f.text("note").filter(|n| n.chars().count() <= 1000);
+    match state.engine.resolve(&uuid, outcome, note, &ctx).await {
+        Ok(_) => see_other(&back),
+        Err(e) => refused(e.into(), &back),
     }
 }
 
