@@ -346,6 +346,20 @@ fn rest_answer(
     Ok(json!({"error": {"code": code, "message": message}}))
 }
 
+/// The receipt of an approving decision in the message's metadata under
+/// our receipt extension (and, in 1.0, the extension named in the
+/// message's `extensions`).
+fn with_receipt(m: &mut Value, out: &Outgoing, v1: bool) {
+    let Some(r) = &out.receipt else {
+        return;
+    };
+    let ext = super::wire::RECEIPT_EXTENSION;
+    m["metadata"] = json!({ ext: {"receipt": r} });
+    if v1 {
+        m["extensions"] = json!([ext]);
+    }
+}
+
 /// The JSON-RPC method and params of a message `out` in `dialect`.
 fn build(dialect: Dialect, out: &Outgoing) -> (&'static str, Value, Option<&'static str>) {
     let message_id = uuid::Uuid::new_v4().to_string();
@@ -377,6 +391,7 @@ fn build(dialect: Dialect, out: &Outgoing) -> (&'static str, Value, Option<&'sta
             if let Some(t) = &out.task_id {
                 m["taskId"] = json!(t);
             }
+            with_receipt(&mut m, out, true);
             ("SendMessage", json!({ "message": m }), Some("1.0"))
         }
         Dialect::V03 => {
@@ -389,6 +404,7 @@ fn build(dialect: Dialect, out: &Outgoing) -> (&'static str, Value, Option<&'sta
             if let Some(t) = &out.task_id {
                 m["taskId"] = json!(t);
             }
+            with_receipt(&mut m, out, false);
             (
                 "message/send",
                 json!({"message": m, "configuration": {"blocking": true}}),

@@ -25,6 +25,9 @@ pub(crate) struct Outgoing {
     /// The answer to the remote's question (QUESTIONS.md §4), sent as a
     /// data part `{"question_answer": {uuid, action, content}}`.
     pub(crate) question_answer: Option<Value>,
+    /// This agent's receipt for an approving decision (RECEIPTS.md §1),
+    /// sent under [`super::wire::RECEIPT_EXTENSION`].
+    pub(crate) receipt: Option<String>,
 }
 
 impl Outgoing {
@@ -37,6 +40,7 @@ impl Outgoing {
             arguments: None,
             approval_uuid: None,
             question_answer: None,
+            receipt: None,
         }
     }
 
@@ -59,6 +63,7 @@ impl Outgoing {
             arguments: None,
             approval_uuid: None,
             question_answer: Some(answer),
+            receipt: None,
         }
     }
 
@@ -71,6 +76,7 @@ impl Outgoing {
             arguments: None,
             approval_uuid: None,
             question_answer: None,
+            receipt: None,
         }
     }
 }

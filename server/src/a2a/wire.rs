@@ -285,7 +285,16 @@ pub(crate) struct Incoming {
     pub(crate) data: Vec<Value>,
     pub(crate) task_id: Option<String>,
     pub(crate) context_id: Option<String>,
+    /// An upstream agent's receipt, in the message's metadata under
+    /// [`RECEIPT_EXTENSION`] (`{"receipt": "<JWS>"}`).
+    pub(crate) receipt: Option<String>,
 }
+
+/// Our A2A extension for approval receipts (RECEIPTS.md §1): a
+/// continuation that approves carries the approving agent's receipt in the
+/// message's `metadata[RECEIPT_EXTENSION].receipt`, so the sub-agent's own
+/// receipt names the upstream approvers in `chain`.
+pub(crate) const RECEIPT_EXTENSION: &str = "https://stopgo.dev/a2a/extensions/receipt/v1";
 
 /// Reads `params.message`, strictly where the spec is strict (a
 /// `messageId`, a known `role`, parts that each carry content of a known
@@ -367,6 +376,13 @@ pub(crate) fn incoming(params: &Value, d: Dialect) -> Result<Incoming, String> {
                 .map(str::to_string)
         }),
         context_id: s("contextId", "context_id"),
+        receipt: m
+            .get("metadata")
+            .and_then(|md| md.get(RECEIPT_EXTENSION))
+            .and_then(|x| x.get("receipt"))
+            .and_then(Value::as_str)
+            .filter(|r| r.len() <= 16 * 1024)
+            .map(str::to_string),
     })
 }
 
@@ -433,6 +449,8 @@ pub(crate) struct ContinuationDecision {
     /// The approval the caller decided (`approval_uuid`): a task that now
     /// waits on another one refuses the decision.
     pub(crate) approval_uuid: Option<String>,
+    /// The deciding agent's receipt ([`RECEIPT_EXTENSION`]).
+    pub(crate) receipt: Option<String>,
 }
 
 /// An answer to a tool's question carried as a data part
@@ -476,6 +494,7 @@ pub(crate) fn decision_in_full(m: &Incoming) -> Option<ContinuationDecision> {
                     .get("approval_uuid")
                     .and_then(Value::as_str)
                     .map(str::to_string),
+                receipt: m.receipt.clone(),
             });
         }
     }

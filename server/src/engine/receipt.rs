@@ -14,7 +14,7 @@
 use crate::domain::channel::Channel;
 use crate::store::Mint;
 use crate::store::approvals::Approval;
-use receipts::{Actor, Approver, Detail, Policy, Receipt, Signer};
+use receipts::{Actor, Approver, ChainLink, Detail, Policy, Receipt, Signer};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -85,7 +85,43 @@ impl Issuer {
                     .unwrap_or_else(|| "annotation".into()),
                 sha256: self.policy_sha256.clone(),
             },
-            chain: Vec::new(),
+            chain: a
+                .upstream_receipt
+                .as_deref()
+                .map(chain_of)
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The signing step of a proxy approval's relay: the call is the one
+    /// the approval names (its tool, its arguments as edited) on
+    /// `server` (the sub-agent).
+    pub(crate) fn mint_from_row(self: &Arc<Self>, server: &str) -> Mint {
+        let me = self.clone();
+        let server = server.to_string();
+        Box::new(move |a: &Approval, granter: Option<&str>| {
+            let args = a
+                .approval
+                .edited_args
+                .clone()
+                .unwrap_or_else(|| a.approval.tool_args.clone());
+            let call = Call {
+                server: &server,
+                tool: &a.approval.tool_name,
+                arguments: &args,
+            };
+            me.sign(a, granter, &call)
+        })
+    }
+
+    fn sign(&self, a: &Approval, granter: Option<&str>, call: &Call<'_>) -> Option<String> {
+        let now = chrono::Utc::now().timestamp();
+        match self.signer.sign(&self.claims(a, granter, call, now)) {
+            Ok(jws) => Some(jws),
+            Err(e) => {
+                tracing::error!(approval = %a.approval.uuid, "cannot sign the call's receipt: {e}");
+                None
+            }
         }
     }
 
@@ -103,16 +139,29 @@ impl Issuer {
                 tool: &tool,
                 arguments: &arguments,
             };
-            let now = chrono::Utc::now().timestamp();
-            match me.signer.sign(&me.claims(a, granter, &call, now)) {
-                Ok(jws) => Some(jws),
-                Err(e) => {
-                    tracing::error!(approval = %a.approval.uuid, "cannot sign the call's receipt: {e}");
-                    None
-                }
-            }
+            me.sign(a, granter, &call)
         })
     }
+}
+
+/// The agents an approval came through, from the upstream receipt that
+/// approved it: that receipt's issuer, approval and approvers, then the
+/// agents it names in turn. Read, not verified: it came from the caller
+/// this agent authenticated, and what it says is only recorded.
+fn chain_of(upstream: &str) -> Vec<ChainLink> {
+    let Some(claims) = receipts::unverified_claims(upstream) else {
+        return Vec::new();
+    };
+    let Ok(r) = serde_json::from_value::<Receipt>(claims) else {
+        return Vec::new();
+    };
+    let mut chain = vec![ChainLink {
+        iss: r.iss,
+        jti: r.jti,
+        approvers: r.approvers,
+    }];
+    chain.extend(r.chain);
+    chain
 }
 
 /// Every approving vote: a quorum's votes, else the one decision (a
@@ -198,6 +247,7 @@ mod tests {
             expires_in: None,
             remote_approval: None,
             receipt: None,
+            upstream_receipt: None,
         }
     }
 

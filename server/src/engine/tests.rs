@@ -191,6 +191,7 @@ fn approve() -> DecisionRequest {
         reason: None,
         arguments: None,
         grant: None,
+        upstream_receipt: None,
     }
 }
 
@@ -320,6 +321,7 @@ async fn a_rejection_never_runs_the_tool_and_tells_the_model_why() {
                 reason: Some("not today".into()),
                 arguments: None,
                 grant: None,
+                upstream_receipt: None,
             },
             ctx(),
         )

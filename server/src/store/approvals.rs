@@ -32,6 +32,9 @@ pub(crate) struct Approval {
     pub(crate) remote_approval: Option<String>,
     /// The signed receipt of the call it let through (RECEIPTS.md §1).
     pub(crate) receipt: Option<String>,
+    /// The upstream agent's receipt that came with the A2A continuation
+    /// approving it: this agent's receipt names it in `chain`.
+    pub(crate) upstream_receipt: Option<String>,
 }
 
 /// Who decided, and how (AUTH.md §5).
@@ -83,9 +86,9 @@ pub(crate) struct RemoteRef {
 pub(super) const COLUMNS: &str = "uuid, conversation_id, message_id, tool_name, server, tool_args, description, status, reason, \
                        decided_by, decided_at, remote_task_id, remote_agent_name, chain, created_at, \
                        requested_by, decided_via, traceparent, rule, approvers, CAST(quorum AS TEXT), votes, \
-                       CAST(expires_in AS TEXT), expires_at, CAST(escalated AS TEXT), edited_args, edited_by, remote_approval_uuid, receipt";
+                       CAST(expires_in AS TEXT), expires_at, CAST(escalated AS TEXT), edited_args, edited_by, remote_approval_uuid, receipt, upstream_receipt";
 /// How many columns [`COLUMNS`] names.
-pub(super) const NCOLS: usize = 29;
+pub(super) const NCOLS: usize = 30;
 
 /// The generated and encoded columns of a new approval, whichever backend
 /// inserts it.
@@ -172,6 +175,7 @@ impl Insert {
             expires_in: self.expires_in.and_then(|s| u64::try_from(s).ok()),
             remote_approval: a.remote.as_ref().and_then(|r| r.approval.clone()),
             receipt: None,
+            upstream_receipt: None,
         }
     }
 }
@@ -229,6 +233,7 @@ pub(super) fn decode((cols,): RawRow) -> Result<Approval, StoreError> {
     let edited_by = next();
     let remote_approval = next();
     let receipt = next();
+    let upstream_receipt = next();
     let status = ApprovalStatus::parse(&status_s).ok_or_else(|| {
         StoreError::Corrupt(format!("approval {uuid}: unknown status {status_s:?}"))
     })?;
@@ -288,5 +293,6 @@ pub(super) fn decode((cols,): RawRow) -> Result<Approval, StoreError> {
         expires_in: expires_in.and_then(|s| s.parse().ok()),
         remote_approval,
         receipt,
+        upstream_receipt,
     })
 }

@@ -51,6 +51,9 @@ pub(crate) struct DecisionRecord {
     /// An approval that grants later calls (REACH.md §3): written with
     /// `grant.created` when the approval moves to approved.
     pub(crate) grant: Option<super::grants::GrantRow>,
+    /// The upstream agent's receipt that came with an A2A continuation
+    /// approving it (RECEIPTS.md §1), kept with the approval.
+    pub(crate) upstream_receipt: Option<String>,
 }
 
 /// What a decision did.
@@ -299,6 +302,9 @@ fn settle_decision(
     if let Some((args, _)) = &d.edited {
         let json = serde_json::to_string(args).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         tx.set_edited(&d.uuid, &json, &d.by.name)?;
+    }
+    if let (true, Some(r)) = (d.approve, &d.upstream_receipt) {
+        tx.set_upstream_receipt(&d.uuid, r)?;
     }
     tx.audit(&Event {
         actor: &d.by.name,

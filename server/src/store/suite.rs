@@ -128,6 +128,7 @@ fn decision(cid: &str, mid: &str, uuid: &str, approve: bool) -> DecisionRecord {
         edited: None,
         link: None,
         grant: None,
+        upstream_receipt: None,
     }
 }
 

@@ -168,6 +168,8 @@ pub(crate) trait ApprovalTx {
     fn set_edited(&self, uuid: &str, args: &str, by: &str) -> Result<(), StoreError>;
     /// Records the signed receipt of the call the approval lets through.
     fn set_receipt(&self, uuid: &str, receipt: &str) -> Result<(), StoreError>;
+    /// Records the upstream receipt that came with the approving decision.
+    fn set_upstream_receipt(&self, uuid: &str, receipt: &str) -> Result<(), StoreError>;
     /// `executing` → `approved` for the one retry of a call cut by a crash
     /// (RECEIPTS.md §3); false when it is not executing or was retried.
     fn retry_once(&self, uuid: &str) -> Result<bool, StoreError>;

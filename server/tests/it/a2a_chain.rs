@@ -16,6 +16,8 @@ use support::{Agent, client, post_json};
 use test_support::fake_llm::FakeState;
 
 const KEY: &str = "gm-a2a-chain-key";
+const BOB: &str = "bob-token-0123456789abcdef";
+const ALICE: &str = "alice-token-0123456789abcdef";
 
 const RULES: &str = r#"
 rules:
@@ -202,6 +204,9 @@ impl Chain {
         let env = vec![
             ("GEMINI_API_KEY", KEY.to_string()),
             ("GEMINI_BASE_URL", base),
+            // Operator tokens for a chain whose top signs people in.
+            ("CHAIN_BOB_T", BOB.to_string()),
+            ("CHAIN_ALICE_T", ALICE.to_string()),
         ];
         let mut chain = Chain {
             _dirs: Vec::new(),
@@ -1313,4 +1318,106 @@ async fn list_tasks_filters_by_state_with_exact_totals_and_full_pages() {
     )
     .await;
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
+}
+
+/// RECEIPTS.md §1: with receipts on every agent, the approval decided at
+/// A travels down as A's receipt in the continuation's metadata (our
+/// receipt extension, declared in each card), B's receipt names A's
+/// approvers, and the receipt C's tool ran under names both hops in
+/// `chain`, A's approver among them.
+#[tokio::test]
+async fn a_receipt_three_agents_down_names_the_approver_at_the_top() {
+    let key = |kid: &str| {
+        let pem =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/card-keys/b1.pem");
+        format!(
+            "receipts:\n  signing_key: {}\n  kid: {kid}\n",
+            pem.display()
+        )
+    };
+    let a_yaml = format!(
+        "name: agent-a\nprompt: You are agent A, the front desk.\na2a:\n  - {{name: b, url: \"{{B}}\", description: The relay}}\nauth:\n  mode: tokens\n  tokens:\n    - {{name: bob, token: \"${{CHAIN_BOB_T}}\", roles: [requester]}}\n    - {{name: alice, token: \"${{CHAIN_ALICE_T}}\", roles: [approver]}}\n{}",
+        key("a1")
+    );
+    let chain = Chain::start_with(3, Some(&a_yaml), &key("c1"), &key("b1")).await;
+    let card: Value = client()
+        .get(chain.b().url("/.well-known/agent-card.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let declared = card["capabilities"]["extensions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        declared
+            .iter()
+            .any(|e| e["uri"] == "https://stopgo.dev/a2a/extensions/receipt/v1"),
+        "{card}"
+    );
+    let (status, body) = support::post_bearer(
+        chain.a(),
+        BOB,
+        "/conversations",
+        json!({"message": "add quinces 3"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let uuid = support::waiting_uuid(&body);
+    let (status, body) = support::post_bearer(
+        chain.a(),
+        ALICE,
+        &format!("/approvals/{uuid}"),
+        json!({"approved": true}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(chain.resources(), 1);
+    // A signed its proxy approval's relay.
+    let at_a = support::get_bearer(chain.a(), BOB, &format!("/approvals/{uuid}")).await;
+    let a_claims = &at_a["receipt_claims"];
+    assert_eq!(a_claims["approvers"][0]["sub"], "alice", "{at_a}");
+    assert_eq!(
+        a_claims["authorization_details"][0]["server"], "b",
+        "{at_a}"
+    );
+    // C's call ran under a receipt whose chain names B, then A (alice).
+    let rows: Vec<Value> = client()
+        .get(chain.c().url("/audit?format=jsonl"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ran = rows
+        .iter()
+        .find(|r| r["event"] == "tool.executed" && r["details"]["tool"] == "resources_add")
+        .unwrap_or_else(|| panic!("{rows:?}"));
+    let c_uuid = ran["approval_uuid"].as_str().unwrap();
+    let at_c: Value = client()
+        .get(chain.c().url(&format!("/approvals/{c_uuid}")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let chain_claim = &at_c["receipt_claims"]["chain"];
+    assert_eq!(chain_claim.as_array().map(Vec::len), Some(2), "{at_c}");
+    assert_eq!(chain_claim[0]["iss"], chain.b().base.as_str(), "{at_c}");
+    assert_eq!(chain_claim[0]["approvers"][0]["via"], "a2a", "{at_c}");
+    assert_eq!(chain_claim[1]["iss"], chain.a().base.as_str(), "{at_c}");
+    assert_eq!(chain_claim[1]["jti"], uuid.as_str());
+    assert_eq!(chain_claim[1]["approvers"][0]["sub"], "alice", "{at_c}");
+    assert_eq!(
+        at_c["receipt_claims"]["authorization_details"][0]["tool"],
+        "resources_add"
+    );
 }

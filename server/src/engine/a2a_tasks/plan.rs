@@ -125,6 +125,7 @@ pub(crate) async fn plan(engine: &Engine, m: &Incoming, d: Dialect) -> Result<Pl
                     reason: d.reason,
                     arguments: d.arguments,
                     grant: None,
+                    upstream_receipt: d.receipt,
                 },
             }),
             None => Err(TaskError::Params(format!(

@@ -19,6 +19,7 @@ pub(crate) fn decision_of(r: &ResumeEntry, editable: bool) -> Result<DecisionReq
         reason: Some(reason),
         arguments: None,
         grant: None,
+        upstream_receipt: None,
     };
     if r.cancelled {
         return Ok(reject(CANCELLED.to_string()));
@@ -67,6 +68,7 @@ pub(crate) fn decision_of(r: &ResumeEntry, editable: bool) -> Result<DecisionReq
         reason,
         arguments,
         grant: None,
+        upstream_receipt: None,
     })
 }
 

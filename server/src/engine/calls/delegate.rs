@@ -207,18 +207,24 @@ impl Engine {
         site: CallSite<'_>,
         target: Target<'_>,
         claim: Claim,
-        out: Outgoing,
+        mut out: Outgoing,
     ) -> Result<CallOutcome, EngineError> {
         let store = &self.inner.store;
         let (id, message_id) = (site.conversation_id, site.message_id);
         let (may_run, approval_uuid) = match claim {
-            Claim::Approval(uuid) => (
-                store
-                    .claim_call(id, message_id, uuid.clone(), None)
-                    .await?
-                    .is_some(),
-                uuid,
-            ),
+            Claim::Approval(uuid) => {
+                // An approving decision carries this agent's receipt down.
+                let mint = self
+                    .inner
+                    .receipts
+                    .get()
+                    .filter(|_| uuid.is_some() && matches!(out.decision, Some((true, _))))
+                    .map(|i| i.mint_from_row(target.agent));
+                let claimed = store.claim_call(id, message_id, uuid.clone(), mint).await?;
+                let may = claimed.is_some();
+                out.receipt = claimed.and_then(|c| c.receipt);
+                (may, uuid)
+            }
             Claim::Relay(uuid) => (store.claim_relay(id, message_id, &uuid).await?, None),
         };
         if !may_run {

@@ -198,6 +198,7 @@ mod tests {
             expires_in: None,
             remote_approval: None,
             receipt: None,
+            upstream_receipt: None,
         }
     }
 

@@ -39,6 +39,9 @@ pub(crate) struct DecisionRequest {
     pub(crate) arguments: Option<serde_json::Value>,
     /// Approve, and let later identical calls run for a while (REACH.md §3).
     pub(crate) grant: Option<app::models::GrantRequest>,
+    /// The receipt an upstream agent sent with an A2A continuation that
+    /// approves (RECEIPTS.md §1): this agent's receipt names it in `chain`.
+    pub(crate) upstream_receipt: Option<String>,
 }
 
 impl Engine {
@@ -370,6 +373,7 @@ fn record(
         }),
         link,
         grant,
+        upstream_receipt: decision.upstream_receipt.clone(),
     }
 }
 
@@ -472,6 +476,7 @@ mod tests {
             expires_in: None,
             remote_approval: None,
             receipt: None,
+            upstream_receipt: None,
         }
     }
 
@@ -487,6 +492,7 @@ mod tests {
             reason: (!approve).then(|| "no".to_string()),
             arguments: None,
             grant: None,
+            upstream_receipt: None,
         }
     }
 

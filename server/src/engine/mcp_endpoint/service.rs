@@ -293,6 +293,7 @@ fn decision_of(r: &Response) -> Result<DecisionRequest, EngineError> {
         reason: Some(reason),
         arguments: None,
         grant: None,
+        upstream_receipt: None,
     };
     match r.action.as_str() {
         "decline" | "cancel" => Ok(reject(DECLINED.to_string())),
@@ -310,6 +311,7 @@ fn decision_of(r: &Response) -> Result<DecisionRequest, EngineError> {
                     reason,
                     arguments: None,
                     grant: None,
+                    upstream_receipt: None,
                 }),
                 Some("reject") => Ok(reject(
                     reason.unwrap_or_else(|| "rejected in the MCP client".into()),

@@ -76,6 +76,13 @@ pub(crate) fn card(state: &AppState, headers: &HeaderMap) -> Value {
     if c.mcp_endpoint.enabled {
         extensions.push(crate::http::mcp::card_extension(&base));
     }
+    if c.receipts.is_some() {
+        extensions.push(json!({
+            "uri": crate::a2a::wire::RECEIPT_EXTENSION,
+            "description": "Signed approval receipts (stopgo-receipt+jwt, keys at /.well-known/jwks.json): this agent signs each call it runs after a decision, and a continuation that approves may carry the caller's receipt in metadata[<this uri>].receipt, which this agent's receipt then names in `chain`.",
+            "required": false,
+        }));
+    }
     if !extensions.is_empty() {
         card["capabilities"]["extensions"] = json!(extensions);
     }

@@ -88,6 +88,7 @@ pub(crate) fn parse_decision(body: &Value) -> Result<DecisionRequest, String> {
         reason,
         arguments,
         grant,
+        upstream_receipt: None,
     })
 }
 

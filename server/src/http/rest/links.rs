@@ -149,6 +149,7 @@ pub(crate) async fn use_link(
                 reason,
                 arguments: None,
                 grant: None,
+                upstream_receipt: None,
             },
             ctx,
             c.link.clone(),

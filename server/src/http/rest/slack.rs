@@ -231,6 +231,7 @@ async fn decide(
         reason: (!c.approve).then(|| REJECT_REASON.to_string()),
         arguments: None,
         grant: None,
+        upstream_receipt: None,
     };
     let (tx, rx) = tokio::sync::oneshot::channel();
     let engine = state.engine.clone();

@@ -250,6 +250,7 @@ pub(crate) async fn decide(
         reason: f.text("reason"),
         arguments,
         grant,
+        upstream_receipt: None,
     };
     match state.engine.decide(&uuid, decision, ctx).await {
         Ok(_) => see_other(&back),

@@ -76,6 +76,13 @@ impl ApprovalTx for PgTx<'_> {
         )?;
         Ok(())
     }
+    fn set_upstream_receipt(&self, uuid: &str, receipt: &str) -> Result<(), StoreError> {
+        self.exec(
+            "UPDATE approvals SET upstream_receipt = $2 WHERE uuid = $1",
+            &[&uuid, &receipt],
+        )?;
+        Ok(())
+    }
     fn retry_once(&self, uuid: &str) -> Result<bool, StoreError> {
         Ok(self.exec(
             "UPDATE approvals SET status = 'approved', retried = 1, updated_at = $2 \

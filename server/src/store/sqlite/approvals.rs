@@ -37,6 +37,11 @@ impl ApprovalTx for Connection {
             .execute(params![uuid, receipt])?;
         Ok(())
     }
+    fn set_upstream_receipt(&self, uuid: &str, receipt: &str) -> Result<(), StoreError> {
+        self.prepare_cached("UPDATE approvals SET upstream_receipt = ?2 WHERE uuid = ?1")?
+            .execute(params![uuid, receipt])?;
+        Ok(())
+    }
     fn retry_once(&self, uuid: &str) -> Result<bool, StoreError> {
         Ok(self
             .prepare_cached(
