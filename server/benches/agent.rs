@@ -34,6 +34,8 @@
 //! 14. mcp: the agent as an MCP server beside REST, a call without and
 //!     with an approval, and AG-UI's resume beside REST's decide
 //!     ([`clients`]).
+//! 15. receipts: the approval round trip with receipts signed and
+//!     required beside without, and the executor's check ([`receipt_rows`]).
 
 #[path = "agent/auth.rs"]
 mod auth;
@@ -59,6 +61,8 @@ mod questions;
 mod reach;
 #[path = "agent/reads.rs"]
 mod reads;
+#[path = "agent/receipts.rs"]
+mod receipt_rows;
 #[path = "agent/replicas.rs"]
 mod replicas;
 
@@ -320,7 +324,7 @@ async fn main() {
         .build()
         .unwrap();
     let mut rows: Vec<(String, String, String)> = Vec::new();
-    // `BENCH_ONLY=a2a make bench` (or `core`, `reads`, `auth`, `fs`, `obs`, `phone`, `pg`, `policy`, `notify`, `questions`, `reach`, `grpc`, `mcp`; `pgturns`, `pglists`, `pgflight`: one part of `pg`): those rows alone.
+    // `BENCH_ONLY=a2a make bench` (or `core`, `reads`, `auth`, `fs`, `obs`, `phone`, `pg`, `policy`, `notify`, `questions`, `reach`, `grpc`, `mcp`, `receipts`; `pgturns`, `pglists`, `pgflight`: one part of `pg`): those rows alone.
     let only = std::env::var("BENCH_ONLY").ok();
     let wants = |part: &str| only.as_deref().is_none_or(|o| o == part);
     if wants("core") {
@@ -372,6 +376,11 @@ async fn main() {
     // 13. The agent as an MCP server.
     if wants("mcp") {
         clients::rows(&http, &mut rows, quick).await;
+    }
+
+    // 15. Receipts.
+    if wants("receipts") {
+        receipt_rows::rows(&http, &mut rows, quick).await;
     }
 
     // 12. Slack decisions and grants.

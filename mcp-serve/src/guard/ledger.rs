@@ -66,6 +66,10 @@ impl Ledger {
         let conn = Connection::open(path)?;
         conn.busy_timeout(Duration::from_secs(5))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
+        // As durable as the data it guards (mcp-resources' own database):
+        // a commit survives the process dying; the WAL is synced at
+        // checkpoints, not at every commit.
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute_batch(SCHEMA)?;
         let l = Ledger {
             conn: Mutex::new(conn),
