@@ -79,8 +79,9 @@ pub struct FsConfig {
     /// Destructive calls need the agent's signed receipt (RECEIPTS.md §2).
     #[serde(default)]
     pub require_receipts: Option<RequireReceiptsConfig>,
-    /// The server's ledger (used receipts, idempotency keys' outcomes);
-    /// default: `<config file stem>.ledger.db` beside the config.
+    /// The server's ledger (used receipts, idempotency keys' outcomes),
+    /// relative to the working directory like the roots; default:
+    /// `<config file stem>.ledger.db` beside the config.
     #[serde(default)]
     pub ledger: Option<PathBuf>,
 }
@@ -146,7 +147,8 @@ pub struct Checked {
     /// Sorted by name.
     pub roots: Vec<RootSpec>,
     pub require_receipts: Option<mcp_serve::guard::RequireReceipts>,
-    /// As written (relative: to the config's folder, resolved by [`load`]).
+    /// As written (relative: to the working directory); [`load`] puts the
+    /// default beside the config file.
     pub ledger: Option<PathBuf>,
 }
 
@@ -194,10 +196,9 @@ pub fn load(path: &Path) -> Result<Checked, ConfigError> {
     let stem = path
         .file_stem()
         .map_or("mcp-filesystem".into(), |s| s.to_string_lossy().to_string());
-    checked.ledger = Some(match checked.ledger.take() {
-        Some(p) => dir.join(p),
-        None => dir.join(format!("{stem}.ledger.db")),
-    });
+    if checked.ledger.is_none() {
+        checked.ledger = Some(dir.join(format!("{stem}.ledger.db")));
+    }
     Ok(checked)
 }
 

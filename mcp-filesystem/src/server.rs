@@ -132,7 +132,9 @@ fn success(v: serde_json::Value) -> CallToolResult {
 impl ServerHandler for FilesystemServer {
     fn get_info(&self) -> ServerConfig {
         let mut experimental = rmcp::model::ExperimentalCapabilities::new();
-        experimental.insert(IDEMPOTENCY_CAPABILITY.into(), Default::default());
+        if self.guard.honours_keys() {
+            experimental.insert(IDEMPOTENCY_CAPABILITY.into(), Default::default());
+        }
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()

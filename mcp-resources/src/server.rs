@@ -160,7 +160,9 @@ impl ServerHandler for ResourcesServer {
 
     fn get_info(&self) -> ServerConfig {
         let mut experimental = rmcp::model::ExperimentalCapabilities::new();
-        experimental.insert(IDEMPOTENCY_CAPABILITY.into(), Default::default());
+        if self.guard.honours_keys() {
+            experimental.insert(IDEMPOTENCY_CAPABILITY.into(), Default::default());
+        }
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()

@@ -63,7 +63,16 @@ impl Ledger {
     /// Opens (or creates) the ledger at `path` and forgets what is past
     /// keeping.
     pub fn open(path: &Path) -> anyhow::Result<Ledger> {
-        let conn = Connection::open(path)?;
+        Ledger::on(Connection::open(path)?)
+    }
+
+    /// A ledger that lasts as long as the process (where no file can be
+    /// written: the server then does not say it honours keys).
+    pub fn in_memory() -> anyhow::Result<Ledger> {
+        Ledger::on(Connection::open_in_memory()?)
+    }
+
+    fn on(conn: Connection) -> anyhow::Result<Ledger> {
         conn.busy_timeout(Duration::from_secs(5))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         // As durable as the data it guards (mcp-resources' own database):

@@ -50,6 +50,9 @@ pub struct RequireReceipts {
 pub struct Guard {
     receipts: Option<(RequireReceipts, jwks::Jwks)>,
     ledger: Ledger,
+    /// The ledger outlives the process (a file): only then does the
+    /// server say it honours idempotency keys.
+    durable: bool,
 }
 
 /// The `experimental` capability a server declares when it honours
@@ -61,15 +64,33 @@ pub const IDEMPOTENCY_HEADER: &str = "idempotency-key";
 
 impl Guard {
     /// Opens the ledger at `path` (created if missing); with `receipts`,
-    /// destructive calls need one.
+    /// destructive calls need one, and a ledger that cannot be written is
+    /// an error (a receipt's single use must outlive the process). Without
+    /// them, such a ledger is kept in memory, with a warning, and the
+    /// server does not claim to honour keys.
     pub fn open(path: &Path, receipts: Option<RequireReceipts>) -> anyhow::Result<Guard> {
+        let (ledger, durable) = match Ledger::open(path) {
+            Ok(l) => (l, true),
+            Err(e) if receipts.is_none() => {
+                tracing::warn!(ledger = %path.display(), "the ledger cannot be written ({e}): idempotency keys are kept in memory only, and the server does not say it honours them");
+                (Ledger::in_memory()?, false)
+            }
+            Err(e) => return Err(e),
+        };
         Ok(Guard {
             receipts: receipts.map(|r| {
                 let keys = jwks::Jwks::new(&r.jwks);
                 (r, keys)
             }),
-            ledger: Ledger::open(path)?,
+            ledger,
+            durable,
         })
+    }
+
+    /// Whether the server may declare [`IDEMPOTENCY_CAPABILITY`]: its
+    /// ledger outlives the process.
+    pub fn honours_keys(&self) -> bool {
+        self.durable
     }
 
     /// Runs `run` for the call `request` of a tool that is `destructive`

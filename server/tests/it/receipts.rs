@@ -829,3 +829,55 @@ async fn mcp_resources_honours_the_idempotency_key_header() {
     assert_eq!(again, first);
     assert_eq!(count(&c).await, 1);
 }
+
+/// A ledger that cannot be written: without `require_receipts` the server
+/// runs and does not claim to honour idempotency keys; with it, it does
+/// not start, naming the ledger (a receipt's single use must outlive it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_filesystem_without_a_writable_ledger() {
+    use rmcp::ServiceExt;
+    let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    let base = format!(
+        "roots:\n  - {{name: docs, path: {}, allowed_tools: [\"*\"]}}\nledger: /proc/no-such-dir/ledger.db\n",
+        files.display()
+    );
+    let config = dir.path().join("fs.yaml");
+    std::fs::write(&config, &base).unwrap();
+    let mut cmd =
+        tokio::process::Command::new(test_support::process::workspace_bin("mcp-filesystem"));
+    cmd.arg("--config")
+        .arg(&config)
+        .stderr(std::process::Stdio::null());
+    let c = ().serve(rmcp::transport::TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let info = c.peer_info().unwrap();
+    assert!(
+        !info
+            .capabilities
+            .experimental
+            .as_ref()
+            .is_some_and(|e| e.contains_key("dev.stopgo/idempotency")),
+        "{info:?}"
+    );
+    c.cancel().await.unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "{base}require_receipts:\n  jwks: {}\n  issuer: {AGENT}\n",
+            dir.path().join("jwks.json").display()
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(test_support::process::workspace_bin("mcp-filesystem"))
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("ledger"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
