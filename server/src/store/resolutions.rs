@@ -19,6 +19,13 @@ pub(crate) enum Outcome {
 }
 
 impl Outcome {
+    /// The outcome a person named (`executed`, `failed`, `retry`).
+    pub(crate) fn parse(s: &str) -> Option<Outcome> {
+        [Outcome::Executed, Outcome::Failed, Outcome::Retry]
+            .into_iter()
+            .find(|o| o.as_str() == s)
+    }
+
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Outcome::Executed => "executed",

@@ -60,6 +60,14 @@ async fn waiting(s: &Store) -> (String, String, String) {
 
 /// [`waiting`] on an approval that needs `quorum` approvers.
 async fn waiting_for(s: &Store, quorum: u32) -> (String, String, String) {
+    waiting_with(s, |a| NewApproval { quorum, ..a }).await
+}
+
+/// [`waiting`] on the approval `shape` makes of the usual one.
+async fn waiting_with(
+    s: &Store,
+    shape: impl FnOnce(NewApproval) -> NewApproval,
+) -> (String, String, String) {
     let c = s
         .open_conversation(requester("alice"), Some("add x 1".into()))
         .await
@@ -80,14 +88,7 @@ async fn waiting_for(s: &Store, quorum: u32) -> (String, String, String) {
         .unwrap()
         .unwrap();
     let a = s
-        .request_approval(
-            NewApproval {
-                quorum,
-                ..add_approval(&c.id, &call.id, "Run add")
-            },
-            true,
-            None,
-        )
+        .request_approval(shape(add_approval(&c.id, &call.id, "Run add")), true, None)
         .await
         .unwrap();
     (c.id, call.id, a.approval.uuid)
@@ -647,6 +648,65 @@ async fn the_crash_rules_settle_what_a_stopped_process_left() {
         );
         // Nothing left to settle the second time.
         assert_eq!(s.recover(Vec::new()).await.unwrap().in_doubt, 0, "{kind}");
+    }
+}
+
+/// RECEIPTS.md §3: a call cut on a server that honours idempotency keys
+/// goes back to `approved` once (to be sent again with its key); cut a
+/// second time, it is in doubt like any other. On a server not named, it
+/// is in doubt at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_call_on_a_keyed_server_is_retried_once() {
+    for (kind, _guard, s) in stores().await {
+        let on = |server: &str| {
+            let server = server.to_string();
+            move |a: NewApproval| NewApproval {
+                server: Some(server),
+                ..a
+            }
+        };
+        let (c1, m1, u1) = waiting_with(&s, on("resources")).await;
+        let (c2, m2, u2) = waiting_with(&s, on("seed")).await;
+        for (c, m, u) in [(&c1, &m1, &u1), (&c2, &m2, &u2)] {
+            assert_eq!(
+                s.decide(decision(c, m, u, true)).await.unwrap(),
+                Decided::Done
+            );
+            assert!(
+                s.claim_call(c, m, Some(u.clone()), None)
+                    .await
+                    .unwrap()
+                    .is_some()
+            );
+        }
+        let keyed = vec!["resources".to_string()];
+        let done = s.recover(keyed.clone()).await.unwrap();
+        assert_eq!(done.in_doubt, 1, "{kind}: only the keyless one");
+        assert!(done.resume.contains(&c1), "{kind}");
+        assert_eq!(
+            s.approval(&u1).await.unwrap().unwrap().status,
+            ApprovalStatus::Approved,
+            "{kind}"
+        );
+        assert_eq!(
+            s.approval(&u2).await.unwrap().unwrap().status,
+            ApprovalStatus::InDoubt,
+            "{kind}"
+        );
+        // Sent again, cut again: no second retry.
+        assert!(
+            s.claim_call(&c1, &m1, Some(u1.clone()), None)
+                .await
+                .unwrap()
+                .is_some(),
+            "{kind}"
+        );
+        assert_eq!(s.recover(keyed).await.unwrap().in_doubt, 1, "{kind}");
+        assert_eq!(
+            s.approval(&u1).await.unwrap().unwrap().status,
+            ApprovalStatus::InDoubt,
+            "{kind}"
+        );
     }
 }
 

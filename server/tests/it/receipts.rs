@@ -492,6 +492,19 @@ async fn resources_server(db: &Path, jwks: &Path) -> McpClient {
         .unwrap()
 }
 
+/// `mcp-filesystem` on stdio with `config`.
+async fn filesystem_server(config: &Path) -> McpClient {
+    use rmcp::ServiceExt;
+    let mut cmd =
+        tokio::process::Command::new(test_support::process::workspace_bin("mcp-filesystem"));
+    cmd.arg("--config")
+        .arg(config)
+        .stderr(std::process::Stdio::null());
+    ().serve(rmcp::transport::TokioChildProcess::new(cmd).unwrap())
+        .await
+        .unwrap()
+}
+
 /// Calls `tool` with `args` and `_meta` entries; the text and whether it
 /// is an error.
 async fn call_with(
@@ -680,7 +693,6 @@ async fn mcp_resources_refuses_what_no_receipt_allows_and_runs_a_key_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_filesystem_writes_only_with_a_receipt_and_reads_without() {
-    use rmcp::ServiceExt;
     let dir = tempfile::tempdir().unwrap();
     let s = signer();
     let jwks = jwks_file(dir.path(), &s);
@@ -697,12 +709,7 @@ async fn mcp_filesystem_writes_only_with_a_receipt_and_reads_without() {
         ),
     )
     .unwrap();
-    let mut cmd =
-        tokio::process::Command::new(test_support::process::workspace_bin("mcp-filesystem"));
-    cmd.arg("--config")
-        .arg(&config)
-        .stderr(std::process::Stdio::null());
-    let c = ().serve(rmcp::transport::TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let c = filesystem_server(&config).await;
     let (text, err) = call_with(
         &c,
         "read_file",
@@ -835,7 +842,6 @@ async fn mcp_resources_honours_the_idempotency_key_header() {
 /// not start, naming the ledger (a receipt's single use must outlive it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_filesystem_without_a_writable_ledger() {
-    use rmcp::ServiceExt;
     let dir = tempfile::tempdir().unwrap();
     let files = dir.path().join("files");
     std::fs::create_dir(&files).unwrap();
@@ -845,12 +851,7 @@ async fn mcp_filesystem_without_a_writable_ledger() {
     );
     let config = dir.path().join("fs.yaml");
     std::fs::write(&config, &base).unwrap();
-    let mut cmd =
-        tokio::process::Command::new(test_support::process::workspace_bin("mcp-filesystem"));
-    cmd.arg("--config")
-        .arg(&config)
-        .stderr(std::process::Stdio::null());
-    let c = ().serve(rmcp::transport::TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let c = filesystem_server(&config).await;
     let info = c.peer_info().unwrap();
     assert!(
         !info

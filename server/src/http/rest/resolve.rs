@@ -14,14 +14,11 @@ use axum::extract::{Path, State};
 
 /// Reads the outcome a person named.
 fn outcome_of(s: &str) -> Result<Outcome, ApiError> {
-    match s {
-        "executed" => Ok(Outcome::Executed),
-        "failed" => Ok(Outcome::Failed),
-        "retry" => Ok(Outcome::Retry),
-        other => Err(ApiError::BadRequest(format!(
-            "\"outcome\" must be \"executed\" (it ran), \"failed\" (it did not) or \"retry\" (send it again with its idempotency key), not {other:?}"
-        ))),
-    }
+    Outcome::parse(s).ok_or_else(|| {
+        ApiError::BadRequest(format!(
+            "\"outcome\" must be \"executed\" (it ran), \"failed\" (it did not) or \"retry\" (send it again with its idempotency key), not {s:?}"
+        ))
+    })
 }
 
 pub(crate) async fn resolve(

@@ -407,16 +407,14 @@ pub(crate) async fn resolve(
 ) -> Response {
     ctx.via = crate::domain::channel::Channel::Ui;
     let back = back_of(&f, "/ui/approvals");
-    let outcome = match f.get("outcome") {
-        Some("executed") => crate::store::resolutions::Outcome::Executed,
-        Some("failed") => crate::store::resolutions::Outcome::Failed,
-        Some("retry") => crate::store::resolutions::Outcome::Retry,
-        _ => {
-            return refused(
-                ApiError::BadRequest("the form said neither executed, failed nor retry".into()),
-                &back,
-            );
-        }
+    let Some(outcome) = f
+        .get("outcome")
+        .and_then(crate::store::resolutions::Outcome::parse)
+    else {
+        return refused(
+            ApiError::BadRequest("the form said neither executed, failed nor retry".into()),
+            &back,
+        );
     };
     let note = f.text("note").filter(|n| n.chars().count() <= 1000);
     match state.engine.resolve(&uuid, outcome, note, &ctx).await {
